@@ -1,0 +1,62 @@
+//! The admin listener: liveness, readiness, Prometheus metrics and the live route table.
+
+use std::sync::Arc;
+
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use hyper::body::Incoming;
+use prometheus_client::registry::Registry;
+
+use crate::{body::ResponseBody, error::plain_response, publish::RouteReader};
+
+#[derive(Clone)]
+pub struct Admin {
+    routes: RouteReader,
+    registry: Arc<Registry>,
+}
+
+impl Admin {
+    pub fn new(routes: RouteReader, registry: Arc<Registry>) -> Self {
+        Admin { routes, registry }
+    }
+
+    pub async fn serve(&self, req: Request<Incoming>) -> Response<ResponseBody> {
+        if req.method() != Method::GET && req.method() != Method::HEAD {
+            return plain_response(StatusCode::METHOD_NOT_ALLOWED, "admin endpoints are read-only");
+        }
+        match req.uri().path() {
+            "/healthz" => text(StatusCode::OK, "ok\n"),
+            "/readyz" if self.routes.is_ready() => text(StatusCode::OK, "ready\n"),
+            "/readyz" => text(StatusCode::SERVICE_UNAVAILABLE, "no route table published yet\n"),
+            "/metrics" => self.metrics(),
+            "/routes" => self.routes(),
+            _ => plain_response(StatusCode::NOT_FOUND, "try /healthz, /readyz, /metrics or /routes"),
+        }
+    }
+
+    fn metrics(&self) -> Response<ResponseBody> {
+        let mut body = String::new();
+        if let Err(error) = prometheus_client::encoding::text::encode(&mut body, &self.registry) {
+            return plain_response(StatusCode::INTERNAL_SERVER_ERROR, &format!("encoding metrics: {error}"));
+        }
+        with_type(text(StatusCode::OK, body), "application/openmetrics-text; version=1.0.0; charset=utf-8")
+    }
+
+    fn routes(&self) -> Response<ResponseBody> {
+        let table = self.routes.load();
+        match serde_json::to_vec_pretty(&**table.spec()) {
+            Ok(json) => with_type(text(StatusCode::OK, json), "application/json"),
+            Err(error) => plain_response(StatusCode::INTERNAL_SERVER_ERROR, &format!("encoding routes: {error}")),
+        }
+    }
+}
+
+fn text(status: StatusCode, body: impl Into<bytes::Bytes>) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::full(body));
+    *response.status_mut() = status;
+    with_type(response, "text/plain; charset=utf-8")
+}
+
+fn with_type(mut response: Response<ResponseBody>, content_type: &'static str) -> Response<ResponseBody> {
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}

@@ -1,0 +1,83 @@
+//! Why a request failed, who failed, and the one mapping from failure to HTTP response.
+
+use std::{sync::Arc, time::Duration};
+
+use http::{HeaderValue, Response, StatusCode, header};
+
+use crate::body::ResponseBody;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    #[error("no route for host {host:?}")]
+    NoRoute { host: String },
+    #[error("missing Host header")]
+    MissingHost,
+    #[error("request body exceeds {limit} bytes")]
+    BodyTooLarge { limit: u64 },
+    #[error("backend {backend} has no ready endpoints")]
+    NoEndpoints { backend: Arc<str> },
+    #[error("backend {backend} unreachable: {source}")]
+    Unreachable {
+        backend: Arc<str>,
+        #[source]
+        source: hyper_util::client::legacy::Error,
+    },
+    #[error("backend {backend} connect timed out")]
+    ConnectTimeout { backend: Arc<str> },
+    #[error("backend {backend} did not answer within {timeout:?}")]
+    UpstreamTimeout { backend: Arc<str>, timeout: Duration },
+    #[error("backend {backend} failed: {source}")]
+    UpstreamFailed {
+        backend: Arc<str>,
+        #[source]
+        source: hyper_util::client::legacy::Error,
+    },
+}
+
+/// Who caused a failure, for logs: the caller, a backend, or us.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorSource {
+    Client,
+    Upstream,
+    Proxy,
+}
+
+impl ProxyError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ProxyError::NoRoute { .. } => StatusCode::NOT_FOUND,
+            ProxyError::MissingHost => StatusCode::BAD_REQUEST,
+            ProxyError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ProxyError::NoEndpoints { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ProxyError::Unreachable { .. } | ProxyError::UpstreamFailed { .. } => StatusCode::BAD_GATEWAY,
+            ProxyError::ConnectTimeout { .. } | ProxyError::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+        }
+    }
+
+    pub fn source_side(&self) -> ErrorSource {
+        match self {
+            ProxyError::NoRoute { .. } | ProxyError::MissingHost | ProxyError::BodyTooLarge { .. } => ErrorSource::Client,
+            ProxyError::NoEndpoints { .. } => ErrorSource::Proxy,
+            _ => ErrorSource::Upstream,
+        }
+    }
+
+    /// A short plain-text answer: the status line's reason and what failed, no internals.
+    pub fn into_response(&self) -> Response<ResponseBody> {
+        let status = self.status();
+        let reason = match self {
+            ProxyError::UpstreamFailed { backend, .. } => format!("backend {backend} failed"),
+            ProxyError::Unreachable { backend, .. } => format!("backend {backend} unreachable"),
+            other => other.to_string(),
+        };
+        plain_response(status, &reason)
+    }
+}
+
+pub fn plain_response(status: StatusCode, reason: &str) -> Response<ResponseBody> {
+    let text = format!("{} {}: {reason}\n", status.as_u16(), status.canonical_reason().unwrap_or(""));
+    let mut response = Response::new(ResponseBody::full(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}

@@ -1,0 +1,339 @@
+//! The request path: route, rewrite headers, pick an endpoint, forward, stream the answer back.
+//!
+//! ```text
+//! request ─▶ host+path lookup ─▶ hop-by-hop out, X-Forwarded-* in ─▶ p2c endpoint ─▶ pooled client
+//!                 │ none: 404                                           │ connect error: next endpoint
+//!                 ▼                                                     ▼ timeout: 504, else 502
+//! ```
+
+use std::{
+    error::Error as StdError,
+    io,
+    net::SocketAddr,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use http::{
+    HeaderValue, Method, Request, Response, StatusCode, Uri, Version, header,
+    uri::{PathAndQuery, Scheme},
+};
+use hyper::{body::Incoming, upgrade::OnUpgrade};
+use hyper_util::rt::TokioIo;
+use tracing::{debug, info, warn};
+
+use crate::{
+    body::{RequestBody, RequestBodyError, ResponseBody},
+    error::ProxyError,
+    headers::{ForwardedContext, TrustedProxies, request_id, set_forwarded, strip_hop_by_hop, upgrade_protocol},
+    metrics::ProxyMetrics,
+    publish::RouteReader,
+    routes::{Route, normalize_host, spec::UpstreamProtocol},
+    upstream::{EndpointGuard, UpstreamClients},
+};
+
+#[derive(Clone, Debug)]
+pub struct ProxyOptions {
+    pub trusted_proxies: TrustedProxies,
+    /// From sending the request to the response head.
+    pub upstream_timeout: Duration,
+    pub max_body_size: Option<u64>,
+    /// Endpoints one request may try when connecting fails. Must be at least 1.
+    pub connect_attempts: usize,
+    pub access_log: bool,
+}
+
+impl Default for ProxyOptions {
+    fn default() -> Self {
+        ProxyOptions {
+            trusted_proxies: TrustedProxies::default(),
+            upstream_timeout: Duration::from_secs(60),
+            max_body_size: None,
+            connect_attempts: 3,
+            access_log: true,
+        }
+    }
+}
+
+/// The connection a request arrived on.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnInfo {
+    pub peer: SocketAddr,
+    pub tls: bool,
+}
+
+/// The proxy; cheap to clone, one per listener is plenty.
+#[derive(Clone)]
+pub struct Proxy(Arc<Inner>);
+
+struct Inner {
+    routes: RouteReader,
+    clients: UpstreamClients,
+    options: ProxyOptions,
+    metrics: ProxyMetrics,
+}
+
+/// What a request did, for its access log line and metrics.
+#[derive(Default)]
+struct Outcome {
+    route: Option<Arc<Route>>,
+    host: Option<HeaderValue>,
+    endpoint: Option<SocketAddr>,
+    request_id: Option<HeaderValue>,
+}
+
+// === impl Proxy ===
+
+impl Proxy {
+    pub fn new(routes: RouteReader, clients: UpstreamClients, options: ProxyOptions, metrics: ProxyMetrics) -> Self {
+        Proxy(Arc::new(Inner { routes, clients, options, metrics }))
+    }
+
+    /// Answers one request; failures become short plain-text responses.
+    pub async fn serve(&self, req: Request<Incoming>, conn: ConnInfo) -> Response<ResponseBody> {
+        let started = Instant::now();
+        let method = req.method().clone();
+        let uri = req.uri().clone();
+        let mut outcome = Outcome::default();
+        let response = match self.forward(req, conn, &mut outcome).await {
+            Ok(response) => response,
+            Err(error) => {
+                match error.status() {
+                    StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST => debug!(%error, "Request refused"),
+                    _ => warn!(%error, client.addr = %conn.peer, side = ?error.source_side(), "Request failed"),
+                }
+                error.into_response()
+            }
+        };
+        let status = response.status();
+        match &outcome.route {
+            Some(route) => route.stats.record(status),
+            None => self.0.metrics.unmatched().record(status),
+        }
+        if self.0.options.access_log {
+            let host = outcome.host.as_ref().and_then(|h| h.to_str().ok()).unwrap_or("");
+            info!(
+                target: "shunt::access",
+                client = %conn.peer.ip(),
+                %method,
+                host,
+                path = uri.path(),
+                status = status.as_u16(),
+                route = outcome.route.as_ref().map_or("", |r| &*r.name),
+                upstream = outcome.endpoint.map(|a| a.to_string()).unwrap_or_default(),
+                duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+                request_id = outcome.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or(""),
+                "Request",
+            );
+        }
+        response
+    }
+
+    async fn forward(
+        &self,
+        mut req: Request<Incoming>,
+        conn: ConnInfo,
+        outcome: &mut Outcome,
+    ) -> Result<Response<ResponseBody>, ProxyError> {
+        let inner = &*self.0;
+        let host = request_host(&req)?;
+        outcome.host = Some(host.clone());
+        let host_str = host.to_str().map_err(|_| ProxyError::MissingHost)?;
+        let route = {
+            let table = inner.routes.load();
+            table.lookup(&normalize_host(host_str), req.uri().path()).cloned()
+        };
+        let route = route.ok_or_else(|| ProxyError::NoRoute { host: host_str.to_string() })?;
+        outcome.route = Some(route.clone());
+        let upstream = route.upstream.clone();
+        if upstream.endpoints.is_empty() {
+            return Err(ProxyError::NoEndpoints { backend: upstream.id.clone() });
+        }
+        let max_body = inner.options.max_body_size;
+        if let Some(limit) = max_body {
+            if content_length(&req).is_some_and(|len| len > limit) {
+                return Err(ProxyError::BodyTooLarge { limit });
+            }
+        }
+
+        let upgrade = if req.version() <= Version::HTTP_11 { upgrade_protocol(req.headers()) } else { None };
+        let client_upgrade = upgrade.as_ref().map(|_| hyper::upgrade::on(&mut req));
+
+        let (parts, body) = req.into_parts();
+        let method = parts.method;
+        let mut headers = parts.headers;
+        strip_hop_by_hop(&mut headers);
+        let scheme = if conn.tls { "https" } else { "http" };
+        set_forwarded(&mut headers, &ForwardedContext { peer: conn.peer.ip(), scheme, host: host_str }, &inner.options.trusted_proxies);
+        headers.insert(header::HOST, host.clone());
+        if let Some(protocol) = &upgrade {
+            headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+            headers.insert(header::UPGRADE, protocol.clone());
+        }
+        outcome.request_id = request_id(&headers).and_then(|id| HeaderValue::from_str(id).ok());
+        let path_and_query = parts.uri.path_and_query().cloned().unwrap_or_else(|| PathAndQuery::from_static("/"));
+        let version = match upstream.protocol {
+            UpstreamProtocol::Http1 => Version::HTTP_11,
+            UpstreamProtocol::H2c => Version::HTTP_2,
+        };
+        let hint = http_body::Body::size_hint(&body);
+        let (mut body, slot) = if http_body::Body::is_end_stream(&body) {
+            (RequestBody::Empty, None)
+        } else {
+            let (body, slot) = RequestBody::stream(body, max_body);
+            (body, Some(slot))
+        };
+        let replay = |slot: &Option<Arc<crate::body::BodySlot>>| match slot {
+            None => Some(RequestBody::Empty),
+            Some(slot) if slot.is_full() => Some(RequestBody::resume(slot, hint.clone(), max_body)),
+            Some(_) => None,
+        };
+
+        let client = inner.clients.for_protocol(upstream.protocol);
+        let mut tried: Vec<usize> = Vec::new();
+        let mut stale_retry_left = is_idempotent(&method);
+        loop {
+            let Some(index) = upstream.pick(&tried) else {
+                return Err(ProxyError::NoEndpoints { backend: upstream.id.clone() });
+            };
+            let endpoint = upstream.endpoints[index].clone();
+            outcome.endpoint = Some(endpoint.addr);
+            let guard = EndpointGuard::new(endpoint.clone());
+            let uri = Uri::builder()
+                .scheme(Scheme::HTTP)
+                .authority(endpoint.authority.clone())
+                .path_and_query(path_and_query.clone())
+                .build()
+                .expect("scheme, authority and path are each valid");
+            let mut request = Request::new(body);
+            *request.method_mut() = method.clone();
+            *request.uri_mut() = uri;
+            *request.version_mut() = version;
+            *request.headers_mut() = headers.clone();
+
+            let sent = Instant::now();
+            let error = match tokio::time::timeout(inner.options.upstream_timeout, client.request(request)).await {
+                Err(_elapsed) => {
+                    return Err(ProxyError::UpstreamTimeout {
+                        backend: upstream.id.clone(),
+                        timeout: inner.options.upstream_timeout,
+                    });
+                }
+                Ok(Ok(response)) => {
+                    upstream.stats.latency.observe(sent.elapsed().as_secs_f64());
+                    return Ok(respond(response, guard, client_upgrade));
+                }
+                Ok(Err(error)) => error,
+            };
+            drop(guard);
+            if error.is_connect() {
+                upstream.stats.connect_errors.inc();
+                tried.push(index);
+                let more = tried.len() < inner.options.connect_attempts.min(upstream.endpoints.len());
+                if let (true, Some(next)) = (more, replay(&slot)) {
+                    debug!(%error, endpoint = %endpoint.addr, backend = %upstream.id, "Connect failed, trying another endpoint");
+                    body = next;
+                    continue;
+                }
+                if chain_has(&error, |e: &io::Error| e.kind() == io::ErrorKind::TimedOut) {
+                    return Err(ProxyError::ConnectTimeout { backend: upstream.id.clone() });
+                }
+                return Err(ProxyError::Unreachable { backend: upstream.id.clone(), source: error });
+            }
+            if let Some(RequestBodyError::TooLarge { limit }) = find_in_chain::<RequestBodyError>(&error) {
+                return Err(ProxyError::BodyTooLarge { limit: *limit });
+            }
+            if stale_retry_left && is_stale_connection(&error) {
+                if let Some(next) = replay(&slot) {
+                    debug!(%error, endpoint = %endpoint.addr, "Pooled connection closed under us, retrying once");
+                    stale_retry_left = false;
+                    body = next;
+                    continue;
+                }
+            }
+            return Err(ProxyError::UpstreamFailed { backend: upstream.id.clone(), source: error });
+        }
+    }
+}
+
+/// Turns the upstream's answer into ours: tunnels an accepted upgrade, otherwise strips
+/// hop-by-hop headers and streams the body, holding the endpoint's in-flight count until done.
+fn respond(mut response: Response<Incoming>, guard: EndpointGuard, client_upgrade: Option<OnUpgrade>) -> Response<ResponseBody> {
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+        if let Some(client_upgrade) = client_upgrade {
+            let upstream_upgrade = hyper::upgrade::on(&mut response);
+            tokio::spawn(tunnel(client_upgrade, upstream_upgrade, guard));
+            let (parts, _) = response.into_parts();
+            return Response::from_parts(parts, ResponseBody::empty());
+        }
+    }
+    strip_hop_by_hop(response.headers_mut());
+    response.map(|body| ResponseBody::Upstream { body, _guard: Some(guard) })
+}
+
+async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard) {
+    let endpoint = guard.endpoint().addr;
+    let (client, upstream) = match tokio::try_join!(client, upstream) {
+        Ok(pair) => pair,
+        Err(error) => {
+            debug!(%error, %endpoint, "Upgrade did not complete");
+            return;
+        }
+    };
+    let (mut client, mut upstream) = (TokioIo::new(client), TokioIo::new(upstream));
+    match tokio::io::copy_bidirectional(&mut client, &mut upstream).await {
+        Ok((up, down)) => debug!(%endpoint, bytes.up = up, bytes.down = down, "Tunnel closed"),
+        Err(error) => debug!(%error, %endpoint, "Tunnel failed"),
+    }
+}
+
+/// The authority the caller asked for: the URI's (HTTP/2, absolute-form) or the Host header.
+fn request_host(req: &Request<Incoming>) -> Result<HeaderValue, ProxyError> {
+    if let Some(authority) = req.uri().authority() {
+        return HeaderValue::from_str(authority.as_str()).map_err(|_| ProxyError::MissingHost);
+    }
+    match req.headers().get(header::HOST) {
+        Some(host) => Ok(host.clone()),
+        // HTTP/1.0 may omit Host; it can still match rules without a host.
+        None if req.version() == Version::HTTP_10 => Ok(HeaderValue::from_static("")),
+        None => Err(ProxyError::MissingHost),
+    }
+}
+
+fn content_length(req: &Request<Incoming>) -> Option<u64> {
+    req.headers().get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+fn is_idempotent(method: &Method) -> bool {
+    matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE)
+}
+
+/// A reused connection the backend closed as we wrote to it: nothing of a response came back.
+fn is_stale_connection(error: &hyper_util::client::legacy::Error) -> bool {
+    chain_has(error, |e: &hyper::Error| e.is_incomplete_message())
+        || chain_has(error, |e: &io::Error| {
+            matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted)
+        })
+}
+
+fn find_in_chain<'a, E: StdError + 'static>(error: &'a (dyn StdError + 'static)) -> Option<&'a E> {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(found) = error.downcast_ref::<E>() {
+            return Some(found);
+        }
+        current = error.source();
+    }
+    None
+}
+
+fn chain_has<E: StdError + 'static>(error: &(dyn StdError + 'static), test: impl Fn(&E) -> bool) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if error.downcast_ref::<E>().is_some_and(&test) {
+            return true;
+        }
+        current = error.source();
+    }
+    false
+}

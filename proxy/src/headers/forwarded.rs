@@ -1,0 +1,143 @@
+//! X-Forwarded-For/-Proto/-Host/-Port, X-Real-IP and X-Request-Id.
+//!
+//! Incoming forwarding headers are believed only from peers in `--trusted-proxies`; from anyone
+//! else they are replaced, so a caller cannot forge its address to the backend.
+
+use std::{fmt::Write as _, net::IpAddr, str::FromStr};
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+use ipnet::IpNet;
+
+static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+static X_FORWARDED_PORT: HeaderName = HeaderName::from_static("x-forwarded-port");
+static X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
+static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// CIDRs whose forwarding headers we keep. Empty by default: trust nobody.
+#[derive(Clone, Debug, Default)]
+pub struct TrustedProxies(Vec<IpNet>);
+
+/// What we know about the hop the request arrived on.
+pub struct ForwardedContext<'a> {
+    pub peer: IpAddr,
+    /// `http` or `https`.
+    pub scheme: &'static str,
+    /// The Host (or `:authority`) as the caller sent it, port included.
+    pub host: &'a str,
+}
+
+impl TrustedProxies {
+    pub fn new(nets: Vec<IpNet>) -> Self {
+        TrustedProxies(nets)
+    }
+
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = canonical(ip);
+        self.0.iter().any(|net| net.contains(&ip))
+    }
+}
+
+impl FromStr for TrustedProxies {
+    type Err = ipnet::AddrParseError;
+
+    /// Comma-separated CIDRs or bare addresses.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let nets = s
+            .split(',')
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+            .map(|part| part.parse::<IpNet>().or_else(|e| part.parse::<IpAddr>().map(IpNet::from).map_err(|_| e)))
+            .collect::<Result<_, _>>()?;
+        Ok(TrustedProxies(nets))
+    }
+}
+
+/// An IPv4-mapped IPv6 peer (dual-stack sockets) is matched as the IPv4 address it is.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// Sets the forwarding headers on a request about to go upstream.
+pub fn set_forwarded(headers: &mut HeaderMap, ctx: &ForwardedContext<'_>, trusted: &TrustedProxies) {
+    let peer = canonical(ctx.peer);
+    let peer_trusted = trusted.contains(peer);
+    let prior_chain = if peer_trusted { joined(headers, &X_FORWARDED_FOR) } else { None };
+
+    let mut xff = String::with_capacity(prior_chain.as_ref().map_or(0, String::len) + 41);
+    if let Some(chain) = &prior_chain {
+        xff.push_str(chain);
+        xff.push_str(", ");
+    }
+    let _ = write!(xff, "{peer}");
+    let real_ip = match &prior_chain {
+        Some(chain) => client_from_chain(chain, trusted).unwrap_or(peer),
+        None => peer,
+    };
+    insert(headers, &X_FORWARDED_FOR, &xff);
+    insert(headers, &X_REAL_IP, &real_ip.to_string());
+
+    if !(peer_trusted && headers.contains_key(&X_FORWARDED_PROTO)) {
+        headers.insert(X_FORWARDED_PROTO.clone(), HeaderValue::from_static(ctx.scheme));
+    }
+    if !(peer_trusted && headers.contains_key(&X_FORWARDED_HOST)) {
+        insert(headers, &X_FORWARDED_HOST, ctx.host);
+    }
+    if !(peer_trusted && headers.contains_key(&X_FORWARDED_PORT)) {
+        let port = port_of(ctx.host).unwrap_or(if ctx.scheme == "https" { "443" } else { "80" });
+        insert(headers, &X_FORWARDED_PORT, port);
+    }
+    if !headers.contains_key(&X_REQUEST_ID) {
+        headers.insert(X_REQUEST_ID.clone(), new_request_id());
+    }
+}
+
+/// The request's id, for access logs.
+pub fn request_id(headers: &HeaderMap) -> Option<&str> {
+    headers.get(&X_REQUEST_ID).and_then(|v| v.to_str().ok())
+}
+
+fn insert(headers: &mut HeaderMap, name: &HeaderName, value: &str) {
+    if let Ok(value) = HeaderValue::from_str(value) {
+        headers.insert(name.clone(), value);
+    } else {
+        headers.remove(name);
+    }
+}
+
+/// All values of a possibly repeated header as one comma-separated list.
+fn joined(headers: &HeaderMap, name: &HeaderName) -> Option<String> {
+    let values: Vec<&str> = headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).collect();
+    if values.is_empty() { None } else { Some(values.join(", ")) }
+}
+
+/// The right-most address in the chain that is not one of our trusted proxies.
+fn client_from_chain(chain: &str, trusted: &TrustedProxies) -> Option<IpAddr> {
+    let addrs: Vec<IpAddr> = chain.split(',').filter_map(|part| part.trim().parse().ok()).collect();
+    addrs.iter().rev().find(|ip| !trusted.contains(**ip)).or(addrs.first()).copied()
+}
+
+fn port_of(host: &str) -> Option<&str> {
+    let after_bracket = host.rfind(']').map_or(0, |i| i + 1);
+    let (_, port) = host[after_bracket..].rsplit_once(':')?;
+    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) { Some(port) } else { None }
+}
+
+/// 128 random bits as 32 hex digits.
+fn new_request_id() -> HeaderValue {
+    let id = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+    HeaderValue::from_str(&id).expect("hex digits are a valid header value")
+}
+
+/// Keep the `Host` header a backend sees the caller's, even when the caller spoke HTTP/2.
+pub fn host_header(host: &str) -> Option<HeaderValue> {
+    HeaderValue::from_str(host).ok()
+}
+
+
+#[cfg(test)]
+mod tests;

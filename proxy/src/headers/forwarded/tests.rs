@@ -1,0 +1,64 @@
+use super::*;
+
+fn mk_ctx(peer: &str, host: &'static str) -> ForwardedContext<'static> {
+    ForwardedContext { peer: peer.parse().unwrap(), scheme: "http", host }
+}
+
+fn get<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
+    headers.get(name).unwrap_or_else(|| panic!("{name} is set")).to_str().unwrap()
+}
+
+#[test]
+fn untrusted_peer_replaces_every_forwarding_header() {
+    let mut headers = HeaderMap::new();
+    headers.insert("x-forwarded-for", HeaderValue::from_static("6.6.6.6"));
+    headers.insert("x-forwarded-proto", HeaderValue::from_static("https"));
+    headers.insert("x-forwarded-host", HeaderValue::from_static("evil.example"));
+    headers.insert("x-forwarded-port", HeaderValue::from_static("1"));
+    headers.insert("x-real-ip", HeaderValue::from_static("6.6.6.6"));
+    set_forwarded(&mut headers, &mk_ctx("10.0.0.7", "shop.example.com"), &TrustedProxies::default());
+    assert_eq!(get(&headers, "x-forwarded-for"), "10.0.0.7");
+    assert_eq!(get(&headers, "x-forwarded-proto"), "http");
+    assert_eq!(get(&headers, "x-forwarded-host"), "shop.example.com");
+    assert_eq!(get(&headers, "x-forwarded-port"), "80");
+    assert_eq!(get(&headers, "x-real-ip"), "10.0.0.7");
+    assert_eq!(get(&headers, "x-request-id").len(), 32);
+}
+
+#[test]
+fn trusted_peer_extends_the_chain_and_keeps_its_headers() {
+    let trusted: TrustedProxies = "10.0.0.0/8, 192.168.1.1".parse().unwrap();
+    let mut headers = HeaderMap::new();
+    headers.append("x-forwarded-for", HeaderValue::from_static("203.0.113.9, 10.1.1.1"));
+    headers.append("x-forwarded-for", HeaderValue::from_static("192.168.1.1"));
+    headers.insert("x-forwarded-proto", HeaderValue::from_static("https"));
+    headers.insert("x-request-id", HeaderValue::from_static("abc"));
+    set_forwarded(&mut headers, &mk_ctx("10.0.0.7", "shop.example.com:8080"), &trusted);
+    assert_eq!(get(&headers, "x-forwarded-for"), "203.0.113.9, 10.1.1.1, 192.168.1.1, 10.0.0.7");
+    assert_eq!(get(&headers, "x-real-ip"), "203.0.113.9", "right-most untrusted address");
+    assert_eq!(get(&headers, "x-forwarded-proto"), "https");
+    assert_eq!(get(&headers, "x-forwarded-port"), "8080");
+    assert_eq!(get(&headers, "x-request-id"), "abc");
+}
+
+#[test]
+fn ipv4_mapped_peers_match_ipv4_cidrs() {
+    let trusted: TrustedProxies = "127.0.0.0/8".parse().unwrap();
+    assert!(trusted.contains("::ffff:127.0.0.1".parse().unwrap()));
+    assert!(!trusted.contains("::1".parse().unwrap()));
+}
+
+#[test]
+fn bad_trusted_proxy_lists_are_rejected() {
+    assert!("10.0.0.0/33".parse::<TrustedProxies>().is_err());
+    assert!("not-an-ip".parse::<TrustedProxies>().is_err());
+    assert!("".parse::<TrustedProxies>().unwrap().0.is_empty());
+}
+
+#[test]
+fn ports_come_from_the_host_or_the_scheme() {
+    assert_eq!(port_of("a.example:8443"), Some("8443"));
+    assert_eq!(port_of("[::1]:81"), Some("81"));
+    assert_eq!(port_of("[::1]"), None);
+    assert_eq!(port_of("a.example"), None);
+}

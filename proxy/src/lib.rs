@@ -1,0 +1,21 @@
+//! shunt's data plane: serves an immutable route table, forwarding straight to pod addresses.
+//!
+//! ```text
+//!                       RoutePublisher ──store──▶ ArcSwap<RouteTable> ◀──load── RouteReader
+//!                                                        │
+//! client ─▶ server (h1/h2c) ─▶ Proxy::serve ─▶ lookup(host, path) ─▶ Upstream::pick ─▶ pooled client ─▶ pod
+//! ```
+//! Never depends on kube: the controller turns cluster objects into a [`routes::spec::TableSpec`].
+
+pub mod admin;
+pub mod body;
+pub mod error;
+pub mod forward;
+pub mod headers;
+pub mod metrics;
+pub mod publish;
+pub mod routes;
+pub mod server;
+pub mod upstream;
+
+pub use prometheus_client::registry::Registry;

@@ -1,0 +1,126 @@
+//! Publishing route tables: one writer ([`RoutePublisher`]), many lock-free readers ([`RouteReader`]).
+//!
+//! A publish swaps one `Arc<RouteTable>`: requests in flight keep the table they loaded, new
+//! requests see the new one, no connection is touched. Unchanged backends keep their `Upstream`
+//! and unchanged pods their `Endpoint`, so in-flight counts and metrics carry over.
+
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+};
+
+use arc_swap::{ArcSwap, Guard};
+
+use crate::{
+    metrics::ProxyMetrics,
+    routes::{
+        BuildWarning, RouteTable,
+        spec::{BackendSpec, TableSpec},
+    },
+    upstream::{Endpoint, Upstream},
+};
+
+/// Reads the current table; clone freely.
+#[derive(Clone)]
+pub struct RouteReader {
+    current: Arc<ArcSwap<RouteTable>>,
+    ready: Arc<AtomicBool>,
+}
+
+/// Purposefully not `Clone`: one source of truth publishes.
+pub struct RoutePublisher {
+    current: Arc<ArcSwap<RouteTable>>,
+    ready: Arc<AtomicBool>,
+    metrics: ProxyMetrics,
+    /// The live table's backends, for reuse by the next build.
+    upstreams: HashMap<String, (BackendSpec, Arc<Upstream>)>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Published {
+    /// Equal to the live table: nothing swapped.
+    Unchanged,
+    Swapped { warnings: Vec<BuildWarning> },
+}
+
+// === impl RouteReader ===
+
+impl RouteReader {
+    /// The current table, for a short synchronous scope: clone what you need out of it
+    /// and hold that across `.await`, never the guard.
+    pub fn load(&self) -> Guard<Arc<RouteTable>> {
+        self.current.load()
+    }
+
+    /// True once the first table has been published.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+}
+
+// === impl RoutePublisher ===
+
+impl RoutePublisher {
+    pub fn new(metrics: ProxyMetrics) -> (Self, RouteReader) {
+        let current = Arc::new(ArcSwap::from_pointee(RouteTable::empty()));
+        let ready = Arc::new(AtomicBool::new(false));
+        let reader = RouteReader { current: current.clone(), ready: ready.clone() };
+        (RoutePublisher { current, ready, metrics, upstreams: HashMap::new() }, reader)
+    }
+
+    /// Builds and swaps in a table for `spec`, unless it equals the live one.
+    pub fn publish(&mut self, spec: TableSpec) -> Published {
+        let live = self.current.load();
+        if self.ready.load(Ordering::Acquire) && **live.spec() == spec {
+            return Published::Unchanged;
+        }
+        let endpoints: HashMap<SocketAddr, Arc<Endpoint>> = self
+            .upstreams
+            .values()
+            .flat_map(|(_, upstream)| upstream.endpoints.iter())
+            .map(|endpoint| (endpoint.addr, endpoint.clone()))
+            .collect();
+        let spec = Arc::new(spec);
+        let mut next_upstreams = HashMap::with_capacity(spec.backends.len());
+        let (table, warnings) = RouteTable::build(
+            spec.clone(),
+            |id| {
+                let backend = spec.backends.get(id).cloned().unwrap_or_else(|| BackendSpec {
+                    protocol: Default::default(),
+                    endpoints: Vec::new(),
+                });
+                let upstream = match self.upstreams.get(id) {
+                    Some((previous, upstream)) if *previous == backend => upstream.clone(),
+                    _ => {
+                        let members = backend
+                            .endpoints
+                            .iter()
+                            .map(|addr| endpoints.get(addr).cloned().unwrap_or_else(|| Arc::new(Endpoint::new(*addr))))
+                            .collect();
+                        Arc::new(Upstream::new(id, backend.protocol, members, self.metrics.upstream_stats(id)))
+                    }
+                };
+                next_upstreams.insert(id.clone(), (backend, upstream.clone()));
+                upstream
+            },
+            |route, source| self.metrics.route_stats(route, source),
+        );
+        self.metrics.set_endpoints(
+            self.upstreams.keys().map(String::as_str),
+            next_upstreams.iter().map(|(id, (_, upstream))| (id.as_str(), upstream.endpoints.len())),
+        );
+        self.upstreams = next_upstreams;
+        self.current.store(Arc::new(table));
+        self.ready.store(true, Ordering::Release);
+        self.metrics.record_publish();
+        Published::Swapped { warnings }
+    }
+
+    pub fn reader(&self) -> RouteReader {
+        RouteReader { current: self.current.clone(), ready: self.ready.clone() }
+    }
+}

@@ -1,0 +1,101 @@
+//! The plain description of a route table: what `compile` produces, what `/routes` shows,
+//! and what the publisher compares to skip no-op publishes. No indexes, no runtime state.
+
+use std::{collections::BTreeMap, fmt, net::SocketAddr};
+
+use serde::{Serialize, Serializer};
+
+/// Names a backend: `namespace/service:port`, the port as the Ingress spelled it.
+pub type BackendId = String;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TableSpec {
+    /// Sorted by `host`; at most one entry per `HostMatch`.
+    pub hosts: Vec<VirtualHostSpec>,
+    /// Serves requests no rule matches.
+    pub default_backend: Option<BackendId>,
+    /// Every backend a path or the default backend names.
+    pub backends: BTreeMap<BackendId, BackendSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HostMatch {
+    /// A lowercase DNS name, no port, no trailing dot.
+    Exact(String),
+    /// `*.example.com` stored as `example.com`: matches exactly one extra label.
+    Wildcard(String),
+    /// Rules without a host.
+    Any,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct VirtualHostSpec {
+    pub host: HostMatch,
+    /// At most one entry per `(path, kind)`; order does not matter for matching.
+    pub paths: Vec<PathSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PathSpec {
+    /// Starts with `/`. For `Prefix` it carries no trailing slash unless it is `/`.
+    pub path: String,
+    pub kind: PathKind,
+    pub backend: BackendId,
+    /// The object that asked for this path, `namespace/name`; used in logs and metrics.
+    pub source: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum PathKind {
+    Exact,
+    Prefix,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BackendSpec {
+    pub protocol: UpstreamProtocol,
+    /// Pod addresses, sorted and deduplicated. Empty means "answer 503".
+    pub endpoints: Vec<SocketAddr>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpstreamProtocol {
+    #[default]
+    Http1,
+    /// HTTP/2 with prior knowledge over cleartext (`appProtocol: kubernetes.io/h2c`, gRPC).
+    H2c,
+}
+
+// === impl HostMatch ===
+
+impl HostMatch {
+    /// Parses an Ingress rule host: `""` is `Any`, `*.a.b` a wildcard, anything else exact.
+    /// Lowercases; validation of the DNS name is the caller's job.
+    pub fn from_rule_host(host: &str) -> Self {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if host.is_empty() {
+            HostMatch::Any
+        } else if let Some(suffix) = host.strip_prefix("*.") {
+            HostMatch::Wildcard(suffix.to_string())
+        } else {
+            HostMatch::Exact(host)
+        }
+    }
+}
+
+impl fmt::Display for HostMatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostMatch::Exact(host) => f.write_str(host),
+            HostMatch::Wildcard(suffix) => write!(f, "*.{suffix}"),
+            HostMatch::Any => f.write_str("*"),
+        }
+    }
+}
+
+impl Serialize for HostMatch {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}

@@ -1,0 +1,182 @@
+//! Lookup semantics, including every row of the Kubernetes Ingress path-matching table.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use super::*;
+use crate::{
+    metrics::{RouteStats, UpstreamStats},
+    routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
+    upstream::Upstream,
+};
+
+/// A table whose backends are named after the path that routes to them, so a lookup's
+/// answer says which rule matched: `"Exact /foo"`, `"Prefix /"`.
+fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> RouteTable {
+    let mut backends = BTreeMap::new();
+    let mut vhosts = Vec::new();
+    for (host, paths) in hosts {
+        let host = HostMatch::from_rule_host(host);
+        let paths = paths
+            .iter()
+            .map(|(kind, path)| {
+                let backend = format!("{host} {kind:?} {path}");
+                backends.insert(backend.clone(), BackendSpec { protocol: UpstreamProtocol::Http1, endpoints: vec![] });
+                PathSpec { path: path.to_string(), kind: *kind, backend, source: "ns/ing".into() }
+            })
+            .collect();
+        vhosts.push(VirtualHostSpec { host, paths });
+    }
+    let default_backend = default.map(|d| {
+        backends.insert(d.to_string(), BackendSpec { protocol: UpstreamProtocol::Http1, endpoints: vec![] });
+        d.to_string()
+    });
+    let spec = TableSpec { hosts: vhosts, default_backend, backends };
+    let (table, warnings) = RouteTable::build(
+        Arc::new(spec),
+        |id| Arc::new(Upstream::new(id, UpstreamProtocol::Http1, vec![], UpstreamStats::default())),
+        |_, _| RouteStats::detached(),
+    );
+    assert_eq!(warnings, vec![]);
+    table
+}
+
+fn hit(table: &RouteTable, host: &str, path: &str) -> Option<String> {
+    table.lookup(host, path).map(|route| route.upstream.id.to_string())
+}
+
+/// Paths on the host-less vhost; returns which rule matched `path`.
+fn matched(paths: &[(PathKind, &str)], path: &str) -> Option<String> {
+    let table = mk_table(&[("", paths)], None);
+    hit(&table, "any.host", path).map(|id| id.trim_start_matches("* ").to_string())
+}
+
+use PathKind::{Exact, Prefix};
+
+#[test]
+fn prefix_root_matches_every_path() {
+    for path in ["/", "/foo", "/foo/bar/", "/a/b/c/d"] {
+        assert_eq!(matched(&[(Prefix, "/")], path).as_deref(), Some("Prefix /"), "{path}");
+    }
+}
+
+#[test]
+fn exact_matches_only_the_identical_path() {
+    let paths = [(Exact, "/foo")];
+    assert_eq!(matched(&paths, "/foo").as_deref(), Some("Exact /foo"));
+    assert_eq!(matched(&paths, "/bar"), None);
+    assert_eq!(matched(&paths, "/foo/"), None);
+    assert_eq!(matched(&paths, "/Foo"), None, "case-sensitive");
+}
+
+#[test]
+fn exact_with_trailing_slash_does_not_match_without() {
+    assert_eq!(matched(&[(Exact, "/foo/")], "/foo"), None);
+    assert_eq!(matched(&[(Exact, "/foo/")], "/foo/").as_deref(), Some("Exact /foo/"));
+}
+
+#[test]
+fn prefix_with_or_without_trailing_slash_matches_both_forms() {
+    // Compile normalises `/foo/` to `/foo`; the table must cope with either spelling.
+    for rule in ["/foo", "/foo/"] {
+        for path in ["/foo", "/foo/"] {
+            assert!(matched(&[(Prefix, rule)], path).is_some(), "Prefix {rule} should match {path}");
+        }
+    }
+}
+
+#[test]
+fn prefix_matches_whole_path_elements_only() {
+    assert_eq!(matched(&[(Prefix, "/aaa/bb")], "/aaa/bbb"), None);
+    assert!(matched(&[(Prefix, "/aaa/bbb/")], "/aaa/bbb").is_some());
+    let paths = [(Prefix, "/aaa/bbb")];
+    for path in ["/aaa/bbb/", "/aaa/bbb/ccc", "/aaa/bbb"] {
+        assert!(matched(&paths, path).is_some(), "{path}");
+    }
+    assert_eq!(matched(&paths, "/aaa/bbbxyz"), None);
+    assert_eq!(matched(&[(Prefix, "/foo")], "/foobar"), None);
+}
+
+#[test]
+fn longest_prefix_wins() {
+    let paths = [(Prefix, "/"), (Prefix, "/aaa"), (Prefix, "/aaa/bbb")];
+    assert_eq!(matched(&paths, "/aaa/bbb").as_deref(), Some("Prefix /aaa/bbb"));
+    assert_eq!(matched(&paths, "/aaa/bbb/c").as_deref(), Some("Prefix /aaa/bbb"));
+    assert_eq!(matched(&paths, "/aaa/bbbc").as_deref(), Some("Prefix /aaa"));
+    assert_eq!(matched(&paths, "/aaa/bx").as_deref(), Some("Prefix /aaa"));
+    assert_eq!(matched(&paths, "/aaa").as_deref(), Some("Prefix /aaa"));
+    assert_eq!(matched(&paths, "/ccc").as_deref(), Some("Prefix /"));
+    assert_eq!(matched(&paths, "/aaax").as_deref(), Some("Prefix /"));
+}
+
+#[test]
+fn exact_beats_prefix_of_equal_length() {
+    let paths = [(Prefix, "/foo"), (Exact, "/foo")];
+    assert_eq!(matched(&paths, "/foo").as_deref(), Some("Exact /foo"));
+    assert_eq!(matched(&paths, "/foo/").as_deref(), Some("Prefix /foo"));
+    assert_eq!(matched(&paths, "/foo/x").as_deref(), Some("Prefix /foo"));
+}
+
+#[test]
+fn longer_exact_beats_shorter_prefix_and_misses_fall_back() {
+    let paths = [(Prefix, "/api"), (Exact, "/api/v1/health"), (Exact, "/api/")];
+    assert_eq!(matched(&paths, "/api/v1/health").as_deref(), Some("Exact /api/v1/health"));
+    assert_eq!(matched(&paths, "/api/v1/healthz").as_deref(), Some("Prefix /api"));
+    assert_eq!(matched(&paths, "/api/v1").as_deref(), Some("Prefix /api"));
+    assert_eq!(matched(&paths, "/api/").as_deref(), Some("Exact /api/"));
+}
+
+#[test]
+fn query_strings_never_reach_the_matcher_and_braces_are_literal() {
+    let paths = [(Exact, "/a{b}"), (Prefix, "/{*x}")];
+    assert_eq!(matched(&paths, "/a{b}").as_deref(), Some("Exact /a{b}"));
+    assert_eq!(matched(&paths, "/ab"), None);
+    assert_eq!(matched(&paths, "/{*x}/deeper").as_deref(), Some("Prefix /{*x}"));
+    assert_eq!(matched(&paths, "/other"), None);
+}
+
+#[test]
+fn hosts_cascade_exact_then_wildcard_then_any_then_default() {
+    let table = mk_table(
+        &[
+            ("shop.example.com", &[(Prefix, "/cart")]),
+            ("*.example.com", &[(Prefix, "/")]),
+            ("", &[(Prefix, "/status")]),
+        ],
+        Some("default"),
+    );
+    let h = |host, path| hit(&table, host, path);
+    assert_eq!(h("shop.example.com", "/cart/1").as_deref(), Some("shop.example.com Prefix /cart"));
+    assert_eq!(h("shop.example.com", "/other").as_deref(), Some("*.example.com Prefix /"), "falls to the wildcard");
+    assert_eq!(h("blog.example.com", "/x").as_deref(), Some("*.example.com Prefix /"));
+    assert_eq!(h("a.b.example.com", "/x").as_deref(), Some("default"), "wildcards cover exactly one label");
+    assert_eq!(h("example.com", "/x").as_deref(), Some("default"), "the bare suffix is not a wildcard match");
+    assert_eq!(h("a.b.example.com", "/status").as_deref(), Some("* Prefix /status"));
+    assert_eq!(h("elsewhere.org", "/nothing").as_deref(), Some("default"));
+}
+
+#[test]
+fn no_match_and_no_default_is_none() {
+    let table = mk_table(&[("shop.example.com", &[(Exact, "/")])], None);
+    assert_eq!(hit(&table, "shop.example.com", "/x"), None);
+    assert_eq!(hit(&table, "other", "/"), None);
+    assert_eq!(hit(&RouteTable::empty(), "x", "/"), None);
+}
+
+#[test]
+fn paths_naming_unknown_backends_are_reported_not_built() {
+    let spec = TableSpec {
+        hosts: vec![VirtualHostSpec {
+            host: HostMatch::Any,
+            paths: vec![PathSpec { path: "/".into(), kind: Prefix, backend: "missing".into(), source: "ns/ing".into() }],
+        }],
+        default_backend: None,
+        backends: BTreeMap::new(),
+    };
+    let (table, warnings) = RouteTable::build(
+        Arc::new(spec),
+        |_| unreachable!("no backend exists"),
+        |_, _| RouteStats::detached(),
+    );
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(hit(&table, "x", "/"), None);
+}

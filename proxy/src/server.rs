@@ -1,0 +1,97 @@
+//! Accept loops for the proxy and admin listeners: HTTP/1.1 and h2c prior knowledge on one
+//! port, upgrades allowed, graceful drain on shutdown.
+
+use std::{convert::Infallible, future::Future, io, net::SocketAddr, time::Duration};
+
+use http::{Request, Response};
+use hyper::{body::Incoming, service::service_fn};
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo, TokioTimer},
+    server::{conn::auto, graceful::GracefulShutdown},
+};
+use tokio::net::TcpListener;
+use tracing::{debug, info, warn};
+
+use crate::{body::ResponseBody, forward::ConnInfo};
+
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Request head size limit; larger heads get 431 (HTTP/1.1) or a stream error (HTTP/2).
+    pub max_header_size: usize,
+    /// How long in-flight requests may take to finish once shutdown begins.
+    pub drain_timeout: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions { max_header_size: 32 * 1024, drain_timeout: Duration::from_secs(30) }
+    }
+}
+
+/// Serves connections from `listener` with `handler` until `shutdown` resolves, then stops
+/// accepting and lets open connections finish for up to `drain_timeout`.
+pub async fn serve<H, Fut>(
+    listener: TcpListener,
+    options: &ServerOptions,
+    handler: H,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()>
+where
+    H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
+{
+    let local = listener.local_addr()?;
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(30))
+        .max_buf_size(options.max_header_size.max(8192));
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(u32::try_from(options.max_header_size).unwrap_or(u32::MAX))
+        .max_concurrent_streams(1024);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and friends: back off instead of spinning.
+                    warn!(%error, listener.addr = %local, "Accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let conn = ConnInfo { peer, tls: false };
+        let handler = handler.clone();
+        let service = service_fn(move |req| {
+            let response = handler(req, conn);
+            async move { Ok::<_, Infallible>(response.await) }
+        });
+        let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                debug!(%error, client.addr = %peer, "Connection closed with error");
+            }
+        });
+    }
+    drop(listener);
+    info!(listener.addr = %local, drain_timeout = ?options.drain_timeout, "Draining connections");
+    match tokio::time::timeout(options.drain_timeout, graceful.shutdown()).await {
+        Ok(()) => debug!(listener.addr = %local, "All connections closed"),
+        Err(_) => warn!(listener.addr = %local, "Drain timeout reached, closing remaining connections"),
+    }
+    Ok(())
+}
+
+/// Binds a listener, naming the address in the error.
+pub async fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    TcpListener::bind(addr).await.map_err(|error| io::Error::new(error.kind(), format!("binding {addr}: {error}")))
+}

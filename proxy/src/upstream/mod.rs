@@ -1,0 +1,66 @@
+//! Backends: a set of pod endpoints with load counters, and how to pick one.
+
+mod balance;
+mod client;
+
+use std::{
+    fmt,
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
+
+use http::uri::Authority;
+
+pub use self::{
+    balance::EndpointGuard,
+    client::{ClientOptions, UpstreamClients},
+};
+use crate::{metrics::UpstreamStats, routes::spec::UpstreamProtocol};
+
+/// One backend (`namespace/service:port`) and the endpoints it currently routes to.
+pub struct Upstream {
+    pub id: Arc<str>,
+    pub protocol: UpstreamProtocol,
+    /// Shared with later tables while the pod stays, so in-flight counts survive a publish.
+    pub endpoints: Box<[Arc<Endpoint>]>,
+    pub stats: UpstreamStats,
+}
+
+/// A pod address and the requests it is serving right now.
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    /// `ip:port`, ready to go into a request URI (the pool key).
+    pub authority: Authority,
+    in_flight: AtomicUsize,
+}
+
+// === impl Upstream ===
+
+impl Upstream {
+    pub fn new(id: &str, protocol: UpstreamProtocol, endpoints: Vec<Arc<Endpoint>>, stats: UpstreamStats) -> Self {
+        Upstream { id: id.into(), protocol, endpoints: endpoints.into_boxed_slice(), stats }
+    }
+}
+
+impl fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let addrs: Vec<_> = self.endpoints.iter().map(|e| e.addr).collect();
+        f.debug_struct("Upstream").field("id", &self.id).field("protocol", &self.protocol).field("endpoints", &addrs).finish()
+    }
+}
+
+// === impl Endpoint ===
+
+impl Endpoint {
+    pub fn new(addr: SocketAddr) -> Self {
+        let authority = Authority::try_from(addr.to_string()).expect("a socket address is a valid authority");
+        Endpoint { addr, authority, in_flight: AtomicUsize::new(0) }
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+}
