@@ -20,7 +20,7 @@ pub enum ProxyError {
     Unreachable {
         backend: Arc<str>,
         #[source]
-        source: hyper_util::client::legacy::Error,
+        source: crate::upstream::UpstreamError,
     },
     #[error("backend {backend} connect timed out")]
     ConnectTimeout { backend: Arc<str> },
@@ -30,7 +30,7 @@ pub enum ProxyError {
     UpstreamFailed {
         backend: Arc<str>,
         #[source]
-        source: hyper_util::client::legacy::Error,
+        source: crate::upstream::UpstreamError,
     },
 }
 

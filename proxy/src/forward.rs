@@ -15,8 +15,7 @@ use std::{
 };
 
 use http::{
-    HeaderValue, Method, Request, Response, StatusCode, Uri, Version, header,
-    uri::{PathAndQuery, Scheme},
+    HeaderValue, Method, Request, Response, StatusCode, Version, header, uri::PathAndQuery,
 };
 use hyper::{body::Incoming, upgrade::OnUpgrade};
 use hyper_util::rt::TokioIo;
@@ -29,7 +28,7 @@ use crate::{
     metrics::ProxyMetrics,
     publish::RouteReader,
     routes::{Route, normalize_host, spec::UpstreamProtocol},
-    upstream::{EndpointGuard, UpstreamClients},
+    upstream::{EndpointGuard, UpstreamClients, UpstreamError},
 };
 
 #[derive(Clone, Debug)]
@@ -189,7 +188,6 @@ impl Proxy {
             Some(_) => None,
         };
 
-        let client = inner.clients.for_protocol(upstream.protocol);
         let mut tried: Vec<usize> = Vec::new();
         let mut stale_retry_left = is_idempotent(&method);
         loop {
@@ -199,20 +197,19 @@ impl Proxy {
             let endpoint = upstream.endpoints[index].clone();
             outcome.endpoint = Some(endpoint.addr);
             let guard = EndpointGuard::new(endpoint.clone());
-            let uri = Uri::builder()
-                .scheme(Scheme::HTTP)
-                .authority(endpoint.authority.clone())
-                .path_and_query(path_and_query.clone())
-                .build()
-                .expect("scheme, authority and path are each valid");
+            let uri = UpstreamClients::request_uri(upstream.protocol, &endpoint.authority, host_str, &path_and_query);
             let mut request = Request::new(body);
             *request.method_mut() = method.clone();
             *request.uri_mut() = uri;
             *request.version_mut() = version;
             *request.headers_mut() = headers.clone();
+            if version == Version::HTTP_2 && request.uri().authority().is_some_and(|a| a.as_str() == host_str) {
+                // `:authority` carries the host; RFC 9113 §8.3.1 prefers it over a duplicate Host.
+                request.headers_mut().remove(header::HOST);
+            }
 
             let sent = Instant::now();
-            let error = match tokio::time::timeout(inner.options.upstream_timeout, client.request(request)).await {
+            let error = match tokio::time::timeout(inner.options.upstream_timeout, inner.clients.send(upstream.protocol, endpoint.addr, request)).await {
                 Err(_elapsed) => {
                     return Err(ProxyError::UpstreamTimeout {
                         backend: upstream.id.clone(),
@@ -309,7 +306,7 @@ fn is_idempotent(method: &Method) -> bool {
 }
 
 /// A reused connection the backend closed as we wrote to it: nothing of a response came back.
-fn is_stale_connection(error: &hyper_util::client::legacy::Error) -> bool {
+fn is_stale_connection(error: &UpstreamError) -> bool {
     chain_has(error, |e: &hyper::Error| e.is_incomplete_message())
         || chain_has(error, |e: &io::Error| {
             matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted)

@@ -1,15 +1,20 @@
-//! Pooled connections to pods: one hyper-util client per protocol, pooled by `ip:port`.
+//! Connections to pods: HTTP/1.1 through hyper-util's pool (keyed by `ip:port`), h2c through
+//! one multiplexed connection per pod.
 
-use std::time::Duration;
+use std::{net::SocketAddr, time::Duration};
+
+use http::{Request, Response, Uri};
+use hyper::body::Incoming;
 
 use hyper_util::{
     client::legacy::{Client, connect::HttpConnector},
     rt::{TokioExecutor, TokioTimer},
 };
 
+use super::{UpstreamError, h2::H2Connections};
 use crate::{body::RequestBody, routes::spec::UpstreamProtocol};
 
-pub type HttpClient = Client<HttpConnector, RequestBody>;
+type HttpClient = Client<HttpConnector, RequestBody>;
 
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
@@ -34,7 +39,7 @@ impl Default for ClientOptions {
 #[derive(Clone)]
 pub struct UpstreamClients {
     http1: HttpClient,
-    h2c: HttpClient,
+    h2c: H2Connections,
 }
 
 impl UpstreamClients {
@@ -51,16 +56,44 @@ impl UpstreamClients {
             .pool_max_idle_per_host(options.pool_max_idle_per_endpoint)
             // We set Host ourselves: the pool key is the pod address, the Host stays the caller's.
             .set_host(false);
-        let http1 = builder.build(connector.clone());
-        builder.http2_only(true).http2_keep_alive_interval(Some(Duration::from_secs(20)));
-        let h2c = builder.build(connector);
-        UpstreamClients { http1, h2c }
+        let http1 = builder.build(connector);
+        UpstreamClients { http1, h2c: H2Connections::new(options.connect_timeout) }
     }
 
-    pub fn for_protocol(&self, protocol: UpstreamProtocol) -> &HttpClient {
+    /// Sends `req` to the pod at `addr`. For HTTP/1.1 the URI must name the pod (it is the pool
+    /// key); for h2c it names the caller's host (it becomes `:authority`).
+    pub async fn send(
+        &self,
+        protocol: UpstreamProtocol,
+        addr: SocketAddr,
+        req: Request<RequestBody>,
+    ) -> Result<Response<Incoming>, UpstreamError> {
         match protocol {
-            UpstreamProtocol::Http1 => &self.http1,
-            UpstreamProtocol::H2c => &self.h2c,
+            UpstreamProtocol::Http1 => self.http1.request(req).await.map_err(|error| {
+                if error.is_connect() {
+                    UpstreamError::Connect(error.into())
+                } else {
+                    UpstreamError::Request(error.into())
+                }
+            }),
+            UpstreamProtocol::H2c => self.h2c.send(addr, req).await,
+        }
+    }
+
+    /// The URI a request to `addr` carries for `protocol`; see [`Self::send`].
+    pub fn request_uri(protocol: UpstreamProtocol, pod: &http::uri::Authority, host: &str, path: &http::uri::PathAndQuery) -> Uri {
+        let build = |authority: &str| Uri::builder().scheme("http").authority(authority).path_and_query(path.clone()).build();
+        let pod_uri = || {
+            Uri::builder()
+                .scheme("http")
+                .authority(pod.clone())
+                .path_and_query(path.clone())
+                .build()
+                .expect("scheme, pod address and path are each valid")
+        };
+        match protocol {
+            UpstreamProtocol::Http1 => pod_uri(),
+            UpstreamProtocol::H2c => build(host).unwrap_or_else(|_| pod_uri()),
         }
     }
 }

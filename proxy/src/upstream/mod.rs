@@ -2,6 +2,7 @@
 
 mod balance;
 mod client;
+mod h2;
 
 use std::{
     fmt,
@@ -19,6 +20,24 @@ pub use self::{
     client::{ClientOptions, UpstreamClients},
 };
 use crate::{metrics::UpstreamStats, routes::spec::UpstreamProtocol};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why sending to a pod failed: before a connection existed, or after.
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    /// Nothing was sent: the request (and its body) can go to another endpoint.
+    #[error("connect: {0}")]
+    Connect(#[source] BoxError),
+    #[error("{0}")]
+    Request(#[source] BoxError),
+}
+
+impl UpstreamError {
+    pub fn is_connect(&self) -> bool {
+        matches!(self, UpstreamError::Connect(_))
+    }
+}
 
 /// One backend (`namespace/service:port`) and the endpoints it currently routes to.
 pub struct Upstream {
