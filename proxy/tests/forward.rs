@@ -1,0 +1,173 @@
+//! The proxy in-process, against real sockets: the failure paths a backend can produce.
+
+use std::{
+    collections::BTreeMap,
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http::{Request, StatusCode};
+use http_body_util::{BodyExt, Empty, Full};
+use hyper_util::{
+    client::legacy::Client,
+    rt::{TokioExecutor, TokioIo},
+};
+use shunt_proxy::{
+    forward::{Proxy, ProxyOptions},
+    metrics::ProxyMetrics,
+    publish::RoutePublisher,
+    routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
+    server::{self, ServerOptions},
+    upstream::{ClientOptions, UpstreamClients},
+};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpListener,
+};
+
+fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableSpec {
+    let backend = "ns/svc:80".to_string();
+    TableSpec {
+        hosts: vec![VirtualHostSpec {
+            host: HostMatch::Exact("shop.example.com".into()),
+            paths: vec![PathSpec { path: "/".into(), kind: PathKind::Prefix, backend: backend.clone(), source: "ns/shop".into() }],
+        }],
+        default_backend: None,
+        backends: BTreeMap::from([(backend, BackendSpec { protocol, endpoints })]),
+    }
+}
+
+/// Starts the proxy on loopback serving `spec`; returns its address.
+async fn start_proxy(spec: TableSpec) -> SocketAddr {
+    let metrics = ProxyMetrics::detached();
+    let (mut publisher, reader) = RoutePublisher::new(metrics.clone());
+    publisher.publish(spec);
+    let clients = UpstreamClients::new(&ClientOptions { connect_timeout: Duration::from_secs(2), ..Default::default() });
+    let proxy = Proxy::new(reader, clients, ProxyOptions { access_log: false, ..Default::default() }, metrics);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        // Keep the publisher alive for the test's duration.
+        let _publisher = publisher;
+        let handler = move |req, conn| {
+            let proxy = proxy.clone();
+            async move { proxy.serve(req, conn).await }
+        };
+        server::serve(listener, &ServerOptions::default(), handler, std::future::pending()).await.unwrap();
+    });
+    addr
+}
+
+async fn get(proxy: SocketAddr, path: &str) -> (StatusCode, String) {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+    let req = Request::get(format!("http://{proxy}{path}")).header("host", "shop.example.com").body(Empty::new()).unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(10), client.request(req)).await.unwrap().unwrap();
+    let status = response.status();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A raw HTTP/1.1 backend that answers only the first request on each connection and then
+/// closes the connection as soon as the next request arrives, without answering: the race a
+/// pooled connection loses when a backend's keep-alive timer fires.
+async fn start_one_shot_backend(connections: Arc<AtomicUsize>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let n = connections.fetch_add(1, Ordering::SeqCst) + 1;
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut seen = Vec::new();
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let read = stream.read(&mut buf).await.unwrap_or(0);
+                    if read == 0 {
+                        return;
+                    }
+                    seen.extend_from_slice(&buf[..read]);
+                }
+                let body = format!("connection {n}");
+                let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+                stream.write_all(head.as_bytes()).await.unwrap();
+                let _ = stream.read(&mut buf).await;
+                drop(stream);
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn a_request_on_a_pooled_connection_the_backend_closed_is_retried() {
+    let connections = Arc::new(AtomicUsize::new(0));
+    let backend = start_one_shot_backend(connections.clone()).await;
+    let proxy = start_proxy(mk_spec(UpstreamProtocol::Http1, vec![backend])).await;
+    for expected in 1..=3 {
+        let (status, body) = get(proxy, "/").await;
+        assert_eq!(status, StatusCode::OK, "request {expected}: {body}");
+        assert_eq!(body, format!("connection {expected}"));
+    }
+}
+
+#[tokio::test]
+async fn refused_endpoints_are_skipped_and_all_refused_is_a_502() {
+    let dead = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let connections = Arc::new(AtomicUsize::new(0));
+    let alive = start_one_shot_backend(connections).await;
+    let proxy = start_proxy(mk_spec(UpstreamProtocol::Http1, vec![dead, alive])).await;
+    for _ in 0..10 {
+        let (status, body) = get(proxy, "/").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let proxy = start_proxy(mk_spec(UpstreamProtocol::Http1, vec![dead])).await;
+    let (status, body) = get(proxy, "/").await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY);
+    assert_eq!(body, "502 Bad Gateway: backend ns/svc:80 unreachable\n");
+}
+
+#[tokio::test]
+async fn h2c_backends_see_the_callers_host_as_authority() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let backend = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let service = hyper::service::service_fn(|req: Request<hyper::body::Incoming>| async move {
+            let seen = format!(
+                "{:?} authority={} host={:?}",
+                req.version(),
+                req.uri().authority().map(|a| a.to_string()).unwrap_or_default(),
+                req.headers().get("host")
+            );
+            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(Bytes::from(seen))))
+        });
+        hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+            .serve_connection(TokioIo::new(stream), service)
+            .await
+            .unwrap();
+    });
+    let proxy = start_proxy(mk_spec(UpstreamProtocol::H2c, vec![backend])).await;
+    let (status, body) = get(proxy, "/grpc.Health/Check").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, "HTTP/2.0 authority=shop.example.com host=None");
+}
+
+#[tokio::test]
+async fn a_backend_without_endpoints_is_a_503_and_an_unknown_host_a_404() {
+    let proxy = start_proxy(mk_spec(UpstreamProtocol::Http1, vec![])).await;
+    let (status, body) = get(proxy, "/").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(body, "503 Service Unavailable: backend ns/svc:80 has no ready endpoints\n");
+    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+    let req = Request::get(format!("http://{proxy}/")).header("host", "other.example.com").body(Empty::new()).unwrap();
+    let response = client.request(req).await.unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
