@@ -1,0 +1,225 @@
+//! Command-line arguments, shared by every subcommand that serves traffic.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use shunt_proxy::{forward::ProxyOptions, headers::TrustedProxies, server::ServerOptions, upstream::ClientOptions};
+
+use crate::compile::CompileOptions;
+
+#[derive(Debug, Parser)]
+#[command(name = "shunt", version, about = "In-cluster Kubernetes ingress: host+path straight to pod endpoints")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve Ingress manifests from files, no cluster needed; edits apply live.
+    Serve(ServeArgs),
+    /// Start example backends on 127.0.0.11-14 and serve the bundled example manifests.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Manifest file or directory (YAML or JSON, as `kubectl get -o yaml` writes them); repeatable.
+    #[arg(long = "manifests", short = 'f', required = true, value_name = "PATH")]
+    pub manifests: Vec<PathBuf>,
+    /// How often manifest files are checked for changes.
+    #[arg(long, default_value = "250ms", value_parser = parse_duration)]
+    pub poll_interval: Duration,
+    #[command(flatten)]
+    pub proxy: ProxyArgs,
+    #[command(flatten)]
+    pub classes: ClassArgs,
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Serve these manifests instead of the bundled ones (try `examples/demo` and edit it live).
+    #[arg(long = "manifests", value_name = "PATH")]
+    pub manifests: Vec<PathBuf>,
+    /// Only start the example backends.
+    #[arg(long)]
+    pub backends_only: bool,
+    #[command(flatten)]
+    pub proxy: ProxyArgs,
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct ProxyArgs {
+    /// Plain HTTP listener (HTTP/1.1 and h2c).
+    #[arg(long, default_value = "0.0.0.0:8080", env = "SHUNT_HTTP_ADDR")]
+    pub http_addr: SocketAddr,
+    /// Admin listener: /healthz, /readyz, /metrics, /routes.
+    #[arg(long, default_value = "0.0.0.0:9090", env = "SHUNT_ADMIN_ADDR")]
+    pub admin_addr: SocketAddr,
+    /// Peers whose X-Forwarded-* headers are kept (CIDRs or addresses, comma-separated).
+    #[arg(long, default_value = "", value_parser = parse_trusted)]
+    pub trusted_proxies: TrustedProxies,
+    /// Time allowed for a backend's response head.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub upstream_timeout: Duration,
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub connect_timeout: Duration,
+    /// Idle pooled connections are closed after this; keep it below your backends' keep-alive timeouts.
+    #[arg(long, default_value = "4s", value_parser = parse_duration)]
+    pub upstream_idle_timeout: Duration,
+    /// Endpoints one request may try when connecting fails.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
+    pub connect_attempts: u16,
+    /// Request bodies larger than this get 413 (e.g. 10Mi). Unlimited when unset.
+    #[arg(long, value_parser = parse_size)]
+    pub max_body_size: Option<u64>,
+    /// Request heads larger than this get 431.
+    #[arg(long, default_value = "32Ki", value_parser = parse_size)]
+    pub max_header_size: u64,
+    /// On SIGTERM, how long in-flight requests may take to finish.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub drain_timeout: Duration,
+    /// One log line per request (target `shunt::access`).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub access_log: bool,
+    /// Worker threads; defaults to the available cores.
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct ClassArgs {
+    /// IngressClasses with this `spec.controller` are ours.
+    #[arg(long, default_value = "shunt.dev/ingress-controller")]
+    pub controller_name: String,
+    /// Class names that are ours even without an IngressClass object; repeatable.
+    #[arg(long = "ingress-class", default_value = "shunt")]
+    pub ingress_classes: Vec<String>,
+    /// Also serve Ingresses that name no class.
+    #[arg(long)]
+    pub watch_ingress_without_class: bool,
+    /// Also serve Ingresses of this other class (e.g. the cloud load balancer's); repeatable.
+    #[arg(long = "shadow-class")]
+    pub shadow_classes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct LogArgs {
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "SHUNT_LOG_FORMAT")]
+    pub log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+// === impl ProxyArgs ===
+
+impl ProxyArgs {
+    pub fn proxy_options(&self) -> ProxyOptions {
+        ProxyOptions {
+            trusted_proxies: self.trusted_proxies.clone(),
+            upstream_timeout: self.upstream_timeout,
+            max_body_size: self.max_body_size,
+            connect_attempts: usize::from(self.connect_attempts),
+            access_log: self.access_log,
+        }
+    }
+
+    pub fn client_options(&self) -> ClientOptions {
+        ClientOptions {
+            connect_timeout: self.connect_timeout,
+            pool_idle_timeout: self.upstream_idle_timeout,
+            ..ClientOptions::default()
+        }
+    }
+
+    pub fn server_options(&self) -> ServerOptions {
+        ServerOptions {
+            max_header_size: usize::try_from(self.max_header_size).unwrap_or(usize::MAX),
+            drain_timeout: self.drain_timeout,
+        }
+    }
+}
+
+impl ClassArgs {
+    pub fn compile_options(&self) -> CompileOptions {
+        CompileOptions {
+            controller_name: self.controller_name.clone(),
+            ingress_classes: self.ingress_classes.clone(),
+            watch_ingress_without_class: self.watch_ingress_without_class,
+            shadow_classes: self.shadow_classes.clone(),
+        }
+    }
+}
+
+fn parse_trusted(s: &str) -> Result<TrustedProxies, String> {
+    s.parse().map_err(|error| format!("{error} (expected CIDRs like 10.0.0.0/8,192.168.1.1)"))
+}
+
+/// `250ms`, `30s`, `5m`, `1h`; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let value: f64 = number.parse().map_err(|_| format!("invalid duration {s:?} (expected e.g. 250ms, 30s, 5m)"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "" | "s" => value,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(format!("invalid duration unit in {s:?} (use ms, s, m or h)")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|error| format!("invalid duration {s:?}: {error}"))
+}
+
+/// Bytes with an optional `K`/`Ki`/`M`/`Mi`/`G`/`Gi` suffix (as Kubernetes quantities spell them).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let value: u64 = number.parse().map_err(|_| format!("invalid size {s:?} (expected e.g. 512Ki, 10Mi)"))?;
+    let multiplier: u64 = match unit.trim_end_matches(['b', 'B']) {
+        "" => 1,
+        "K" | "k" => 1_000,
+        "Ki" => 1 << 10,
+        "M" => 1_000_000,
+        "Mi" => 1 << 20,
+        "G" => 1_000_000_000,
+        "Gi" => 1 << 30,
+        _ => return Err(format!("invalid size unit in {s:?} (use K, Ki, M, Mi, G or Gi)")),
+    };
+    value.checked_mul(multiplier).ok_or_else(|| format!("size {s:?} is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_sizes_parse_with_units() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("5 fortnights").is_err());
+        assert!(parse_duration("").is_err());
+        assert_eq!(parse_size("10Mi"), Ok(10 << 20));
+        assert_eq!(parse_size("32Ki"), Ok(32 << 10));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert!(parse_size("1Ti").is_err());
+        assert!(parse_size("99999999999Gi").is_err());
+    }
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

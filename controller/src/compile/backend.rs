@@ -1,0 +1,248 @@
+//! Ingress backends to [`BackendSpec`]s: the Service and its port, then the addresses of its
+//! EndpointSlices.
+//!
+//! ```text
+//! IngressBackend ─▶ Service (ns/name) ─▶ ServicePort (number | name) ─▶ EndpointSlices
+//!                                              └ appProtocol ─▶ protocol     └ ready, else serving+terminating
+//! ```
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    fmt,
+    net::{IpAddr, SocketAddr},
+};
+
+use k8s_openapi::api::{
+    core::v1::{Service, ServicePort},
+    discovery::v1::{EndpointPort, EndpointSlice},
+    networking::v1::IngressBackend,
+};
+use shunt_proxy::routes::spec::{BackendId, BackendSpec, UpstreamProtocol};
+
+use super::{ClusterState, Reason, namespace_name};
+
+/// The label EndpointSlices carry to name their Service.
+const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
+/// Why a backend could not be resolved. Context (which path, which host) is added by the caller.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    #[error("backend names no service")]
+    Missing,
+    #[error("resource backend {kind} {name:?} is not supported")]
+    Resource { kind: String, name: String },
+    #[error("backend service has an empty name")]
+    EmptyName,
+    #[error("backend service \"{service}\" names no port")]
+    NoPort { service: String },
+    #[error("backend service \"{service}\" sets both port number {number} and port name {name:?}")]
+    AmbiguousPort { service: String, number: i32, name: String },
+    #[error("backend service \"{service}\" port {number} is out of range")]
+    PortRange { service: String, number: i32 },
+    #[error("service \"{service}\" not found")]
+    MissingService { service: String },
+    #[error("service \"{service}\" is of type ExternalName, which has no endpoints to proxy to")]
+    ExternalName { service: String },
+    #[error("service \"{service}\" has no TCP port {port}")]
+    MissingPort { service: String, port: PortRef },
+}
+
+/// A Service port as an Ingress names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PortRef {
+    Number(u16),
+    Name(String),
+}
+
+/// A resolved backend: its id and what the table stores for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    pub id: BackendId,
+    pub spec: BackendSpec,
+}
+
+/// Services and EndpointSlices indexed by namespace and name, and every backend resolved so far
+/// (many paths name the same one).
+pub struct Backends<'a> {
+    services: HashMap<(&'a str, &'a str), &'a Service>,
+    /// By namespace and the Service named in their `kubernetes.io/service-name` label.
+    slices: HashMap<(&'a str, &'a str), Vec<&'a EndpointSlice>>,
+    resolved: BTreeMap<BackendId, Result<Resolved, BackendError>>,
+}
+
+// === impl BackendError ===
+
+impl BackendError {
+    pub fn reason(&self) -> Reason {
+        match self {
+            BackendError::Missing => Reason::MissingBackend,
+            BackendError::Resource { .. } => Reason::ResourceBackend,
+            BackendError::EmptyName
+            | BackendError::NoPort { .. }
+            | BackendError::AmbiguousPort { .. }
+            | BackendError::PortRange { .. } => Reason::InvalidBackend,
+            BackendError::MissingService { .. } => Reason::MissingService,
+            BackendError::ExternalName { .. } => Reason::ExternalNameService,
+            BackendError::MissingPort { .. } => Reason::MissingServicePort,
+        }
+    }
+}
+
+// === impl PortRef ===
+
+impl fmt::Display for PortRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PortRef::Number(number) => write!(f, "{number}"),
+            PortRef::Name(name) => write!(f, "named {name:?}"),
+        }
+    }
+}
+
+// === impl Backends ===
+
+impl<'a> Backends<'a> {
+    pub fn new(state: &'a ClusterState) -> Self {
+        let services = state.services.iter().map(|service| (namespace_name(&service.metadata), service)).collect();
+        let mut slices: HashMap<_, Vec<_>> = HashMap::new();
+        for slice in &state.endpoint_slices {
+            let labels = slice.metadata.labels.as_ref();
+            if let Some(service) = labels.and_then(|labels| labels.get(SERVICE_NAME_LABEL)) {
+                let (namespace, _) = namespace_name(&slice.metadata);
+                slices.entry((namespace, service.as_str())).or_default().push(slice);
+            }
+        }
+        Backends { services, slices, resolved: BTreeMap::new() }
+    }
+
+    /// Resolves a backend of an Ingress in `namespace`. A backend without endpoints resolves
+    /// (the proxy answers 503 for it); the caller reports it.
+    pub fn resolve(&mut self, namespace: &str, backend: &IngressBackend) -> Result<Resolved, BackendError> {
+        let (service, port) = service_ref(namespace, backend)?;
+        let id = match &port {
+            PortRef::Number(number) => format!("{namespace}/{service}:{number}"),
+            PortRef::Name(name) => format!("{namespace}/{service}:{name}"),
+        };
+        if let Some(known) = self.resolved.get(&id) {
+            return known.clone();
+        }
+        let result = self.lookup(namespace, service, &port).map(|spec| Resolved { id: id.clone(), spec });
+        self.resolved.insert(id, result.clone());
+        result
+    }
+
+    fn lookup(&self, namespace: &str, name: &str, port: &PortRef) -> Result<BackendSpec, BackendError> {
+        let service = || format!("{namespace}/{name}");
+        let found = self.services.get(&(namespace, name)).ok_or_else(|| BackendError::MissingService { service: service() })?;
+        let spec = found.spec.as_ref();
+        if spec.and_then(|spec| spec.type_.as_deref()) == Some("ExternalName") {
+            return Err(BackendError::ExternalName { service: service() });
+        }
+        let service_port = spec
+            .and_then(|spec| spec.ports.as_ref())
+            .into_iter()
+            .flatten()
+            .filter(|candidate| is_tcp(candidate.protocol.as_deref()))
+            .find(|candidate| match port {
+                PortRef::Number(number) => candidate.port == i32::from(*number),
+                PortRef::Name(port_name) => candidate.name.as_deref() == Some(port_name.as_str()),
+            })
+            .ok_or_else(|| BackendError::MissingPort { service: service(), port: port.clone() })?;
+        let slices = self.slices.get(&(namespace, name)).map(Vec::as_slice).unwrap_or_default();
+        Ok(backend_spec(service_port, slices))
+    }
+}
+
+/// The Service name and port a backend names, checked the way the API server would.
+fn service_ref<'b>(namespace: &str, backend: &'b IngressBackend) -> Result<(&'b str, PortRef), BackendError> {
+    let Some(service) = &backend.service else {
+        return Err(match &backend.resource {
+            Some(resource) => BackendError::Resource { kind: resource.kind.clone(), name: resource.name.clone() },
+            None => BackendError::Missing,
+        });
+    };
+    if service.name.is_empty() {
+        return Err(BackendError::EmptyName);
+    }
+    let qualified = || format!("{namespace}/{}", service.name);
+    let port = service.port.as_ref();
+    let name = port.and_then(|port| port.name.as_deref()).filter(|name| !name.is_empty());
+    let port = match (port.and_then(|port| port.number), name) {
+        (Some(number), Some(name)) => {
+            return Err(BackendError::AmbiguousPort { service: qualified(), number, name: name.to_string() });
+        }
+        (Some(number), None) => match u16::try_from(number) {
+            Ok(number) if number != 0 => PortRef::Number(number),
+            _ => return Err(BackendError::PortRange { service: qualified(), number }),
+        },
+        (None, Some(name)) => PortRef::Name(name.to_string()),
+        (None, None) => return Err(BackendError::NoPort { service: qualified() }),
+    };
+    Ok((&service.name, port))
+}
+
+/// Collects the endpoints of one Service port across its slices: ready ones, or when none is
+/// ready, those still serving while terminating (better than a certain 503 during a rollout).
+fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> BackendSpec {
+    let mut ready = Vec::new();
+    let mut draining = Vec::new();
+    let mut slice_h2c = false;
+    for slice in slices {
+        let family_v4 = match slice.address_type.as_str() {
+            "IPv4" => true,
+            "IPv6" => false,
+            // FQDN slices are deprecated and carry no addresses a proxy can dial.
+            _ => continue,
+        };
+        // Slice ports are named like the Service port they serve; unnamed equals "".
+        let Some(slice_port) = slice.ports.iter().flatten().find(|candidate| {
+            is_tcp(candidate.protocol.as_deref())
+                && candidate.name.as_deref().unwrap_or_default() == service_port.name.as_deref().unwrap_or_default()
+        }) else {
+            continue;
+        };
+        let Some(port) = port_number(slice_port) else { continue };
+        slice_h2c |= slice_port.app_protocol.as_deref().is_some_and(is_h2c);
+        for endpoint in &slice.endpoints {
+            // Only the first address has defined semantics (kube-proxy ignores the rest).
+            let Some(ip) = endpoint.addresses.first().and_then(|address| address.parse::<IpAddr>().ok()) else {
+                continue;
+            };
+            if ip.is_ipv4() != family_v4 {
+                continue;
+            }
+            let conditions = endpoint.conditions.as_ref();
+            let is_ready = conditions.and_then(|c| c.ready).unwrap_or(true);
+            let serving = conditions.and_then(|c| c.serving).unwrap_or(is_ready);
+            let terminating = conditions.and_then(|c| c.terminating).unwrap_or(false);
+            let address = SocketAddr::new(ip, port);
+            if is_ready {
+                ready.push(address);
+            } else if serving && terminating {
+                draining.push(address);
+            }
+        }
+    }
+    let mut endpoints = if ready.is_empty() { draining } else { ready };
+    endpoints.sort_unstable();
+    endpoints.dedup();
+    let h2c = match service_port.app_protocol.as_deref() {
+        Some(protocol) => is_h2c(protocol),
+        None => slice_h2c,
+    };
+    BackendSpec { protocol: if h2c { UpstreamProtocol::H2c } else { UpstreamProtocol::Http1 }, endpoints }
+}
+
+fn port_number(port: &EndpointPort) -> Option<u16> {
+    port.port.and_then(|port| u16::try_from(port).ok()).filter(|&port| port != 0)
+}
+
+/// Cleartext HTTP/2 with prior knowledge: what `kubernetes.io/h2c` means, and what gRPC needs.
+fn is_h2c(app_protocol: &str) -> bool {
+    ["kubernetes.io/h2c", "h2c", "grpc"].iter().any(|known| app_protocol.eq_ignore_ascii_case(known))
+}
+
+/// Ports without a protocol are TCP (the API default).
+fn is_tcp(protocol: Option<&str>) -> bool {
+    protocol.is_none_or(|protocol| protocol == "TCP")
+}

@@ -1,0 +1,187 @@
+//! Test builders for the cluster objects compile reads: `mk_ingress("shop", "web", rules)` and
+//! friends. Each returns a plain k8s-openapi object; tests adjust fields directly.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::{
+    api::{
+        core::v1::{Service, ServicePort, ServiceSpec, TypedLocalObjectReference},
+        discovery::v1::{Endpoint, EndpointConditions, EndpointPort, EndpointSlice},
+        networking::v1::{
+            HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressClass, IngressClassSpec,
+            IngressRule, IngressServiceBackend, IngressSpec, ServiceBackendPort,
+        },
+    },
+    apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
+    jiff::Timestamp,
+};
+
+/// A Service port as an Ingress backend names it: `80.into()` or `"http".into()`.
+pub struct Port(ServiceBackendPort);
+
+impl From<i32> for Port {
+    fn from(number: i32) -> Self {
+        Port(ServiceBackendPort { number: Some(number), name: None })
+    }
+}
+
+impl From<&str> for Port {
+    fn from(name: &str) -> Self {
+        Port(ServiceBackendPort { number: None, name: Some(name.to_string()) })
+    }
+}
+
+pub fn mk_meta(namespace: &str, name: &str) -> ObjectMeta {
+    ObjectMeta { namespace: Some(namespace.to_string()), name: Some(name.to_string()), ..Default::default() }
+}
+
+/// An Ingress of class `shunt` (ours under the default options) with these rules.
+pub fn mk_ingress(namespace: &str, name: &str, rules: Vec<IngressRule>) -> Ingress {
+    Ingress {
+        metadata: mk_meta(namespace, name),
+        spec: Some(IngressSpec {
+            ingress_class_name: Some("shunt".to_string()),
+            rules: Some(rules),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+/// Sets `spec.ingressClassName` (`None` removes it).
+pub fn with_class(mut ingress: Ingress, class: Option<&str>) -> Ingress {
+    ingress.spec.get_or_insert_default().ingress_class_name = class.map(str::to_string);
+    ingress
+}
+
+/// Sets the legacy `kubernetes.io/ingress.class` annotation.
+pub fn with_class_annotation(mut ingress: Ingress, class: &str) -> Ingress {
+    let annotations = ingress.metadata.annotations.get_or_insert_default();
+    annotations.insert("kubernetes.io/ingress.class".to_string(), class.to_string());
+    ingress
+}
+
+/// Sets `creationTimestamp` to `seconds` after the epoch.
+pub fn created_at(mut ingress: Ingress, seconds: i64) -> Ingress {
+    let timestamp = Timestamp::from_second(seconds).expect("test timestamps are in range");
+    ingress.metadata.creation_timestamp = Some(Time(timestamp));
+    ingress
+}
+
+pub fn with_default_backend(mut ingress: Ingress, backend: IngressBackend) -> Ingress {
+    ingress.spec.get_or_insert_default().default_backend = Some(backend);
+    ingress
+}
+
+/// A rule; `""` means no host.
+pub fn mk_rule(host: &str, paths: Vec<HTTPIngressPath>) -> IngressRule {
+    IngressRule {
+        host: (!host.is_empty()).then(|| host.to_string()),
+        http: Some(HTTPIngressRuleValue { paths }),
+    }
+}
+
+pub fn mk_path(path: &str, path_type: &str, backend: IngressBackend) -> HTTPIngressPath {
+    HTTPIngressPath { path: Some(path.to_string()), path_type: path_type.to_string(), backend }
+}
+
+/// The common case: a `Prefix` path to a Service port.
+pub fn mk_prefix(path: &str, service: &str, port: impl Into<Port>) -> HTTPIngressPath {
+    mk_path(path, "Prefix", mk_backend(service, port))
+}
+
+pub fn mk_backend(service: &str, port: impl Into<Port>) -> IngressBackend {
+    IngressBackend {
+        service: Some(IngressServiceBackend { name: service.to_string(), port: Some(port.into().0) }),
+        resource: None,
+    }
+}
+
+pub fn mk_resource_backend(kind: &str, name: &str) -> IngressBackend {
+    IngressBackend {
+        service: None,
+        resource: Some(TypedLocalObjectReference {
+            api_group: Some("storage.example.com".to_string()),
+            kind: kind.to_string(),
+            name: name.to_string(),
+        }),
+    }
+}
+
+/// A ClusterIP Service with TCP ports `(name, port)`; an empty name leaves the port unnamed.
+pub fn mk_service(namespace: &str, name: &str, ports: &[(&str, i32)]) -> Service {
+    let ports = ports
+        .iter()
+        .map(|&(port_name, port)| ServicePort {
+            name: (!port_name.is_empty()).then(|| port_name.to_string()),
+            port,
+            ..Default::default()
+        })
+        .collect();
+    Service {
+        metadata: mk_meta(namespace, name),
+        spec: Some(ServiceSpec { ports: Some(ports), ..Default::default() }),
+        status: None,
+    }
+}
+
+/// An EndpointSlice of `service` with ports `(name, port)` (empty name: unnamed). The address
+/// type follows the first endpoint (`:` means IPv6).
+pub fn mk_slice(
+    namespace: &str,
+    name: &str,
+    service: &str,
+    ports: &[(&str, i32)],
+    endpoints: Vec<Endpoint>,
+) -> EndpointSlice {
+    let ipv6 = endpoints.first().and_then(|e| e.addresses.first()).is_some_and(|a| a.contains(':'));
+    let labels = BTreeMap::from([("kubernetes.io/service-name".to_string(), service.to_string())]);
+    EndpointSlice {
+        metadata: ObjectMeta { labels: Some(labels), ..mk_meta(namespace, name) },
+        address_type: if ipv6 { "IPv6" } else { "IPv4" }.to_string(),
+        ports: Some(
+            ports
+                .iter()
+                .map(|&(port_name, port)| EndpointPort {
+                    name: (!port_name.is_empty()).then(|| port_name.to_string()),
+                    port: Some(port),
+                    protocol: Some("TCP".to_string()),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+        endpoints,
+    }
+}
+
+/// A ready endpoint.
+pub fn mk_ready(address: &str) -> Endpoint {
+    mk_endpoint(address, Some(true), Some(true), Some(false))
+}
+
+/// An endpoint with these conditions (`None` leaves a condition unset).
+pub fn mk_endpoint(address: &str, ready: Option<bool>, serving: Option<bool>, terminating: Option<bool>) -> Endpoint {
+    Endpoint {
+        addresses: vec![address.to_string()],
+        conditions: Some(EndpointConditions { ready, serving, terminating }),
+        ..Default::default()
+    }
+}
+
+pub fn mk_class(name: &str, controller: &str) -> IngressClass {
+    IngressClass {
+        metadata: ObjectMeta { name: Some(name.to_string()), ..Default::default() },
+        spec: Some(IngressClassSpec { controller: Some(controller.to_string()), parameters: None }),
+    }
+}
+
+/// An IngressClass annotated as the cluster default.
+pub fn mk_default_class(name: &str, controller: &str) -> IngressClass {
+    let mut class = mk_class(name, controller);
+    let annotations = BTreeMap::from([(
+        "ingressclass.kubernetes.io/is-default-class".to_string(),
+        "true".to_string(),
+    )]);
+    class.metadata.annotations = Some(annotations);
+    class
+}

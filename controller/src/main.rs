@@ -1,0 +1,30 @@
+//! The `shunt` binary: parse arguments, set up logging and the runtime, run a subcommand.
+
+use clap::Parser;
+use shunt_controller::{
+    cli::{Cli, Command},
+    demo, standalone, telemetry,
+};
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let (log, threads) = match &cli.command {
+        Command::Serve(args) => (args.log.log_format, args.proxy.threads),
+        Command::Demo(args) => (args.log.log_format, args.proxy.threads),
+    };
+    telemetry::init(log);
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = threads {
+        runtime.worker_threads(threads.max(1));
+    }
+    let runtime = runtime.enable_all().build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Serve(args) => {
+                let watcher = standalone::ManifestWatcher::new(args.manifests)?;
+                standalone::serve(watcher, &args.proxy, args.classes.compile_options(), args.poll_interval).await
+            }
+            Command::Demo(args) => demo::run(args).await,
+        }
+    })
+}
