@@ -110,7 +110,7 @@ impl Body for RequestBody {
     fn size_hint(&self) -> SizeHint {
         match self {
             RequestBody::Empty => SizeHint::with_exact(0),
-            RequestBody::Stream(stream) => stream.body.as_ref().map_or_else(|| stream.hint.clone(), Body::size_hint),
+            RequestBody::Stream(stream) => stream.body.as_ref().map_or_else(|| stream.hint, Body::size_hint),
         }
     }
 }

@@ -149,11 +149,10 @@ impl Proxy {
             return Err(ProxyError::NoEndpoints { backend: upstream.id.clone() });
         }
         let max_body = inner.options.max_body_size;
-        if let Some(limit) = max_body {
-            if content_length(&req).is_some_and(|len| len > limit) {
+        if let Some(limit) = max_body
+            && content_length(&req).is_some_and(|len| len > limit) {
                 return Err(ProxyError::BodyTooLarge { limit });
             }
-        }
 
         let upgrade = if req.version() <= Version::HTTP_11 { upgrade_protocol(req.headers()) } else { None };
         let client_upgrade = upgrade.as_ref().map(|_| hyper::upgrade::on(&mut req));
@@ -184,7 +183,7 @@ impl Proxy {
         };
         let replay = |slot: &Option<Arc<crate::body::BodySlot>>| match slot {
             None => Some(RequestBody::Empty),
-            Some(slot) if slot.is_full() => Some(RequestBody::resume(slot, hint.clone(), max_body)),
+            Some(slot) if slot.is_full() => Some(RequestBody::resume(slot, hint, max_body)),
             Some(_) => None,
         };
 
@@ -240,14 +239,13 @@ impl Proxy {
             if let Some(RequestBodyError::TooLarge { limit }) = find_in_chain::<RequestBodyError>(&error) {
                 return Err(ProxyError::BodyTooLarge { limit: *limit });
             }
-            if stale_retry_left && is_stale_connection(&error) {
-                if let Some(next) = replay(&slot) {
+            if stale_retry_left && is_stale_connection(&error)
+                && let Some(next) = replay(&slot) {
                     debug!(%error, endpoint = %endpoint.addr, "Pooled connection closed under us, retrying once");
                     stale_retry_left = false;
                     body = next;
                     continue;
                 }
-            }
             return Err(ProxyError::UpstreamFailed { backend: upstream.id.clone(), source: error });
         }
     }
@@ -256,14 +254,13 @@ impl Proxy {
 /// Turns the upstream's answer into ours: tunnels an accepted upgrade, otherwise strips
 /// hop-by-hop headers and streams the body, holding the endpoint's in-flight count until done.
 fn respond(mut response: Response<Incoming>, guard: EndpointGuard, client_upgrade: Option<OnUpgrade>) -> Response<ResponseBody> {
-    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
-        if let Some(client_upgrade) = client_upgrade {
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS
+        && let Some(client_upgrade) = client_upgrade {
             let upstream_upgrade = hyper::upgrade::on(&mut response);
             tokio::spawn(tunnel(client_upgrade, upstream_upgrade, guard));
             let (parts, _) = response.into_parts();
             return Response::from_parts(parts, ResponseBody::empty());
         }
-    }
     strip_hop_by_hop(response.headers_mut());
     response.map(|body| ResponseBody::Upstream { body, _guard: Some(guard) })
 }

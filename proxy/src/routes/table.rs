@@ -117,13 +117,11 @@ impl RouteTable {
         if let Some(route) = self.exact_hosts.get(host).and_then(|paths| paths.lookup(path)) {
             return Some(route);
         }
-        if !self.wildcard_hosts.is_empty() {
-            if let Some((_, suffix)) = host.split_once('.') {
-                if let Some(route) = self.wildcard_hosts.get(suffix).and_then(|paths| paths.lookup(path)) {
+        if !self.wildcard_hosts.is_empty()
+            && let Some((_, suffix)) = host.split_once('.')
+                && let Some(route) = self.wildcard_hosts.get(suffix).and_then(|paths| paths.lookup(path)) {
                     return Some(route);
                 }
-            }
-        }
         if let Some(route) = self.any_host.as_ref().and_then(|paths| paths.lookup(path)) {
             return Some(route);
         }
