@@ -20,6 +20,66 @@ pub enum Command {
     Serve(ServeArgs),
     /// Start example backends on 127.0.0.11-14 and serve the bundled example manifests.
     Demo(DemoArgs),
+    /// Run in a cluster: watch the Kubernetes API, publish Ingress status, report problems as Events.
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Kubeconfig file; by default found the way kubectl finds it (KUBECONFIG, ~/.kube/config, in-cluster).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Only watch these namespaces (repeatable); all namespaces by default.
+    #[arg(long = "watch-namespace", value_name = "NAMESPACE")]
+    pub watch_namespaces: Vec<String>,
+    /// Write this Service's ClusterIP into the status of our Ingresses (`NAMESPACE/NAME`).
+    #[arg(long, value_parser = parse_namespaced)]
+    pub publish_service: Option<(String, String)>,
+    /// With --publish-service: write `NAME.NAMESPACE.svc.cluster.local` instead of its ClusterIP.
+    #[arg(long, requires = "publish_service")]
+    pub publish_hostname: bool,
+    /// Write these addresses or hostnames into status (comma-separated), instead of a Service's.
+    #[arg(long, value_delimiter = ',', conflicts_with = "publish_service")]
+    pub publish_status_address: Vec<String>,
+    /// Name of the Lease used to elect the one replica that writes status and Events.
+    #[arg(long, default_value = "shunt-leader")]
+    pub election_id: String,
+    /// Namespace of the Lease (the pod's own).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
+    pub pod_namespace: String,
+    /// This replica's identity in the Lease (the pod name).
+    #[arg(long, env = "POD_NAME")]
+    pub pod_name: Option<String>,
+    #[command(flatten)]
+    pub proxy: ProxyArgs,
+    #[command(flatten)]
+    pub classes: ClassArgs,
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
+impl RunArgs {
+    /// Where status addresses come from, if anywhere.
+    pub fn publish_address(&self) -> Option<crate::status::PublishAddress> {
+        use crate::status::PublishAddress;
+        if let Some((namespace, name)) = self.publish_service.clone() {
+            return Some(if self.publish_hostname {
+                PublishAddress::ServiceHostname { namespace, name }
+            } else {
+                PublishAddress::ServiceIp { namespace, name }
+            });
+        }
+        (!self.publish_status_address.is_empty()).then(|| PublishAddress::Fixed(self.publish_status_address.clone()))
+    }
+}
+
+fn parse_namespaced(s: &str) -> Result<(String, String), String> {
+    match s.split_once('/') {
+        Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok((namespace.to_string(), name.to_string()))
+        }
+        _ => Err(format!("expected NAMESPACE/NAME, got {s:?}")),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -7,13 +7,18 @@
 //! ```
 
 pub mod cli;
+pub mod cluster;
 pub mod compile;
 pub mod dataplane;
 pub mod demo;
+pub mod events;
+pub mod leader;
 pub mod manifests;
 pub mod metrics;
 pub mod standalone;
+pub mod status;
 pub mod telemetry;
+pub mod watch;
 
 #[cfg(test)]
 mod fixtures;

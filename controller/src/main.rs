@@ -3,7 +3,7 @@
 use clap::Parser;
 use shunt_controller::{
     cli::{Cli, Command},
-    demo, standalone, telemetry,
+    cluster, demo, standalone, telemetry,
 };
 
 fn main() -> anyhow::Result<()> {
@@ -11,6 +11,7 @@ fn main() -> anyhow::Result<()> {
     let (log, threads) = match &cli.command {
         Command::Serve(args) => (args.log.log_format, args.proxy.threads),
         Command::Demo(args) => (args.log.log_format, args.proxy.threads),
+        Command::Run(args) => (args.log.log_format, args.proxy.threads),
     };
     telemetry::init(log);
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
@@ -25,6 +26,7 @@ fn main() -> anyhow::Result<()> {
                 standalone::serve(watcher, &args.proxy, args.classes.compile_options(), args.poll_interval).await
             }
             Command::Demo(args) => demo::run(args).await,
+            Command::Run(args) => cluster::run(args).await,
         }
     })
 }

@@ -1,0 +1,164 @@
+//! `shunt run`: the same compile and proxy as `serve`, fed live from the Kubernetes API.
+//!
+//! ```text
+//! watch.rs stores ─changed─▶ debounce ─▶ compile ─▶ publish (every replica)
+//!                                           └─▶ leader only: status.rs writes, events.rs Events
+//! leader.rs Lease ─────────────────────────────────┘
+//! ```
+
+use std::{collections::BTreeSet, sync::Arc, time::Duration};
+
+use k8s_openapi::api::networking::v1::Ingress;
+use kube::{
+    Client, Config,
+    config::{KubeConfigOptions, Kubeconfig},
+};
+use tokio::{sync::watch, time::Instant};
+use tracing::{info, warn};
+
+use crate::{
+    cli::RunArgs,
+    compile::{Diagnostic, ServedIngress, compile},
+    dataplane::{Dataplane, Shutdown},
+    events::{EventReporter, uid_in},
+    leader::{Elector, LeaseConfig},
+    metrics::ControllerMetrics,
+    standalone::publish,
+    status::{PublishAddress, StatusWriter},
+    watch::Stores,
+};
+
+/// A burst of watch events gives one compile: wait for this much quiet...
+const DEBOUNCE_QUIET: Duration = Duration::from_millis(10);
+/// ...but never longer than this after the first event.
+const DEBOUNCE_MAX: Duration = Duration::from_millis(100);
+
+/// What the leader's writers need from each compile.
+#[derive(Clone, Default)]
+struct CompileOutcome {
+    served: Vec<ServedIngress>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+pub async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let client = connect(args.kubeconfig.as_deref()).await?;
+    let mut registry = shunt_proxy::Registry::default();
+    let dataplane = Dataplane::new(&mut registry);
+    let metrics = ControllerMetrics::register(&mut registry);
+    let shutdown = Shutdown::on_signals();
+
+    let stores = Stores::spawn(&client, &args.watch_namespaces);
+    let (outcome_tx, outcome_rx) = watch::channel(None::<CompileOutcome>);
+    let options = args.classes.compile_options();
+    let compiler = tokio::spawn(compile_loop(stores.clone(), options, dataplane.publisher, metrics, outcome_tx));
+
+    let (leader_tx, leader_rx) = watch::channel(false);
+    let identity = args.pod_name.clone().unwrap_or_else(default_identity);
+    let elector = Elector::new(
+        client.clone(),
+        LeaseConfig {
+            namespace: args.pod_namespace.clone(),
+            name: args.election_id.clone(),
+            identity: identity.clone(),
+            lease_duration: Duration::from_secs(15),
+            renew_interval: Duration::from_secs(5),
+        },
+    );
+    let election = tokio::spawn(elector.run(leader_tx, shutdown.clone().requested()));
+    let address = args.publish_address();
+    let writers = tokio::spawn(leader_writes(client, stores, address, identity, leader_rx, outcome_rx));
+
+    let served = crate::dataplane::serve(&args.proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await;
+    compiler.abort();
+    election.abort();
+    writers.abort();
+    served
+}
+
+/// A client from `--kubeconfig`, else the way kubectl finds one (KUBECONFIG, ~/.kube/config,
+/// in-cluster service account).
+pub async fn connect(kubeconfig: Option<&std::path::Path>) -> anyhow::Result<Client> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .map_err(|error| anyhow::anyhow!("reading kubeconfig {}: {error}", path.display()))?;
+            Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?
+        }
+        None => Config::infer().await?,
+    };
+    info!(server = %config.cluster_url, "Connecting to the Kubernetes API");
+    Ok(Client::try_from(config)?)
+}
+
+fn default_identity() -> String {
+    std::env::var("HOSTNAME").unwrap_or_else(|_| format!("shunt-{}", std::process::id()))
+}
+
+async fn compile_loop(
+    stores: Stores,
+    options: crate::compile::CompileOptions,
+    mut publisher: shunt_proxy::publish::RoutePublisher,
+    metrics: ControllerMetrics,
+    outcomes: watch::Sender<Option<CompileOutcome>>,
+) {
+    info!("Waiting for the first list of every watched kind");
+    if stores.wait_until_ready().await.is_err() {
+        warn!("A watcher stopped before its first list; not publishing");
+        return;
+    }
+    info!("Initial lists complete");
+    let mut reported = BTreeSet::new();
+    loop {
+        let state = stores.snapshot();
+        let task_options = options.clone();
+        let Ok(compiled) = tokio::task::spawn_blocking(move || compile(&state, &task_options)).await else {
+            warn!("Compile panicked; keeping the last table");
+            continue;
+        };
+        metrics.compiles.inc();
+        let outcome = CompileOutcome { served: compiled.served.clone(), diagnostics: compiled.diagnostics.clone() };
+        publish(&mut publisher, compiled, &metrics, &mut reported);
+        outcomes.send_replace(Some(outcome));
+
+        stores.changed.notified().await;
+        let first = Instant::now();
+        loop {
+            let quiet = tokio::time::timeout(DEBOUNCE_QUIET, stores.changed.notified()).await.is_err();
+            if quiet || first.elapsed() >= DEBOUNCE_MAX {
+                break;
+            }
+        }
+    }
+}
+
+/// While this replica leads: after each compile (and on becoming leader), sync status and
+/// report new diagnostics as Events.
+async fn leader_writes(
+    client: Client,
+    stores: Stores,
+    address: Option<PublishAddress>,
+    identity: String,
+    mut leader: watch::Receiver<bool>,
+    mut outcomes: watch::Receiver<Option<CompileOutcome>>,
+) {
+    let status = address.map(|address| StatusWriter::new(client.clone(), address));
+    let mut events = EventReporter::new(client, Some(identity));
+    loop {
+        tokio::select! {
+            changed = leader.changed() => if changed.is_err() { return },
+            changed = outcomes.changed() => if changed.is_err() { return },
+        }
+        if !*leader.borrow_and_update() {
+            continue;
+        }
+        let Some(outcome) = outcomes.borrow_and_update().clone() else { continue };
+        let ingresses: Vec<Arc<Ingress>> = stores.ingresses().collect();
+        if let Some(status) = &status {
+            let report = status.sync(ingresses.iter().cloned(), &outcome.served).await;
+            if report != Default::default() {
+                info!(written = report.written, cleared = report.cleared, failed = report.failed, "Status synced");
+            }
+        }
+        events.report(&outcome.diagnostics, |ns, name| uid_in(ingresses.iter().map(|i| &**i), ns, name)).await;
+    }
+}

@@ -1,0 +1,91 @@
+//! Diagnostics from compile become Kubernetes Events on their Ingress: deduplicated (each one
+//! once per `repeat_after`), rate-limited (at most `per_round` per compile), leader only.
+
+use std::{
+    collections::HashMap,
+    time::{Duration, Instant},
+};
+
+use k8s_openapi::api::{core::v1::ObjectReference, networking::v1::Ingress};
+use kube::{
+    Client, Resource, ResourceExt,
+    runtime::events::{Event, EventType, Recorder, Reporter},
+};
+use tracing::warn;
+
+use crate::compile::Diagnostic;
+
+pub struct EventReporter {
+    recorder: Recorder,
+    sent: HashMap<(String, String, &'static str, String), Instant>,
+    repeat_after: Duration,
+    per_round: usize,
+}
+
+impl EventReporter {
+    pub fn new(client: Client, instance: Option<String>) -> Self {
+        let reporter = Reporter { controller: "shunt".into(), instance };
+        EventReporter {
+            recorder: Recorder::new(client, reporter),
+            sent: HashMap::new(),
+            repeat_after: Duration::from_secs(600),
+            per_round: 20,
+        }
+    }
+
+    /// Publishes the diagnostics not sent recently; `uid_of` finds the Ingress's uid.
+    pub async fn report(&mut self, diagnostics: &[Diagnostic], uid_of: impl Fn(&str, &str) -> Option<String>) {
+        let now = Instant::now();
+        self.sent.retain(|_, at| now.duration_since(*at) < self.repeat_after);
+        let mut budget = self.per_round;
+        for diagnostic in diagnostics {
+            let key = (diagnostic.namespace.clone(), diagnostic.name.clone(), diagnostic.reason.as_str(), diagnostic.message.clone());
+            if self.sent.contains_key(&key) {
+                continue;
+            }
+            if budget == 0 {
+                break;
+            }
+            budget -= 1;
+            let reference = ObjectReference {
+                api_version: Some(Ingress::api_version(&()).into_owned()),
+                kind: Some(Ingress::kind(&()).into_owned()),
+                namespace: Some(diagnostic.namespace.clone()),
+                name: Some(diagnostic.name.clone()),
+                uid: uid_of(&diagnostic.namespace, &diagnostic.name),
+                ..Default::default()
+            };
+            let event = Event {
+                type_: EventType::Warning,
+                reason: diagnostic.reason.as_str().to_string(),
+                note: Some(truncate(&diagnostic.message, 1000)),
+                action: "Route".into(),
+                secondary: None,
+            };
+            match self.recorder.publish(&event, &reference).await {
+                Ok(()) => {
+                    self.sent.insert(key, now);
+                }
+                Err(error) => warn!(%error, ingress = %format!("{}/{}", diagnostic.namespace, diagnostic.name), "Event not recorded"),
+            }
+        }
+    }
+}
+
+/// The uid of a stored Ingress, for event references.
+pub fn uid_in<'a>(ingresses: impl Iterator<Item = &'a Ingress>, namespace: &str, name: &str) -> Option<String> {
+    ingresses
+        .filter(|i| i.namespace().as_deref() == Some(namespace) && i.name_any() == name)
+        .find_map(|i| i.uid())
+}
+
+fn truncate(message: &str, max: usize) -> String {
+    if message.len() <= max {
+        return message.to_string();
+    }
+    let mut end = max;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &message[..end])
+}

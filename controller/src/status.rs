@@ -1,0 +1,124 @@
+//! The only writes to Ingress objects: `status.loadBalancer.ingress`, by the leader, for
+//! Ingresses of our own classes (never shadow or foreign ones), and only when it differs. An
+//! Ingress that leaves our class loses the address we wrote, and nothing else.
+
+use std::{net::IpAddr, sync::Arc};
+
+use k8s_openapi::api::{
+    core::v1::Service,
+    networking::v1::{Ingress, IngressLoadBalancerIngress},
+};
+use kube::{
+    Api, Client, ResourceExt,
+    api::{Patch, PatchParams},
+};
+use serde_json::json;
+use tracing::{debug, info, warn};
+
+use crate::compile::ServedIngress;
+
+/// Where the address written into status comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PublishAddress {
+    /// The ClusterIP of this Service (`--publish-service`).
+    ServiceIp { namespace: String, name: String },
+    /// `NAME.NAMESPACE.svc.cluster.local` (`--publish-service` with `--publish-hostname`).
+    ServiceHostname { namespace: String, name: String },
+    /// Fixed addresses or hostnames (`--publish-status-address`).
+    Fixed(Vec<String>),
+}
+
+pub struct StatusWriter {
+    client: Client,
+    address: PublishAddress,
+}
+
+/// What one sync did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    pub written: usize,
+    pub cleared: usize,
+    pub failed: usize,
+}
+
+impl StatusWriter {
+    pub fn new(client: Client, address: PublishAddress) -> Self {
+        StatusWriter { client, address }
+    }
+
+    /// The status entries we publish, resolved now (a Service's ClusterIP may change).
+    async fn desired(&self) -> kube::Result<Vec<IngressLoadBalancerIngress>> {
+        let addresses = match &self.address {
+            PublishAddress::Fixed(addresses) => addresses.clone(),
+            PublishAddress::ServiceHostname { namespace, name } => vec![format!("{name}.{namespace}.svc.cluster.local")],
+            PublishAddress::ServiceIp { namespace, name } => {
+                let service = Api::<Service>::namespaced(self.client.clone(), namespace).get(name).await?;
+                let spec = service.spec.unwrap_or_default();
+                let ips = spec.cluster_ips.unwrap_or_default();
+                let ips = if ips.is_empty() { spec.cluster_ip.into_iter().collect() } else { ips };
+                ips.into_iter().filter(|ip| !ip.is_empty() && ip != "None").collect()
+            }
+        };
+        Ok(addresses.iter().map(|address| entry(address)).collect())
+    }
+
+    /// Brings every Ingress's status in line with what we serve.
+    pub async fn sync(&self, ingresses: impl Iterator<Item = Arc<Ingress>>, served: &[ServedIngress]) -> SyncReport {
+        let mut report = SyncReport::default();
+        let desired = match self.desired().await {
+            Ok(desired) => desired,
+            Err(error) => {
+                warn!(%error, address = ?self.address, "Cannot resolve the status address, status left as is");
+                report.failed += 1;
+                return report;
+            }
+        };
+        for ingress in ingresses {
+            let namespace = ingress.namespace().unwrap_or_default();
+            let name = ingress.name_any();
+            let owned = served.iter().any(|s| !s.shadow && s.namespace == namespace && s.name == name);
+            let Some(next) = plan(&ingress, owned, &desired) else { continue };
+            let api = Api::<Ingress>::namespaced(self.client.clone(), &namespace);
+            let patch = json!({ "status": { "loadBalancer": { "ingress": if next.is_empty() { None } else { Some(&next) } } } });
+            match api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+                Ok(_) if next.is_empty() => {
+                    info!(ingress = %format!("{namespace}/{name}"), "Cleared status of an Ingress we no longer serve");
+                    report.cleared += 1;
+                }
+                Ok(_) => {
+                    debug!(ingress = %format!("{namespace}/{name}"), "Wrote status");
+                    report.written += 1;
+                }
+                Err(error) => {
+                    warn!(%error, ingress = %format!("{namespace}/{name}"), "Status write failed");
+                    report.failed += 1;
+                }
+            }
+        }
+        report
+    }
+}
+
+/// What to write into one Ingress's status, or `None` to leave it alone. Pure, for tests.
+pub fn plan(ingress: &Ingress, owned: bool, desired: &[IngressLoadBalancerIngress]) -> Option<Vec<IngressLoadBalancerIngress>> {
+    let current = ingress
+        .status
+        .as_ref()
+        .and_then(|status| status.load_balancer.as_ref())
+        .and_then(|lb| lb.ingress.clone())
+        .unwrap_or_default();
+    if owned {
+        (current != desired).then(|| desired.to_vec())
+    } else {
+        // Someone else's (or a shadowed CLB's) status: clear only what is exactly ours.
+        (!current.is_empty() && current == desired).then(Vec::new)
+    }
+}
+
+fn entry(address: &str) -> IngressLoadBalancerIngress {
+    if address.parse::<IpAddr>().is_ok() {
+        IngressLoadBalancerIngress { ip: Some(address.to_string()), ..Default::default() }
+    } else {
+        IngressLoadBalancerIngress { hostname: Some(address.to_string()), ..Default::default() }
+    }
+}

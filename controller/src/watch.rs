@@ -1,0 +1,147 @@
+//! One reflector store per kind (and per watched namespace), readiness, and a change signal.
+//!
+//! ```text
+//! API ─watch─▶ watcher (backoff, relist on 410) ─reflect─▶ Store<K> ──snapshot──▶ ClusterState
+//!                                                  └─ every event: changed.notify_one()
+//! ```
+//! kube-runtime keeps a store's old contents until a relist completes, so a lost API connection
+//! leaves the last good objects in place while the watcher backs off and resumes.
+
+use std::{fmt::Debug, sync::Arc};
+
+use futures::StreamExt;
+use k8s_openapi::{
+    api::{
+        core::v1::{Secret, Service},
+        discovery::v1::EndpointSlice,
+        networking::v1::{Ingress, IngressClass},
+    },
+    serde::de::DeserializeOwned,
+};
+use kube::{
+    Api, Client, Resource,
+    runtime::{
+        WatchStreamExt,
+        reflector::{self, Store},
+        watcher,
+    },
+};
+use tokio::sync::Notify;
+use tracing::{debug, warn};
+
+use crate::compile::ClusterState;
+
+/// Secrets are cached only when they can hold certificates: shunt never sees other secrets.
+pub const TLS_SECRET_SELECTOR: &str = "type=kubernetes.io/tls";
+
+/// Readers for every watched kind. Namespaced kinds have one store per watched namespace.
+#[derive(Clone)]
+pub struct Stores {
+    ingresses: Vec<Store<Ingress>>,
+    classes: Store<IngressClass>,
+    services: Vec<Store<Service>>,
+    slices: Vec<Store<EndpointSlice>>,
+    secrets: Vec<Store<Secret>>,
+    /// Signalled on every watch event; a waiter that was busy still finds the permit.
+    pub changed: Arc<Notify>,
+}
+
+impl Stores {
+    /// Starts the watchers. `namespaces` empty means all namespaces.
+    pub fn spawn(client: &Client, namespaces: &[String]) -> Self {
+        let changed = Arc::new(Notify::new());
+        let scopes: Vec<Option<&str>> =
+            if namespaces.is_empty() { vec![None] } else { namespaces.iter().map(|ns| Some(ns.as_str())).collect() };
+        let config = watcher::Config::default;
+        Stores {
+            ingresses: scopes.iter().map(|s| reflect(scoped(client, *s), config(), &changed)).collect(),
+            classes: reflect(Api::all(client.clone()), config(), &changed),
+            services: scopes.iter().map(|s| reflect(scoped(client, *s), config(), &changed)).collect(),
+            slices: scopes.iter().map(|s| reflect(scoped(client, *s), config(), &changed)).collect(),
+            secrets: scopes
+                .iter()
+                .map(|s| reflect(scoped(client, *s), config().fields(TLS_SECRET_SELECTOR), &changed))
+                .collect(),
+            changed,
+        }
+    }
+
+    /// Resolves once every store has finished its first list.
+    pub async fn wait_until_ready(&self) -> Result<(), reflector::store::WriterDropped> {
+        self.classes.wait_until_ready().await?;
+        for store in &self.ingresses {
+            store.wait_until_ready().await?;
+        }
+        for store in &self.services {
+            store.wait_until_ready().await?;
+        }
+        for store in &self.slices {
+            store.wait_until_ready().await?;
+        }
+        for store in &self.secrets {
+            store.wait_until_ready().await?;
+        }
+        Ok(())
+    }
+
+    /// The objects as they are now, for compile.
+    pub fn snapshot(&self) -> ClusterState {
+        fn all<K: Resource + Clone>(stores: &[Store<K>]) -> Vec<K>
+        where
+            K::DynamicType: Eq + std::hash::Hash + Clone,
+        {
+            stores.iter().flat_map(|store| store.state()).map(|object| (*object).clone()).collect()
+        }
+        ClusterState {
+            ingresses: all(&self.ingresses),
+            ingress_classes: all(std::slice::from_ref(&self.classes)),
+            services: all(&self.services),
+            endpoint_slices: all(&self.slices),
+            secrets: all(&self.secrets),
+        }
+    }
+
+    /// Readers of the Ingress stores, for status writes.
+    pub fn ingresses(&self) -> impl Iterator<Item = Arc<Ingress>> + '_ {
+        self.ingresses.iter().flat_map(|store| store.state())
+    }
+}
+
+fn scoped<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    K::DynamicType: Default,
+{
+    match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// Runs a watcher into a new store in the background; every event (and every error, after the
+/// watcher's backoff) is reported.
+fn reflect<K>(api: Api<K>, config: watcher::Config, changed: &Arc<Notify>) -> Store<K>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+{
+    let (reader, writer) = reflector::store();
+    let kind = K::kind(&K::DynamicType::default()).to_string();
+    let changed = changed.clone();
+    let events = watcher(api, config).default_backoff().reflect(writer);
+    tokio::spawn(async move {
+        let mut events = std::pin::pin!(events);
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => {
+                    if matches!(event, watcher::Event::InitDone) {
+                        debug!(%kind, "Watch listed");
+                    }
+                    changed.notify_one();
+                }
+                Err(error) => warn!(%error, %kind, "Watch failed; last known objects keep serving, retrying"),
+            }
+        }
+    });
+    reader
+}
