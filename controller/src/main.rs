@@ -6,8 +6,18 @@ use shunt_controller::{
     cluster, demo, standalone, telemetry,
 };
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+fn main() -> std::process::ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            // `{:#}` prints the whole cause chain on one line, without a backtrace.
+            eprintln!("shunt: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     let (log, threads) = match &cli.command {
         Command::Serve(args) => (args.log.log_format, args.proxy.threads),
         Command::Demo(args) => (args.log.log_format, args.proxy.threads),
