@@ -91,8 +91,8 @@ impl Proxy {
     /// Answers one request; failures become short plain-text responses.
     pub async fn serve(&self, req: Request<Incoming>, conn: ConnInfo) -> Response<ResponseBody> {
         let started = Instant::now();
-        let method = req.method().clone();
-        let uri = req.uri().clone();
+        // Kept only for the access log line.
+        let logged = self.0.options.access_log.then(|| (req.method().clone(), req.uri().clone()));
         let mut outcome = Outcome::default();
         let response = match self.forward(req, conn, &mut outcome).await {
             Ok(response) => response,
@@ -109,7 +109,7 @@ impl Proxy {
             Some(route) => route.stats.record(status),
             None => self.0.metrics.unmatched().record(status),
         }
-        if self.0.options.access_log {
+        if let Some((method, uri)) = logged {
             let host = outcome.host.as_ref().and_then(|h| h.to_str().ok()).unwrap_or("");
             info!(
                 target: "shunt::access",
@@ -168,7 +168,7 @@ impl Proxy {
             headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
             headers.insert(header::UPGRADE, protocol.clone());
         }
-        outcome.request_id = request_id(&headers).and_then(|id| HeaderValue::from_str(id).ok());
+        outcome.request_id = request_id(&headers).cloned();
         let path_and_query = parts.uri.path_and_query().cloned().unwrap_or_else(|| PathAndQuery::from_static("/"));
         let version = match upstream.protocol {
             UpstreamProtocol::Http1 => Version::HTTP_11,

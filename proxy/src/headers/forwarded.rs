@@ -97,8 +97,8 @@ pub fn set_forwarded(headers: &mut HeaderMap, ctx: &ForwardedContext<'_>, truste
 }
 
 /// The request's id, for access logs.
-pub fn request_id(headers: &HeaderMap) -> Option<&str> {
-    headers.get(&X_REQUEST_ID).and_then(|v| v.to_str().ok())
+pub fn request_id(headers: &HeaderMap) -> Option<&HeaderValue> {
+    headers.get(&X_REQUEST_ID)
 }
 
 fn insert(headers: &mut HeaderMap, name: &HeaderName, value: &str) {
@@ -129,8 +129,13 @@ fn port_of(host: &str) -> Option<&str> {
 
 /// 128 random bits as 32 hex digits.
 fn new_request_id() -> HeaderValue {
-    let id = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
-    HeaderValue::from_str(&id).expect("hex digits are a valid header value")
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bits = fastrand::u128(..);
+    let mut id = [0u8; 32];
+    for (i, digit) in id.iter_mut().enumerate() {
+        *digit = HEX[((bits >> (4 * i)) & 0xf) as usize];
+    }
+    HeaderValue::from_bytes(&id).expect("hex digits are a valid header value")
 }
 
 /// Keep the `Host` header a backend sees the caller's, even when the caller spoke HTTP/2.
