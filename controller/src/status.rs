@@ -1,4 +1,4 @@
-//! The only writes to Ingress objects: `status.loadBalancer.ingress`, by the leader, for
+//! The only writes to Ingress objects: `status.loadBalancer.ingress` (PUT to `/status`), by the leader, for
 //! Ingresses of our own classes (never shadow or foreign ones), and only when it differs. An
 //! Ingress that leaves our class loses the address we wrote, and nothing else.
 
@@ -8,11 +8,7 @@ use k8s_openapi::api::{
     core::v1::Service,
     networking::v1::{Ingress, IngressLoadBalancerIngress},
 };
-use kube::{
-    Api, Client, ResourceExt,
-    api::{Patch, PatchParams},
-};
-use serde_json::json;
+use kube::{Api, Client, ResourceExt, api::PostParams};
 use tracing::{debug, info, warn};
 
 use crate::compile::ServedIngress;
@@ -79,8 +75,13 @@ impl StatusWriter {
             let owned = served.iter().any(|s| !s.shadow && s.namespace == namespace && s.name == name);
             let Some(next) = plan(&ingress, owned, &desired) else { continue };
             let api = Api::<Ingress>::namespaced(self.client.clone(), &namespace);
-            let patch = json!({ "status": { "loadBalancer": { "ingress": if next.is_empty() { None } else { Some(&next) } } } });
-            match api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+            // A replace carries the resourceVersion we read: a concurrent change makes it fail
+            // (409) instead of being overwritten, and the next sync retries from fresh state.
+            let mut updated = (*ingress).clone();
+            let status = updated.status.get_or_insert_with(Default::default);
+            status.load_balancer.get_or_insert_with(Default::default).ingress =
+                if next.is_empty() { None } else { Some(next.clone()) };
+            match api.replace_status(&name, &PostParams::default(), &updated).await {
                 Ok(_) if next.is_empty() => {
                     info!(ingress = %format!("{namespace}/{name}"), "Cleared status of an Ingress we no longer serve");
                     report.cleared += 1;
