@@ -125,6 +125,12 @@ pub fn mk_service(namespace: &str, name: &str, ports: &[(&str, i32)]) -> Service
     }
 }
 
+/// The first port of a Service built by [`mk_service`].
+pub fn first_port(service: &mut Service) -> &mut ServicePort {
+    let ports = service.spec.as_mut().and_then(|spec| spec.ports.as_mut());
+    ports.and_then(|ports| ports.first_mut()).expect("mk_service was given a port")
+}
+
 /// An EndpointSlice of `service` with ports `(name, port)` (empty name: unnamed). The address
 /// type follows the first endpoint (`:` means IPv6).
 pub fn mk_slice(

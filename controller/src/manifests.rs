@@ -34,6 +34,7 @@ mod tests;
 
 /// One object from a manifest.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant, reason = "every kind but Skipped is a few hundred bytes; boxing would only add allocations")]
 pub enum Object {
     Ingress(Ingress),
     IngressClass(IngressClass),
@@ -76,8 +77,9 @@ pub enum ManifestError {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DocumentError {
+    /// Boxed: the parser's error is large and errors travel by value.
     #[error("{0}")]
-    Yaml(#[source] serde_saphyr::Error),
+    Yaml(#[source] Box<serde_saphyr::Error>),
     #[error("expected an object with apiVersion and kind, found {0}")]
     NotAnObject(&'static str),
     #[error("missing {0}")]
@@ -143,7 +145,7 @@ pub fn parse_documents(text: &str, origin: &Path) -> Result<Vec<Object>, Manifes
     let options = serde_saphyr::options! { with_snippet: false };
     let documents: Vec<Value> = serde_saphyr::from_multiple_with_options(text, options).map_err(|yaml| {
         let document = yaml.location().map_or(0, |at| document_at_line(text, at.line()));
-        error(document, None, DocumentError::Yaml(yaml))
+        error(document, None, DocumentError::Yaml(Box::new(yaml)))
     })?;
     let mut objects = Vec::new();
     for (index, document) in documents.into_iter().enumerate() {

@@ -92,8 +92,8 @@ impl Walk<'_, '_> {
             Ok(()) => self.check_endpoints(&resolved, place),
             Err(holder) => {
                 let kind = match kind {
-                    PathKind::Exact => "Exact",
-                    PathKind::Prefix => "Prefix",
+                    PathKind::Exact => "exact",
+                    PathKind::Prefix => "prefix",
                 };
                 let message = format!("{kind} {place} is already routed by {}", holder_name(&holder, &self.source));
                 self.report(Reason::Conflict, message);

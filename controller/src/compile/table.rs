@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, btree_map::Entry};
 
-use shunt_proxy::routes::spec::{BackendId, HostMatch, PathKind, PathSpec, TableSpec, VirtualHostSpec};
+use shunt_proxy::routes::spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, VirtualHostSpec};
 
 use super::backend::Resolved;
 
@@ -14,7 +14,7 @@ pub struct TableBuilder {
     /// Keyed in output order: host, then path, then kind.
     paths: BTreeMap<(HostMatch, String, PathKind), Claim>,
     default_backend: Option<Claim>,
-    backends: BTreeMap<BackendId, shunt_proxy::routes::spec::BackendSpec>,
+    backends: BTreeMap<BackendId, BackendSpec>,
 }
 
 /// Who holds a slot and where it sends requests.
@@ -57,9 +57,7 @@ impl TableBuilder {
     }
 
     fn add_backend(&mut self, backend: &Resolved) {
-        if !self.backends.contains_key(&backend.id) {
-            self.backends.insert(backend.id.clone(), backend.spec.clone());
-        }
+        self.backends.entry(backend.id.clone()).or_insert_with(|| backend.spec.clone());
     }
 
     pub fn finish(self) -> TableSpec {

@@ -150,24 +150,23 @@ fn a_slice_without_the_services_port_contributes_nothing() {
 }
 
 #[test]
-fn h2c_and_grpc_app_protocols_on_the_service_port_mean_h2c() {
-    for protocol in ["kubernetes.io/h2c", "h2c", "grpc", "GRPC", "Kubernetes.io/H2C"] {
-        let mut service = mk_service("shop", "svc", &[("grpc", 50051)]);
-        service.spec.as_mut().and_then(|s| s.ports.as_mut()).expect("fixture has ports")[0].app_protocol =
-            Some(protocol.into());
-        let slice = mk_slice("shop", "svc-a", "svc", &[("grpc", 50051)], vec![mk_ready("10.0.0.1")]);
-        assert_eq!(backend_of(50051, vec![service], vec![slice]).1, h2c(&["10.0.0.1:50051"]), "{protocol}");
-    }
-}
-
-#[test]
-fn other_app_protocols_mean_http1() {
-    for protocol in ["http", "kubernetes.io/ws", "https"] {
-        let mut service = mk_service("shop", "svc", &[("web", 80)]);
-        service.spec.as_mut().and_then(|s| s.ports.as_mut()).expect("fixture has ports")[0].app_protocol =
-            Some(protocol.into());
-        let slice = mk_slice("shop", "svc-a", "svc", &[("web", 80)], vec![mk_ready("10.0.0.1")]);
-        assert_eq!(backend_of(80, vec![service], vec![slice]).1, pods(&["10.0.0.1:80"]), "{protocol}");
+fn h2c_and_grpc_app_protocols_on_the_service_port_mean_h2c_and_others_http1() {
+    let cases = [
+        ("kubernetes.io/h2c", UpstreamProtocol::H2c),
+        ("h2c", UpstreamProtocol::H2c),
+        ("grpc", UpstreamProtocol::H2c),
+        ("GRPC", UpstreamProtocol::H2c),
+        ("Kubernetes.io/H2C", UpstreamProtocol::H2c),
+        ("http", UpstreamProtocol::Http1),
+        ("kubernetes.io/ws", UpstreamProtocol::Http1),
+        ("https", UpstreamProtocol::Http1),
+    ];
+    for (app_protocol, protocol) in cases {
+        let mut service = mk_service("shop", "svc", &[("app", 50051)]);
+        first_port(&mut service).app_protocol = Some(app_protocol.into());
+        let slice = mk_slice("shop", "svc-a", "svc", &[("app", 50051)], vec![mk_ready("10.0.0.1")]);
+        let expected = BackendSpec { protocol, ..pods(&["10.0.0.1:50051"]) };
+        assert_eq!(backend_of(50051, vec![service], vec![slice]).1, expected, "{app_protocol}");
     }
 }
 
@@ -182,7 +181,7 @@ fn the_slice_ports_app_protocol_counts_when_the_service_port_has_none() {
 #[test]
 fn a_udp_service_port_with_the_number_does_not_match() {
     let mut service = mk_service("shop", "svc", &[("dns-udp", 53), ("dns-tcp", 53)]);
-    service.spec.as_mut().and_then(|s| s.ports.as_mut()).expect("fixture has ports")[0].protocol = Some("UDP".into());
+    first_port(&mut service).protocol = Some("UDP".into());
     let slice = mk_slice("shop", "svc-a", "svc", &[("dns-udp", 5353), ("dns-tcp", 5354)], vec![mk_ready("10.0.0.1")]);
     assert_eq!(backend_of(53, vec![service], vec![slice]).1, pods(&["10.0.0.1:5354"]));
 }

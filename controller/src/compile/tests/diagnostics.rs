@@ -269,13 +269,13 @@ fn a_repeated_path_in_one_ingress_is_a_conflict_and_the_first_wins() {
     assert_skipped(
         with_bad_path(mk_prefix("/", "api", "http")),
         Reason::Conflict,
-        r#"Prefix path "/" on host "shop.example.com" is already routed by an earlier path of this ingress"#,
+        r#"prefix path "/" on host "shop.example.com" is already routed by an earlier path of this ingress"#,
     );
     // Normalised paths collide too: "/" again, spelled "//".
     assert_skipped(
         with_bad_path(mk_path("//", "ImplementationSpecific", mk_backend("api", "http"))),
         Reason::Conflict,
-        r#"Prefix path "/" on host "shop.example.com" is already routed by an earlier path of this ingress"#,
+        r#"prefix path "/" on host "shop.example.com" is already routed by an earlier path of this ingress"#,
     );
 }
 

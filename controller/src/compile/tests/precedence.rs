@@ -11,7 +11,7 @@ fn claimant(namespace: &str, name: &str, service: &str) -> Ingress {
 const HOST: &str = "shop.example.com";
 
 fn conflict(namespace: &str, name: &str, winner: &str) -> Diagnostic {
-    let message = format!(r#"Prefix path "/" on host "shop.example.com" is already routed by ingress "{winner}""#);
+    let message = format!(r#"prefix path "/" on host "shop.example.com" is already routed by ingress "{winner}""#);
     Diagnostic::new(namespace, name, Reason::Conflict, message)
 }
 
