@@ -1,0 +1,126 @@
+"""The rendered RBAC grants exactly the rules of files/rbac-rules.yaml: nothing missing, nothing
+extra, each set in the right scope, for every variant."""
+
+from typing import Any
+
+import pytest
+
+from support import NAMESPACE, VARIANTS, Rendered, render, rules
+
+# A Kubernetes fact, not a chart choice: IngressClass is cluster-scoped, so no Role can grant it.
+CLUSTER_SCOPED = {("networking.k8s.io", "ingressclasses")}
+
+Grant = tuple[str, str, str, tuple[str, ...]]  # (apiGroup, resource, verb, resourceNames)
+
+
+def grants(rule_list: list[dict[str, Any]]) -> set[Grant]:
+    """Rules flattened to single permissions, so two spellings of one grant compare equal."""
+    return {
+        (group, resource, verb, tuple(rule.get("resourceNames", ())))
+        for rule in rule_list
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def file_grants(key: str, resource_names: tuple[str, ...] = ()) -> set[Grant]:
+    return {(g, r, v, resource_names) for g, r, v, _ in grants(rules()[key])}
+
+
+def cluster_scoped(gs: set[Grant]) -> set[Grant]:
+    return {g for g in gs if (g[0], g[1]) in CLUSTER_SCOPED}
+
+
+def roles_by_namespace(rendered: Rendered) -> dict[str, dict[str, set[Grant]]]:
+    """namespace -> Role name -> grants."""
+    out: dict[str, dict[str, set[Grant]]] = {}
+    for role in rendered.all("Role"):
+        out.setdefault(role["metadata"]["namespace"], {})[role["metadata"]["name"]] = grants(role["rules"])
+    return out
+
+
+def test_the_rules_file_has_the_three_sets_and_configmaps_only_for_coredns():
+    assert set(rules()) == {"cluster", "namespace", "coredns"}
+    assert grants(rules()["coredns"]) == {("", "configmaps", "get", ()), ("", "configmaps", "update", ())}
+    for key in ("cluster", "namespace"):
+        assert all(resource != "configmaps" for _, resource, _, _ in grants(rules()[key]))
+
+
+def test_default_grants_the_cluster_rules_cluster_wide_and_leases_in_the_release_namespace():
+    rendered = render("default")
+    (cluster_role,) = rendered.all("ClusterRole")
+    assert grants(cluster_role["rules"]) == file_grants("cluster")
+    assert roles_by_namespace(rendered) == {NAMESPACE: {"edge-shunt-leader": file_grants("namespace")}}
+
+
+def test_watch_namespaces_turns_the_cluster_rules_into_roles_plus_an_ingressclass_cluster_role():
+    rendered = render("namespaced")
+    (cluster_role,) = rendered.all("ClusterRole")
+    assert grants(cluster_role["rules"]) == cluster_scoped(file_grants("cluster")) != set()
+
+    namespaced = file_grants("cluster") - cluster_scoped(file_grants("cluster"))
+    roles = roles_by_namespace(rendered)
+    # The release namespace too: shunt reads its own Service there for --publish-service.
+    assert set(roles) == {"a", "b", NAMESPACE}
+    for namespace in ("a", "b"):
+        assert roles[namespace] == {"edge-shunt": namespaced}
+    assert roles[NAMESPACE] == {"edge-shunt": namespaced, "edge-shunt-leader": file_grants("namespace")}
+    # Together: every cluster rule, in some scope.
+    assert grants(cluster_role["rules"]) | roles["a"]["edge-shunt"] == file_grants("cluster")
+
+
+@pytest.mark.parametrize(
+    "values, namespace, configmap",
+    [
+        ({"coredns": {"manage": True}}, "kube-system", "coredns"),
+        ({"coredns": {"manage": True, "target": "corefile", "configMap": {"name": "coredns-tke"}}}, "kube-system", "coredns-tke"),
+        ({"coredns": {"manage": True, "target": "custom"}}, "kube-system", "coredns-custom"),
+        ({"coredns": {"manage": True, "target": "custom", "configMap": {"namespace": "dns", "name": "x"}}}, "dns", "x"),
+    ],
+    ids=["corefile", "corefile-named", "custom", "custom-elsewhere"],
+)
+def test_managed_coredns_may_get_and_update_only_its_configmap(values, namespace, configmap):
+    rendered = render(values)
+    roles = roles_by_namespace(rendered)
+    assert roles[namespace]["edge-shunt-coredns"] == file_grants("coredns", (configmap,))
+    # The binary is told the same ConfigMap the Role names.
+    assert rendered.flag("--coredns-configmap") == [f"{namespace}/{configmap}"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_grants_exactly_the_file_rules_and_configmaps_only_by_name(variant):
+    rendered = render(variant)
+    managed = VARIANTS[variant].get("coredns", {}).get("manage", False)
+    granted: set[Grant] = set()
+    for role in rendered.all("ClusterRole") + rendered.all("Role"):
+        granted |= grants(role["rules"])
+    for role in rendered.all("Role"):
+        assert cluster_scoped(grants(role["rules"])) == set(), f"Role {role['metadata']['name']} grants a cluster-scoped resource"
+    configmaps = {g for g in granted if g[1] == "configmaps"}
+    expected = file_grants("cluster") | file_grants("namespace")
+    if managed:
+        (name,) = {names for _, _, _, names in configmaps}
+        assert len(name) == 1, "configmaps access must name exactly one ConfigMap"
+        expected |= file_grants("coredns", name)
+    else:
+        assert configmaps == set()
+    assert granted == expected
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_binding_binds_a_rendered_role_to_the_pods_service_account(variant):
+    rendered = render(variant)
+    account = rendered.pod["spec"]["serviceAccountName"]
+    roles = {("ClusterRole", None, r["metadata"]["name"]) for r in rendered.all("ClusterRole")}
+    roles |= {("Role", r["metadata"]["namespace"], r["metadata"]["name"]) for r in rendered.all("Role")}
+    bound = set()
+    for binding in rendered.all("ClusterRoleBinding") + rendered.all("RoleBinding"):
+        ref = binding["roleRef"]
+        namespace = binding["metadata"].get("namespace") if ref["kind"] == "Role" else None
+        assert (ref["kind"], namespace, ref["name"]) in roles, binding["metadata"]
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}]
+        bound.add((ref["kind"], namespace, ref["name"]))
+    assert bound == roles, "every Role is bound"
+    if VARIANTS[variant].get("serviceAccount", {}).get("create", True):
+        assert rendered.one("ServiceAccount")["metadata"]["name"] == account
