@@ -18,6 +18,10 @@ use k8s_openapi::{
 use shunt_controller::compile::{ClusterState, CompileOptions, compile};
 use shunt_proxy::{metrics::ProxyMetrics, publish::RoutePublisher};
 
+// The same allocator as the `shunt` binary, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const INGRESSES: usize = 10_000;
 const ENDPOINTS_PER_SERVICE: usize = 5;
 

@@ -141,7 +141,7 @@ async fn leader_writes(
     mut leader: watch::Receiver<bool>,
     mut outcomes: watch::Receiver<Option<CompileOutcome>>,
 ) {
-    let status = address.map(|address| StatusWriter::new(client.clone(), address));
+    let mut status = address.map(|address| StatusWriter::new(client.clone(), address));
     let mut events = EventReporter::new(client, Some(identity));
     loop {
         tokio::select! {
@@ -153,7 +153,7 @@ async fn leader_writes(
         }
         let Some(outcome) = outcomes.borrow_and_update().clone() else { continue };
         let ingresses: Vec<Arc<Ingress>> = stores.ingresses().collect();
-        if let Some(status) = &status {
+        if let Some(status) = &mut status {
             let report = status.sync(ingresses.iter().cloned(), &outcome.served).await;
             if report != Default::default() {
                 info!(written = report.written, cleared = report.cleared, failed = report.failed, "Status synced");

@@ -6,17 +6,24 @@ use std::{
     time::{Duration, Instant},
 };
 
-use k8s_openapi::api::{core::v1::ObjectReference, networking::v1::Ingress};
+use k8s_openapi::{
+    api::{core::v1::ObjectReference, events::v1::Event, networking::v1::Ingress},
+    apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
+    jiff::Timestamp,
+};
 use kube::{
-    Client, Resource, ResourceExt,
-    runtime::events::{Event, EventType, Recorder, Reporter},
+    Api, Client, Resource, ResourceExt,
+    api::PostParams,
 };
 use tracing::warn;
 
 use crate::compile::Diagnostic;
 
+/// Events are created, never patched: kube's `Recorder` folds a repeat into a series keyed
+/// without the message, which would publish a changed message under the old note.
 pub struct EventReporter {
-    recorder: Recorder,
+    client: Client,
+    instance: String,
     sent: HashMap<(String, String, &'static str, String), Instant>,
     repeat_after: Duration,
     per_round: usize,
@@ -24,9 +31,9 @@ pub struct EventReporter {
 
 impl EventReporter {
     pub fn new(client: Client, instance: Option<String>) -> Self {
-        let reporter = Reporter { controller: "shunt".into(), instance };
         EventReporter {
-            recorder: Recorder::new(client, reporter),
+            client,
+            instance: instance.unwrap_or_else(|| "shunt".to_string()),
             sent: HashMap::new(),
             repeat_after: Duration::from_secs(600),
             per_round: 20,
@@ -55,19 +62,37 @@ impl EventReporter {
                 uid: uid_of(&diagnostic.namespace, &diagnostic.name),
                 ..Default::default()
             };
-            let event = Event {
-                type_: EventType::Warning,
-                reason: diagnostic.reason.as_str().to_string(),
-                note: Some(truncate(&diagnostic.message, 1000)),
-                action: "Route".into(),
-                secondary: None,
-            };
-            match self.recorder.publish(&event, &reference).await {
-                Ok(()) => {
+            let event = self.event(diagnostic, reference);
+            let api: Api<Event> = Api::namespaced(self.client.clone(), &diagnostic.namespace);
+            match api.create(&PostParams::default(), &event).await {
+                Ok(_) => {
                     self.sent.insert(key, now);
                 }
                 Err(error) => warn!(%error, ingress = %format!("{}/{}", diagnostic.namespace, diagnostic.name), "Event not recorded"),
             }
+        }
+    }
+}
+
+impl EventReporter {
+    fn event(&self, diagnostic: &Diagnostic, regarding: ObjectReference) -> Event {
+        let now = Timestamp::now();
+        Event {
+            metadata: ObjectMeta {
+                // The kubectl convention: object name, then a unique hex suffix.
+                name: Some(format!("{}.{:x}", diagnostic.name, now.as_nanosecond())),
+                namespace: Some(diagnostic.namespace.clone()),
+                ..Default::default()
+            },
+            event_time: Some(MicroTime(now)),
+            type_: Some("Warning".into()),
+            reason: Some(diagnostic.reason.as_str().to_string()),
+            note: Some(truncate(&diagnostic.message, 1000)),
+            action: Some("Route".into()),
+            regarding: Some(regarding),
+            reporting_controller: Some("shunt".into()),
+            reporting_instance: Some(self.instance.clone()),
+            ..Default::default()
         }
     }
 }
@@ -89,3 +114,5 @@ fn truncate(message: &str, max: usize) -> String {
     }
     format!("{}...", &message[..end])
 }
+#[cfg(test)]
+mod tests;

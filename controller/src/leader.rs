@@ -139,3 +139,5 @@ fn is_expired(spec: &LeaseSpec, now: Timestamp) -> bool {
     let duration = SignedDuration::from_secs(i64::from(spec.lease_duration_seconds.unwrap_or(15)));
     renewed.0.checked_add(duration).is_ok_and(|expiry| expiry < now)
 }
+#[cfg(test)]
+mod tests;

@@ -2,7 +2,7 @@
 //! Ingresses of our own classes (never shadow or foreign ones), and only when it differs. An
 //! Ingress that leaves our class loses the address we wrote, and nothing else.
 
-use std::{net::IpAddr, sync::Arc};
+use std::{collections::HashMap, net::IpAddr, sync::Arc};
 
 use k8s_openapi::api::{
     core::v1::Service,
@@ -27,6 +27,10 @@ pub enum PublishAddress {
 pub struct StatusWriter {
     client: Client,
     address: PublishAddress,
+    /// Our last successful write per Ingress, keyed by the resourceVersion it was made from.
+    /// Until the watch delivers the written object, the store still holds that version, and
+    /// writing from it again would only earn a 409.
+    in_flight: HashMap<(String, String), (String, Vec<IngressLoadBalancerIngress>)>,
 }
 
 /// What one sync did.
@@ -39,7 +43,7 @@ pub struct SyncReport {
 
 impl StatusWriter {
     pub fn new(client: Client, address: PublishAddress) -> Self {
-        StatusWriter { client, address }
+        StatusWriter { client, address, in_flight: HashMap::new() }
     }
 
     /// The status entries we publish, resolved now (a Service's ClusterIP may change).
@@ -59,7 +63,7 @@ impl StatusWriter {
     }
 
     /// Brings every Ingress's status in line with what we serve.
-    pub async fn sync(&self, ingresses: impl Iterator<Item = Arc<Ingress>>, served: &[ServedIngress]) -> SyncReport {
+    pub async fn sync(&mut self, ingresses: impl Iterator<Item = Arc<Ingress>>, served: &[ServedIngress]) -> SyncReport {
         let mut report = SyncReport::default();
         let desired = match self.desired().await {
             Ok(desired) => desired,
@@ -69,11 +73,22 @@ impl StatusWriter {
                 return report;
             }
         };
+        let mut seen = HashMap::with_capacity(self.in_flight.len());
         for ingress in ingresses {
             let namespace = ingress.namespace().unwrap_or_default();
             let name = ingress.name_any();
+            let key = (namespace.clone(), name.clone());
+            let read_version = ingress.resource_version().unwrap_or_default();
+            if let Some((version, written)) = self.in_flight.remove(&key) {
+                if version == read_version {
+                    seen.insert(key.clone(), (version, written));
+                }
+            }
             let owned = served.iter().any(|s| !s.shadow && s.namespace == namespace && s.name == name);
             let Some(next) = plan(&ingress, owned, &desired) else { continue };
+            if seen.get(&key).is_some_and(|(_, written)| *written == next) {
+                continue;
+            }
             let api = Api::<Ingress>::namespaced(self.client.clone(), &namespace);
             // A replace carries the resourceVersion we read: a concurrent change makes it fail
             // (409) instead of being overwritten, and the next sync retries from fresh state.
@@ -85,10 +100,12 @@ impl StatusWriter {
                 Ok(_) if next.is_empty() => {
                     info!(ingress = %format!("{namespace}/{name}"), "Cleared status of an Ingress we no longer serve");
                     report.cleared += 1;
+                    seen.insert(key, (read_version, next));
                 }
                 Ok(_) => {
                     debug!(ingress = %format!("{namespace}/{name}"), "Wrote status");
                     report.written += 1;
+                    seen.insert(key, (read_version, next));
                 }
                 Err(error) => {
                     warn!(%error, ingress = %format!("{namespace}/{name}"), "Status write failed");
@@ -96,6 +113,7 @@ impl StatusWriter {
                 }
             }
         }
+        self.in_flight = seen;
         report
     }
 }
@@ -123,3 +141,5 @@ fn entry(address: &str) -> IngressLoadBalancerIngress {
         IngressLoadBalancerIngress { hostname: Some(address.to_string()), ..Default::default() }
     }
 }
+#[cfg(test)]
+mod tests;

@@ -161,6 +161,7 @@ impl Proxy {
         let method = parts.method;
         let mut headers = parts.headers;
         strip_hop_by_hop(&mut headers);
+        let accepts_trailers = headers.contains_key(header::TE);
         let scheme = if conn.tls { "https" } else { "http" };
         set_forwarded(&mut headers, &ForwardedContext { peer: conn.peer.ip(), scheme, host: host_str }, &inner.options.trusted_proxies);
         headers.insert(header::HOST, host.clone());
@@ -217,7 +218,7 @@ impl Proxy {
                 }
                 Ok(Ok(response)) => {
                     upstream.stats.latency.observe(sent.elapsed().as_secs_f64());
-                    return Ok(respond(response, guard, client_upgrade));
+                    return Ok(respond(response, guard, client_upgrade, accepts_trailers));
                 }
                 Ok(Err(error)) => error,
             };
@@ -253,7 +254,14 @@ impl Proxy {
 
 /// Turns the upstream's answer into ours: tunnels an accepted upgrade, otherwise strips
 /// hop-by-hop headers and streams the body, holding the endpoint's in-flight count until done.
-fn respond(mut response: Response<Incoming>, guard: EndpointGuard, client_upgrade: Option<OnUpgrade>) -> Response<ResponseBody> {
+/// `Trailer` stays for a client that sent `TE: trailers`: hyper only writes HTTP/1.1 trailer
+/// fields the response declared.
+fn respond(
+    mut response: Response<Incoming>,
+    guard: EndpointGuard,
+    client_upgrade: Option<OnUpgrade>,
+    accepts_trailers: bool,
+) -> Response<ResponseBody> {
     if response.status() == StatusCode::SWITCHING_PROTOCOLS
         && let Some(client_upgrade) = client_upgrade {
             let upstream_upgrade = hyper::upgrade::on(&mut response);
@@ -261,7 +269,15 @@ fn respond(mut response: Response<Incoming>, guard: EndpointGuard, client_upgrad
             let (parts, _) = response.into_parts();
             return Response::from_parts(parts, ResponseBody::empty());
         }
+    let declared: Vec<HeaderValue> = if accepts_trailers {
+        response.headers().get_all(header::TRAILER).iter().cloned().collect()
+    } else {
+        Vec::new()
+    };
     strip_hop_by_hop(response.headers_mut());
+    for value in declared {
+        response.headers_mut().append(header::TRAILER, value);
+    }
     response.map(|body| ResponseBody::Upstream { body, _guard: Some(guard) })
 }
 

@@ -16,7 +16,7 @@ use std::{
 use arc_swap::{ArcSwap, Guard};
 
 use crate::{
-    metrics::ProxyMetrics,
+    metrics::{ProxyMetrics, RouteStats},
     routes::{
         BuildWarning, RouteTable,
         spec::{BackendSpec, TableSpec},
@@ -38,6 +38,9 @@ pub struct RoutePublisher {
     metrics: ProxyMetrics,
     /// The live table's backends, for reuse by the next build.
     upstreams: HashMap<String, (BackendSpec, Arc<Upstream>)>,
+    /// The live table's per-route counters, keyed by (route, source): label lookups are the
+    /// slow part of a build, and most routes survive a publish.
+    route_stats: HashMap<(String, String), RouteStats>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -69,7 +72,7 @@ impl RoutePublisher {
         let current = Arc::new(ArcSwap::from_pointee(RouteTable::empty()));
         let ready = Arc::new(AtomicBool::new(false));
         let reader = RouteReader { current: current.clone(), ready: ready.clone() };
-        (RoutePublisher { current, ready, metrics, upstreams: HashMap::new() }, reader)
+        (RoutePublisher { current, ready, metrics, upstreams: HashMap::new(), route_stats: HashMap::new() }, reader)
     }
 
     /// Builds and swaps in a table for `spec`, unless it equals the live one.
@@ -86,6 +89,7 @@ impl RoutePublisher {
             .collect();
         let spec = Arc::new(spec);
         let mut next_upstreams = HashMap::with_capacity(spec.backends.len());
+        let mut next_route_stats = HashMap::with_capacity(self.route_stats.len());
         let (table, warnings) = RouteTable::build(
             spec.clone(),
             |id| {
@@ -107,12 +111,23 @@ impl RoutePublisher {
                 next_upstreams.insert(id.clone(), (backend, upstream.clone()));
                 upstream
             },
-            |route, source| self.metrics.route_stats(route, source),
+            |route, source| {
+                let key = (route.to_string(), source.to_string());
+                let stats = match self.route_stats.get(&key) {
+                    Some(stats) => stats.clone(),
+                    None => self.metrics.route_stats(route, source),
+                };
+                next_route_stats.insert(key, stats.clone());
+                stats
+            },
         );
-        self.metrics.set_endpoints(
-            self.upstreams.keys().map(String::as_str),
-            next_upstreams.iter().map(|(id, (_, upstream))| (id.as_str(), upstream.endpoints.len())),
-        );
+        self.route_stats = next_route_stats;
+        let gone = self.upstreams.keys().filter(|id| !next_upstreams.contains_key(*id)).map(String::as_str);
+        let changed = next_upstreams
+            .iter()
+            .filter(|(id, (spec, _))| self.upstreams.get(*id).is_none_or(|(previous, _)| previous.endpoints.len() != spec.endpoints.len()))
+            .map(|(id, (_, upstream))| (id.as_str(), upstream.endpoints.len()));
+        self.metrics.set_endpoints(gone, changed);
         self.upstreams = next_upstreams;
         self.current.store(Arc::new(table));
         self.ready.store(true, Ordering::Release);

@@ -1,0 +1,131 @@
+//! The chart's RBAC rules (`deploy/helm/shunt/files/rbac-rules.yaml`) against every request
+//! `shunt run` really makes: a request they do not allow would be a 403 in a real cluster.
+
+use std::time::Duration;
+
+use http::Method;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::support::{Cluster, OURS, Recorded, eventually, host, mk_ingress};
+
+const RULES: &str = include_str!("../../deploy/helm/shunt/files/rbac-rules.yaml");
+/// The namespace `--pod-namespace` gives every replica in these tests: where the Lease lives.
+const RELEASE_NAMESPACE: &str = "shunt-system";
+/// A leader renews its Lease every 5 s.
+const RENEWAL: Duration = Duration::from_secs(8);
+
+#[derive(Debug, Deserialize)]
+struct Rules {
+    /// Granted in every namespace (a ClusterRole).
+    cluster: Vec<Rule>,
+    /// Granted in the release namespace only (a Role).
+    namespace: Vec<Rule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule {
+    api_groups: Vec<String>,
+    resources: Vec<String>,
+    verbs: Vec<String>,
+}
+
+/// What RBAC sees in a request: API group, resource (with `/subresource`), verb, namespace.
+#[derive(Debug, PartialEq, Eq)]
+struct Access {
+    group: String,
+    resource: String,
+    verb: &'static str,
+    namespace: Option<String>,
+}
+
+impl Access {
+    fn of(request: &Recorded) -> Access {
+        let segments: Vec<&str> = request.path.trim_start_matches('/').split('/').collect();
+        let (group, rest) = match segments.as_slice() {
+            ["api", _version, rest @ ..] => ("", rest),
+            ["apis", group, _version, rest @ ..] => (*group, rest),
+            _ => panic!("not an API path: {}", request.path),
+        };
+        let (namespace, rest) = match rest {
+            ["namespaces", namespace, rest @ ..] if !rest.is_empty() => (Some(namespace.to_string()), rest),
+            _ => (None, rest),
+        };
+        let (resource, named) = match rest {
+            [plural] => (plural.to_string(), false),
+            [plural, _name] => (plural.to_string(), true),
+            [plural, _name, sub] => (format!("{plural}/{sub}"), true),
+            _ => panic!("not a resource path: {}", request.path),
+        };
+        let verb = match (&request.method, named) {
+            (&Method::GET, true) => "get",
+            (&Method::GET, false) if request.is_watch() => "watch",
+            (&Method::GET, false) => "list",
+            (&Method::POST, _) => "create",
+            (&Method::PUT, _) => "update",
+            (&Method::PATCH, _) => "patch",
+            (&Method::DELETE, _) => "delete",
+            (method, _) => panic!("unexpected method {method}"),
+        };
+        Access {
+            group: group.to_string(),
+            resource,
+            verb,
+            namespace,
+        }
+    }
+}
+
+impl Rule {
+    fn allows(&self, access: &Access) -> bool {
+        self.api_groups.contains(&access.group)
+            && self.resources.contains(&access.resource)
+            && self.verbs.iter().any(|v| v == access.verb)
+    }
+}
+
+#[tokio::test]
+async fn every_request_shunt_run_makes_is_allowed_by_the_chart_rbac_rules() {
+    let rules: Rules = serde_saphyr::from_str(RULES).expect("rbac-rules.yaml parses");
+    let cluster = Cluster::start(&["web"]).await;
+    let api = &cluster.api;
+    let mut service = crate::support::mk_service(RELEASE_NAMESPACE, "shunt");
+    service["spec"]["clusterIPs"] = json!(["10.96.0.20"]);
+    api.apply(service);
+    api.apply(mk_ingress("shop", "broken", OURS, &host("broken"), "missing"));
+    let _shunt = cluster
+        .shunt("shunt-0", &["--publish-service", "shunt-system/shunt"])
+        .await;
+
+    // Wait until it has done each kind of thing once: listed, watched, led (created and renewed
+    // its Lease), read its Service, written status and an Event.
+    eventually("a Lease renewal, a status write and an Event", RENEWAL, async || {
+        let requests = api.requests();
+        let did = |verb: &str, resource: &str| {
+            requests
+                .iter()
+                .any(|r| r.ok() && Access::of(r).verb == verb && Access::of(r).resource == resource)
+        };
+        let all = did("update", "leases")
+            && did("update", "ingresses/status")
+            && did("create", "events")
+            && did("get", "services");
+        all.then_some(())
+    })
+    .await;
+
+    let requests = api.requests();
+    let refused: Vec<String> = requests
+        .iter()
+        .map(|request| (request, Access::of(request)))
+        .filter(|(_, access)| {
+            let cluster_wide = rules.cluster.iter().any(|rule| rule.allows(access));
+            let in_release = access.namespace.as_deref() == Some(RELEASE_NAMESPACE)
+                && rules.namespace.iter().any(|rule| rule.allows(access));
+            !cluster_wide && !in_release
+        })
+        .map(|(request, access)| format!("{} {}?{} ({access:?})", request.method, request.path, request.query))
+        .collect();
+    assert!(refused.is_empty(), "RBAC would refuse:\n{}", refused.join("\n"));
+}

@@ -1,0 +1,139 @@
+//! The admin listener: `/healthz`, `/readyz`, `/routes` (the live table as JSON) and `/metrics`.
+
+use http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// `shop/shop` on `shop.example.com` (`/` and `/health` to `web`, `/api` to the h2c `api` by port
+/// name, `/empty` to a Service without endpoints, `/missing` to no Service) with `web` as default
+/// backend, and `shop/blog` on `*.blog.example.com`.
+struct Shop {
+    web: [Backend; 2],
+    api_port: RefusingPort,
+    _manifests: Manifests,
+    shunt: Shunt,
+}
+
+impl Shop {
+    async fn serve() -> Shop {
+        let web = [Backend::start("web1").await, Backend::start("web2").await];
+        let api_port = RefusingPort::new();
+        let shop = mk_ingress("shop", "shop")
+            .rule(
+                "shop.example.com",
+                [
+                    mk_path("/", "Prefix", "web", 80),
+                    mk_path("/api", "Prefix", "api", "http"),
+                    mk_path("/health", "Exact", "web", 80),
+                    mk_path("/empty", "Prefix", "empty", 80),
+                    mk_path("/missing", "Prefix", "missing", 80),
+                ],
+            )
+            .default_backend("web", 80);
+        let blog = mk_ingress("shop", "blog").rule("*.blog.example.com", [mk_path("/", "Prefix", "web", 80)]);
+        let services = vec![
+            mk_backend_service("shop", "web", None, &[&web[0], &web[1]]),
+            mk_service_on_ports("shop", "api", Some("kubernetes.io/h2c"), &[api_port.port()]),
+            mk_service_on_ports("shop", "empty", None, &[]),
+        ];
+        let (manifests, shunt) = serve(&[&shop, &blog, &services], &[]).await;
+        Shop { web, api_port, _manifests: manifests, shunt }
+    }
+}
+
+/// Hosts, paths and endpoints in a fixed order, so tables compare regardless of how shunt sorts.
+fn normalized(mut routes: Value) -> Value {
+    let by = |key: &'static str| move |a: &Value, b: &Value| a[key].to_string().cmp(&b[key].to_string());
+    if let Some(hosts) = routes["hosts"].as_array_mut() {
+        hosts.sort_by(by("host"));
+        for host in hosts {
+            host["paths"].as_array_mut().into_iter().for_each(|paths| paths.sort_by(by("path")));
+        }
+    }
+    if let Some(backends) = routes["backends"].as_object_mut() {
+        for backend in backends.values_mut() {
+            backend["endpoints"].as_array_mut().into_iter().for_each(|e| e.sort_by_key(Value::to_string));
+        }
+    }
+    routes
+}
+
+#[tokio::test]
+async fn health_and_readiness_answer_200() {
+    let shop = Shop::serve().await;
+    let healthz = shop.shunt.admin("/healthz").await;
+    assert_eq!(healthz.status, StatusCode::OK, "{}", healthz.text());
+    let readyz = shop.shunt.admin("/readyz").await;
+    assert_eq!(readyz.status, StatusCode::OK, "{}", readyz.text());
+}
+
+#[tokio::test]
+async fn routes_json_reflects_the_table() {
+    let shop = Shop::serve().await;
+    let path = |path: &str, kind: &str, backend: &str, source: &str| json!({"path": path, "kind": kind, "backend": backend, "source": source});
+    let expected = json!({
+        "hosts": [
+            {"host": "shop.example.com", "paths": [
+                path("/", "Prefix", "shop/web:80", "shop/shop"),
+                path("/api", "Prefix", "shop/api:http", "shop/shop"),
+                path("/health", "Exact", "shop/web:80", "shop/shop"),
+                path("/empty", "Prefix", "shop/empty:80", "shop/shop"),
+            ]},
+            {"host": "*.blog.example.com", "paths": [path("/", "Prefix", "shop/web:80", "shop/blog")]},
+        ],
+        "default_backend": "shop/web:80",
+        "backends": {
+            "shop/api:http": {"protocol": "h2c", "endpoints": [format!("127.0.0.1:{}", shop.api_port.port())]},
+            "shop/empty:80": {"protocol": "http1", "endpoints": []},
+            "shop/web:80": {"protocol": "http1", "endpoints": [
+                format!("127.0.0.1:{}", shop.web[0].port()),
+                format!("127.0.0.1:{}", shop.web[1].port()),
+            ]},
+        },
+    });
+    assert_eq!(normalized(shop.shunt.routes().await), normalized(expected));
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_and_status_class() {
+    let shop = Shop::serve().await;
+    for _ in 0..3 {
+        assert_eq!(shop.shunt.get("shop.example.com", "/cart").await.status, StatusCode::OK);
+    }
+    assert_eq!(shop.shunt.get("shop.example.com", "/empty").await.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(shop.shunt.get("www.blog.example.com", "/").await.status, StatusCode::OK);
+
+    let metrics = shop.shunt.metrics().await;
+    let requests = |route: &str, ingress: &str, code: &str| {
+        sample(&metrics, "shunt_requests_total", &[("route", route), ("ingress", ingress), ("code", code)])
+    };
+    assert_eq!(requests("shop.example.com/", "shop/shop", "2xx"), Some(3.0), "{metrics}");
+    assert_eq!(requests("shop.example.com/empty", "shop/shop", "5xx"), Some(1.0), "{metrics}");
+    assert_eq!(requests("*.blog.example.com/", "shop/blog", "2xx"), Some(1.0), "{metrics}");
+    assert_eq!(requests("shop.example.com/health", "shop/shop", "2xx").unwrap_or(0.0), 0.0, "{metrics}");
+}
+
+#[tokio::test]
+async fn requests_no_route_matches_are_counted_apart() {
+    let (_manifests, shunt) = serve(&[&mk_ingress("shop", "nothing")], &[]).await;
+    for _ in 0..2 {
+        assert_eq!(shunt.get("nowhere.example.org", "/").await.status, StatusCode::NOT_FOUND);
+    }
+    let metrics = shunt.metrics().await;
+    let unmatched = sample(&metrics, "shunt_requests_total", &[("route", ""), ("code", "4xx")]);
+    assert_eq!(unmatched, Some(2.0), "{metrics}");
+}
+
+#[tokio::test]
+async fn metrics_report_publishes_endpoints_and_diagnostics() {
+    let shop = Shop::serve().await;
+    let metrics = shop.shunt.metrics().await;
+    let publishes = sample(&metrics, "shunt_table_publishes_total", &[]);
+    assert!(publishes.is_some_and(|count| count >= 1.0), "{metrics}");
+    assert_eq!(sample(&metrics, "shunt_backend_endpoints", &[("backend", "shop/web:80")]), Some(2.0), "{metrics}");
+    assert_eq!(sample(&metrics, "shunt_backend_endpoints", &[("backend", "shop/empty:80")]), Some(0.0), "{metrics}");
+    let diagnostics = |reason: &str| sample(&metrics, "shunt_ingress_diagnostics", &[("reason", reason)]);
+    assert_eq!(diagnostics("MissingService"), Some(1.0), "{metrics}");
+    assert_eq!(diagnostics("NoEndpoints"), Some(1.0), "{metrics}");
+}

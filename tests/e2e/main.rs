@@ -1,0 +1,23 @@
+//! End to end: the built `shunt` binary between real clients and in-process origins, all on
+//! loopback. Each test starts its own shunt on port 0, so tests run in parallel.
+//!
+//! ```text
+//! client (hyper h1/h2, curl, raw TCP) ─▶ shunt serve --manifests <tempdir> ─▶ Backend(s) on 127.0.0.1:0
+//!                                          └ admin: /readyz /routes /metrics
+//! ```
+
+mod support;
+
+mod admin;
+mod balance;
+mod classes;
+mod demo;
+mod errors;
+mod h2c;
+mod headers;
+mod hosts;
+mod paths;
+mod reload;
+mod shutdown;
+mod streaming;
+mod upgrade;
