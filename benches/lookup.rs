@@ -31,18 +31,19 @@ fn mk_spec() -> TableSpec {
                 kind: if p % 2 == 0 { PathKind::Prefix } else { PathKind::Exact },
                 backend: backend.clone(),
                 source: format!("ns-{h}/ing"),
+                ssl_redirect: false,
             })
             .collect();
-        paths.push(PathSpec { path: "/".into(), kind: PathKind::Prefix, backend: backend.clone(), source: format!("ns-{h}/ing") });
+        paths.push(PathSpec { path: "/".into(), kind: PathKind::Prefix, backend: backend.clone(), source: format!("ns-{h}/ing"), ssl_redirect: false });
         hosts.push(VirtualHostSpec { host: HostMatch::Exact(format!("host-{h}.example.com")), paths });
         if h % 10 == 0 {
             hosts.push(VirtualHostSpec {
                 host: HostMatch::Wildcard(format!("apps-{h}.example.com")),
-                paths: vec![PathSpec { path: "/".into(), kind: PathKind::Prefix, backend, source: format!("ns-{h}/wild") }],
+                paths: vec![PathSpec { path: "/".into(), kind: PathKind::Prefix, backend, source: format!("ns-{h}/wild"), ssl_redirect: false }],
             });
         }
     }
-    TableSpec { hosts, default_backend: None, backends }
+    TableSpec { hosts, default_backend: None, backends, tls: Default::default() }
 }
 
 fn lookup(c: &mut Criterion) {

@@ -3,7 +3,7 @@
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use shunt_proxy::{forward::ProxyOptions, headers::TrustedProxies, server::ServerOptions, upstream::ClientOptions};
+use shunt_proxy::{forward::ProxyOptions, headers::TrustedProxies, server::ServerOptions, tls, upstream::ClientOptions};
 
 use crate::compile::CompileOptions;
 
@@ -117,6 +117,13 @@ pub struct ProxyArgs {
     /// Plain HTTP listener (HTTP/1.1 and h2c).
     #[arg(long, default_value = "0.0.0.0:8080", env = "SHUNT_HTTP_ADDR")]
     pub http_addr: SocketAddr,
+    /// HTTPS listener: TLS 1.2/1.3, certificate by SNI, HTTP/2 or HTTP/1.1 by ALPN.
+    #[arg(long, default_value = "0.0.0.0:8443", env = "SHUNT_HTTPS_ADDR")]
+    pub https_addr: SocketAddr,
+    /// PEM CA bundle: HTTPS backends must present a chain to one of these. Without it, backend
+    /// TLS is encrypted but unauthenticated (pod IPs are never in a certificate's names).
+    #[arg(long, value_name = "FILE")]
+    pub upstream_ca_bundle: Option<PathBuf>,
     /// Admin listener: /healthz, /readyz, /metrics, /routes.
     #[arg(long, default_value = "0.0.0.0:9090", env = "SHUNT_ADMIN_ADDR")]
     pub admin_addr: SocketAddr,
@@ -165,6 +172,10 @@ pub struct ClassArgs {
     /// Also serve Ingresses of this other class (e.g. the cloud load balancer's); repeatable.
     #[arg(long = "shadow-class")]
     pub shadow_classes: Vec<String>,
+    /// `kubernetes.io/tls` Secret (NAMESPACE/NAME) for SNI names no Ingress covers and clients
+    /// without SNI; a self-signed certificate for `shunt-default.invalid` otherwise.
+    #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
+    pub default_ssl_certificate: Option<(String, String)>,
 }
 
 #[derive(Clone, Debug, Args)]
@@ -192,18 +203,29 @@ impl ProxyArgs {
         }
     }
 
-    pub fn client_options(&self) -> ClientOptions {
-        ClientOptions {
+    /// Fails when the CA bundle cannot be read or holds no certificate.
+    pub fn client_options(&self) -> anyhow::Result<ClientOptions> {
+        use anyhow::Context as _;
+        let roots = match &self.upstream_ca_bundle {
+            Some(path) => {
+                let pem = std::fs::read(path).with_context(|| format!("reading --upstream-ca-bundle {}", path.display()))?;
+                tls::roots_from_pem(&pem).with_context(|| format!("--upstream-ca-bundle {}", path.display()))?
+            }
+            None => tls::RootCertStore::empty(),
+        };
+        Ok(ClientOptions {
             connect_timeout: self.connect_timeout,
             pool_idle_timeout: self.upstream_idle_timeout,
+            tls: tls::client_config(roots),
             ..ClientOptions::default()
-        }
+        })
     }
 
     pub fn server_options(&self) -> ServerOptions {
         ServerOptions {
             max_header_size: usize::try_from(self.max_header_size).unwrap_or(usize::MAX),
             drain_timeout: self.drain_timeout,
+            ..ServerOptions::default()
         }
     }
 }
@@ -215,6 +237,8 @@ impl ClassArgs {
             ingress_classes: self.ingress_classes.clone(),
             watch_ingress_without_class: self.watch_ingress_without_class,
             shadow_classes: self.shadow_classes.clone(),
+            default_certificate: self.default_ssl_certificate.clone(),
+            now: None,
         }
     }
 }

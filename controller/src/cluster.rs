@@ -110,7 +110,8 @@ async fn compile_loop(
     let mut reported = BTreeSet::new();
     loop {
         let state = stores.snapshot();
-        let task_options = options.clone();
+        let mut task_options = options.clone();
+        task_options.now = Some(k8s_openapi::jiff::Timestamp::now());
         let Ok(compiled) = tokio::task::spawn_blocking(move || compile(&state, &task_options)).await else {
             warn!("Compile panicked; keeping the last table");
             continue;
@@ -120,7 +121,10 @@ async fn compile_loop(
         publish(&mut publisher, compiled, &metrics, &mut reported);
         outcomes.send_replace(Some(outcome));
 
-        stores.changed.notified().await;
+        // Nothing changed for a while: compile anyway, a certificate may have expired.
+        if tokio::time::timeout(crate::standalone::RECOMPILE_EVERY, stores.changed.notified()).await.is_err() {
+            continue;
+        }
         let first = Instant::now();
         loop {
             let quiet = tokio::time::timeout(DEBOUNCE_QUIET, stores.changed.notified()).await.is_err();

@@ -13,7 +13,7 @@ use shunt_proxy::{
     forward::Proxy,
     metrics::ProxyMetrics,
     publish::{RoutePublisher, RouteReader},
-    server,
+    server, tls,
     upstream::UpstreamClients,
 };
 use tokio::sync::watch;
@@ -86,36 +86,37 @@ pub async fn serve(
     registry: Registry,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
+    let clients = UpstreamClients::new(&args.client_options()?);
     let http = server::bind(args.http_addr).await?;
+    let https = server::bind(args.https_addr).await?;
     let admin_listener = server::bind(args.admin_addr).await?;
     info!(listener = "http", addr = %http.local_addr()?, "Listening");
+    info!(listener = "https", addr = %https.local_addr()?, "Listening");
     info!(listener = "admin", addr = %admin_listener.local_addr()?, "Listening");
+    let acceptor = tls::acceptor(reader.clone(), tls::self_signed());
 
-    let clients = UpstreamClients::new(&args.client_options());
     let proxy = Proxy::new(reader.clone(), clients, args.proxy_options(), metrics);
     let admin = Admin::new(reader, Arc::new(registry));
     let options = args.server_options();
     let admin_options = server::ServerOptions { drain_timeout: std::time::Duration::from_secs(1), ..options.clone() };
 
-    let proxy_server = server::serve(
-        http,
-        &options,
-        move |req, conn| {
-            let proxy = proxy.clone();
-            async move { proxy.serve(req, conn).await }
-        },
-        shutdown.clone().requested(),
-    );
+    let handler = move |req, conn| {
+        let proxy = proxy.clone();
+        async move { proxy.serve(req, conn).await }
+    };
+    let proxy_server = server::serve(http, &options, None, handler.clone(), shutdown.clone().requested());
+    let tls_server = server::serve(https, &options, Some(acceptor), handler, shutdown.clone().requested());
     let admin_server = server::serve(
         admin_listener,
         &admin_options,
+        None,
         move |req, _conn| {
             let admin = admin.clone();
             async move { admin.serve(req).await }
         },
         shutdown.requested(),
     );
-    tokio::try_join!(proxy_server, admin_server)?;
+    tokio::try_join!(proxy_server, tls_server, admin_server)?;
     info!("Stopped");
     Ok(())
 }

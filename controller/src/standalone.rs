@@ -9,9 +9,10 @@
 use std::{
     collections::{BTreeMap, BTreeSet},
     path::PathBuf,
-    time::{Duration, SystemTime},
+    time::{Duration, Instant, SystemTime},
 };
 
+use k8s_openapi::jiff::Timestamp;
 use shunt_proxy::publish::{Published, RoutePublisher};
 use tracing::{debug, info, warn};
 
@@ -20,6 +21,10 @@ use crate::{
     manifests::{self, Object},
     metrics::ControllerMetrics,
 };
+
+/// How often the table is recompiled with no change in sight, so an expired certificate is
+/// noticed (and its hosts fall back to the default) without an edit.
+pub const RECOMPILE_EVERY: Duration = Duration::from_secs(60);
 
 /// Tracks the manifest files under some roots and the last good objects of each.
 pub struct ManifestWatcher {
@@ -135,19 +140,22 @@ pub async fn run(
 ) {
     tokio::pin!(shutdown);
     let mut reported = BTreeSet::new();
-    let mut first = true;
+    let mut last_compile: Option<Instant> = None;
     loop {
         let task_metrics = metrics.clone();
-        let task_options = options.clone();
+        let mut task_options = options.clone();
+        task_options.now = Some(Timestamp::now());
+        // Also recompile now and then with nothing changed: a certificate may have expired.
+        let due = last_compile.is_none_or(|at| at.elapsed() >= RECOMPILE_EVERY);
         let poll = tokio::task::spawn_blocking(move || {
             let changed = watcher.poll(&task_metrics);
-            let compiled = (changed || first).then(|| compile(&watcher.state(), &task_options));
+            let compiled = (changed || due).then(|| compile(&watcher.state(), &task_options));
             (watcher, compiled)
         });
         let compiled;
         (watcher, compiled) = poll.await.expect("manifest polling does not panic");
         if let Some(compiled) = compiled {
-            first = false;
+            last_compile = Some(Instant::now());
             metrics.compiles.inc();
             publish(&mut publisher, compiled, &metrics, &mut reported);
         }
@@ -165,14 +173,21 @@ pub fn publish(
     metrics: &ControllerMetrics,
     reported: &mut BTreeSet<(String, String, String)>,
 ) {
-    let Compiled { table, diagnostics, .. } = compiled;
+    let Compiled { table, diagnostics, default_certificate_error, .. } = compiled;
     metrics.set_diagnostics(&diagnostics);
-    let current: BTreeSet<_> = diagnostics
+    let mut current: BTreeSet<_> = diagnostics
         .iter()
         .map(|d| (format!("{}/{}", d.namespace, d.name), d.reason.as_str().to_string(), d.message.clone()))
         .collect();
     for (ingress, reason, message) in current.difference(reported) {
         warn!(ingress = %ingress, reason = %reason, "{message}");
+    }
+    if let Some(error) = default_certificate_error {
+        let entry = (String::new(), "DefaultCertificate".to_string(), error);
+        if !reported.contains(&entry) {
+            warn!("{}; clients without a matching certificate get the self-signed fallback", entry.2);
+        }
+        current.insert(entry);
     }
     *reported = current;
     let hosts = table.hosts.len();

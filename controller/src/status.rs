@@ -79,10 +79,10 @@ impl StatusWriter {
             let name = ingress.name_any();
             let key = (namespace.clone(), name.clone());
             let read_version = ingress.resource_version().unwrap_or_default();
-            if let Some((version, written)) = self.in_flight.remove(&key) {
-                if version == read_version {
-                    seen.insert(key.clone(), (version, written));
-                }
+            if let Some((version, written)) = self.in_flight.remove(&key)
+                && version == read_version
+            {
+                seen.insert(key.clone(), (version, written));
             }
             let owned = served.iter().any(|s| !s.shadow && s.namespace == namespace && s.name == name);
             let Some(next) = plan(&ingress, owned, &desired) else { continue };

@@ -144,6 +144,9 @@ impl Proxy {
         };
         let route = route.ok_or_else(|| ProxyError::NoRoute { host: host_str.to_string() })?;
         outcome.route = Some(route.clone());
+        if route.ssl_redirect && !conn.tls {
+            return Ok(https_redirect(host_str, req.uri()));
+        }
         let upstream = route.upstream.clone();
         if upstream.endpoints.is_empty() {
             return Err(ProxyError::NoEndpoints { backend: upstream.id.clone() });
@@ -172,7 +175,7 @@ impl Proxy {
         outcome.request_id = request_id(&headers).cloned();
         let path_and_query = parts.uri.path_and_query().cloned().unwrap_or_else(|| PathAndQuery::from_static("/"));
         let version = match upstream.protocol {
-            UpstreamProtocol::Http1 => Version::HTTP_11,
+            UpstreamProtocol::Http1 | UpstreamProtocol::Https => Version::HTTP_11,
             UpstreamProtocol::H2c => Version::HTTP_2,
         };
         let hint = http_body::Body::size_hint(&body);
@@ -294,6 +297,29 @@ async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard) {
     match tokio::io::copy_bidirectional(&mut client, &mut upstream).await {
         Ok((up, down)) => debug!(%endpoint, bytes.up = up, bytes.down = down, "Tunnel closed"),
         Err(error) => debug!(%error, %endpoint, "Tunnel failed"),
+    }
+}
+
+/// 308 (method and body kept) to the same URL over HTTPS on the standard port: the Service
+/// maps 443 to our HTTPS listener.
+fn https_redirect(host: &str, uri: &http::Uri) -> Response<ResponseBody> {
+    let host = strip_port(host);
+    let path = uri.path_and_query().map_or("/", PathAndQuery::as_str);
+    let location = format!("https://{host}{path}");
+    let mut response = Response::new(ResponseBody::empty());
+    *response.status_mut() = StatusCode::PERMANENT_REDIRECT;
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+}
+
+/// `host:port` or `[v6]:port` without the port.
+fn strip_port(host: &str) -> &str {
+    let after_bracket = host.rfind(']').map_or(0, |i| i + 1);
+    match host[after_bracket..].rfind(':') {
+        Some(colon) => &host[..after_bracket + colon],
+        None => host,
     }
 }
 

@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod publish;
 pub mod routes;
 pub mod server;
+pub mod tls;
 pub mod upstream;
 
 pub use prometheus_client::registry::Registry;

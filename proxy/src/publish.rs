@@ -14,13 +14,15 @@ use std::{
 };
 
 use arc_swap::{ArcSwap, Guard};
+use rustls::sign::CertifiedKey;
 
 use crate::{
     metrics::{ProxyMetrics, RouteStats},
     routes::{
         BuildWarning, RouteTable,
-        spec::{BackendSpec, TableSpec},
+        spec::{BackendSpec, CertificateId, CertificateSpec, HostMatch, TableSpec, TlsSpec},
     },
+    tls::{CertificateIndex, LoadedCertificate},
     upstream::{Endpoint, Upstream},
 };
 
@@ -41,6 +43,8 @@ pub struct RoutePublisher {
     /// The live table's per-route counters, keyed by (route, source): label lookups are the
     /// slow part of a build, and most routes survive a publish.
     route_stats: HashMap<(String, String), RouteStats>,
+    /// The live table's parsed certificates: a Secret that did not change is not parsed again.
+    certificates: HashMap<CertificateId, (CertificateSpec, Arc<CertifiedKey>)>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -72,7 +76,7 @@ impl RoutePublisher {
         let current = Arc::new(ArcSwap::from_pointee(RouteTable::empty()));
         let ready = Arc::new(AtomicBool::new(false));
         let reader = RouteReader { current: current.clone(), ready: ready.clone() };
-        (RoutePublisher { current, ready, metrics, upstreams: HashMap::new(), route_stats: HashMap::new() }, reader)
+        (RoutePublisher { current, ready, metrics, upstreams: HashMap::new(), route_stats: HashMap::new(), certificates: HashMap::new() }, reader)
     }
 
     /// Builds and swaps in a table for `spec`, unless it equals the live one.
@@ -90,7 +94,7 @@ impl RoutePublisher {
         let spec = Arc::new(spec);
         let mut next_upstreams = HashMap::with_capacity(spec.backends.len());
         let mut next_route_stats = HashMap::with_capacity(self.route_stats.len());
-        let (table, warnings) = RouteTable::build(
+        let (mut table, mut warnings) = RouteTable::build(
             spec.clone(),
             |id| {
                 let backend = spec.backends.get(id).cloned().unwrap_or_else(|| BackendSpec {
@@ -122,6 +126,7 @@ impl RoutePublisher {
             },
         );
         self.route_stats = next_route_stats;
+        table.set_certificates(self.load_certificates(&spec.tls, &mut warnings));
         let gone = self.upstreams.keys().filter(|id| !next_upstreams.contains_key(*id)).map(String::as_str);
         let changed = next_upstreams
             .iter()
@@ -133,6 +138,36 @@ impl RoutePublisher {
         self.ready.store(true, Ordering::Release);
         self.metrics.record_publish();
         Published::Swapped { warnings }
+    }
+
+    /// Indexes the table's certificates, reusing parsed keys whose PEM did not change.
+    fn load_certificates(&mut self, tls: &TlsSpec, warnings: &mut Vec<BuildWarning>) -> CertificateIndex {
+        let mut loaded = HashMap::with_capacity(tls.certificates.len());
+        for (id, spec) in &tls.certificates {
+            let key = match self.certificates.remove(id) {
+                Some((previous, key)) if previous == *spec => key,
+                _ => match LoadedCertificate::from_pem(&spec.chain_pem, &spec.key_pem) {
+                    Ok(certificate) => certificate.key,
+                    Err(error) => {
+                        // Compile checked it already; this only guards hand-built specs.
+                        warnings.push(BuildWarning { host: HostMatch::Any, pattern: id.clone(), reason: error.to_string() });
+                        continue;
+                    }
+                },
+            };
+            loaded.insert(id.clone(), (spec.clone(), key));
+        }
+        let mut index = CertificateIndex::default();
+        for (host, id) in &tls.hosts {
+            if let Some((_, key)) = loaded.get(id) {
+                index.insert(host, key.clone());
+            }
+        }
+        if let Some((_, key)) = tls.default.as_ref().and_then(|id| loaded.get(id)) {
+            index.set_default(key.clone());
+        }
+        self.certificates = loaded;
+        index
     }
 
     pub fn reader(&self) -> RouteReader {

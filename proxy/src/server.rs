@@ -1,5 +1,6 @@
-//! Accept loops for the proxy and admin listeners: HTTP/1.1 and h2c prior knowledge on one
-//! port, upgrades allowed, graceful drain on shutdown.
+//! Accept loops for the proxy and admin listeners: HTTP/1.1 and h2c prior knowledge on the
+//! plain port; on the TLS port a rustls handshake first, then HTTP/1.1 or HTTP/2 by ALPN.
+//! Upgrades allowed, graceful drain on shutdown.
 
 use std::{convert::Infallible, future::Future, io, net::SocketAddr, time::Duration};
 
@@ -9,7 +10,8 @@ use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::{conn::auto, graceful::GracefulShutdown},
 };
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
 use tracing::{debug, info, warn};
 
 use crate::{body::ResponseBody, forward::ConnInfo};
@@ -20,19 +22,27 @@ pub struct ServerOptions {
     pub max_header_size: usize,
     /// How long in-flight requests may take to finish once shutdown begins.
     pub drain_timeout: Duration,
+    /// A client that has not finished its TLS handshake by then is dropped.
+    pub handshake_timeout: Duration,
 }
 
 impl Default for ServerOptions {
     fn default() -> Self {
-        ServerOptions { max_header_size: 32 * 1024, drain_timeout: Duration::from_secs(30) }
+        ServerOptions {
+            max_header_size: 32 * 1024,
+            drain_timeout: Duration::from_secs(30),
+            handshake_timeout: Duration::from_secs(10),
+        }
     }
 }
 
-/// Serves connections from `listener` with `handler` until `shutdown` resolves, then stops
-/// accepting and lets open connections finish for up to `drain_timeout`.
+/// Serves connections from `listener` with `handler` (over TLS when `tls` is set) until
+/// `shutdown` resolves, then stops accepting and lets open connections finish for up to
+/// `drain_timeout`.
 pub async fn serve<H, Fut>(
     listener: TcpListener,
     options: &ServerOptions,
+    tls: Option<TlsAcceptor>,
     handler: H,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()>
@@ -68,16 +78,29 @@ where
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let conn = ConnInfo { peer, tls: false };
+        let conn = ConnInfo { peer, tls: tls.is_some() };
         let handler = handler.clone();
         let service = service_fn(move |req| {
             let response = handler(req, conn);
             async move { Ok::<_, Infallible>(response.await) }
         });
-        let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
-        let connection = graceful.watch(connection);
+        let Some(tls) = &tls else {
+            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                if let Err(error) = connection.await {
+                    debug!(%error, client.addr = %peer, "Connection closed with error");
+                }
+            });
+            continue;
+        };
+        // The handshake runs in the connection's task so a slow client never stalls accepting.
+        let (tls, builder, watcher) = (tls.clone(), builder.clone(), graceful.watcher());
+        let handshake_timeout = options.handshake_timeout;
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
+            let Some(stream) = handshake(&tls, stream, peer, handshake_timeout).await else { return };
+            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            if let Err(error) = watcher.watch(connection.into_owned()).await {
                 debug!(%error, client.addr = %peer, "Connection closed with error");
             }
         });
@@ -89,6 +112,25 @@ where
         Err(_) => warn!(listener.addr = %local, "Drain timeout reached, closing remaining connections"),
     }
     Ok(())
+}
+
+async fn handshake(
+    tls: &TlsAcceptor,
+    stream: TcpStream,
+    peer: SocketAddr,
+    timeout: Duration,
+) -> Option<tokio_rustls::server::TlsStream<TcpStream>> {
+    match tokio::time::timeout(timeout, tls.accept(stream)).await {
+        Ok(Ok(stream)) => Some(stream),
+        Ok(Err(error)) => {
+            debug!(%error, client.addr = %peer, "TLS handshake failed");
+            None
+        }
+        Err(_) => {
+            debug!(client.addr = %peer, "TLS handshake timed out");
+            None
+        }
+    }
 }
 
 /// Binds a listener, naming the address in the error.

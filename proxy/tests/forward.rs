@@ -35,10 +35,11 @@ fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableSpec 
     TableSpec {
         hosts: vec![VirtualHostSpec {
             host: HostMatch::Exact("shop.example.com".into()),
-            paths: vec![PathSpec { path: "/".into(), kind: PathKind::Prefix, backend: backend.clone(), source: "ns/shop".into() }],
+            paths: vec![PathSpec { path: "/".into(), kind: PathKind::Prefix, backend: backend.clone(), source: "ns/shop".into(), ssl_redirect: false }],
         }],
         default_backend: None,
         backends: BTreeMap::from([(backend, BackendSpec { protocol, endpoints })]),
+        tls: Default::default(),
     }
 }
 
@@ -58,7 +59,7 @@ async fn start_proxy(spec: TableSpec) -> SocketAddr {
             let proxy = proxy.clone();
             async move { proxy.serve(req, conn).await }
         };
-        server::serve(listener, &ServerOptions::default(), handler, std::future::pending()).await.unwrap();
+        server::serve(listener, &ServerOptions::default(), None, handler, std::future::pending()).await.unwrap();
     });
     addr
 }

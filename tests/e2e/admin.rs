@@ -91,6 +91,7 @@ async fn routes_json_reflects_the_table() {
                 format!("127.0.0.1:{}", shop.web[1].port()),
             ]},
         },
+        "tls": {"hosts": {}, "default": null, "certificates": {}},
     });
     assert_eq!(normalized(shop.shunt.routes().await), normalized(expected));
 }

@@ -117,16 +117,29 @@ impl<'a> Backends<'a> {
 
     /// Resolves a backend of an Ingress in `namespace`. A backend without endpoints resolves
     /// (the proxy answers 503 for it); the caller reports it.
-    pub fn resolve(&mut self, namespace: &str, backend: &IngressBackend) -> Result<Resolved, BackendError> {
+    /// `protocol` (from an annotation) overrides what the port's `appProtocol` says; such a
+    /// backend gets its own id (`…:port@https`), as it needs its own connections.
+    pub fn resolve(
+        &mut self,
+        namespace: &str,
+        backend: &IngressBackend,
+        protocol: Option<UpstreamProtocol>,
+    ) -> Result<Resolved, BackendError> {
         let (service, port) = service_ref(namespace, backend)?;
-        let id = match &port {
+        let mut id = match &port {
             PortRef::Number(number) => format!("{namespace}/{service}:{number}"),
             PortRef::Name(name) => format!("{namespace}/{service}:{name}"),
         };
+        if let Some(protocol) = protocol {
+            id = format!("{id}@{}", protocol.as_str());
+        }
         if let Some(known) = self.resolved.get(&id) {
             return known.clone();
         }
-        let result = self.lookup(namespace, service, &port).map(|spec| Resolved { id: id.clone(), spec });
+        let result = self.lookup(namespace, service, &port).map(|mut spec| {
+            spec.protocol = protocol.unwrap_or(spec.protocol);
+            Resolved { id: id.clone(), spec }
+        });
         self.resolved.insert(id, result.clone());
         result
     }
@@ -186,7 +199,7 @@ fn service_ref<'b>(namespace: &str, backend: &'b IngressBackend) -> Result<(&'b 
 fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> BackendSpec {
     let mut ready = Vec::new();
     let mut draining = Vec::new();
-    let mut slice_h2c = false;
+    let mut slice_protocol = None;
     for slice in slices {
         let family_v4 = match slice.address_type.as_str() {
             "IPv4" => true,
@@ -202,7 +215,7 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
             continue;
         };
         let Some(port) = port_number(slice_port) else { continue };
-        slice_h2c |= slice_port.app_protocol.as_deref().is_some_and(is_h2c);
+        slice_protocol = slice_protocol.or(slice_port.app_protocol.as_deref().and_then(protocol_of));
         for endpoint in &slice.endpoints {
             // Only the first address has defined semantics (kube-proxy ignores the rest).
             let Some(ip) = endpoint.addresses.first().and_then(|address| address.parse::<IpAddr>().ok()) else {
@@ -226,20 +239,28 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
     let mut endpoints = if ready.is_empty() { draining } else { ready };
     endpoints.sort_unstable();
     endpoints.dedup();
-    let h2c = match service_port.app_protocol.as_deref() {
-        Some(protocol) => is_h2c(protocol),
-        None => slice_h2c,
+    let protocol = match service_port.app_protocol.as_deref() {
+        Some(app_protocol) => protocol_of(app_protocol),
+        None => slice_protocol,
     };
-    BackendSpec { protocol: if h2c { UpstreamProtocol::H2c } else { UpstreamProtocol::Http1 }, endpoints }
+    BackendSpec { protocol: protocol.unwrap_or_default(), endpoints }
 }
 
 fn port_number(port: &EndpointPort) -> Option<u16> {
     port.port.and_then(|port| u16::try_from(port).ok()).filter(|&port| port != 0)
 }
 
-/// Cleartext HTTP/2 with prior knowledge: what `kubernetes.io/h2c` means, and what gRPC needs.
-fn is_h2c(app_protocol: &str) -> bool {
-    ["kubernetes.io/h2c", "h2c", "grpc"].iter().any(|known| app_protocol.eq_ignore_ascii_case(known))
+/// What an `appProtocol` asks for: cleartext HTTP/2 with prior knowledge for
+/// `kubernetes.io/h2c` (and gRPC), TLS for `https`; `None` means plain HTTP/1.1.
+fn protocol_of(app_protocol: &str) -> Option<UpstreamProtocol> {
+    let is = |known: &[&str]| known.iter().any(|name| app_protocol.eq_ignore_ascii_case(name));
+    if is(&["kubernetes.io/h2c", "h2c", "grpc"]) {
+        Some(UpstreamProtocol::H2c)
+    } else if is(&["https", "kubernetes.io/https"]) {
+        Some(UpstreamProtocol::Https)
+    } else {
+        None
+    }
 }
 
 /// Ports without a protocol are TCP (the API default).

@@ -38,8 +38,18 @@ pub enum Reason {
     /// The backend has no ready (or serving, terminating) endpoints: requests get 503.
     NoEndpoints,
     /// An older Ingress (or an earlier rule of the same one) already routes this host and path,
-    /// or already set the default backend.
+    /// or already set the default backend, or already bound a certificate to this TLS host.
     Conflict,
+    /// A `spec.tls` entry names a Secret that does not exist (or names none): its hosts get
+    /// the default certificate.
+    MissingTlsSecret,
+    /// The Secret is not `kubernetes.io/tls`, lacks a key, does not parse, has a key that does
+    /// not match, or is expired or not yet valid: its hosts get the default certificate.
+    InvalidTlsSecret,
+    /// The certificate does not name a host it is listed for: that host gets the default.
+    TlsHostNotCovered,
+    /// An annotation shunt reads has a value it does not understand; it is ignored.
+    InvalidAnnotation,
 }
 
 // === impl Diagnostic ===
@@ -60,7 +70,7 @@ impl fmt::Display for Diagnostic {
 
 impl Reason {
     /// Every reason, for metrics that want each label present even at 0.
-    pub const ALL: [Reason; 10] = [
+    pub const ALL: [Reason; 14] = [
         Reason::MissingService,
         Reason::MissingServicePort,
         Reason::ExternalNameService,
@@ -71,6 +81,10 @@ impl Reason {
         Reason::InvalidHost,
         Reason::NoEndpoints,
         Reason::Conflict,
+        Reason::MissingTlsSecret,
+        Reason::InvalidTlsSecret,
+        Reason::TlsHostNotCovered,
+        Reason::InvalidAnnotation,
     ];
 
     /// The Event reason and metric label: stable, CamelCase like Kubernetes reasons.
@@ -86,6 +100,10 @@ impl Reason {
             Reason::InvalidHost => "InvalidHost",
             Reason::NoEndpoints => "NoEndpoints",
             Reason::Conflict => "Conflict",
+            Reason::MissingTlsSecret => "MissingTlsSecret",
+            Reason::InvalidTlsSecret => "InvalidTlsSecret",
+            Reason::TlsHostNotCovered => "TlsHostNotCovered",
+            Reason::InvalidAnnotation => "InvalidAnnotation",
         }
     }
 }

@@ -8,6 +8,7 @@ use shunt_proxy::routes::spec::{BackendId, HostMatch, PathKind};
 
 use super::{
     Diagnostic, Reason,
+    annotations::{self, IngressAnnotations},
     backend::{Backends, Resolved},
     namespace_name, paths,
     table::TableBuilder,
@@ -36,13 +37,25 @@ struct Walk<'s, 'a> {
     source: String,
     /// Backends already reported as `NoEndpoints` for this Ingress.
     empty_reported: BTreeSet<BackendId>,
+    annotations: IngressAnnotations,
 }
 
 pub fn compile_ingress(ingress: &Ingress, sink: &mut Sink<'_>) {
     let (namespace, name) = namespace_name(&ingress.metadata);
     let Some(spec) = &ingress.spec else { return };
-    let mut walk =
-        Walk { sink, namespace, name, source: format!("{namespace}/{name}"), empty_reported: BTreeSet::new() };
+    let (parsed, bad) = annotations::parse(ingress);
+    let mut walk = Walk {
+        sink,
+        namespace,
+        name,
+        source: format!("{namespace}/{name}"),
+        empty_reported: BTreeSet::new(),
+        annotations: parsed,
+    };
+    for bad in bad {
+        let message = format!("annotation {} is {:?}, expected {}; ignored", bad.key, bad.value, bad.expected);
+        walk.report(Reason::InvalidAnnotation, message);
+    }
     if let Some(backend) = &spec.default_backend {
         walk.default_backend(backend);
     }
@@ -88,7 +101,7 @@ impl Walk<'_, '_> {
         };
         let place = Place::Path { host, path: &normalised };
         let Some(resolved) = self.resolve(&path.backend, place) else { return };
-        match self.sink.table.claim_path(host, &normalised, kind, &resolved, &self.source) {
+        match self.sink.table.claim_path(host, &normalised, kind, &resolved, &self.source, self.annotations.ssl_redirect) {
             Ok(()) => self.check_endpoints(&resolved, place),
             Err(holder) => {
                 let kind = match kind {
@@ -102,7 +115,7 @@ impl Walk<'_, '_> {
     }
 
     fn resolve(&mut self, backend: &IngressBackend, place: Place<'_>) -> Option<Resolved> {
-        match self.sink.backends.resolve(self.namespace, backend) {
+        match self.sink.backends.resolve(self.namespace, backend, self.annotations.backend_protocol) {
             Ok(resolved) => Some(resolved),
             Err(error) => {
                 self.report(error.reason(), format!("{error} for {place}"));

@@ -10,12 +10,14 @@
 //! Compiled { table: TableSpec, diagnostics, served }
 //! ```
 
+mod annotations;
 mod backend;
 mod class;
 mod diagnostics;
 mod ingress;
 mod paths;
 mod table;
+mod tls;
 
 #[cfg(test)]
 mod tests;
@@ -27,6 +29,7 @@ use k8s_openapi::{
         networking::v1::{Ingress, IngressClass},
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    jiff::Timestamp,
 };
 use serde::Serialize;
 use shunt_proxy::routes::spec::TableSpec;
@@ -47,7 +50,7 @@ pub struct ClusterState {
     pub ingress_classes: Vec<IngressClass>,
     pub services: Vec<Service>,
     pub endpoint_slices: Vec<EndpointSlice>,
-    /// Not read yet: TLS comes later.
+    /// `kubernetes.io/tls` Secrets named by `spec.tls` or `--default-ssl-certificate`.
     pub secrets: Vec<Secret>,
 }
 
@@ -62,6 +65,11 @@ pub struct CompileOptions {
     pub watch_ingress_without_class: bool,
     /// Classes served in shadow: routed, but their status is never written.
     pub shadow_classes: Vec<String>,
+    /// `--default-ssl-certificate` as (namespace, name).
+    pub default_certificate: Option<(String, String)>,
+    /// Certificates expired or not yet valid at this instant are refused; `None` skips the
+    /// check. The caller's clock, so compile itself stays pure.
+    pub now: Option<Timestamp>,
 }
 
 /// The result of one compile.
@@ -72,6 +80,8 @@ pub struct Compiled {
     pub diagnostics: Vec<Diagnostic>,
     /// Every selected Ingress, sorted by namespace and name, even those that contributed nothing.
     pub served: Vec<ServedIngress>,
+    /// Why `--default-ssl-certificate` cannot be used, if it cannot: the self-signed fallback serves.
+    pub default_certificate_error: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -93,9 +103,15 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     selected.sort_by(|(a, _), (b, _)| precedence(&a.metadata).cmp(&precedence(&b.metadata)));
 
     let mut sink = Sink { backends: backend::Backends::new(state), table: Default::default(), diagnostics: Vec::new() };
+    let mut certificates = tls::TlsBuilder::new(state, options.now);
     for (ingress, _) in &selected {
         ingress::compile_ingress(ingress, &mut sink);
+        certificates.ingress(ingress, &mut sink.diagnostics);
     }
+    let default_certificate_error = options.default_certificate.as_ref().and_then(|(namespace, name)| {
+        let error = certificates.default_certificate(namespace, name).err()?;
+        Some(format!("default certificate {namespace}/{name}: {error}"))
+    });
 
     let mut served: Vec<ServedIngress> = selected
         .iter()
@@ -105,7 +121,9 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         })
         .collect();
     served.sort();
-    Compiled { table: sink.table.finish(), diagnostics: sink.diagnostics, served }
+    let mut table = sink.table.finish();
+    table.tls = certificates.finish();
+    Compiled { table, diagnostics: sink.diagnostics, served, default_certificate_error }
 }
 
 /// Sort key: created first wins; objects without a timestamp (hand-written manifests) go last.
@@ -127,6 +145,8 @@ impl Default for CompileOptions {
             ingress_classes: vec!["shunt".to_string()],
             watch_ingress_without_class: false,
             shadow_classes: Vec::new(),
+            default_certificate: None,
+            now: None,
         }
     }
 }

@@ -22,6 +22,7 @@ struct Claim {
     backend: BackendId,
     /// The Ingress, `namespace/name`.
     source: String,
+    ssl_redirect: bool,
 }
 
 // === impl TableBuilder ===
@@ -35,11 +36,12 @@ impl TableBuilder {
         kind: PathKind,
         backend: &Resolved,
         source: &str,
+        ssl_redirect: bool,
     ) -> Result<(), String> {
         match self.paths.entry((host.clone(), path.to_string(), kind)) {
             Entry::Occupied(held) => Err(held.get().source.clone()),
             Entry::Vacant(slot) => {
-                slot.insert(Claim { backend: backend.id.clone(), source: source.to_string() });
+                slot.insert(Claim { backend: backend.id.clone(), source: source.to_string(), ssl_redirect });
                 self.add_backend(backend);
                 Ok(())
             }
@@ -51,7 +53,7 @@ impl TableBuilder {
         if let Some(held) = &self.default_backend {
             return Err(held.source.clone());
         }
-        self.default_backend = Some(Claim { backend: backend.id.clone(), source: source.to_string() });
+        self.default_backend = Some(Claim { backend: backend.id.clone(), source: source.to_string(), ssl_redirect: false });
         self.add_backend(backend);
         Ok(())
     }
@@ -63,7 +65,7 @@ impl TableBuilder {
     pub fn finish(self) -> TableSpec {
         let mut hosts: Vec<VirtualHostSpec> = Vec::new();
         for ((host, path, kind), claim) in self.paths {
-            let spec = PathSpec { path, kind, backend: claim.backend, source: claim.source };
+            let spec = PathSpec { path, kind, backend: claim.backend, source: claim.source, ssl_redirect: claim.ssl_redirect };
             match hosts.last_mut() {
                 Some(last) if last.host == host => last.paths.push(spec),
                 _ => hosts.push(VirtualHostSpec { host, paths: vec![spec] }),
@@ -73,6 +75,7 @@ impl TableBuilder {
             hosts,
             default_backend: self.default_backend.map(|claim| claim.backend),
             backends: self.backends,
+            tls: Default::default(),
         }
     }
 }

@@ -52,7 +52,7 @@ fn host(name: &str) -> HostMatch {
 }
 
 fn prefix(path: &str, backend: &str, source: &str) -> PathSpec {
-    PathSpec { path: path.into(), kind: PathKind::Prefix, backend: backend.into(), source: source.into() }
+    PathSpec { path: path.into(), kind: PathKind::Prefix, backend: backend.into(), source: source.into(), ssl_redirect: false }
 }
 
 fn exact(path: &str, backend: &str, source: &str) -> PathSpec {
@@ -64,6 +64,7 @@ fn table(hosts: Vec<(HostMatch, Vec<PathSpec>)>, backends: Vec<(&str, BackendSpe
         hosts: hosts.into_iter().map(|(host, paths)| VirtualHostSpec { host, paths }).collect(),
         default_backend: None,
         backends: backends.into_iter().map(|(id, spec)| (id.to_string(), spec)).collect(),
+        tls: Default::default(),
     }
 }
 
@@ -101,7 +102,7 @@ fn an_ingress_compiles_to_hosts_paths_and_backends() {
 #[test]
 fn an_empty_state_compiles_to_an_empty_table() {
     let compiled = compile_default(&ClusterState::default());
-    assert_eq!(compiled, Compiled { table: TableSpec::default(), diagnostics: vec![], served: vec![] });
+    assert_eq!(compiled, Compiled { table: TableSpec::default(), diagnostics: vec![], served: vec![], default_certificate_error: None });
 }
 
 #[test]
@@ -195,6 +196,7 @@ fn a_default_backend_becomes_the_table_default() {
         hosts: vec![],
         default_backend: Some("shop/web:http".into()),
         backends: [("shop/web:http".to_string(), web_pods())].into(),
+        tls: Default::default(),
     };
     assert_eq!(compiled.table, expected);
     assert_eq!(compiled.diagnostics, vec![]);

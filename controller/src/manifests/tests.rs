@@ -364,7 +364,9 @@ status:
     assert_eq!(status.map(|s| s[0].ip.as_deref()), Some(Some("192.0.2.10")));
     let state = ClusterState::from_objects(objects.clone());
     let compiled = compile(&state, &CompileOptions::default());
-    assert_eq!(compiled.diagnostics.iter().map(|d| d.reason).collect::<Vec<_>>(), vec![crate::compile::Reason::MissingService]);
+    let reasons: Vec<_> = compiled.diagnostics.iter().map(|d| d.reason).collect();
+    use crate::compile::Reason;
+    assert_eq!(reasons, [Reason::MissingService, Reason::MissingTlsSecret], "no Service, no Secret in the file");
 }
 
 #[test]

@@ -16,6 +16,35 @@ pub struct TableSpec {
     pub default_backend: Option<BackendId>,
     /// Every backend a path or the default backend names.
     pub backends: BTreeMap<BackendId, BackendSpec>,
+    /// Server certificates by SNI name.
+    pub tls: TlsSpec,
+}
+
+/// Names a certificate: `namespace/secret`.
+pub type CertificateId = String;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TlsSpec {
+    /// Which certificate each host's handshake gets (exact or wildcard hosts only).
+    pub hosts: BTreeMap<HostMatch, CertificateId>,
+    /// For SNI names nothing covers and clients that send none (`--default-ssl-certificate`).
+    pub default: Option<CertificateId>,
+    /// Every certificate `hosts` or `default` names.
+    pub certificates: BTreeMap<CertificateId, CertificateSpec>,
+}
+
+/// A certificate as PEM, checked by compile (parses, key matches, covers its hosts, not expired).
+/// Equality is on the PEM, so a rotated Secret is a change and an untouched one is not.
+#[derive(Clone, PartialEq, Eq, Serialize)]
+pub struct CertificateSpec {
+    #[serde(skip)]
+    pub chain_pem: Vec<u8>,
+    #[serde(skip)]
+    pub key_pem: Vec<u8>,
+    /// DNS names of the leaf, for `/routes`.
+    pub names: Vec<String>,
+    /// RFC 3339, for `/routes`.
+    pub not_after: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -43,6 +72,13 @@ pub struct PathSpec {
     pub backend: BackendId,
     /// The object that asked for this path, `namespace/name`; used in logs and metrics.
     pub source: String,
+    /// Plain-HTTP requests get a 308 to the same URL over HTTPS.
+    #[serde(skip_serializing_if = "is_false")]
+    pub ssl_redirect: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -65,6 +101,36 @@ pub enum UpstreamProtocol {
     Http1,
     /// HTTP/2 with prior knowledge over cleartext (`appProtocol: kubernetes.io/h2c`, gRPC).
     H2c,
+    /// HTTP/1.1 or HTTP/2 (by ALPN) over TLS (`appProtocol: https`).
+    Https,
+}
+
+// === impl UpstreamProtocol ===
+
+impl UpstreamProtocol {
+    /// As `/routes` and backend ids spell it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            UpstreamProtocol::Http1 => "http1",
+            UpstreamProtocol::H2c => "h2c",
+            UpstreamProtocol::Https => "https",
+        }
+    }
+}
+
+// === impl CertificateSpec ===
+
+impl CertificateSpec {
+    pub fn new(chain_pem: Vec<u8>, key_pem: Vec<u8>, names: Vec<String>, not_after: String) -> Self {
+        CertificateSpec { chain_pem, key_pem, names, not_after }
+    }
+}
+
+impl fmt::Debug for CertificateSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the key, not even in a debug log.
+        f.debug_struct("CertificateSpec").field("names", &self.names).field("not_after", &self.not_after).finish_non_exhaustive()
+    }
 }
 
 // === impl HostMatch ===

@@ -6,7 +6,7 @@ use super::{
     paths::{PathTable, PathTableBuilder},
     spec::{BackendId, HostMatch, TableSpec},
 };
-use crate::{metrics::RouteStats, upstream::Upstream};
+use crate::{metrics::RouteStats, tls::CertificateIndex, upstream::Upstream};
 
 /// What a request that matched needs: where to go and what to count.
 pub struct Route {
@@ -16,6 +16,8 @@ pub struct Route {
     pub source: Arc<str>,
     pub upstream: Arc<Upstream>,
     pub stats: RouteStats,
+    /// Answer plain-HTTP requests with a 308 to HTTPS.
+    pub ssl_redirect: bool,
 }
 
 pub struct RouteTable {
@@ -25,6 +27,7 @@ pub struct RouteTable {
     wildcard_hosts: HashMap<Box<str>, PathTable>,
     any_host: Option<PathTable>,
     default_route: Option<Arc<Route>>,
+    certificates: CertificateIndex,
 }
 
 /// A path the table could not take; the rest of the table is unaffected.
@@ -80,6 +83,7 @@ impl RouteTable {
                     name: name.into(),
                     source: path.source.as_str().into(),
                     upstream: upstream_for(&path.backend),
+                    ssl_redirect: path.ssl_redirect,
                 };
                 builder.add(&path.path, path.kind, Arc::new(route));
             }
@@ -105,9 +109,11 @@ impl RouteTable {
                 source: "default".into(),
                 stats: stats("default", id),
                 upstream: upstream_for(id),
+                ssl_redirect: false,
             })
         });
-        let table = RouteTable { spec, exact_hosts, wildcard_hosts, any_host, default_route };
+        let certificates = CertificateIndex::default();
+        let table = RouteTable { spec, exact_hosts, wildcard_hosts, any_host, default_route, certificates };
         (table, warnings)
     }
 
@@ -126,6 +132,15 @@ impl RouteTable {
             return Some(route);
         }
         self.default_route.as_ref()
+    }
+
+    /// Server certificates by SNI name; the publisher loads them (see `spec.tls`).
+    pub fn certificates(&self) -> &CertificateIndex {
+        &self.certificates
+    }
+
+    pub fn set_certificates(&mut self, certificates: CertificateIndex) {
+        self.certificates = certificates;
     }
 
     /// The configuration this table was built from.

@@ -1,11 +1,11 @@
-//! Connections to pods: HTTP/1.1 through hyper-util's pool (keyed by `ip:port`), h2c through
-//! one multiplexed connection per pod.
+//! Connections to pods: HTTP/1.1 (cleartext or TLS) through hyper-util's pool (keyed by
+//! scheme and `ip:port`), h2c through one multiplexed connection per pod.
 
 use std::{net::SocketAddr, time::Duration};
 
 use http::{Request, Response, Uri};
 use hyper::body::Incoming;
-
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::{
     client::legacy::{Client, connect::HttpConnector},
     rt::{TokioExecutor, TokioTimer},
@@ -15,6 +15,7 @@ use super::{UpstreamError, h2::H2Connections};
 use crate::{body::RequestBody, routes::spec::UpstreamProtocol};
 
 type HttpClient = Client<HttpConnector, RequestBody>;
+type HttpsClient = Client<HttpsConnector<HttpConnector>, RequestBody>;
 
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
@@ -23,6 +24,8 @@ pub struct ClientOptions {
     /// 2 s is its own problem), so we drop an idle connection before the pod does.
     pub pool_idle_timeout: Duration,
     pub pool_max_idle_per_endpoint: usize,
+    /// For `appProtocol: https` backends: see [`crate::tls::client_config`].
+    pub tls: rustls::ClientConfig,
 }
 
 impl Default for ClientOptions {
@@ -31,6 +34,7 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(5),
             pool_idle_timeout: Duration::from_secs(4),
             pool_max_idle_per_endpoint: 256,
+            tls: crate::tls::client_config(rustls::RootCertStore::empty()),
         }
     }
 }
@@ -39,6 +43,7 @@ impl Default for ClientOptions {
 #[derive(Clone)]
 pub struct UpstreamClients {
     http1: HttpClient,
+    https: HttpsClient,
     h2c: H2Connections,
 }
 
@@ -56,8 +61,15 @@ impl UpstreamClients {
             .pool_max_idle_per_host(options.pool_max_idle_per_endpoint)
             // We set Host ourselves: the pool key is the pod address, the Host stays the caller's.
             .set_host(false);
-        let http1 = builder.build(connector);
-        UpstreamClients { http1, h2c: H2Connections::new(options.connect_timeout) }
+        let http1 = builder.build(connector.clone());
+        // HTTP/1.1 only: upgrades (WebSocket) need it, and pods rarely gain from h2 behind us.
+        let tls = HttpsConnectorBuilder::new()
+            .with_tls_config(options.tls.clone())
+            .https_only()
+            .enable_http1()
+            .wrap_connector(connector);
+        let https = builder.build(tls);
+        UpstreamClients { http1, https, h2c: H2Connections::new(options.connect_timeout) }
     }
 
     /// Sends `req` to the pod at `addr`. For HTTP/1.1 the URI must name the pod (it is the pool
@@ -68,31 +80,34 @@ impl UpstreamClients {
         addr: SocketAddr,
         req: Request<RequestBody>,
     ) -> Result<Response<Incoming>, UpstreamError> {
-        match protocol {
-            UpstreamProtocol::Http1 => self.http1.request(req).await.map_err(|error| {
-                if error.is_connect() {
-                    UpstreamError::Connect(error.into())
-                } else {
-                    UpstreamError::Request(error.into())
-                }
-            }),
-            UpstreamProtocol::H2c => self.h2c.send(addr, req).await,
-        }
+        let pooled = match protocol {
+            UpstreamProtocol::Http1 => self.http1.request(req).await,
+            UpstreamProtocol::Https => self.https.request(req).await,
+            UpstreamProtocol::H2c => return self.h2c.send(addr, req).await,
+        };
+        pooled.map_err(|error| {
+            if error.is_connect() {
+                UpstreamError::Connect(error.into())
+            } else {
+                UpstreamError::Request(error.into())
+            }
+        })
     }
 
     /// The URI a request to `addr` carries for `protocol`; see [`Self::send`].
     pub fn request_uri(protocol: UpstreamProtocol, pod: &http::uri::Authority, host: &str, path: &http::uri::PathAndQuery) -> Uri {
         let build = |authority: &str| Uri::builder().scheme("http").authority(authority).path_and_query(path.clone()).build();
         let pod_uri = || {
+            let scheme = if protocol == UpstreamProtocol::Https { "https" } else { "http" };
             Uri::builder()
-                .scheme("http")
+                .scheme(scheme)
                 .authority(pod.clone())
                 .path_and_query(path.clone())
                 .build()
                 .expect("scheme, pod address and path are each valid")
         };
         match protocol {
-            UpstreamProtocol::Http1 => pod_uri(),
+            UpstreamProtocol::Http1 | UpstreamProtocol::Https => pod_uri(),
             UpstreamProtocol::H2c => build(host).unwrap_or_else(|_| pod_uri()),
         }
     }

@@ -72,6 +72,8 @@ impl Shunt {
             .args([
                 "--http-addr",
                 "127.0.0.1:0",
+                "--https-addr",
+                "127.0.0.1:0",
                 "--admin-addr",
                 "127.0.0.1:0",
                 "--log-format",
@@ -87,6 +89,7 @@ impl Shunt {
             .args(args)
             .env("RUST_LOG", "info")
             .env_remove("SHUNT_HTTP_ADDR")
+            .env_remove("SHUNT_HTTPS_ADDR")
             .env_remove("SHUNT_ADMIN_ADDR")
             .env_remove("SHUNT_LOG_FORMAT")
             .env_remove("POD_NAME")

@@ -32,6 +32,8 @@ pub struct Shunt {
     pid: u32,
     /// The proxy listener.
     pub http: SocketAddr,
+    /// The TLS proxy listener.
+    pub https: SocketAddr,
     pub admin: SocketAddr,
     logs: Arc<Mutex<Vec<String>>>,
 }
@@ -47,10 +49,12 @@ impl Shunt {
             .arg("serve")
             .arg("--manifests")
             .arg(manifests)
-            .args(["--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--log-format", "json"])
+            .args(["--http-addr", "127.0.0.1:0", "--https-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"])
+            .args(["--log-format", "json"])
             .args(args)
             .env("RUST_LOG", "info")
             .env_remove("SHUNT_HTTP_ADDR")
+            .env_remove("SHUNT_HTTPS_ADDR")
             .env_remove("SHUNT_ADMIN_ADDR")
             .env_remove("SHUNT_LOG_FORMAT")
             .stdin(Stdio::null())
@@ -70,19 +74,20 @@ impl Shunt {
             }
         });
 
-        let mut shunt = Shunt { child, pid, http: unbound(), admin: unbound(), logs };
+        let mut shunt = Shunt { child, pid, http: unbound(), https: unbound(), admin: unbound(), logs };
         let deadline = tokio::time::Instant::now() + STARTUP_TIMEOUT;
         loop {
             if let Some(status) = shunt.child.try_wait().expect("polling the shunt process") {
                 panic!("shunt exited during startup with {status}; logs:\n{}", shunt.logs().join("\n"));
             }
-            if let (Some(http), Some(admin)) = (shunt.listening("http"), shunt.listening("admin")) {
-                (shunt.http, shunt.admin) = (http, admin);
+            let listening = (shunt.listening("http"), shunt.listening("https"), shunt.listening("admin"));
+            if let (Some(http), Some(https), Some(admin)) = listening {
+                (shunt.http, shunt.https, shunt.admin) = (http, https, admin);
                 break;
             }
             assert!(
                 tokio::time::Instant::now() < deadline,
-                "shunt did not log both Listening lines; logs:\n{}",
+                "shunt did not log all three Listening lines; logs:\n{}",
                 shunt.logs().join("\n")
             );
             tokio::time::sleep(Duration::from_millis(20)).await;

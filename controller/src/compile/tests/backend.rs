@@ -150,7 +150,7 @@ fn a_slice_without_the_services_port_contributes_nothing() {
 }
 
 #[test]
-fn h2c_and_grpc_app_protocols_on_the_service_port_mean_h2c_and_others_http1() {
+fn app_protocols_on_the_service_port_pick_h2c_https_or_http1() {
     let cases = [
         ("kubernetes.io/h2c", UpstreamProtocol::H2c),
         ("h2c", UpstreamProtocol::H2c),
@@ -159,7 +159,9 @@ fn h2c_and_grpc_app_protocols_on_the_service_port_mean_h2c_and_others_http1() {
         ("Kubernetes.io/H2C", UpstreamProtocol::H2c),
         ("http", UpstreamProtocol::Http1),
         ("kubernetes.io/ws", UpstreamProtocol::Http1),
-        ("https", UpstreamProtocol::Http1),
+        ("https", UpstreamProtocol::Https),
+        ("kubernetes.io/https", UpstreamProtocol::Https),
+        ("HTTPS", UpstreamProtocol::Https),
     ];
     for (app_protocol, protocol) in cases {
         let mut service = mk_service("shop", "svc", &[("app", 50051)]);

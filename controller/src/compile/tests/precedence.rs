@@ -100,6 +100,7 @@ fn the_first_default_backend_wins_and_later_ones_conflict() {
         hosts: vec![],
         default_backend: Some(WEB.into()),
         backends: [(WEB.to_string(), web_pods())].into(),
+        tls: Default::default(),
     };
     assert_eq!(compiled.table, expected);
     assert_eq!(compiled.diagnostics, vec![diagnostic(

@@ -21,7 +21,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
             .map(|(kind, path)| {
                 let backend = format!("{host} {kind:?} {path}");
                 backends.insert(backend.clone(), BackendSpec { protocol: UpstreamProtocol::Http1, endpoints: vec![] });
-                PathSpec { path: path.to_string(), kind: *kind, backend, source: "ns/ing".into() }
+                PathSpec { path: path.to_string(), kind: *kind, backend, source: "ns/ing".into(), ssl_redirect: false }
             })
             .collect();
         vhosts.push(VirtualHostSpec { host, paths });
@@ -30,7 +30,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
         backends.insert(d.to_string(), BackendSpec { protocol: UpstreamProtocol::Http1, endpoints: vec![] });
         d.to_string()
     });
-    let spec = TableSpec { hosts: vhosts, default_backend, backends };
+    let spec = TableSpec { hosts: vhosts, default_backend, backends, tls: Default::default() };
     let (table, warnings) = RouteTable::build(
         Arc::new(spec),
         |id| Arc::new(Upstream::new(id, UpstreamProtocol::Http1, vec![], UpstreamStats::default())),
@@ -167,10 +167,11 @@ fn paths_naming_unknown_backends_are_reported_not_built() {
     let spec = TableSpec {
         hosts: vec![VirtualHostSpec {
             host: HostMatch::Any,
-            paths: vec![PathSpec { path: "/".into(), kind: Prefix, backend: "missing".into(), source: "ns/ing".into() }],
+            paths: vec![PathSpec { path: "/".into(), kind: Prefix, backend: "missing".into(), source: "ns/ing".into(), ssl_redirect: false }],
         }],
         default_backend: None,
         backends: BTreeMap::new(),
+        tls: Default::default(),
     };
     let (table, warnings) = RouteTable::build(
         Arc::new(spec),

@@ -1,0 +1,198 @@
+//! Server certificates: each selected Ingress's `spec.tls` entries, in precedence order, bind
+//! their hosts to a `kubernetes.io/tls` Secret in the Ingress's namespace. A missing, broken,
+//! expired or non-covering Secret is a diagnostic, and its hosts fall back to the default.
+
+use std::collections::{BTreeMap, HashMap, btree_map::Entry};
+
+use k8s_openapi::{
+    api::{core::v1::Secret, networking::v1::Ingress},
+    jiff::Timestamp,
+};
+use shunt_proxy::{
+    routes::spec::{CertificateId, CertificateSpec, HostMatch, TlsSpec},
+    tls::LoadedCertificate,
+};
+
+use super::{ClusterState, Diagnostic, Reason, namespace_name, paths};
+
+const TLS_SECRET_TYPE: &str = "kubernetes.io/tls";
+
+/// Collects certificate bindings for one compile.
+pub struct TlsBuilder<'a> {
+    secrets: HashMap<(&'a str, &'a str), &'a Secret>,
+    now: Option<Timestamp>,
+    /// Each Secret is loaded once per compile, however many Ingresses name it.
+    loaded: HashMap<CertificateId, Result<LoadedCertificate, Unusable>>,
+    /// Host to (certificate, the Ingress that bound it).
+    hosts: BTreeMap<HostMatch, (CertificateId, String)>,
+    certificates: BTreeMap<CertificateId, CertificateSpec>,
+    default: Option<CertificateId>,
+}
+
+/// Why a Secret cannot serve.
+#[derive(Clone)]
+struct Unusable {
+    reason: Reason,
+    message: String,
+}
+
+// === impl TlsBuilder ===
+
+impl<'a> TlsBuilder<'a> {
+    pub fn new(state: &'a ClusterState, now: Option<Timestamp>) -> Self {
+        let secrets = state.secrets.iter().map(|secret| (namespace_name(&secret.metadata), secret)).collect();
+        TlsBuilder {
+            secrets,
+            now,
+            loaded: HashMap::new(),
+            hosts: BTreeMap::new(),
+            certificates: BTreeMap::new(),
+            default: None,
+        }
+    }
+
+    /// Binds the hosts of `ingress`'s `spec.tls`; problems go to `diagnostics`.
+    pub fn ingress(&mut self, ingress: &Ingress, diagnostics: &mut Vec<Diagnostic>) {
+        let (namespace, name) = namespace_name(&ingress.metadata);
+        let Some(spec) = &ingress.spec else { return };
+        let source = format!("{namespace}/{name}");
+        let mut report = |reason, message| diagnostics.push(Diagnostic::new(namespace, name, reason, message));
+        for entry in spec.tls.iter().flatten() {
+            // An empty `hosts` means the hosts of the Ingress's rules.
+            let listed: Vec<&str> = match entry.hosts.as_deref() {
+                Some(hosts) if !hosts.is_empty() => hosts.iter().map(String::as_str).collect(),
+                _ => spec.rules.iter().flatten().filter_map(|rule| rule.host.as_deref()).collect(),
+            };
+            let hosts: Vec<HostMatch> = listed
+                .iter()
+                .filter_map(|raw| match paths::parse_host(raw) {
+                    Ok(HostMatch::Any) => None,
+                    Ok(host) => Some(host),
+                    Err(error) => {
+                        report(Reason::InvalidHost, format!("invalid tls host {raw:?}, skipped: {error}"));
+                        None
+                    }
+                })
+                .collect();
+            if hosts.is_empty() {
+                continue;
+            }
+            let Some(secret_name) = entry.secret_name.as_deref().filter(|s| !s.is_empty()) else {
+                let message = format!("tls entry for {} names no secret; they use the default certificate", list(&hosts));
+                report(Reason::MissingTlsSecret, message);
+                continue;
+            };
+            let id = format!("{namespace}/{secret_name}");
+            let certificate = match self.load(namespace, secret_name) {
+                Ok(certificate) => certificate.clone(),
+                Err(unusable) => {
+                    let message = format!("{}; {} use the default certificate", unusable.message, list(&hosts));
+                    report(unusable.reason, message);
+                    continue;
+                }
+            };
+            for host in hosts {
+                if !certificate.covers(&host) {
+                    let message = format!(
+                        "certificate in secret {secret_name:?} does not cover host \"{host}\" (it names {}); \
+                         the host uses the default certificate",
+                        certificate.names.join(", ")
+                    );
+                    report(Reason::TlsHostNotCovered, message);
+                    continue;
+                }
+                match self.hosts.entry(host.clone()) {
+                    Entry::Vacant(slot) => {
+                        slot.insert((id.clone(), source.clone()));
+                    }
+                    Entry::Occupied(held) if held.get().0 == id => {}
+                    Entry::Occupied(held) => {
+                        let (held_id, holder) = held.get();
+                        let message =
+                            format!("tls host \"{host}\" already uses secret {held_id:?} from ingress {holder:?}");
+                        report(Reason::Conflict, message);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `--default-ssl-certificate`: for SNI names nothing covers and clients without SNI.
+    pub fn default_certificate(&mut self, namespace: &str, name: &str) -> Result<(), String> {
+        match self.load(namespace, name) {
+            Ok(_) => {
+                self.default = Some(format!("{namespace}/{name}"));
+                Ok(())
+            }
+            Err(unusable) => Err(unusable.message),
+        }
+    }
+
+    /// The certificates actually bound, and their bindings.
+    pub fn finish(mut self) -> TlsSpec {
+        let hosts: BTreeMap<HostMatch, CertificateId> = self.hosts.into_iter().map(|(host, (id, _))| (host, id)).collect();
+        let used: Vec<&CertificateId> = hosts.values().chain(self.default.as_ref()).collect();
+        self.certificates.retain(|id, _| used.contains(&id));
+        TlsSpec { hosts, default: self.default, certificates: self.certificates }
+    }
+
+    /// Loads `namespace/name` once per compile, recording usable ones in `certificates`.
+    fn load(&mut self, namespace: &str, name: &str) -> Result<&LoadedCertificate, Unusable> {
+        let id = format!("{namespace}/{name}");
+        if !self.loaded.contains_key(&id) {
+            let outcome = self.read_secret(namespace, name).map(|(spec, certificate)| {
+                self.certificates.insert(id.clone(), spec);
+                certificate
+            });
+            self.loaded.insert(id.clone(), outcome);
+        }
+        self.loaded[&id].as_ref().map_err(Unusable::clone)
+    }
+
+    fn read_secret(&self, namespace: &str, name: &str) -> Result<(CertificateSpec, LoadedCertificate), Unusable> {
+        let invalid = |message: String| Unusable { reason: Reason::InvalidTlsSecret, message };
+        let Some(secret) = self.secrets.get(&(namespace, name)) else {
+            return Err(Unusable { reason: Reason::MissingTlsSecret, message: format!("secret {name:?} not found") });
+        };
+        let kind = secret.type_.as_deref().unwrap_or("Opaque");
+        if kind != TLS_SECRET_TYPE {
+            return Err(invalid(format!("secret {name:?} is of type {kind}, not {TLS_SECRET_TYPE}")));
+        }
+        let chain = secret_key(secret, "tls.crt").ok_or_else(|| invalid(format!("secret {name:?} has no tls.crt")))?;
+        let key = secret_key(secret, "tls.key").ok_or_else(|| invalid(format!("secret {name:?} has no tls.key")))?;
+        let certificate =
+            LoadedCertificate::from_pem(&chain, &key).map_err(|error| invalid(format!("secret {name:?}: {error}")))?;
+        if let Some(now) = self.now {
+            let second = now.as_second();
+            if second > certificate.not_after {
+                return Err(invalid(format!("certificate in secret {name:?} expired at {}", timestamp(certificate.not_after))));
+            }
+            if second < certificate.not_before {
+                let starts = timestamp(certificate.not_before);
+                return Err(invalid(format!("certificate in secret {name:?} is not valid before {starts}")));
+            }
+        }
+        let spec = CertificateSpec::new(chain, key, certificate.names.clone(), timestamp(certificate.not_after));
+        Ok((spec, certificate))
+    }
+}
+
+/// A key of the Secret: `stringData` (hand-written manifests) over `data`, as the API server merges them.
+fn secret_key(secret: &Secret, key: &str) -> Option<Vec<u8>> {
+    if let Some(value) = secret.string_data.as_ref().and_then(|data| data.get(key)) {
+        return Some(value.clone().into_bytes());
+    }
+    secret.data.as_ref().and_then(|data| data.get(key)).map(|bytes| bytes.0.clone()).filter(|bytes| !bytes.is_empty())
+}
+
+fn timestamp(unix_seconds: i64) -> String {
+    Timestamp::from_second(unix_seconds).map_or_else(|_| unix_seconds.to_string(), |t| t.to_string())
+}
+
+fn list(hosts: &[HostMatch]) -> String {
+    let names: Vec<String> = hosts.iter().map(|host| format!("\"{host}\"")).collect();
+    match names.as_slice() {
+        [one] => format!("host {one}"),
+        _ => format!("hosts {}", names.join(", ")),
+    }
+}

@@ -1,0 +1,21 @@
+//! TLS: server certificates chosen by SNI from the live table, and TLS to HTTPS backends.
+//!
+//! ```text
+//! ClientHello(SNI) ─▶ TableResolver ─load─▶ RouteTable::certificates() ─▶ exact │ *.wildcard │ default
+//!                                                                            └ none: self-signed fallback
+//! ```
+//! SNI picks the certificate; the Host header still picks the route.
+
+mod acceptor;
+mod certificate;
+mod index;
+mod upstream;
+
+pub use rustls::RootCertStore;
+
+pub use self::{
+    acceptor::{FALLBACK_NAME, acceptor, self_signed},
+    certificate::{CertificateError, LoadedCertificate, provider},
+    index::CertificateIndex,
+    upstream::{CaBundleError, client_config, roots_from_pem},
+};
