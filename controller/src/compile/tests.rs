@@ -5,6 +5,7 @@ mod backend;
 mod class;
 mod diagnostics;
 mod precedence;
+mod tls;
 
 use shunt_proxy::routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec};
 

@@ -78,7 +78,7 @@ impl<'a> TlsBuilder<'a> {
                 continue;
             }
             let Some(secret_name) = entry.secret_name.as_deref().filter(|s| !s.is_empty()) else {
-                let message = format!("tls entry for {} names no secret; they use the default certificate", list(&hosts));
+                let message = format!("tls entry for {} names no secret; the default certificate serves it", list(&hosts));
                 report(Reason::MissingTlsSecret, message);
                 continue;
             };
@@ -86,7 +86,7 @@ impl<'a> TlsBuilder<'a> {
             let certificate = match self.load(namespace, secret_name) {
                 Ok(certificate) => certificate.clone(),
                 Err(unusable) => {
-                    let message = format!("{}; {} use the default certificate", unusable.message, list(&hosts));
+                    let message = format!("{}; the default certificate serves {}", unusable.message, list(&hosts));
                     report(unusable.reason, message);
                     continue;
                 }
