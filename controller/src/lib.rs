@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod compile;
 pub mod dataplane;
 pub mod demo;
+pub mod dns;
 pub mod events;
 pub mod leader;
 pub mod manifests;
