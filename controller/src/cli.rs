@@ -15,6 +15,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant, reason = "parsed once per process")]
 pub enum Command {
     /// Serve Ingress manifests from files, no cluster needed; edits apply live.
     Serve(ServeArgs),
@@ -22,6 +23,56 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run in a cluster: watch the Kubernetes API, publish Ingress status, report problems as Events.
     Run(RunArgs),
+    /// Print the CoreDNS rewrite rules that point every host shunt serves at its Service.
+    Dns(DnsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DnsArgs {
+    /// Read the objects from these manifest files or directories instead of the API; repeatable.
+    #[arg(long = "manifests", short = 'f', value_name = "PATH", conflicts_with = "kubeconfig")]
+    pub manifests: Vec<PathBuf>,
+    /// Kubeconfig file; by default found the way kubectl finds it (KUBECONFIG, ~/.kube/config, in-cluster).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Only list these namespaces (repeatable); all namespaces by default.
+    #[arg(long = "watch-namespace", value_name = "NAMESPACE")]
+    pub watch_namespaces: Vec<String>,
+    /// shunt's Service (NAMESPACE/NAME): the name every host is rewritten to.
+    #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
+    pub publish_service: (String, String),
+    /// `block`: the marker block for the Corefile's `.:53 {`; `override`: a coredns-custom key.
+    #[arg(long, value_enum, default_value_t = DnsFormat::Block)]
+    pub format: DnsFormat,
+    #[command(flatten)]
+    pub rules: DnsRuleArgs,
+    #[command(flatten)]
+    pub classes: ClassArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DnsFormat {
+    Block,
+    Override,
+}
+
+/// What shapes the rewrite rules, shared by `dns` and `run --manage-coredns`.
+#[derive(Clone, Debug, Args)]
+pub struct DnsRuleArgs {
+    /// The cluster's DNS domain, for the Service's name.
+    #[arg(long, default_value = "cluster.local")]
+    pub cluster_domain: String,
+    /// Hosts that keep resolving the public way (to the load balancer): `shop.example.com` or
+    /// `*.example.com` (one label); repeatable.
+    #[arg(long = "dns-exclude", value_name = "PATTERN")]
+    pub dns_exclude: Vec<crate::dns::DnsExclude>,
+}
+
+impl DnsRuleArgs {
+    /// `NAME.NAMESPACE.svc.DOMAIN` of a Service.
+    pub fn service_fqdn(&self, (namespace, name): &(String, String)) -> String {
+        format!("{name}.{namespace}.svc.{}", self.cluster_domain.trim_end_matches('.'))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -50,6 +101,18 @@ pub struct RunArgs {
     /// This replica's identity in the Lease (the pod name).
     #[arg(long, env = "POD_NAME")]
     pub pod_name: Option<String>,
+    /// Keep CoreDNS rewriting every served host to --publish-service (the leader writes).
+    #[arg(long, requires = "publish_service")]
+    pub manage_coredns: bool,
+    /// Where the rules go with --manage-coredns.
+    #[arg(long, value_enum, default_value_t = crate::dns::CorednsTarget::Corefile)]
+    pub coredns_target: crate::dns::CorednsTarget,
+    /// The ConfigMap (NAMESPACE/NAME); kube-system/coredns, or kube-system/coredns-custom for
+    /// --coredns-target custom.
+    #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
+    pub coredns_configmap: Option<(String, String)>,
+    #[command(flatten)]
+    pub dns_rules: DnsRuleArgs,
     #[command(flatten)]
     pub proxy: ProxyArgs,
     #[command(flatten)]

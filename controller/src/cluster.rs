@@ -2,13 +2,15 @@
 //!
 //! ```text
 //! watch.rs stores ─changed─▶ debounce ─▶ compile ─▶ publish (every replica)
-//!                                           └─▶ leader only: status.rs writes, events.rs Events
+//!                                           └─▶ leader only: status.rs writes, events.rs Events,
+//!                                               dns/ CoreDNS rules (--manage-coredns)
 //! leader.rs Lease ─────────────────────────────────┘
 //! ```
 
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use k8s_openapi::api::networking::v1::Ingress;
+use shunt_proxy::routes::spec::HostMatch;
 use kube::{
     Client, Config,
     config::{KubeConfigOptions, Kubeconfig},
@@ -24,7 +26,8 @@ use crate::{
     leader::{Elector, LeaseConfig},
     metrics::ControllerMetrics,
     standalone::publish,
-    status::{PublishAddress, StatusWriter},
+    dns::{CorednsWriter, DnsExclude, Stanza, served_hosts},
+    status::StatusWriter,
     watch::Stores,
 };
 
@@ -38,6 +41,26 @@ const DEBOUNCE_MAX: Duration = Duration::from_millis(100);
 struct CompileOutcome {
     served: Vec<ServedIngress>,
     diagnostics: Vec<Diagnostic>,
+    /// Routed hosts, for the CoreDNS rules.
+    hosts: Vec<HostMatch>,
+}
+
+/// The leader's writers besides Events.
+struct Writers {
+    status: Option<StatusWriter>,
+    coredns: Option<ManagedDns>,
+}
+
+/// `--manage-coredns`: the writer and what shapes the rules.
+struct ManagedDns {
+    writer: CorednsWriter,
+    target: String,
+    exclude: Vec<DnsExclude>,
+    /// The rules last written or found in place, and when: unchanged rules are checked again
+    /// only after [`crate::standalone::RECOMPILE_EVERY`] (an operator may have edited the ConfigMap).
+    synced: Option<(Stanza, Instant)>,
+    /// The last failure, logged once until it changes.
+    failing: Option<String>,
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -65,8 +88,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         },
     );
     let election = tokio::spawn(elector.run(leader_tx, shutdown.clone().requested()));
-    let address = args.publish_address();
-    let writers = tokio::spawn(leader_writes(client, stores, address, identity, leader_rx, outcome_rx));
+    let writers = Writers {
+        status: args.publish_address().map(|address| StatusWriter::new(client.clone(), address)),
+        coredns: managed_dns(&client, &args),
+    };
+    let writers = tokio::spawn(leader_writes(client, stores, writers, identity, leader_rx, outcome_rx));
 
     let served = crate::dataplane::serve(&args.proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await;
     compiler.abort();
@@ -88,6 +114,23 @@ pub async fn connect(kubeconfig: Option<&std::path::Path>) -> anyhow::Result<Cli
     };
     info!(server = %config.cluster_url, "Connecting to the Kubernetes API");
     Ok(Client::try_from(config)?)
+}
+
+fn managed_dns(client: &Client, args: &RunArgs) -> Option<ManagedDns> {
+    let publish_service = args.publish_service.as_ref().filter(|_| args.manage_coredns)?;
+    let target = args.coredns_target;
+    let (namespace, name) = args
+        .coredns_configmap
+        .clone()
+        .unwrap_or_else(|| ("kube-system".to_string(), target.default_configmap().to_string()));
+    info!(configmap = %format!("{namespace}/{name}"), ?target, "Managing CoreDNS rewrite rules");
+    Some(ManagedDns {
+        writer: CorednsWriter::new(client.clone(), &namespace, &name, target),
+        target: args.dns_rules.service_fqdn(publish_service),
+        exclude: args.dns_rules.dns_exclude.clone(),
+        synced: None,
+        failing: None,
+    })
 }
 
 fn default_identity() -> String {
@@ -117,7 +160,11 @@ async fn compile_loop(
             continue;
         };
         metrics.compiles.inc();
-        let outcome = CompileOutcome { served: compiled.served.clone(), diagnostics: compiled.diagnostics.clone() };
+        let outcome = CompileOutcome {
+            served: compiled.served.clone(),
+            diagnostics: compiled.diagnostics.clone(),
+            hosts: served_hosts(&compiled.table),
+        };
         publish(&mut publisher, compiled, &metrics, &mut reported);
         outcomes.send_replace(Some(outcome));
 
@@ -140,12 +187,11 @@ async fn compile_loop(
 async fn leader_writes(
     client: Client,
     stores: Stores,
-    address: Option<PublishAddress>,
+    mut writers: Writers,
     identity: String,
     mut leader: watch::Receiver<bool>,
     mut outcomes: watch::Receiver<Option<CompileOutcome>>,
 ) {
-    let mut status = address.map(|address| StatusWriter::new(client.clone(), address));
     let mut events = EventReporter::new(client, Some(identity));
     loop {
         tokio::select! {
@@ -157,12 +203,42 @@ async fn leader_writes(
         }
         let Some(outcome) = outcomes.borrow_and_update().clone() else { continue };
         let ingresses: Vec<Arc<Ingress>> = stores.ingresses().collect();
-        if let Some(status) = &mut status {
+        if let Some(status) = &mut writers.status {
             let report = status.sync(ingresses.iter().cloned(), &outcome.served).await;
             if report != Default::default() {
                 info!(written = report.written, cleared = report.cleared, failed = report.failed, "Status synced");
             }
         }
         events.report(&outcome.diagnostics, |ns, name| uid_in(ingresses.iter().map(|i| &**i), ns, name)).await;
+        if let Some(dns) = &mut writers.coredns {
+            dns.sync(&outcome.hosts).await;
+        }
+    }
+}
+
+// === impl ManagedDns ===
+
+impl ManagedDns {
+    async fn sync(&mut self, hosts: &[HostMatch]) {
+        let stanza = Stanza::new(hosts, &self.target, &self.exclude);
+        let fresh = self.synced.as_ref().is_some_and(|(synced, at)| {
+            *synced == stanza && at.elapsed() < crate::standalone::RECOMPILE_EVERY
+        });
+        if fresh {
+            return;
+        }
+        match self.writer.sync(&stanza).await {
+            Ok(_) => {
+                self.synced = Some((stanza, Instant::now()));
+                self.failing = None;
+            }
+            Err(error) => {
+                let message = error.to_string();
+                if self.failing.as_ref() != Some(&message) {
+                    warn!(%message, "CoreDNS rewrite rules not updated; retrying on the next change");
+                    self.failing = Some(message);
+                }
+            }
+        }
     }
 }

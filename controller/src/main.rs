@@ -8,7 +8,7 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use shunt_controller::{
     cli::{Cli, Command},
-    cluster, demo, standalone, telemetry,
+    cluster, demo, dns, standalone, telemetry,
 };
 
 fn main() -> std::process::ExitCode {
@@ -27,6 +27,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => (args.log.log_format, args.proxy.threads),
         Command::Demo(args) => (args.log.log_format, args.proxy.threads),
         Command::Run(args) => (args.log.log_format, args.proxy.threads),
+        Command::Dns(_) => (shunt_controller::cli::LogFormat::Text, Some(1)),
     };
     telemetry::init(log);
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
@@ -42,6 +43,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Command::Demo(args) => demo::run(args).await,
             Command::Run(args) => cluster::run(args).await,
+            Command::Dns(args) => dns::command::run(args).await,
         }
     })
 }

@@ -9,6 +9,7 @@
 
 mod support;
 
+mod coredns;
 mod events;
 mod faults;
 mod leader;

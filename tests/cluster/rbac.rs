@@ -21,6 +21,8 @@ struct Rules {
     cluster: Vec<Rule>,
     /// Granted in the release namespace only (a Role).
     namespace: Vec<Rule>,
+    /// With --manage-coredns: granted on the one CoreDNS ConfigMap (a Role with resourceNames).
+    coredns: Vec<Rule>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -115,15 +117,38 @@ async fn every_request_shunt_run_makes_is_allowed_by_the_chart_rbac_rules() {
     })
     .await;
 
-    let requests = api.requests();
+    assert_all_allowed(&rules, &api.requests());
+}
+
+#[tokio::test]
+async fn managing_coredns_needs_only_get_and_update_of_its_one_configmap() {
+    let rules: Rules = serde_saphyr::from_str(RULES).expect("rbac-rules.yaml parses");
+    let cluster = Cluster::start(&["web"]).await;
+    let api = &cluster.api;
+    let corefile = ".:53 {\n    errors\n}\n";
+    api.apply(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "kube-system", "name": "coredns"}, "data": {"Corefile": corefile}}));
+    let args = ["--publish-service", "shunt-system/shunt", "--manage-coredns"];
+    let _shunt = cluster.shunt("shunt-0", &args).await;
+    eventually("the Corefile updated", RENEWAL, async || {
+        api.requests().iter().any(|r| r.ok() && Access::of(r).verb == "update" && Access::of(r).resource == "configmaps").then_some(())
+    })
+    .await;
+    assert_all_allowed(&rules, &api.requests());
+}
+
+/// Every request passes the cluster rules, the release-namespace rules, or (for the CoreDNS
+/// ConfigMap, by name) the coredns rules.
+fn assert_all_allowed(rules: &Rules, requests: &[Recorded]) {
     let refused: Vec<String> = requests
         .iter()
         .map(|request| (request, Access::of(request)))
-        .filter(|(_, access)| {
+        .filter(|(request, access)| {
             let cluster_wide = rules.cluster.iter().any(|rule| rule.allows(access));
             let in_release = access.namespace.as_deref() == Some(RELEASE_NAMESPACE)
                 && rules.namespace.iter().any(|rule| rule.allows(access));
-            !cluster_wide && !in_release
+            let coredns = request.path == "/api/v1/namespaces/kube-system/configmaps/coredns"
+                && rules.coredns.iter().any(|rule| rule.allows(access));
+            !cluster_wide && !in_release && !coredns
         })
         .map(|(request, access)| format!("{} {}?{} ({access:?})", request.method, request.path, request.query))
         .collect();

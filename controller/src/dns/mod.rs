@@ -8,6 +8,7 @@
 //!                          `# BEGIN shunt` … `# END shunt` block of the Corefile's `.:53 {`
 //! ```
 
+pub mod command;
 mod corefile;
 mod managed;
 mod stanza;

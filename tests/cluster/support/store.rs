@@ -62,6 +62,12 @@ pub const RESOURCES: &[Resource] = &[
         namespaced: true,
     },
     Resource {
+        group: "",
+        plural: "configmaps",
+        kind: "ConfigMap",
+        namespaced: true,
+    },
+    Resource {
         group: "events.k8s.io",
         plural: "events",
         kind: "Event",

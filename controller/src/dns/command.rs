@@ -1,0 +1,64 @@
+//! `shunt dns`: compile what shunt would serve (from manifests or one list of the API) and
+//! print the rewrite rules for it, ready to paste.
+
+use k8s_openapi::{
+    NamespaceResourceScope,
+    api::{
+        core::v1::Service,
+        discovery::v1::EndpointSlice,
+        networking::v1::{Ingress, IngressClass},
+    },
+};
+use kube::{Api, Client, Resource, api::ListParams};
+use serde::de::DeserializeOwned;
+
+use super::{Stanza, served_hosts};
+use crate::{
+    cli::{DnsArgs, DnsFormat},
+    compile::{ClusterState, compile},
+};
+
+pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
+    let state = if args.manifests.is_empty() {
+        let client = crate::cluster::connect(args.kubeconfig.as_deref()).await?;
+        list_state(&client, &args.watch_namespaces).await?
+    } else {
+        crate::manifests::load(&args.manifests)?
+    };
+    let compiled = compile(&state, &args.classes.compile_options());
+    let target = args.rules.service_fqdn(&args.publish_service);
+    let stanza = Stanza::new(&served_hosts(&compiled.table), &target, &args.rules.dns_exclude);
+    match args.format {
+        DnsFormat::Block => print!("{stanza}"),
+        DnsFormat::Override => print!("{}", stanza.override_file()),
+    }
+    Ok(())
+}
+
+/// One list of each kind compile reads for hosts (Secrets do not change which hosts are served).
+async fn list_state(client: &Client, namespaces: &[String]) -> anyhow::Result<ClusterState> {
+    let classes = Api::<IngressClass>::all(client.clone()).list(&ListParams::default()).await?;
+    Ok(ClusterState {
+        ingresses: list::<Ingress>(client, namespaces).await?,
+        ingress_classes: classes.items,
+        services: list::<Service>(client, namespaces).await?,
+        endpoint_slices: list::<EndpointSlice>(client, namespaces).await?,
+        secrets: Vec::new(),
+    })
+}
+
+async fn list<K>(client: &Client, namespaces: &[String]) -> anyhow::Result<Vec<K>>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let apis: Vec<Api<K>> = if namespaces.is_empty() {
+        vec![Api::all(client.clone())]
+    } else {
+        namespaces.iter().map(|namespace| Api::namespaced(client.clone(), namespace)).collect()
+    };
+    let mut items = Vec::new();
+    for api in apis {
+        items.extend(api.list(&ListParams::default()).await?.items);
+    }
+    Ok(items)
+}

@@ -1,0 +1,78 @@
+//! `shunt dns --manifests`: the built binary prints the CoreDNS rules for exactly the hosts the
+//! same manifests would serve (our class, shadowed classes; never foreign ones or excluded hosts).
+
+use std::process::Output;
+
+use crate::support::*;
+
+const TARGET: &str = "shunt.shunt-system.svc.cluster.local";
+
+async fn shunt_dns(manifests: &Manifests, args: &[&str]) -> Output {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_shunt"))
+        .arg("dns")
+        .arg("--manifests")
+        .arg(manifests.path())
+        .args(["--publish-service", "shunt-system/shunt"])
+        .args(args)
+        .output();
+    let within = std::time::Duration::from_secs(10);
+    tokio::time::timeout(within, output).await.expect("shunt dns finishes").expect("shunt dns runs")
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(output.status.success(), "shunt dns failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout.clone()).expect("UTF-8")
+}
+
+fn manifests() -> Manifests {
+    let manifests = Manifests::new();
+    let ours = mk_ingress("shop", "ours")
+        .rule("shop.example.com", [mk_path("/", "Prefix", "web", 80)])
+        .rule("*.apps.example.com", [mk_path("/", "Prefix", "web", 80)])
+        .rule("", [mk_path("/", "Prefix", "web", 80)]);
+    let clb = mk_ingress("shop", "clb").class("qcloud").rule("pay.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    let foreign = mk_ingress("shop", "foreign").class("nginx").rule("nginx.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    manifests.write("ingresses.yaml", &[&ours, &clb, &foreign]);
+    // Hosts whose every path fails to compile are not served, so the Service must exist.
+    manifests.write("web.yaml", &[&mk_service_on_ports("shop", "web", None, &[])]);
+    manifests
+}
+
+#[tokio::test]
+async fn the_block_rewrites_our_exact_and_wildcard_hosts_to_the_service() {
+    let printed = stdout(&shunt_dns(&manifests(), &[]).await);
+    assert_eq!(
+        printed,
+        format!(
+            "# BEGIN shunt\nrewrite name exact shop.example.com {TARGET}\n\
+             rewrite stop name regex ^[^.]+\\.apps\\.example\\.com\\.$ {TARGET}. answer auto\n# END shunt\n"
+        )
+    );
+}
+
+#[tokio::test]
+async fn shadowed_classes_are_included_and_excluded_hosts_left_out() {
+    let args = ["--shadow-class", "qcloud", "--dns-exclude", "shop.example.com", "--cluster-domain", "corp.local"];
+    let printed = stdout(&shunt_dns(&manifests(), &args).await);
+    let target = "shunt.shunt-system.svc.corp.local";
+    assert!(printed.contains(&format!("rewrite name exact pay.example.com {target}\n")), "{printed}");
+    assert!(!printed.contains("shop.example.com"), "{printed}");
+    assert!(!printed.contains("nginx.example.com"), "{printed}");
+}
+
+#[tokio::test]
+async fn the_override_format_is_a_coredns_custom_key() {
+    let printed = stdout(&shunt_dns(&manifests(), &["--format", "override"]).await);
+    assert!(printed.starts_with("# BEGIN shunt (written by shunt"), "{printed}");
+    assert!(printed.contains(&format!("\nrewrite name exact shop.example.com {TARGET}\n")));
+}
+
+#[tokio::test]
+async fn a_broken_manifest_is_an_error_not_an_empty_block() {
+    let manifests = Manifests::new();
+    manifests.write_text("broken.yaml", "kind: Ingress\nmetadata: [\n");
+    let output = shunt_dns(&manifests, &[]).await;
+    assert!(!output.status.success());
+    assert!(output.stdout.is_empty(), "nothing to paste by mistake");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("broken.yaml"));
+}
