@@ -239,6 +239,8 @@ def test_notes_show_how_to_verify_and_how_to_get_the_coredns_stanza():
     assert f"rollout status deployment/edge-shunt" in notes
     assert f"http://edge-shunt.{NAMESPACE}.svc.cluster.local/" in notes
     assert f"exec deployment/edge-shunt -- shunt dns" in notes
+    # `shunt dns` is a separate process: it must be told what `shunt run` was.
+    assert f"--publish-service {NAMESPACE}/edge-shunt --ingress-class shunt" in notes
     assert "port-forward svc/edge-shunt-metrics 9090" in notes
 
     managed = render("coredns-custom").notes
