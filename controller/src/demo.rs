@@ -22,9 +22,10 @@ use crate::{
     standalone::{self, ManifestWatcher},
 };
 
-pub const DEMO_MANIFESTS: [(&str, &str); 2] = [
+pub const DEMO_MANIFESTS: [(&str, &str); 3] = [
     ("examples/demo/shop.yaml", include_str!("../../examples/demo/shop.yaml")),
     ("examples/demo/blog.yaml", include_str!("../../examples/demo/blog.yaml")),
+    ("examples/demo/shop-tls.yaml", include_str!("../../examples/demo/shop-tls.yaml")),
 ];
 
 /// The demo pods: address and the Service they belong to.

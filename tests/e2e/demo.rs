@@ -22,6 +22,8 @@ async fn the_bundled_demo_manifests_parse_and_route() {
         serde_json::json!(["127.0.0.11:3000", "127.0.0.12:3000"])
     );
 
+    assert_eq!(routes["tls"]["hosts"]["shop.example.com"], "shop/shop-tls", "the demo certificate loads");
+
     let rejected = shunt.json_logs().into_iter().find(|line| line["level"] == "WARN");
     assert!(rejected.is_none(), "the demo loads without warnings: {rejected:?}");
     let reply = shunt.get("nowhere.example.org", "/").await;
