@@ -21,5 +21,4 @@ mod paths;
 mod reload;
 mod shutdown;
 mod streaming;
-mod tls;
 mod upgrade;
