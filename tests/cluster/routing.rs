@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use crate::support::{Backend, Cluster, OURS, eventually, host, mk_ingress, mk_service, mk_slice, until_served_by};
 
 /// Updates made in the test; every one is timed.
-const UPDATES: usize = 20;
+const UPDATES: usize = 100;
 /// Generous: the debounce is 10-100 ms, so a slow machine has plenty of room.
 const PER_UPDATE: Duration = Duration::from_secs(5);
 
