@@ -21,4 +21,5 @@ mod paths;
 mod reload;
 mod shutdown;
 mod streaming;
+mod tls;
 mod upgrade;

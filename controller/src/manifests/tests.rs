@@ -372,15 +372,13 @@ status:
 #[test]
 fn the_demo_manifests_parse_and_compile_cleanly() {
     let mut objects = Vec::new();
-    for (name, text) in [
-        ("shop.yaml", include_str!("../../../examples/demo/shop.yaml")),
-        ("blog.yaml", include_str!("../../../examples/demo/blog.yaml")),
-    ] {
+    for (name, text) in crate::demo::DEMO_MANIFESTS {
         objects.extend(parse_documents(text, Path::new(name)).expect("demo manifests parse"));
     }
     let compiled = compile(&ClusterState::from_objects(objects), &CompileOptions::default());
     assert_eq!(compiled.diagnostics, vec![]);
     assert!(compiled.table.backends.values().all(|b| !b.endpoints.is_empty()));
+    assert_eq!(compiled.table.tls.hosts.len(), 1, "shop.example.com has its demo certificate");
 }
 
 // === ClusterState::from_objects ===

@@ -101,7 +101,7 @@ pub enum UpstreamProtocol {
     Http1,
     /// HTTP/2 with prior knowledge over cleartext (`appProtocol: kubernetes.io/h2c`, gRPC).
     H2c,
-    /// HTTP/1.1 or HTTP/2 (by ALPN) over TLS (`appProtocol: https`).
+    /// HTTP/1.1 over TLS (`appProtocol: https`, or the backend-protocol annotation).
     Https,
 }
 

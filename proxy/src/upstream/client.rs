@@ -62,12 +62,16 @@ impl UpstreamClients {
             // We set Host ourselves: the pool key is the pod address, the Host stays the caller's.
             .set_host(false);
         let http1 = builder.build(connector.clone());
+        // The inner connector must accept `https://` URIs: `wrap_connector` (unlike hyper-rustls'
+        // own build path) leaves HttpConnector's http-only check on.
+        let mut tcp_for_tls = connector.clone();
+        tcp_for_tls.enforce_http(false);
         // HTTP/1.1 only: upgrades (WebSocket) need it, and pods rarely gain from h2 behind us.
         let tls = HttpsConnectorBuilder::new()
             .with_tls_config(options.tls.clone())
             .https_only()
             .enable_http1()
-            .wrap_connector(connector);
+            .wrap_connector(tcp_for_tls);
         let https = builder.build(tls);
         UpstreamClients { http1, https, h2c: H2Connections::new(options.connect_timeout) }
     }

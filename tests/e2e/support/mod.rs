@@ -4,6 +4,7 @@ mod backend;
 mod client;
 mod manifests;
 mod shunt;
+mod tls;
 
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ pub use self::{
         mk_ingress, mk_ingress_class, mk_path, mk_service, mk_service_on_ports, mk_slice, to_yaml,
     },
     shunt::{Shunt, sample},
+    tls::{Leaf, TestCa, TlsBackend, TlsClient, curl, leaf_names, mk_string_secret, mk_tls_secret, with_tls},
 };
 
 /// Polls `probe` every 25 ms until it returns `Some`, failing the test after `within`.
