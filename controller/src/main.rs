@@ -30,10 +30,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dns(_) => (shunt_controller::cli::LogFormat::Text, Some(1)),
     };
     telemetry::init(log);
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(threads) = threads {
-        runtime.worker_threads(threads.max(1));
-    }
+    // One thread: everything on it, the way one nginx worker runs (no hand-offs between the
+    // accept loop and a worker, no work-stealing bookkeeping).
+    let mut runtime = match threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread(),
+        Some(threads) => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(threads.max(1));
+            builder
+        }
+        None => tokio::runtime::Builder::new_multi_thread(),
+    };
     let runtime = runtime.enable_all().build()?;
     runtime.block_on(async move {
         match cli.command {

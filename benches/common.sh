@@ -1,0 +1,114 @@
+# Shared by the bench scripts (sourced, not run): installs, the shunt binary, nginx instances,
+# bounded waits, wrk output parsing and medians. Every address is on loopback.
+
+# Installs the Debian packages whose commands are missing: `need_commands wrk:wrk nginx:nginx-light`.
+need_commands() {
+    local pair missing=()
+    for pair in "$@"; do
+        command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
+    done
+    ((${#missing[@]})) || return 0
+    local sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# SHUNT_BIN when set (e.g. a release build in another target dir), else a release build here.
+shunt_bin() {
+    if [ -n "${SHUNT_BIN:-}" ]; then
+        [ -x "$SHUNT_BIN" ] || { echo "SHUNT_BIN=$SHUNT_BIN is not an executable" >&2; return 1; }
+    else
+        cargo build --release -q -p shunt-controller --bin shunt >&2
+        SHUNT_BIN=${CARGO_TARGET_DIR:-target}/release/shunt
+    fi
+    echo "$SHUNT_BIN"
+}
+
+work=$(mktemp -d)
+pids=()
+declare -A NGINX_PID
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# nginx in the foreground under $work/$1 with worker_processes $WORKERS; $2 goes in `http {}`.
+nginx_conf() {
+    mkdir -p "$work/$1"
+    cat > "$work/$1/nginx.conf" <<CONF
+worker_processes ${WORKERS:-1};
+pid $work/$1/nginx.pid;
+error_log $work/$1/error.log warn;
+events { worker_connections 8192; }
+http {
+    access_log off;
+    client_body_temp_path $work/$1/body;
+    proxy_temp_path $work/$1/proxy;
+    fastcgi_temp_path $work/$1/fastcgi;
+    uwsgi_temp_path $work/$1/uwsgi;
+    scgi_temp_path $work/$1/scgi;
+    keepalive_requests 1000000;
+    $2
+}
+CONF
+    nginx -p "$work/$1" -c "$work/$1/nginx.conf" -g 'daemon off;' &
+    pids+=($!)
+    NGINX_PID[$1]=$!
+}
+
+# The "pod": a fast static answer, so the proxies are what is measured.
+backend_block() { echo "server { listen $1; location / { default_type text/plain; return 200 'hello from the pod\n'; } }"; }
+
+# nginx as the proxy to compare with: upstream keepalive and the headers shunt also sets.
+# $1 = listen parameters, $2 = backend address, $3 = extra server directives.
+nginx_proxy_block() {
+    echo "upstream pod { server $2; keepalive 256; }
+    server { listen $1; ${3:-} location / {
+        proxy_pass http://pod; proxy_http_version 1.1; proxy_set_header Connection '';
+        proxy_set_header Host \$host; proxy_set_header X-Real-IP \$remote_addr;
+        proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; proxy_set_header X-Forwarded-Proto \$scheme;
+        proxy_set_header X-Forwarded-Host \$host; proxy_set_header X-Forwarded-Port \$server_port; } }"
+}
+
+# Runs "$@" every 0.1 s until it succeeds, at most $1 times.
+retry() {
+    local tries=$1 i
+    shift
+    for ((i = 0; i < tries; i++)); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# CPU time (user + system, in clock ticks) used so far by these processes and their children
+# processes (nginx's workers); threads are included by /proc/PID/stat.
+cpu_ticks() { # pid...
+    local pid all=()
+    for pid in "$@"; do all+=("$pid" $(pgrep -P "$pid" || true)); done
+    for pid in "${all[@]}"; do cat "/proc/$pid/stat" 2>/dev/null || true; done |
+        sed 's/^.*) //' | awk '{ s += $12 + $13 } END { print s + 0 }'
+}
+CLK_TCK=$(getconf CLK_TCK)
+# Microseconds of CPU per request from two cpu_ticks readings and a request count.
+cpu_us_per_request() { awk -v a="$1" -v b="$2" -v n="$3" -v hz="$CLK_TCK" 'BEGIN { printf "%.1f", n ? (b - a) / hz * 1e6 / n : 0 }'; }
+
+# wrk's "Requests/sec", the 99% latency in ms, non-2xx count, socket error count and the number of
+# requests, on one line.
+# Bounded twice: wrk's own -d, and a hard timeout well past it.
+run_wrk() { # wrk arguments...
+    timeout 120 wrk --latency "$@" |
+        awk '/Requests\/sec/ { rps = $2 }
+             /^ +99%/ { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
+                        ms = (u == "us") ? v / 1000 : (u == "s") ? v * 1000 : (u == "m") ? v * 60000 : v; p99 = ms }
+             / Non-2xx or 3xx responses/ { bad = $NF }
+             /Socket errors/ { gsub(/,/, ""); err = $4 + $6 + $8 + $10 }
+             / requests in / { total = $1 }
+             END { printf "%s %s %s %s %s\n", rps, p99, (bad == "" ? 0 : bad), (err == "" ? 0 : err), total }'
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

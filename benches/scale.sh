@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Scale benchmark: `shunt serve` on 10,000 Ingresses (one host and Service each), 10,000 Services
+# and 10,000 EndpointSlices with 5 endpoints each (50,000), no TLS, spread over 100 files.
+# Reports time from start to /readyz 200, the first "Published route table" line, resident
+# memory (VmRSS, VmHWM) once ready, CPU used while idle, and for a few single-file edits (one
+# endpoint address changed) the time from the write to the republish and memory afterwards.
+#
+#   benches/scale.sh
+#   INGRESSES=20000 ENDPOINTS_PER_SERVICE=5 FILES=200 EDITS=5 benches/scale.sh
+#   SHUNT_BIN=/work/bench-target/release/shunt benches/scale.sh
+#
+# Bounded: readiness and each republish are awaited at most READY_TIMEOUT seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source benches/common.sh
+
+INGRESSES=${INGRESSES:-10000}
+ENDPOINTS_PER_SERVICE=${ENDPOINTS_PER_SERVICE:-5}
+FILES=${FILES:-100}
+EDITS=${EDITS:-3}
+IDLE_SECONDS=${IDLE_SECONDS:-5}
+READY_TIMEOUT=${READY_TIMEOUT:-120}
+POLL_INTERVAL=${POLL_INTERVAL:-250ms}
+SHUNT_HTTP=127.0.0.1:18580
+SHUNT_HTTPS=127.0.0.1:18543
+SHUNT_ADMIN=127.0.0.1:18590
+
+need_commands curl:curl
+# GENERATE_ONLY=DIR writes the manifests to DIR and stops (for profiling `shunt serve` by hand).
+if [ -n "${GENERATE_ONLY:-}" ]; then rmdir "$work"; work=$GENERATE_ONLY; trap - EXIT; else SHUNT_BIN=$(shunt_bin); fi
+
+mkdir -p "$work/manifests"
+awk -v n="$INGRESSES" -v e="$ENDPOINTS_PER_SERVICE" -v files="$FILES" -v dir="$work/manifests" 'BEGIN {
+    per = int((n + files - 1) / files)
+    for (i = 0; i < n; i++) {
+        f = sprintf("%s/apps-%04d.yaml", dir, int(i / per))
+        ns = "team-" (i % 100); name = "app-" i
+        printf "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: %s, namespace: %s}\n", name, ns > f
+        printf "spec:\n  ingressClassName: shunt\n  rules:\n    - host: %s.example.com\n      http:\n        paths:\n", name > f
+        printf "          - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}\n---\n", name > f
+        printf "apiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s}\nspec: {ports: [{name: http, port: 80}]}\n---\n", name, ns > f
+        printf "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n" > f
+        printf "metadata: {name: %s-abcde, namespace: %s, labels: {kubernetes.io/service-name: %s}}\n", name, ns, name > f
+        printf "addressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints:\n" > f
+        for (k = 1; k <= e; k++)
+            printf "  - {addresses: [\"10.%d.%d.%d\"], conditions: {ready: true}}\n", int(i / 250) % 250, i % 250, k > f
+        printf "---\n" > f
+    }
+}'
+echo "manifests: $INGRESSES Ingresses, $INGRESSES Services, $((INGRESSES * ENDPOINTS_PER_SERVICE)) endpoints in" \
+    "$(ls "$work/manifests" | wc -l) files, $(du -sh "$work/manifests" | cut -f1)"
+[ -z "${GENERATE_ONLY:-}" ] || exit 0
+
+now() { date +%s.%N; }
+# Seconds since the epoch of the Nth "Published route table" line (UTC RFC 3339 timestamps).
+published_at() { # n
+    local line
+    line=$(grep 'Published route table' "$work/shunt.log" | sed -n "${1}p") || true
+    [ -n "$line" ] || return 1
+    date -u -d "$(sed 's/\x1b\[[0-9;]*m//g' <<<"$line" | awk '{ print $1 }')" +%s.%N
+}
+wait_published() { # n: bounded wait for the Nth publish
+    local i
+    for ((i = 0; i < READY_TIMEOUT * 20; i++)); do
+        published_at "$1" >/dev/null && return 0
+        sleep 0.05
+    done
+    echo "no publish #$1 within ${READY_TIMEOUT}s" >&2
+    return 1
+}
+memory() { awk '/^Vm(RSS|HWM)/ { printf "%s %.0f MiB  ", $1, $2 / 1024 }' "/proc/$shunt_pid/status"; }
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$shunt_pid/stat"; }
+
+start=$(now)
+RUST_LOG=info NO_COLOR=1 "$SHUNT_BIN" serve --manifests "$work/manifests" --poll-interval "$POLL_INTERVAL" \
+    --http-addr "$SHUNT_HTTP" --https-addr "$SHUNT_HTTPS" --admin-addr "$SHUNT_ADMIN" --access-log false \
+    2>"$work/shunt.log" &
+shunt_pid=$!
+pids+=("$shunt_pid")
+ready=""
+for ((i = 0; i < READY_TIMEOUT * 20; i++)); do
+    if curl -fsS -o /dev/null "http://$SHUNT_ADMIN/readyz" 2>/dev/null; then ready=$(now); break; fi
+    kill -0 "$shunt_pid" 2>/dev/null || { cat "$work/shunt.log"; echo "shunt exited"; exit 1; }
+    sleep 0.05
+done
+[ -n "$ready" ] || { echo "not ready within ${READY_TIMEOUT}s"; exit 1; }
+wait_published 1
+grep 'Published route table' "$work/shunt.log" | sed -n 1p | sed 's/\x1b\[[0-9;]*m//g; s/^[^ ]* *//'
+awk -v s="$start" -v r="$ready" -v p="$(published_at 1)" -v c="$(cpu_seconds)" \
+    'BEGIN { printf "start -> first publish %.2f s   start -> /readyz 200 %.2f s   CPU used %.2f s\n", p - s, r - s, c }'
+echo "after ready:     $(memory)"
+# What a scrape costs at this size: /metrics bytes, series and time to serve.
+curl -fsS -o "$work/metrics.txt" -w '/metrics: %{size_download} bytes in %{time_total} s, ' "http://$SHUNT_ADMIN/metrics"
+echo "$(grep -vc '^#' "$work/metrics.txt") series"
+cpu_before=$(cpu_seconds); sleep "$IDLE_SECONDS"
+awk -v a="$cpu_before" -v b="$(cpu_seconds)" -v t="$IDLE_SECONDS" \
+    'BEGIN { printf "idle %d s (polling %d files): CPU %.2f s (%.1f%% of a core)\n", t, '"$FILES"', b - a, 100 * (b - a) / t }'
+
+# An edit: one endpoint address in one file changes, so exactly one slice differs.
+latencies=""
+for edit in $(seq 1 "$EDITS"); do
+    file=$(ls "$work/manifests"/*.yaml | sed -n "$((edit % FILES + 1))p")
+    cpu_before=$(cpu_seconds)
+    sed -i "0,/\"10\./s//\"11./" "$file"
+    wrote=$(now)
+    wait_published $((edit + 1))
+    latency=$(awk -v w="$wrote" -v p="$(published_at $((edit + 1)))" 'BEGIN { printf "%.2f", p - w }')
+    latencies+="$latency "
+    # Idle polling costs next to nothing (above), so this is the reparse, compile and publish.
+    cpu=$(awk -v a="$cpu_before" -v b="$(cpu_seconds)" 'BEGIN { printf "%.2f", b - a }')
+    echo "edit $edit: write -> publish $latency s (poll interval $POLL_INTERVAL), CPU $cpu s   $(memory)"
+done
+[ "$EDITS" -eq 0 ] || echo "median write -> publish $(median <<<"$latencies") s over $EDITS edits"
+grep -E ' (WARN|ERROR) ' "$work/shunt.log" | head -5 || true
