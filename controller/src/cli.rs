@@ -216,9 +216,9 @@ pub struct ProxyArgs {
     /// One log line per request (target `shunt::access`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub access_log: bool,
-    /// Worker threads; defaults to the available cores.
-    #[arg(long)]
-    pub threads: Option<usize>,
+    /// Proxy worker threads, each serving its own connections; defaults to the available cores.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 #[derive(Clone, Debug, Args)]
@@ -282,6 +282,14 @@ impl ProxyArgs {
             tls: tls::client_config(roots),
             ..ClientOptions::default()
         })
+    }
+
+    /// How many proxy workers to run: `--threads`, else one per available core.
+    pub fn workers(&self) -> usize {
+        match self.threads {
+            Some(threads) => usize::from(threads),
+            None => std::thread::available_parallelism().map_or(1, usize::from),
+        }
     }
 
     pub fn server_options(&self) -> ServerOptions {

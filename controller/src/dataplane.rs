@@ -10,13 +10,17 @@ use std::{future::Future, sync::Arc};
 use shunt_proxy::{
     Registry,
     admin::Admin,
-    forward::Proxy,
+    forward::{Proxy, ProxyOptions},
     metrics::ProxyMetrics,
     publish::{RoutePublisher, RouteReader},
     server, tls,
-    upstream::UpstreamClients,
+    upstream::{ClientOptions, UpstreamClients},
 };
-use tokio::sync::watch;
+use tokio::{
+    net::TcpListener,
+    sync::{oneshot, watch},
+};
+use shunt_proxy::tls::TlsAcceptor;
 use tracing::info;
 
 use crate::cli::ProxyArgs;
@@ -78,7 +82,12 @@ async fn wait_for_signal() {
     info!("Shutting down");
 }
 
-/// Binds both listeners (failing fast on a taken port) and serves until `shutdown`.
+/// Binds the listeners (failing fast on a taken port) and serves until `shutdown`.
+///
+/// The proxy runs on `--threads` workers, each a single-threaded runtime with its own upstream
+/// pools, all accepting from the same listening sockets (the kernel hands each connection to
+/// one of them), the way nginx workers do: no task hops between threads on the request path.
+/// Worker 0 shares this runtime with the control plane and the admin listener.
 pub async fn serve(
     args: &ProxyArgs,
     reader: RouteReader,
@@ -86,26 +95,41 @@ pub async fn serve(
     registry: Registry,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let clients = UpstreamClients::new(&args.client_options()?);
-    let http = server::bind(args.http_addr).await?;
-    let https = server::bind(args.https_addr).await?;
-    let admin_listener = server::bind(args.admin_addr).await?;
-    info!(listener = "http", addr = %http.local_addr()?, "Listening");
-    info!(listener = "https", addr = %https.local_addr()?, "Listening");
-    info!(listener = "admin", addr = %admin_listener.local_addr()?, "Listening");
-    let acceptor = tls::acceptor(reader.clone(), tls::self_signed());
-
-    let proxy = Proxy::new(reader.clone(), clients, args.proxy_options(), metrics);
-    let admin = Admin::new(reader, Arc::new(registry));
-    let options = args.server_options();
-    let admin_options = server::ServerOptions { drain_timeout: std::time::Duration::from_secs(1), ..options.clone() };
-
-    let handler = move |req, conn| {
-        let proxy = proxy.clone();
-        async move { proxy.serve(req, conn).await }
+    let worker = Worker {
+        reader: reader.clone(),
+        metrics,
+        client_options: args.client_options()?,
+        proxy_options: args.proxy_options(),
+        server_options: args.server_options(),
+        acceptor: tls::acceptor(reader.clone(), tls::self_signed()),
+        shutdown: shutdown.clone(),
     };
-    let proxy_server = server::serve(http, &options, None, handler.clone(), shutdown.clone().requested());
-    let tls_server = server::serve(https, &options, Some(acceptor), handler, shutdown.clone().requested());
+    let http = server::bind_std(args.http_addr)?;
+    let https = server::bind_std(args.https_addr)?;
+    let admin_listener = server::bind(args.admin_addr).await?;
+    let workers = args.workers();
+    info!(listener = "http", addr = %http.local_addr()?, workers, "Listening");
+    info!(listener = "https", addr = %https.local_addr()?, workers, "Listening");
+    info!(listener = "admin", addr = %admin_listener.local_addr()?, "Listening");
+
+    let mut others = Vec::with_capacity(workers - 1);
+    for index in 1..workers {
+        let (http, https) = (http.try_clone()?, https.try_clone()?);
+        let (done, finished) = oneshot::channel();
+        let worker = worker.clone();
+        std::thread::Builder::new().name(format!("shunt-proxy-{index}")).spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+            let result = match runtime {
+                Ok(runtime) => runtime.block_on(worker.serve(http, https)),
+                Err(error) => Err(error.into()),
+            };
+            let _ = done.send(result);
+        })?;
+        others.push(finished);
+    }
+
+    let admin = Admin::new(reader, Arc::new(registry));
+    let admin_options = server::ServerOptions { drain_timeout: std::time::Duration::from_secs(1), ..args.server_options() };
     let admin_server = server::serve(
         admin_listener,
         &admin_options,
@@ -116,7 +140,42 @@ pub async fn serve(
         },
         shutdown.requested(),
     );
-    tokio::try_join!(proxy_server, tls_server, admin_server)?;
+    let admin_server = async { admin_server.await.map_err(anyhow::Error::from) };
+    tokio::try_join!(worker.serve(http, https), admin_server)?;
+    for finished in others {
+        // A worker that panicked dropped its sender: its connections are gone either way.
+        finished.await.unwrap_or(Ok(()))?;
+    }
     info!("Stopped");
     Ok(())
+}
+
+/// What each proxy worker thread needs; it builds its own `Proxy` (and pools) from it.
+#[derive(Clone)]
+struct Worker {
+    reader: RouteReader,
+    metrics: ProxyMetrics,
+    client_options: ClientOptions,
+    proxy_options: ProxyOptions,
+    server_options: server::ServerOptions,
+    acceptor: TlsAcceptor,
+    shutdown: Shutdown,
+}
+
+impl Worker {
+    /// Serves both proxy listeners on the current runtime until shutdown, then drains.
+    async fn serve(self, http: std::net::TcpListener, https: std::net::TcpListener) -> anyhow::Result<()> {
+        let (http, https) = (TcpListener::from_std(http)?, TcpListener::from_std(https)?);
+        let clients = UpstreamClients::new(&self.client_options);
+        let proxy = Proxy::new(self.reader, clients, self.proxy_options, self.metrics);
+        let handler = move |req, conn| {
+            let proxy = proxy.clone();
+            async move { proxy.serve(req, conn).await }
+        };
+        let options = &self.server_options;
+        let plain = server::serve(http, options, None, handler.clone(), self.shutdown.clone().requested());
+        let tls = server::serve(https, options, Some(self.acceptor), handler, self.shutdown.requested());
+        tokio::try_join!(plain, tls)?;
+        Ok(())
+    }
 }

@@ -23,25 +23,16 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let (log, threads) = match &cli.command {
-        Command::Serve(args) => (args.log.log_format, args.proxy.threads),
-        Command::Demo(args) => (args.log.log_format, args.proxy.threads),
-        Command::Run(args) => (args.log.log_format, args.proxy.threads),
-        Command::Dns(_) => (shunt_controller::cli::LogFormat::Text, Some(1)),
+    let log = match &cli.command {
+        Command::Serve(args) => args.log.log_format,
+        Command::Demo(args) => args.log.log_format,
+        Command::Run(args) => args.log.log_format,
+        Command::Dns(_) => shunt_controller::cli::LogFormat::Text,
     };
     telemetry::init(log);
-    // One thread: everything on it, the way one nginx worker runs (no hand-offs between the
-    // accept loop and a worker, no work-stealing bookkeeping).
-    let mut runtime = match threads {
-        Some(1) => tokio::runtime::Builder::new_current_thread(),
-        Some(threads) => {
-            let mut builder = tokio::runtime::Builder::new_multi_thread();
-            builder.worker_threads(threads.max(1));
-            builder
-        }
-        None => tokio::runtime::Builder::new_multi_thread(),
-    };
-    let runtime = runtime.enable_all().build()?;
+    // The control plane, the admin listener and proxy worker 0 share this thread; the other
+    // proxy workers get their own (see `dataplane::serve`). Compiles run on the blocking pool.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
         match cli.command {
             Command::Serve(args) => {

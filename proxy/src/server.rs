@@ -133,6 +133,15 @@ async fn handshake(
     }
 }
 
+/// Binds a non-blocking std listener (for sharing between worker runtimes with `try_clone`),
+/// naming the address in the error.
+pub fn bind_std(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let named = |error: io::Error| io::Error::new(error.kind(), format!("binding {addr}: {error}"));
+    let listener = std::net::TcpListener::bind(addr).map_err(named)?;
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
 /// Binds a listener, naming the address in the error.
 pub async fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     TcpListener::bind(addr).await.map_err(|error| io::Error::new(error.kind(), format!("binding {addr}: {error}")))

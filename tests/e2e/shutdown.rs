@@ -9,11 +9,13 @@ use tokio::net::TcpStream;
 use crate::support::*;
 
 const HOST: &str = "app.example.com";
+/// Several proxy workers share each listening socket: it closes when the last one lets go.
+const WORKERS: usize = 3;
 
 async fn serve_slow_app(delay: Duration, drain_timeout: &str) -> (Backend, Manifests, Shunt) {
     let backend = Backend::http1("app").delay(delay).start().await;
     let (manifests, shunt) =
-        serve_host(HOST, "app", None, &[backend.port()], &["--drain-timeout", drain_timeout]).await;
+        serve_host(HOST, "app", None, &[backend.port()], &["--drain-timeout", drain_timeout, "--threads", "3"]).await;
     (backend, manifests, shunt)
 }
 
@@ -35,11 +37,13 @@ async fn sigterm_lets_a_request_in_flight_finish_refuses_new_connections_and_exi
 
     shunt.signal("TERM");
     let http = shunt.http.to_string();
-    shunt
-        .wait_for_log("the proxy listener to start draining", |line| {
+    eventually("every worker to stop accepting on the proxy listener", Duration::from_secs(5), async || {
+        let draining = shunt.json_logs().into_iter().filter(|line| {
             line["message"] == "Draining connections" && line["listener.addr"] == http.as_str()
-        })
-        .await;
+        });
+        (draining.count() == WORKERS).then_some(())
+    })
+    .await;
     let refused = TcpStream::connect(shunt.http).await;
     assert!(refused.is_err(), "a new connection after SIGTERM must be refused");
 

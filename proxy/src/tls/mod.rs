@@ -12,6 +12,7 @@ mod index;
 mod upstream;
 
 pub use rustls::RootCertStore;
+pub use tokio_rustls::TlsAcceptor;
 
 pub use self::{
     acceptor::{FALLBACK_NAME, acceptor, self_signed},
