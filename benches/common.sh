@@ -112,3 +112,20 @@ run_wrk() { # wrk arguments...
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# Service `shop/api` (port 80 "http") with one ready endpoint, the backend at $1 (ip:port), as YAML.
+api_service_yaml() {
+    cat <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: shop}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: api-1, namespace: shop, labels: {kubernetes.io/service-name: api}}
+addressType: IPv4
+ports: [{name: http, port: ${1##*:}}]
+endpoints: [{addresses: ["${1%%:*}"], conditions: {ready: true}}]
+YAML
+}

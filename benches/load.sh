@@ -44,17 +44,7 @@ spec:
         paths:
           - {path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
 ---
-apiVersion: v1
-kind: Service
-metadata: {name: api, namespace: shop}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: api-1, namespace: shop, labels: {kubernetes.io/service-name: api}}
-addressType: IPv4
-ports: [{name: http, port: ${BACKEND##*:}}]
-endpoints: [{addresses: ["${BACKEND%%:*}"], conditions: {ready: true}}]
+$(api_service_yaml "$BACKEND")
 YAML
 RUST_LOG=warn "$SHUNT_BIN" serve --manifests "$work/manifests.yaml" --http-addr "$SHUNT" --https-addr "$SHUNT_HTTPS" \
     --admin-addr "$SHUNT_ADMIN" --threads "$WORKERS" --access-log false &

@@ -27,7 +27,7 @@ use crate::{
     headers::{ForwardedContext, TrustedProxies, request_id, set_forwarded, strip_hop_by_hop, upgrade_protocol},
     metrics::ProxyMetrics,
     publish::RouteReader,
-    routes::{Route, normalize_host, spec::UpstreamProtocol},
+    routes::{Route, authority_host, normalize_host, spec::UpstreamProtocol},
     upstream::{EndpointGuard, UpstreamClients, UpstreamError},
 };
 
@@ -303,7 +303,7 @@ async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard) {
 /// 308 (method and body kept) to the same URL over HTTPS on the standard port: the Service
 /// maps 443 to our HTTPS listener.
 fn https_redirect(host: &str, uri: &http::Uri) -> Response<ResponseBody> {
-    let host = strip_port(host);
+    let host = authority_host(host);
     let path = uri.path_and_query().map_or("/", PathAndQuery::as_str);
     let location = format!("https://{host}{path}");
     let mut response = Response::new(ResponseBody::empty());
@@ -312,15 +312,6 @@ fn https_redirect(host: &str, uri: &http::Uri) -> Response<ResponseBody> {
         response.headers_mut().insert(header::LOCATION, value);
     }
     response
-}
-
-/// `host:port` or `[v6]:port` without the port.
-fn strip_port(host: &str) -> &str {
-    let after_bracket = host.rfind(']').map_or(0, |i| i + 1);
-    match host[after_bracket..].rfind(':') {
-        Some(colon) => &host[..after_bracket + colon],
-        None => host,
-    }
 }
 
 /// The authority the caller asked for: the URI's (HTTP/2, absolute-form) or the Host header.

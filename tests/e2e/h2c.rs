@@ -1,8 +1,6 @@
 //! HTTP/2: clients speaking h2c prior knowledge to shunt, and Services whose port says
 //! `appProtocol: kubernetes.io/h2c` spoken to in HTTP/2, trailers included (what gRPC needs).
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, StatusCode, Version};
 use http_body_util::BodyExt;
@@ -77,20 +75,11 @@ async fn curl_with_http2_prior_knowledge_is_proxied_to_an_http11_backend() {
     let backend = Backend::start("grpc").await;
     let (_manifests, shunt) = serve_grpc(&backend, None).await;
     let port = shunt.http.port();
-    let curl = tokio::process::Command::new("curl")
-        .args(["--silent", "--show-error", "--http2-prior-knowledge", "--max-time", "10"])
-        .arg("--resolve")
-        .arg(format!("{HOST}:{port}:127.0.0.1"))
-        .args(["--write-out", "\n%{http_code} %{http_version}"])
-        .arg(format!("http://{HOST}:{port}/from/curl?x=1"))
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(15), curl).await.expect("curl finishes").expect("curl runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "curl failed: {}", String::from_utf8_lossy(&output.stderr));
-    let (body, status_line) = stdout.rsplit_once('\n').expect("curl's write-out line");
-    assert_eq!(status_line, "200 2", "curl spoke HTTP/2 and got 200: {stdout}");
-    let seen: serde_json::Value = serde_json::from_str(body).expect("the echo report");
+    let resolve = format!("{HOST}:{port}:127.0.0.1");
+    let url = format!("http://{HOST}:{port}/from/curl?x=1");
+    let (body, status_line) = curl(&["--http2-prior-knowledge", "--resolve", &resolve, &url]).await;
+    assert_eq!(status_line, "200 2", "curl spoke HTTP/2 and got 200: {body}");
+    let seen: serde_json::Value = serde_json::from_str(&body).expect("the echo report");
     assert_eq!(seen["backend"], "grpc");
     assert_eq!(seen["version"], "HTTP/1.1");
     assert_eq!(seen["path_and_query"], "/from/curl?x=1");

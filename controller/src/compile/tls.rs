@@ -2,7 +2,7 @@
 //! their hosts to a `kubernetes.io/tls` Secret in the Ingress's namespace. A missing, broken,
 //! expired or non-covering Secret is a diagnostic, and its hosts fall back to the default.
 
-use std::collections::{BTreeMap, HashMap, btree_map::Entry};
+use std::collections::{BTreeMap, BTreeSet, HashMap, btree_map::Entry};
 
 use k8s_openapi::{
     api::{core::v1::Secret, networking::v1::Ingress},
@@ -131,8 +131,8 @@ impl<'a> TlsBuilder<'a> {
     /// The certificates actually bound, and their bindings.
     pub fn finish(mut self) -> TlsSpec {
         let hosts: BTreeMap<HostMatch, CertificateId> = self.hosts.into_iter().map(|(host, (id, _))| (host, id)).collect();
-        let used: Vec<&CertificateId> = hosts.values().chain(self.default.as_ref()).collect();
-        self.certificates.retain(|id, _| used.contains(&id));
+        let used: BTreeSet<&CertificateId> = hosts.values().chain(self.default.as_ref()).collect();
+        self.certificates.retain(|id, _| used.contains(id));
         TlsSpec { hosts, default: self.default, certificates: self.certificates }
     }
 

@@ -26,6 +26,8 @@ pub enum CorednsTarget {
 pub struct CorednsWriter {
     api: Api<ConfigMap>,
     name: String,
+    /// `namespace/name`, for errors and logs.
+    qualified: String,
     target: CorednsTarget,
 }
 
@@ -61,23 +63,27 @@ impl CorednsTarget {
 
 impl CorednsWriter {
     pub fn new(client: Client, namespace: &str, name: &str, target: CorednsTarget) -> Self {
-        CorednsWriter { api: Api::namespaced(client, namespace), name: format!("{namespace}/{name}"), target }
+        CorednsWriter {
+            api: Api::namespaced(client, namespace),
+            name: name.to_string(),
+            qualified: format!("{namespace}/{name}"),
+            target,
+        }
     }
 
     /// Brings the ConfigMap in line with `stanza`; `Ok(true)` when it wrote.
     pub async fn sync(&self, stanza: &Stanza) -> Result<bool, CorednsError> {
-        let api_error = |source| CorednsError::Api { name: self.name.clone(), source };
-        let name = self.name.rsplit('/').next().unwrap_or_default();
-        let Some(mut config_map) = self.api.get_opt(name).await.map_err(api_error)? else {
-            return Err(CorednsError::Missing(self.name.clone()));
+        let api_error = |source| CorednsError::Api { name: self.qualified.clone(), source };
+        let Some(mut config_map) = self.api.get_opt(&self.name).await.map_err(api_error)? else {
+            return Err(CorednsError::Missing(self.qualified.clone()));
         };
         let data = config_map.data.get_or_insert_with(BTreeMap::new);
         let (key, wanted) = match self.target {
             CorednsTarget::Custom => (OVERRIDE_KEY, stanza.override_file()),
             CorednsTarget::Corefile => {
-                let current = data.get(COREFILE_KEY).ok_or_else(|| CorednsError::NoCorefile(self.name.clone()))?;
+                let current = data.get(COREFILE_KEY).ok_or_else(|| CorednsError::NoCorefile(self.qualified.clone()))?;
                 let edited = replace_block(current, stanza)
-                    .map_err(|source| CorednsError::Corefile { name: self.name.clone(), source })?;
+                    .map_err(|source| CorednsError::Corefile { name: self.qualified.clone(), source })?;
                 (COREFILE_KEY, edited)
             }
         };
@@ -85,8 +91,8 @@ impl CorednsWriter {
             return Ok(false);
         }
         data.insert(key.to_string(), wanted);
-        self.api.replace(name, &PostParams::default(), &config_map).await.map_err(api_error)?;
-        info!(configmap = %self.name, key, rules = stanza.lines().len(), "Updated CoreDNS rewrite rules");
+        self.api.replace(&self.name, &PostParams::default(), &config_map).await.map_err(api_error)?;
+        info!(configmap = %self.qualified, key, rules = stanza.lines().len(), "Updated CoreDNS rewrite rules");
         Ok(true)
     }
 }

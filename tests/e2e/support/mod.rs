@@ -10,13 +10,13 @@ use std::time::Duration;
 
 pub use self::{
     backend::{Backend, Body, BoxError, echo, full, text},
-    client::{REQUEST_TIMEOUT, Reply, collect, get, raw, send_h1, send_h2},
+    client::{REQUEST_TIMEOUT, Reply, collect, curl, get, raw, send_h1, send_h2},
     manifests::{
         CONTROLLER, EndpointSlice, Ingress, Manifest, Manifests, mk_backend_service, mk_default_ingress_class,
         mk_ingress, mk_ingress_class, mk_path, mk_service, mk_service_on_ports, mk_slice, to_yaml,
     },
     shunt::{Shunt, sample},
-    tls::{Leaf, TestCa, TlsBackend, TlsClient, curl, leaf_names, mk_string_secret, mk_tls_secret, with_tls},
+    tls::{Leaf, TestCa, TlsBackend, TlsClient, leaf_names, mk_string_secret, mk_tls_secret, with_tls},
 };
 
 /// Polls `probe` every 25 ms until it returns `Some`, failing the test after `within`.

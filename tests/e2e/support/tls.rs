@@ -365,25 +365,6 @@ async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, name: String, c
     }
 }
 
-// === curl ===
-
-/// Runs `curl <args>` (silent, at most 10 s) and returns its body and the line
-/// `--write-out '%{http_code} %{http_version}'` adds, e.g. `"200 2"`; panics unless curl exits 0.
-pub async fn curl(args: &[&str]) -> (String, String) {
-    let run = tokio::process::Command::new("curl")
-        .args(["--silent", "--show-error", "--max-time", "10"])
-        .args(args)
-        .args(["--write-out", "\n%{http_code} %{http_version}"])
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(15), run).await.expect("curl finishes").expect("curl runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "curl {args:?} failed: {stderr}");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let (body, status_line) = stdout.rsplit_once('\n').expect("curl's write-out line");
-    (body.to_string(), status_line.to_string())
-}
-
 // === impl AnyCertificate ===
 
 impl ServerCertVerifier for AnyCertificate {
