@@ -34,13 +34,7 @@ impl FromStr for DnsExclude {
 
 impl DnsExclude {
     fn excludes(&self, host: &HostMatch) -> bool {
-        match (&self.0, host) {
-            (pattern, host) if pattern == host => true,
-            (HostMatch::Wildcard(suffix), HostMatch::Exact(host)) => {
-                host.split_once('.').is_some_and(|(_, rest)| rest == suffix)
-            }
-            _ => false,
-        }
+        self.0.covers(host)
     }
 }
 

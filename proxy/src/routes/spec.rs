@@ -150,6 +150,21 @@ impl HostMatch {
     }
 }
 
+impl HostMatch {
+    /// Whether `self`, read as a certificate name or a host pattern, covers `host`: equal
+    /// names, or a wildcard and a name exactly one label below it. `Any` covers nothing.
+    pub fn covers(&self, host: &HostMatch) -> bool {
+        match (self, host) {
+            (HostMatch::Any, _) | (_, HostMatch::Any) => false,
+            (pattern, host) if pattern == host => true,
+            (HostMatch::Wildcard(suffix), HostMatch::Exact(name)) => {
+                name.split_once('.').is_some_and(|(label, rest)| !label.is_empty() && rest == suffix)
+            }
+            _ => false,
+        }
+    }
+}
+
 impl fmt::Display for HostMatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -69,21 +69,7 @@ impl LoadedCertificate {
     /// Whether the leaf is valid for `host` by the usual rules: a `*.` name covers exactly one
     /// label, and a wildcard host needs a wildcard name.
     pub fn covers(&self, host: &HostMatch) -> bool {
-        self.names.iter().any(|name| name_covers(name, host))
-    }
-
-    /// Whether `unix_seconds` lies in the validity period.
-    pub fn is_valid_at(&self, unix_seconds: i64) -> bool {
-        self.not_before <= unix_seconds && unix_seconds <= self.not_after
-    }
-}
-
-fn name_covers(name: &str, host: &HostMatch) -> bool {
-    match (name.strip_prefix("*."), host) {
-        (None, HostMatch::Exact(host)) => name == host,
-        (Some(suffix), HostMatch::Exact(host)) => host.split_once('.').is_some_and(|(label, rest)| !label.is_empty() && rest == suffix),
-        (Some(suffix), HostMatch::Wildcard(wanted)) => suffix == wanted,
-        (None, HostMatch::Wildcard(_)) | (_, HostMatch::Any) => false,
+        self.names.iter().any(|name| HostMatch::from_rule_host(name).covers(host))
     }
 }
 

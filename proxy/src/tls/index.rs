@@ -47,8 +47,4 @@ impl CertificateIndex {
         }
         self.default.as_ref()
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.exact.is_empty() && self.wildcard.is_empty() && self.default.is_none()
-    }
 }
