@@ -26,7 +26,12 @@ const INGRESSES: usize = 10_000;
 const ENDPOINTS_PER_SERVICE: usize = 5;
 
 fn meta(namespace: &str, name: &str, labels: Option<BTreeMap<String, String>>) -> ObjectMeta {
-    ObjectMeta { namespace: Some(namespace.into()), name: Some(name.into()), labels, ..Default::default() }
+    ObjectMeta {
+        namespace: Some(namespace.into()),
+        name: Some(name.into()),
+        labels,
+        ..Default::default()
+    }
 }
 
 fn mk_path(path: &str, service: &str) -> HTTPIngressPath {
@@ -36,7 +41,10 @@ fn mk_path(path: &str, service: &str) -> HTTPIngressPath {
         backend: IngressBackend {
             service: Some(IngressServiceBackend {
                 name: service.into(),
-                port: Some(ServiceBackendPort { number: Some(80), ..Default::default() }),
+                port: Some(ServiceBackendPort {
+                    number: Some(80),
+                    ..Default::default()
+                }),
             }),
             ..Default::default()
         },
@@ -54,7 +62,9 @@ pub fn mk_state() -> ClusterState {
                 ingress_class_name: Some("shunt".into()),
                 rules: Some(vec![IngressRule {
                     host: Some(format!("{name}.example.com")),
-                    http: Some(HTTPIngressRuleValue { paths: vec![mk_path("/", &name), mk_path("/api", &name)] }),
+                    http: Some(HTTPIngressRuleValue {
+                        paths: vec![mk_path("/", &name), mk_path("/api", &name)],
+                    }),
                 }]),
                 ..Default::default()
             }),
@@ -63,7 +73,11 @@ pub fn mk_state() -> ClusterState {
         state.services.push(Service {
             metadata: meta(&ns, &name, None),
             spec: Some(ServiceSpec {
-                ports: Some(vec![ServicePort { name: Some("http".into()), port: 80, ..Default::default() }]),
+                ports: Some(vec![ServicePort {
+                    name: Some("http".into()),
+                    port: 80,
+                    ..Default::default()
+                }]),
                 ..Default::default()
             }),
             ..Default::default()
@@ -72,11 +86,18 @@ pub fn mk_state() -> ClusterState {
         state.endpoint_slices.push(EndpointSlice {
             metadata: meta(&ns, &format!("{name}-abcde"), Some(labels)),
             address_type: "IPv4".into(),
-            ports: Some(vec![EndpointPort { name: Some("http".into()), port: Some(8080), ..Default::default() }]),
+            ports: Some(vec![EndpointPort {
+                name: Some("http".into()),
+                port: Some(8080),
+                ..Default::default()
+            }]),
             endpoints: (0..ENDPOINTS_PER_SERVICE)
                 .map(|e| Endpoint {
                     addresses: vec![format!("10.{}.{}.{}", i / 250 % 250, i % 250, e + 1)],
-                    conditions: Some(EndpointConditions { ready: Some(true), ..Default::default() }),
+                    conditions: Some(EndpointConditions {
+                        ready: Some(true),
+                        ..Default::default()
+                    }),
                     ..Default::default()
                 })
                 .collect(),
@@ -93,7 +114,9 @@ fn bench_compile(c: &mut Criterion) {
     assert!(compiled.diagnostics.is_empty(), "{:?}", compiled.diagnostics.first());
     let mut group = c.benchmark_group("compile");
     group.sample_size(10);
-    group.bench_function("10k ingresses, 50k endpoints", |b| b.iter(|| black_box(compile(black_box(&state), &options))));
+    group.bench_function("10k ingresses, 50k endpoints", |b| {
+        b.iter(|| black_box(compile(black_box(&state), &options)))
+    });
     group.bench_function("compile + publish (table build), 10k ingresses", |b| {
         let (mut publisher, _reader) = RoutePublisher::new(ProxyMetrics::detached());
         let mut flip = false;
@@ -112,4 +135,3 @@ fn bench_compile(c: &mut Criterion) {
 
 criterion_group!(benches, bench_compile);
 criterion_main!(benches);
-

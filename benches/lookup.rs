@@ -23,7 +23,10 @@ fn mk_spec() -> TableSpec {
         let backend = format!("ns-{h}/svc:80");
         backends.insert(
             backend.clone(),
-            BackendSpec { protocol: UpstreamProtocol::Http1, endpoints: vec![([10, 0, (h / 250) as u8, (h % 250) as u8], 8080).into()] },
+            BackendSpec {
+                protocol: UpstreamProtocol::Http1,
+                endpoints: vec![([10, 0, (h / 250) as u8, (h % 250) as u8], 8080).into()],
+            },
         );
         let mut paths: Vec<PathSpec> = (0..PATHS)
             .map(|p| PathSpec {
@@ -34,22 +37,49 @@ fn mk_spec() -> TableSpec {
                 ssl_redirect: false,
             })
             .collect();
-        paths.push(PathSpec { path: "/".into(), kind: PathKind::Prefix, backend: backend.clone(), source: format!("ns-{h}/ing"), ssl_redirect: false });
-        hosts.push(VirtualHostSpec { host: HostMatch::Exact(format!("host-{h}.example.com")), paths });
+        paths.push(PathSpec {
+            path: "/".into(),
+            kind: PathKind::Prefix,
+            backend: backend.clone(),
+            source: format!("ns-{h}/ing"),
+            ssl_redirect: false,
+        });
+        hosts.push(VirtualHostSpec {
+            host: HostMatch::Exact(format!("host-{h}.example.com")),
+            paths,
+        });
         if h % 10 == 0 {
             hosts.push(VirtualHostSpec {
                 host: HostMatch::Wildcard(format!("apps-{h}.example.com")),
-                paths: vec![PathSpec { path: "/".into(), kind: PathKind::Prefix, backend, source: format!("ns-{h}/wild"), ssl_redirect: false }],
+                paths: vec![PathSpec {
+                    path: "/".into(),
+                    kind: PathKind::Prefix,
+                    backend,
+                    source: format!("ns-{h}/wild"),
+                    ssl_redirect: false,
+                }],
             });
         }
     }
-    TableSpec { hosts, default_backend: None, backends, tls: Default::default() }
+    TableSpec {
+        hosts,
+        default_backend: None,
+        backends,
+        tls: Default::default(),
+    }
 }
 
 fn lookup(c: &mut Criterion) {
     let (table, warnings) = RouteTable::build(
         Arc::new(mk_spec()),
-        |id| Arc::new(Upstream::new(id, UpstreamProtocol::Http1, Vec::new(), UpstreamStats::default())),
+        |id| {
+            Arc::new(Upstream::new(
+                id,
+                UpstreamProtocol::Http1,
+                Vec::new(),
+                UpstreamStats::default(),
+            ))
+        },
         |_, _| RouteStats::detached(),
     );
     assert!(warnings.is_empty());
@@ -66,7 +96,9 @@ fn lookup(c: &mut Criterion) {
     group.bench_function("wildcard host", |b| {
         b.iter(|| black_box(table.lookup(black_box("tenant-9.apps-510.example.com"), black_box("/x"))))
     });
-    group.bench_function("no match", |b| b.iter(|| black_box(table.lookup(black_box("nowhere.test"), black_box("/")))));
+    group.bench_function("no match", |b| {
+        b.iter(|| black_box(table.lookup(black_box("nowhere.test"), black_box("/"))))
+    });
     group.finish();
 }
 

@@ -3,12 +3,18 @@
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use shunt_proxy::{forward::ProxyOptions, headers::TrustedProxies, server::ServerOptions, tls, upstream::ClientOptions};
+use shunt_proxy::{
+    forward::ProxyOptions, headers::TrustedProxies, server::ServerOptions, tls, upstream::ClientOptions,
+};
 
 use crate::compile::CompileOptions;
 
 #[derive(Debug, Parser)]
-#[command(name = "shunt", version, about = "In-cluster Kubernetes ingress: host+path straight to pod endpoints")]
+#[command(
+    name = "shunt",
+    version,
+    about = "In-cluster Kubernetes ingress: host+path straight to pod endpoints"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -271,7 +277,8 @@ impl ProxyArgs {
         use anyhow::Context as _;
         let roots = match &self.upstream_ca_bundle {
             Some(path) => {
-                let pem = std::fs::read(path).with_context(|| format!("reading --upstream-ca-bundle {}", path.display()))?;
+                let pem =
+                    std::fs::read(path).with_context(|| format!("reading --upstream-ca-bundle {}", path.display()))?;
                 tls::roots_from_pem(&pem).with_context(|| format!("--upstream-ca-bundle {}", path.display()))?
             }
             None => tls::RootCertStore::empty(),
@@ -315,7 +322,8 @@ impl ClassArgs {
 }
 
 fn parse_trusted(s: &str) -> Result<TrustedProxies, String> {
-    s.parse().map_err(|error| format!("{error} (expected CIDRs like 10.0.0.0/8,192.168.1.1)"))
+    s.parse()
+        .map_err(|error| format!("{error} (expected CIDRs like 10.0.0.0/8,192.168.1.1)"))
 }
 
 /// `250ms`, `30s`, `5m`, `1h`; a bare number is seconds.
@@ -323,7 +331,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
-    let value: f64 = number.parse().map_err(|_| format!("invalid duration {s:?} (expected e.g. 250ms, 30s, 5m)"))?;
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("invalid duration {s:?} (expected e.g. 250ms, 30s, 5m)"))?;
     let seconds = match unit {
         "ms" => value / 1000.0,
         "" | "s" => value,
@@ -339,7 +349,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
-    let value: u64 = number.parse().map_err(|_| format!("invalid size {s:?} (expected e.g. 512Ki, 10Mi)"))?;
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("invalid size {s:?} (expected e.g. 512Ki, 10Mi)"))?;
     let multiplier: u64 = match unit.trim_end_matches(['b', 'B']) {
         "" => 1,
         "K" | "k" => 1_000,
@@ -350,7 +362,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "Gi" => 1 << 30,
         _ => return Err(format!("invalid size unit in {s:?} (use K, Ki, M, Mi, G or Gi)")),
     };
-    value.checked_mul(multiplier).ok_or_else(|| format!("size {s:?} is too large"))
+    value
+        .checked_mul(multiplier)
+        .ok_or_else(|| format!("size {s:?} is too large"))
 }
 
 #[cfg(test)]

@@ -10,11 +10,11 @@
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_proxy::routes::spec::HostMatch;
 use kube::{
     Client, Config,
     config::{KubeConfigOptions, Kubeconfig},
 };
+use shunt_proxy::routes::spec::HostMatch;
 use tokio::{sync::watch, time::Instant};
 use tracing::{info, warn};
 
@@ -22,11 +22,11 @@ use crate::{
     cli::RunArgs,
     compile::{Diagnostic, ServedIngress, compile},
     dataplane::{Dataplane, Shutdown},
+    dns::{CorednsWriter, DnsExclude, Stanza, served_hosts},
     events::{EventReporter, uid_in},
     leader::{Elector, LeaseConfig},
     metrics::ControllerMetrics,
     standalone::publish,
-    dns::{CorednsWriter, DnsExclude, Stanza, served_hosts},
     status::StatusWriter,
     watch::Stores,
 };
@@ -73,7 +73,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let stores = Stores::spawn(&client, &args.watch_namespaces);
     let (outcome_tx, outcome_rx) = watch::channel(None::<CompileOutcome>);
     let options = args.classes.compile_options();
-    let compiler = tokio::spawn(compile_loop(stores.clone(), options, dataplane.publisher, metrics, outcome_tx));
+    let compiler = tokio::spawn(compile_loop(
+        stores.clone(),
+        options,
+        dataplane.publisher,
+        metrics,
+        outcome_tx,
+    ));
 
     let (leader_tx, leader_rx) = watch::channel(false);
     let identity = args.pod_name.clone().unwrap_or_else(default_identity);
@@ -89,7 +95,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     );
     let election = tokio::spawn(elector.run(leader_tx, shutdown.clone().requested()));
     let writers = Writers {
-        status: args.publish_address().map(|address| StatusWriter::new(client.clone(), address)),
+        status: args
+            .publish_address()
+            .map(|address| StatusWriter::new(client.clone(), address)),
         coredns: managed_dns(&client, &args),
     };
     let writers = tokio::spawn(leader_writes(client, stores, writers, identity, leader_rx, outcome_rx));
@@ -169,12 +177,17 @@ async fn compile_loop(
         outcomes.send_replace(Some(outcome));
 
         // Nothing changed for a while: compile anyway, a certificate may have expired.
-        if tokio::time::timeout(crate::standalone::RECOMPILE_EVERY, stores.changed.notified()).await.is_err() {
+        if tokio::time::timeout(crate::standalone::RECOMPILE_EVERY, stores.changed.notified())
+            .await
+            .is_err()
+        {
             continue;
         }
         let first = Instant::now();
         loop {
-            let quiet = tokio::time::timeout(DEBOUNCE_QUIET, stores.changed.notified()).await.is_err();
+            let quiet = tokio::time::timeout(DEBOUNCE_QUIET, stores.changed.notified())
+                .await
+                .is_err();
             if quiet || first.elapsed() >= DEBOUNCE_MAX {
                 break;
             }
@@ -201,15 +214,26 @@ async fn leader_writes(
         if !*leader.borrow_and_update() {
             continue;
         }
-        let Some(outcome) = outcomes.borrow_and_update().clone() else { continue };
+        let Some(outcome) = outcomes.borrow_and_update().clone() else {
+            continue;
+        };
         let ingresses: Vec<Arc<Ingress>> = stores.ingresses().collect();
         if let Some(status) = &mut writers.status {
             let report = status.sync(ingresses.iter().cloned(), &outcome.served).await;
             if report != Default::default() {
-                info!(written = report.written, cleared = report.cleared, failed = report.failed, "Status synced");
+                info!(
+                    written = report.written,
+                    cleared = report.cleared,
+                    failed = report.failed,
+                    "Status synced"
+                );
             }
         }
-        events.report(&outcome.diagnostics, |ns, name| uid_in(ingresses.iter().map(|i| &**i), ns, name)).await;
+        events
+            .report(&outcome.diagnostics, |ns, name| {
+                uid_in(ingresses.iter().map(|i| &**i), ns, name)
+            })
+            .await;
         if let Some(dns) = &mut writers.coredns {
             dns.sync(&outcome.hosts).await;
         }
@@ -221,9 +245,10 @@ async fn leader_writes(
 impl ManagedDns {
     async fn sync(&mut self, hosts: &[HostMatch]) {
         let stanza = Stanza::new(hosts, &self.target, &self.exclude);
-        let fresh = self.synced.as_ref().is_some_and(|(synced, at)| {
-            *synced == stanza && at.elapsed() < crate::standalone::RECOMPILE_EVERY
-        });
+        let fresh = self
+            .synced
+            .as_ref()
+            .is_some_and(|(synced, at)| *synced == stanza && at.elapsed() < crate::standalone::RECOMPILE_EVERY);
         if fresh {
             return;
         }

@@ -7,6 +7,7 @@
 
 use std::{future::Future, sync::Arc};
 
+use shunt_proxy::tls::TlsAcceptor;
 use shunt_proxy::{
     Registry,
     admin::Admin,
@@ -20,7 +21,6 @@ use tokio::{
     net::TcpListener,
     sync::{oneshot, watch},
 };
-use shunt_proxy::tls::TlsAcceptor;
 use tracing::info;
 
 use crate::cli::ProxyArgs;
@@ -37,7 +37,11 @@ impl Dataplane {
     pub fn new(registry: &mut Registry) -> Self {
         let metrics = ProxyMetrics::register(registry);
         let (publisher, reader) = RoutePublisher::new(metrics.clone());
-        Dataplane { publisher, reader, metrics }
+        Dataplane {
+            publisher,
+            reader,
+            metrics,
+        }
     }
 }
 
@@ -117,19 +121,24 @@ pub async fn serve(
         let (http, https) = (http.try_clone()?, https.try_clone()?);
         let (done, finished) = oneshot::channel();
         let worker = worker.clone();
-        std::thread::Builder::new().name(format!("shunt-proxy-{index}")).spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
-            let result = match runtime {
-                Ok(runtime) => runtime.block_on(worker.serve(http, https)),
-                Err(error) => Err(error.into()),
-            };
-            let _ = done.send(result);
-        })?;
+        std::thread::Builder::new()
+            .name(format!("shunt-proxy-{index}"))
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                let result = match runtime {
+                    Ok(runtime) => runtime.block_on(worker.serve(http, https)),
+                    Err(error) => Err(error.into()),
+                };
+                let _ = done.send(result);
+            })?;
         others.push(finished);
     }
 
     let admin = Admin::new(reader, Arc::new(registry));
-    let admin_options = server::ServerOptions { drain_timeout: std::time::Duration::from_secs(1), ..args.server_options() };
+    let admin_options = server::ServerOptions {
+        drain_timeout: std::time::Duration::from_secs(1),
+        ..args.server_options()
+    };
     let admin_server = server::serve(
         admin_listener,
         &admin_options,

@@ -11,10 +11,7 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
     jiff::Timestamp,
 };
-use kube::{
-    Api, Client, Resource, ResourceExt,
-    api::PostParams,
-};
+use kube::{Api, Client, Resource, ResourceExt, api::PostParams};
 use tracing::warn;
 
 use crate::compile::Diagnostic;
@@ -46,7 +43,12 @@ impl EventReporter {
         self.sent.retain(|_, at| now.duration_since(*at) < self.repeat_after);
         let mut budget = self.per_round;
         for diagnostic in diagnostics {
-            let key = (diagnostic.namespace.clone(), diagnostic.name.clone(), diagnostic.reason.as_str(), diagnostic.message.clone());
+            let key = (
+                diagnostic.namespace.clone(),
+                diagnostic.name.clone(),
+                diagnostic.reason.as_str(),
+                diagnostic.message.clone(),
+            );
             if self.sent.contains_key(&key) {
                 continue;
             }
@@ -68,7 +70,9 @@ impl EventReporter {
                 Ok(_) => {
                     self.sent.insert(key, now);
                 }
-                Err(error) => warn!(%error, ingress = %format!("{}/{}", diagnostic.namespace, diagnostic.name), "Event not recorded"),
+                Err(error) => {
+                    warn!(%error, ingress = %format!("{}/{}", diagnostic.namespace, diagnostic.name), "Event not recorded")
+                }
             }
         }
     }

@@ -21,18 +21,28 @@ pub struct Port(ServiceBackendPort);
 
 impl From<i32> for Port {
     fn from(number: i32) -> Self {
-        Port(ServiceBackendPort { number: Some(number), name: None })
+        Port(ServiceBackendPort {
+            number: Some(number),
+            name: None,
+        })
     }
 }
 
 impl From<&str> for Port {
     fn from(name: &str) -> Self {
-        Port(ServiceBackendPort { number: None, name: Some(name.to_string()) })
+        Port(ServiceBackendPort {
+            number: None,
+            name: Some(name.to_string()),
+        })
     }
 }
 
 pub fn mk_meta(namespace: &str, name: &str) -> ObjectMeta {
-    ObjectMeta { namespace: Some(namespace.to_string()), name: Some(name.to_string()), ..Default::default() }
+    ObjectMeta {
+        namespace: Some(namespace.to_string()),
+        name: Some(name.to_string()),
+        ..Default::default()
+    }
 }
 
 /// An Ingress of class `shunt` (ours under the default options) with these rules.
@@ -82,7 +92,11 @@ pub fn mk_rule(host: &str, paths: Vec<HTTPIngressPath>) -> IngressRule {
 }
 
 pub fn mk_path(path: &str, path_type: &str, backend: IngressBackend) -> HTTPIngressPath {
-    HTTPIngressPath { path: Some(path.to_string()), path_type: path_type.to_string(), backend }
+    HTTPIngressPath {
+        path: Some(path.to_string()),
+        path_type: path_type.to_string(),
+        backend,
+    }
 }
 
 /// The common case: a `Prefix` path to a Service port.
@@ -92,7 +106,10 @@ pub fn mk_prefix(path: &str, service: &str, port: impl Into<Port>) -> HTTPIngres
 
 pub fn mk_backend(service: &str, port: impl Into<Port>) -> IngressBackend {
     IngressBackend {
-        service: Some(IngressServiceBackend { name: service.to_string(), port: Some(port.into().0) }),
+        service: Some(IngressServiceBackend {
+            name: service.to_string(),
+            port: Some(port.into().0),
+        }),
         resource: None,
     }
 }
@@ -120,7 +137,10 @@ pub fn mk_service(namespace: &str, name: &str, ports: &[(&str, i32)]) -> Service
         .collect();
     Service {
         metadata: mk_meta(namespace, name),
-        spec: Some(ServiceSpec { ports: Some(ports), ..Default::default() }),
+        spec: Some(ServiceSpec {
+            ports: Some(ports),
+            ..Default::default()
+        }),
         status: None,
     }
 }
@@ -128,7 +148,9 @@ pub fn mk_service(namespace: &str, name: &str, ports: &[(&str, i32)]) -> Service
 /// The first port of a Service built by [`mk_service`].
 pub fn first_port(service: &mut Service) -> &mut ServicePort {
     let ports = service.spec.as_mut().and_then(|spec| spec.ports.as_mut());
-    ports.and_then(|ports| ports.first_mut()).expect("mk_service was given a port")
+    ports
+        .and_then(|ports| ports.first_mut())
+        .expect("mk_service was given a port")
 }
 
 /// An EndpointSlice of `service` with ports `(name, port)` (empty name: unnamed). The address
@@ -140,10 +162,16 @@ pub fn mk_slice(
     ports: &[(&str, i32)],
     endpoints: Vec<Endpoint>,
 ) -> EndpointSlice {
-    let ipv6 = endpoints.first().and_then(|e| e.addresses.first()).is_some_and(|a| a.contains(':'));
+    let ipv6 = endpoints
+        .first()
+        .and_then(|e| e.addresses.first())
+        .is_some_and(|a| a.contains(':'));
     let labels = BTreeMap::from([("kubernetes.io/service-name".to_string(), service.to_string())]);
     EndpointSlice {
-        metadata: ObjectMeta { labels: Some(labels), ..mk_meta(namespace, name) },
+        metadata: ObjectMeta {
+            labels: Some(labels),
+            ..mk_meta(namespace, name)
+        },
         address_type: if ipv6 { "IPv6" } else { "IPv4" }.to_string(),
         ports: Some(
             ports
@@ -169,15 +197,25 @@ pub fn mk_ready(address: &str) -> Endpoint {
 pub fn mk_endpoint(address: &str, ready: Option<bool>, serving: Option<bool>, terminating: Option<bool>) -> Endpoint {
     Endpoint {
         addresses: vec![address.to_string()],
-        conditions: Some(EndpointConditions { ready, serving, terminating }),
+        conditions: Some(EndpointConditions {
+            ready,
+            serving,
+            terminating,
+        }),
         ..Default::default()
     }
 }
 
 pub fn mk_class(name: &str, controller: &str) -> IngressClass {
     IngressClass {
-        metadata: ObjectMeta { name: Some(name.to_string()), ..Default::default() },
-        spec: Some(IngressClassSpec { controller: Some(controller.to_string()), parameters: None }),
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            ..Default::default()
+        },
+        spec: Some(IngressClassSpec {
+            controller: Some(controller.to_string()),
+            parameters: None,
+        }),
     }
 }
 

@@ -38,19 +38,27 @@ pub struct Elector {
 
 impl Elector {
     pub fn new(client: Client, config: LeaseConfig) -> Self {
-        Elector { api: Api::namespaced(client, &config.namespace), config }
+        Elector {
+            api: Api::namespaced(client, &config.namespace),
+            config,
+        }
     }
 
     /// One election round: true when this replica holds the Lease afterwards.
     pub async fn try_acquire_or_renew(&self) -> kube::Result<bool> {
         let now = Timestamp::now();
         let identity = self.config.identity.as_str();
-        let duration_secs = i32::try_from(self.config.lease_duration.as_secs()).unwrap_or(i32::MAX).max(1);
+        let duration_secs = i32::try_from(self.config.lease_duration.as_secs())
+            .unwrap_or(i32::MAX)
+            .max(1);
         let entry = self.api.entry(&self.config.name).await?;
         let result = match entry {
             Entry::Vacant(vacant) => {
                 let lease = Lease {
-                    metadata: ObjectMeta { name: Some(self.config.name.clone()), ..Default::default() },
+                    metadata: ObjectMeta {
+                        name: Some(self.config.name.clone()),
+                        ..Default::default()
+                    },
                     spec: Some(LeaseSpec {
                         holder_identity: Some(identity.to_string()),
                         lease_duration_seconds: Some(duration_secs),
@@ -85,9 +93,9 @@ impl Elector {
             // Someone else wrote the Lease between our read and write: they won this round.
             Err(kube::api::entry::CommitError::Save(kube::Error::Api(status))) if status.code == 409 => Ok(false),
             Err(kube::api::entry::CommitError::Save(error)) => Err(error),
-            Err(kube::api::entry::CommitError::Validate(error)) => {
-                Err(kube::Error::Service(format!("lease {}: {error}", self.config.name).into()))
-            }
+            Err(kube::api::entry::CommitError::Validate(error)) => Err(kube::Error::Service(
+                format!("lease {}: {error}", self.config.name).into(),
+            )),
         }
     }
 

@@ -34,7 +34,10 @@ mod tests;
 
 /// One object from a manifest.
 #[derive(Clone, Debug, PartialEq)]
-#[allow(clippy::large_enum_variant, reason = "every kind but Skipped is a few hundred bytes; boxing would only add allocations")]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "every kind but Skipped is a few hundred bytes; boxing would only add allocations"
+)]
 pub enum Object {
     Ingress(Ingress),
     IngressClass(IngressClass),
@@ -114,14 +117,25 @@ pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
 }
 
 fn is_manifest_name(path: &Path) -> bool {
-    let hidden = path.file_name().is_none_or(|name| name.as_encoded_bytes().starts_with(b"."));
-    let extension = path.extension().and_then(|extension| extension.to_str()).unwrap_or_default();
-    !hidden && ["yaml", "yml", "json"].iter().any(|known| extension.eq_ignore_ascii_case(known))
+    let hidden = path
+        .file_name()
+        .is_none_or(|name| name.as_encoded_bytes().starts_with(b"."));
+    let extension = path
+        .extension()
+        .and_then(|extension| extension.to_str())
+        .unwrap_or_default();
+    !hidden
+        && ["yaml", "yml", "json"]
+            .iter()
+            .any(|known| extension.eq_ignore_ascii_case(known))
 }
 
 /// Reads and parses one manifest file.
 pub fn parse_file(path: &Path) -> Result<Vec<Object>, ManifestError> {
-    let text = fs::read_to_string(path).map_err(|source| ManifestError::Read { path: path.to_path_buf(), source })?;
+    let text = fs::read_to_string(path).map_err(|source| ManifestError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse_documents(&text, path)
 }
 
@@ -129,8 +143,10 @@ pub fn parse_file(path: &Path) -> Result<Vec<Object>, ManifestError> {
 pub fn load(paths: &[PathBuf]) -> Result<ClusterState, ManifestError> {
     let mut objects = Vec::new();
     for root in paths {
-        let files =
-            expand(std::slice::from_ref(root)).map_err(|source| ManifestError::Read { path: root.clone(), source })?;
+        let files = expand(std::slice::from_ref(root)).map_err(|source| ManifestError::Read {
+            path: root.clone(),
+            source,
+        })?;
         for file in files {
             objects.extend(parse_file(&file)?);
         }
@@ -141,7 +157,12 @@ pub fn load(paths: &[PathBuf]) -> Result<ClusterState, ManifestError> {
 /// Parses multi-document YAML or JSON; `origin` only names the source in errors.
 pub fn parse_documents(text: &str, origin: &Path) -> Result<Vec<Object>, ManifestError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let error = |document, object, source| ManifestError::Document { path: origin.to_path_buf(), document, object, source };
+    let error = |document, object, source| ManifestError::Document {
+        path: origin.to_path_buf(),
+        document,
+        object,
+        source,
+    };
     let options = serde_saphyr::options! { with_snippet: false };
     let documents: Vec<Value> = serde_saphyr::from_multiple_with_options(text, options).map_err(|yaml| {
         let document = yaml.location().map_or(0, |at| document_at_line(text, at.line()));
@@ -164,18 +185,27 @@ struct Failure {
 /// list (`IngressList` from the API) may omit `apiVersion` and `kind`; they inherit them.
 fn collect(mut value: Value, inherited: Option<(&str, &str)>, out: &mut Vec<Object>) -> Result<(), Failure> {
     let Value::Object(map) = &mut value else {
-        return Err(Failure { object: None, source: DocumentError::NotAnObject(json_type(&value)) });
+        return Err(Failure {
+            object: None,
+            source: DocumentError::NotAnObject(json_type(&value)),
+        });
     };
     if let Some((api_version, kind)) = inherited {
         map.entry("apiVersion").or_insert_with(|| api_version.into());
         map.entry("kind").or_insert_with(|| kind.into());
     }
     let field = |name| map.get(name).and_then(Value::as_str).map(str::to_string);
-    let missing = |what| Failure { object: None, source: DocumentError::Missing(what) };
+    let missing = |what| Failure {
+        object: None,
+        source: DocumentError::Missing(what),
+    };
     let api_version = field("apiVersion").ok_or_else(|| missing("apiVersion"))?;
     let kind = field("kind").ok_or_else(|| missing("kind"))?;
     if let Some(items) = list_items(&kind, map) {
-        let item_type = kind.strip_suffix("List").filter(|kind| !kind.is_empty()).map(|kind| (api_version.as_str(), kind));
+        let item_type = kind
+            .strip_suffix("List")
+            .filter(|kind| !kind.is_empty())
+            .map(|kind| (api_version.as_str(), kind));
         for (index, item) in items.into_iter().enumerate() {
             collect(item, item_type, out).map_err(|failure| Failure {
                 object: Some(match failure.object {
@@ -188,7 +218,10 @@ fn collect(mut value: Value, inherited: Option<(&str, &str)>, out: &mut Vec<Obje
         return Ok(());
     }
     let object = decode(&api_version, &kind, value);
-    out.push(object.map_err(|(label, source)| Failure { object: Some(label), source })?);
+    out.push(object.map_err(|(label, source)| Failure {
+        object: Some(label),
+        source,
+    })?);
     Ok(())
 }
 
@@ -243,7 +276,10 @@ fn typed<T: DeserializeOwned + Metadata<Ty = ObjectMeta>>(value: Value, namespac
 /// `Ingress shop/web`, `IngressClass shunt`, or just the kind when the name is missing.
 fn label(kind: &str, value: &Value, namespaced: bool) -> String {
     let meta = |field| value.get("metadata")?.get(field)?.as_str().filter(|s| !s.is_empty());
-    match (meta("namespace").or(namespaced.then_some(DEFAULT_NAMESPACE)), meta("name")) {
+    match (
+        meta("namespace").or(namespaced.then_some(DEFAULT_NAMESPACE)),
+        meta("name"),
+    ) {
         (_, None) => kind.to_string(),
         (Some(namespace), Some(name)) if namespaced => format!("{kind} {namespace}/{name}"),
         (_, Some(name)) => format!("{kind} {name}"),
@@ -304,8 +340,13 @@ impl ClusterState {
         fn key(meta: &ObjectMeta) -> (Option<String>, Option<String>) {
             (meta.namespace.clone(), meta.name.clone())
         }
-        let (mut ingresses, mut classes, mut services, mut slices, mut secrets) =
-            (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        let (mut ingresses, mut classes, mut services, mut slices, mut secrets) = (
+            BTreeMap::new(),
+            BTreeMap::new(),
+            BTreeMap::new(),
+            BTreeMap::new(),
+            BTreeMap::new(),
+        );
         for object in objects {
             match object {
                 Object::Ingress(o) => _ = ingresses.insert(key(&o.metadata), o),

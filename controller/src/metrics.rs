@@ -41,7 +41,11 @@ impl ControllerMetrics {
     pub fn set_diagnostics(&self, diagnostics: &[Diagnostic]) {
         self.diagnostics.clear();
         for diagnostic in diagnostics {
-            self.diagnostics.get_or_create(&ReasonLabels { reason: diagnostic.reason.as_str() }).inc();
+            self.diagnostics
+                .get_or_create(&ReasonLabels {
+                    reason: diagnostic.reason.as_str(),
+                })
+                .inc();
         }
     }
 }

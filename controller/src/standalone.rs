@@ -59,11 +59,19 @@ impl ManifestWatcher {
                 anyhow::bail!("manifest path {} does not exist", root.display());
             }
         }
-        Ok(ManifestWatcher { roots, files: BTreeMap::new(), fixed: Vec::new() })
+        Ok(ManifestWatcher {
+            roots,
+            files: BTreeMap::new(),
+            fixed: Vec::new(),
+        })
     }
 
     pub fn with_fixed(fixed: Vec<Object>) -> Self {
-        ManifestWatcher { roots: Vec::new(), files: BTreeMap::new(), fixed }
+        ManifestWatcher {
+            roots: Vec::new(),
+            files: BTreeMap::new(),
+            fixed,
+        }
     }
 
     /// Re-reads what changed. True when the objects differ from the last poll.
@@ -76,7 +84,12 @@ impl ManifestWatcher {
                 Err(error) => {
                     // A root that vanished for a moment (an editor's save): keep its files.
                     debug!(%error, path = %root.display(), "Manifest path unreadable, keeping its last objects");
-                    seen.extend(self.files.iter().filter(|(_, f)| f.root == root_index).map(|(p, _)| p.clone()));
+                    seen.extend(
+                        self.files
+                            .iter()
+                            .filter(|(_, f)| f.root == root_index)
+                            .map(|(p, _)| p.clone()),
+                    );
                     continue;
                 }
             };
@@ -114,7 +127,11 @@ impl ManifestWatcher {
 
     /// Every object currently loaded, fixed ones first.
     pub fn state(&self) -> ClusterState {
-        let objects = self.fixed.iter().cloned().chain(self.files.values().flat_map(|f| f.objects.iter().cloned()));
+        let objects = self
+            .fixed
+            .iter()
+            .cloned()
+            .chain(self.files.values().flat_map(|f| f.objects.iter().cloned()));
         ClusterState::from_objects(objects)
     }
 }
@@ -173,11 +190,22 @@ pub fn publish(
     metrics: &ControllerMetrics,
     reported: &mut BTreeSet<(String, String, String)>,
 ) {
-    let Compiled { table, diagnostics, default_certificate_error, .. } = compiled;
+    let Compiled {
+        table,
+        diagnostics,
+        default_certificate_error,
+        ..
+    } = compiled;
     metrics.set_diagnostics(&diagnostics);
     let mut current: BTreeSet<_> = diagnostics
         .iter()
-        .map(|d| (format!("{}/{}", d.namespace, d.name), d.reason.as_str().to_string(), d.message.clone()))
+        .map(|d| {
+            (
+                format!("{}/{}", d.namespace, d.name),
+                d.reason.as_str().to_string(),
+                d.message.clone(),
+            )
+        })
         .collect();
     for (ingress, reason, message) in current.difference(reported) {
         warn!(ingress = %ingress, reason = %reason, "{message}");
@@ -185,7 +213,10 @@ pub fn publish(
     if let Some(error) = default_certificate_error {
         let entry = (String::new(), "DefaultCertificate".to_string(), error);
         if !reported.contains(&entry) {
-            warn!("{}; clients without a matching certificate get the self-signed fallback", entry.2);
+            warn!(
+                "{}; clients without a matching certificate get the self-signed fallback",
+                entry.2
+            );
         }
         current.insert(entry);
     }
@@ -200,7 +231,14 @@ pub fn publish(
             for warning in warnings {
                 warn!(host = %warning.host, pattern = %warning.pattern, reason = %warning.reason, "Path left out of the table");
             }
-            info!(hosts, paths, backends, endpoints, diagnostics = diagnostics.len(), "Published route table");
+            info!(
+                hosts,
+                paths,
+                backends,
+                endpoints,
+                diagnostics = diagnostics.len(),
+                "Published route table"
+            );
         }
     }
 }

@@ -43,19 +43,31 @@ pub struct SyncReport {
 
 impl StatusWriter {
     pub fn new(client: Client, address: PublishAddress) -> Self {
-        StatusWriter { client, address, in_flight: HashMap::new() }
+        StatusWriter {
+            client,
+            address,
+            in_flight: HashMap::new(),
+        }
     }
 
     /// The status entries we publish, resolved now (a Service's ClusterIP may change).
     async fn desired(&self) -> kube::Result<Vec<IngressLoadBalancerIngress>> {
         let addresses = match &self.address {
             PublishAddress::Fixed(addresses) => addresses.clone(),
-            PublishAddress::ServiceHostname { namespace, name } => vec![format!("{name}.{namespace}.svc.cluster.local")],
+            PublishAddress::ServiceHostname { namespace, name } => {
+                vec![format!("{name}.{namespace}.svc.cluster.local")]
+            }
             PublishAddress::ServiceIp { namespace, name } => {
-                let service = Api::<Service>::namespaced(self.client.clone(), namespace).get(name).await?;
+                let service = Api::<Service>::namespaced(self.client.clone(), namespace)
+                    .get(name)
+                    .await?;
                 let spec = service.spec.unwrap_or_default();
                 let ips = spec.cluster_ips.unwrap_or_default();
-                let ips = if ips.is_empty() { spec.cluster_ip.into_iter().collect() } else { ips };
+                let ips = if ips.is_empty() {
+                    spec.cluster_ip.into_iter().collect()
+                } else {
+                    ips
+                };
                 ips.into_iter().filter(|ip| !ip.is_empty() && ip != "None").collect()
             }
         };
@@ -63,7 +75,11 @@ impl StatusWriter {
     }
 
     /// Brings every Ingress's status in line with what we serve.
-    pub async fn sync(&mut self, ingresses: impl Iterator<Item = Arc<Ingress>>, served: &[ServedIngress]) -> SyncReport {
+    pub async fn sync(
+        &mut self,
+        ingresses: impl Iterator<Item = Arc<Ingress>>,
+        served: &[ServedIngress],
+    ) -> SyncReport {
         let mut report = SyncReport::default();
         let desired = match self.desired().await {
             Ok(desired) => desired,
@@ -84,8 +100,12 @@ impl StatusWriter {
             {
                 seen.insert(key.clone(), (version, written));
             }
-            let owned = served.iter().any(|s| !s.shadow && s.namespace == namespace && s.name == name);
-            let Some(next) = plan(&ingress, owned, &desired) else { continue };
+            let owned = served
+                .iter()
+                .any(|s| !s.shadow && s.namespace == namespace && s.name == name);
+            let Some(next) = plan(&ingress, owned, &desired) else {
+                continue;
+            };
             if seen.get(&key).is_some_and(|(_, written)| *written == next) {
                 continue;
             }
@@ -119,7 +139,11 @@ impl StatusWriter {
 }
 
 /// What to write into one Ingress's status, or `None` to leave it alone. Pure, for tests.
-pub fn plan(ingress: &Ingress, owned: bool, desired: &[IngressLoadBalancerIngress]) -> Option<Vec<IngressLoadBalancerIngress>> {
+pub fn plan(
+    ingress: &Ingress,
+    owned: bool,
+    desired: &[IngressLoadBalancerIngress],
+) -> Option<Vec<IngressLoadBalancerIngress>> {
     let current = ingress
         .status
         .as_ref()
@@ -136,9 +160,15 @@ pub fn plan(ingress: &Ingress, owned: bool, desired: &[IngressLoadBalancerIngres
 
 fn entry(address: &str) -> IngressLoadBalancerIngress {
     if address.parse::<IpAddr>().is_ok() {
-        IngressLoadBalancerIngress { ip: Some(address.to_string()), ..Default::default() }
+        IngressLoadBalancerIngress {
+            ip: Some(address.to_string()),
+            ..Default::default()
+        }
     } else {
-        IngressLoadBalancerIngress { hostname: Some(address.to_string()), ..Default::default() }
+        IngressLoadBalancerIngress {
+            hostname: Some(address.to_string()),
+            ..Default::default()
+        }
     }
 }
 #[cfg(test)]

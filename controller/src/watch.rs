@@ -50,14 +50,26 @@ impl Stores {
     /// Starts the watchers. `namespaces` empty means all namespaces.
     pub fn spawn(client: &Client, namespaces: &[String]) -> Self {
         let changed = Arc::new(Notify::new());
-        let scopes: Vec<Option<&str>> =
-            if namespaces.is_empty() { vec![None] } else { namespaces.iter().map(|ns| Some(ns.as_str())).collect() };
+        let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
+            vec![None]
+        } else {
+            namespaces.iter().map(|ns| Some(ns.as_str())).collect()
+        };
         let config = watcher::Config::default;
         Stores {
-            ingresses: scopes.iter().map(|s| reflect(scoped(client, *s), config(), &changed)).collect(),
+            ingresses: scopes
+                .iter()
+                .map(|s| reflect(scoped(client, *s), config(), &changed))
+                .collect(),
             classes: reflect(Api::all(client.clone()), config(), &changed),
-            services: scopes.iter().map(|s| reflect(scoped(client, *s), config(), &changed)).collect(),
-            slices: scopes.iter().map(|s| reflect(scoped(client, *s), config(), &changed)).collect(),
+            services: scopes
+                .iter()
+                .map(|s| reflect(scoped(client, *s), config(), &changed))
+                .collect(),
+            slices: scopes
+                .iter()
+                .map(|s| reflect(scoped(client, *s), config(), &changed))
+                .collect(),
             secrets: scopes
                 .iter()
                 .map(|s| reflect(scoped(client, *s), config().fields(TLS_SECRET_SELECTOR), &changed))
@@ -90,7 +102,11 @@ impl Stores {
         where
             K::DynamicType: Eq + std::hash::Hash + Clone,
         {
-            stores.iter().flat_map(|store| store.state()).map(|object| (*object).clone()).collect()
+            stores
+                .iter()
+                .flat_map(|store| store.state())
+                .map(|object| (*object).clone())
+                .collect()
         }
         ClusterState {
             ingresses: all(&self.ingresses),

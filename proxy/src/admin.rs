@@ -38,7 +38,10 @@ impl Admin {
         if let Err(error) = prometheus_client::encoding::text::encode(&mut body, &self.registry) {
             return plain_response(StatusCode::INTERNAL_SERVER_ERROR, &format!("encoding metrics: {error}"));
         }
-        with_type(text(StatusCode::OK, body), "application/openmetrics-text; version=1.0.0; charset=utf-8")
+        with_type(
+            text(StatusCode::OK, body),
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )
     }
 
     fn routes(&self) -> Response<ResponseBody> {
@@ -57,6 +60,8 @@ fn text(status: StatusCode, body: impl Into<bytes::Bytes>) -> Response<ResponseB
 }
 
 fn with_type(mut response: Response<ResponseBody>, content_type: &'static str) -> Response<ResponseBody> {
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }

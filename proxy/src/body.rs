@@ -64,7 +64,13 @@ impl RequestBody {
 
     /// A body reading from `slot` again, after an attempt that never polled it failed.
     pub fn resume(slot: &Arc<BodySlot>, hint: SizeHint, max_size: Option<u64>) -> Self {
-        let body = StreamBody { slot: slot.clone(), body: None, hint, remaining: max_size, limit: max_size.unwrap_or(0) };
+        let body = StreamBody {
+            slot: slot.clone(),
+            body: None,
+            hint,
+            remaining: max_size,
+            limit: max_size.unwrap_or(0),
+        };
         RequestBody::Stream(body)
     }
 }

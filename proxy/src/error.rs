@@ -56,7 +56,9 @@ impl ProxyError {
 
     pub fn source_side(&self) -> ErrorSource {
         match self {
-            ProxyError::NoRoute { .. } | ProxyError::MissingHost | ProxyError::BodyTooLarge { .. } => ErrorSource::Client,
+            ProxyError::NoRoute { .. } | ProxyError::MissingHost | ProxyError::BodyTooLarge { .. } => {
+                ErrorSource::Client
+            }
             ProxyError::NoEndpoints { .. } => ErrorSource::Proxy,
             _ => ErrorSource::Upstream,
         }
@@ -75,9 +77,16 @@ impl ProxyError {
 }
 
 pub fn plain_response(status: StatusCode, reason: &str) -> Response<ResponseBody> {
-    let text = format!("{} {}: {reason}\n", status.as_u16(), status.canonical_reason().unwrap_or(""));
+    let text = format!(
+        "{} {}: {reason}\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    );
     let mut response = Response::new(ResponseBody::full(text));
     *response.status_mut() = status;
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     response
 }

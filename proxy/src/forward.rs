@@ -14,9 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use http::{
-    HeaderValue, Method, Request, Response, StatusCode, Version, header, uri::PathAndQuery,
-};
+use http::{HeaderValue, Method, Request, Response, StatusCode, Version, header, uri::PathAndQuery};
 use hyper::{body::Incoming, upgrade::OnUpgrade};
 use hyper_util::rt::TokioIo;
 use tracing::{debug, info, warn};
@@ -85,14 +83,23 @@ struct Outcome {
 
 impl Proxy {
     pub fn new(routes: RouteReader, clients: UpstreamClients, options: ProxyOptions, metrics: ProxyMetrics) -> Self {
-        Proxy(Arc::new(Inner { routes, clients, options, metrics }))
+        Proxy(Arc::new(Inner {
+            routes,
+            clients,
+            options,
+            metrics,
+        }))
     }
 
     /// Answers one request; failures become short plain-text responses.
     pub async fn serve(&self, req: Request<Incoming>, conn: ConnInfo) -> Response<ResponseBody> {
         let started = Instant::now();
         // Kept only for the access log line.
-        let logged = self.0.options.access_log.then(|| (req.method().clone(), req.uri().clone()));
+        let logged = self
+            .0
+            .options
+            .access_log
+            .then(|| (req.method().clone(), req.uri().clone()));
         let mut outcome = Outcome::default();
         let response = match self.forward(req, conn, &mut outcome).await {
             Ok(response) => response,
@@ -142,22 +149,31 @@ impl Proxy {
             let table = inner.routes.load();
             table.lookup(&normalize_host(host_str), req.uri().path()).cloned()
         };
-        let route = route.ok_or_else(|| ProxyError::NoRoute { host: host_str.to_string() })?;
+        let route = route.ok_or_else(|| ProxyError::NoRoute {
+            host: host_str.to_string(),
+        })?;
         outcome.route = Some(route.clone());
         if route.ssl_redirect && !conn.tls {
             return Ok(https_redirect(host_str, req.uri()));
         }
         let upstream = route.upstream.clone();
         if upstream.endpoints.is_empty() {
-            return Err(ProxyError::NoEndpoints { backend: upstream.id.clone() });
+            return Err(ProxyError::NoEndpoints {
+                backend: upstream.id.clone(),
+            });
         }
         let max_body = inner.options.max_body_size;
         if let Some(limit) = max_body
-            && content_length(&req).is_some_and(|len| len > limit) {
-                return Err(ProxyError::BodyTooLarge { limit });
-            }
+            && content_length(&req).is_some_and(|len| len > limit)
+        {
+            return Err(ProxyError::BodyTooLarge { limit });
+        }
 
-        let upgrade = if req.version() <= Version::HTTP_11 { upgrade_protocol(req.headers()) } else { None };
+        let upgrade = if req.version() <= Version::HTTP_11 {
+            upgrade_protocol(req.headers())
+        } else {
+            None
+        };
         let client_upgrade = upgrade.as_ref().map(|_| hyper::upgrade::on(&mut req));
 
         let (parts, body) = req.into_parts();
@@ -166,14 +182,26 @@ impl Proxy {
         strip_hop_by_hop(&mut headers);
         let accepts_trailers = headers.contains_key(header::TE);
         let scheme = if conn.tls { "https" } else { "http" };
-        set_forwarded(&mut headers, &ForwardedContext { peer: conn.peer.ip(), scheme, host: host_str }, &inner.options.trusted_proxies);
+        set_forwarded(
+            &mut headers,
+            &ForwardedContext {
+                peer: conn.peer.ip(),
+                scheme,
+                host: host_str,
+            },
+            &inner.options.trusted_proxies,
+        );
         headers.insert(header::HOST, host.clone());
         if let Some(protocol) = &upgrade {
             headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
             headers.insert(header::UPGRADE, protocol.clone());
         }
         outcome.request_id = request_id(&headers).cloned();
-        let path_and_query = parts.uri.path_and_query().cloned().unwrap_or_else(|| PathAndQuery::from_static("/"));
+        let path_and_query = parts
+            .uri
+            .path_and_query()
+            .cloned()
+            .unwrap_or_else(|| PathAndQuery::from_static("/"));
         let version = match upstream.protocol {
             UpstreamProtocol::Http1 | UpstreamProtocol::Https => Version::HTTP_11,
             UpstreamProtocol::H2c => Version::HTTP_2,
@@ -195,7 +223,9 @@ impl Proxy {
         let mut stale_retry_left = is_idempotent(&method);
         loop {
             let Some(index) = upstream.pick(&tried) else {
-                return Err(ProxyError::NoEndpoints { backend: upstream.id.clone() });
+                return Err(ProxyError::NoEndpoints {
+                    backend: upstream.id.clone(),
+                });
             };
             let endpoint = upstream.endpoints[index].clone();
             outcome.endpoint = Some(endpoint.addr);
@@ -212,7 +242,12 @@ impl Proxy {
             }
 
             let sent = Instant::now();
-            let error = match tokio::time::timeout(inner.options.upstream_timeout, inner.clients.send(upstream.protocol, endpoint.addr, request)).await {
+            let error = match tokio::time::timeout(
+                inner.options.upstream_timeout,
+                inner.clients.send(upstream.protocol, endpoint.addr, request),
+            )
+            .await
+            {
                 Err(_elapsed) => {
                     return Err(ProxyError::UpstreamTimeout {
                         backend: upstream.id.clone(),
@@ -236,21 +271,31 @@ impl Proxy {
                     continue;
                 }
                 if chain_has(&error, |e: &io::Error| e.kind() == io::ErrorKind::TimedOut) {
-                    return Err(ProxyError::ConnectTimeout { backend: upstream.id.clone() });
+                    return Err(ProxyError::ConnectTimeout {
+                        backend: upstream.id.clone(),
+                    });
                 }
-                return Err(ProxyError::Unreachable { backend: upstream.id.clone(), source: error });
+                return Err(ProxyError::Unreachable {
+                    backend: upstream.id.clone(),
+                    source: error,
+                });
             }
             if let Some(RequestBodyError::TooLarge { limit }) = find_in_chain::<RequestBodyError>(&error) {
                 return Err(ProxyError::BodyTooLarge { limit: *limit });
             }
-            if stale_retry_left && is_stale_connection(&error)
-                && let Some(next) = replay(&slot) {
-                    debug!(%error, endpoint = %endpoint.addr, "Pooled connection closed under us, retrying once");
-                    stale_retry_left = false;
-                    body = next;
-                    continue;
-                }
-            return Err(ProxyError::UpstreamFailed { backend: upstream.id.clone(), source: error });
+            if stale_retry_left
+                && is_stale_connection(&error)
+                && let Some(next) = replay(&slot)
+            {
+                debug!(%error, endpoint = %endpoint.addr, "Pooled connection closed under us, retrying once");
+                stale_retry_left = false;
+                body = next;
+                continue;
+            }
+            return Err(ProxyError::UpstreamFailed {
+                backend: upstream.id.clone(),
+                source: error,
+            });
         }
     }
 }
@@ -266,12 +311,13 @@ fn respond(
     accepts_trailers: bool,
 ) -> Response<ResponseBody> {
     if response.status() == StatusCode::SWITCHING_PROTOCOLS
-        && let Some(client_upgrade) = client_upgrade {
-            let upstream_upgrade = hyper::upgrade::on(&mut response);
-            tokio::spawn(tunnel(client_upgrade, upstream_upgrade, guard));
-            let (parts, _) = response.into_parts();
-            return Response::from_parts(parts, ResponseBody::empty());
-        }
+        && let Some(client_upgrade) = client_upgrade
+    {
+        let upstream_upgrade = hyper::upgrade::on(&mut response);
+        tokio::spawn(tunnel(client_upgrade, upstream_upgrade, guard));
+        let (parts, _) = response.into_parts();
+        return Response::from_parts(parts, ResponseBody::empty());
+    }
     let declared: Vec<HeaderValue> = if accepts_trailers {
         response.headers().get_all(header::TRAILER).iter().cloned().collect()
     } else {
@@ -281,7 +327,10 @@ fn respond(
     for value in declared {
         response.headers_mut().append(header::TRAILER, value);
     }
-    response.map(|body| ResponseBody::Upstream { body, _guard: Some(guard) })
+    response.map(|body| ResponseBody::Upstream {
+        body,
+        _guard: Some(guard),
+    })
 }
 
 async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard) {
@@ -332,14 +381,20 @@ fn content_length(req: &Request<Incoming>) -> Option<u64> {
 }
 
 fn is_idempotent(method: &Method) -> bool {
-    matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE)
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
+    )
 }
 
 /// A reused connection the backend closed as we wrote to it: nothing of a response came back.
 fn is_stale_connection(error: &UpstreamError) -> bool {
     chain_has(error, |e: &hyper::Error| e.is_incomplete_message())
         || chain_has(error, |e: &io::Error| {
-            matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted)
+            matches!(
+                e.kind(),
+                io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted
+            )
         })
 }
 

@@ -76,7 +76,11 @@ const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 impl ProxyMetrics {
     pub fn register(registry: &mut Registry) -> Self {
         let requests = Family::<RequestLabels, Counter>::default();
-        registry.register("shunt_requests", "Responses sent, by route and status class", requests.clone());
+        registry.register(
+            "shunt_requests",
+            "Responses sent, by route and status class",
+            requests.clone(),
+        );
         let upstream_latency = Family::new_with_constructor(latency_histogram as fn() -> Histogram);
         registry.register(
             "shunt_upstream_response_seconds",
@@ -90,7 +94,11 @@ impl ProxyMetrics {
             connect_errors.clone(),
         );
         let endpoints = Family::<BackendLabels, Gauge>::default();
-        registry.register("shunt_backend_endpoints", "Endpoints currently routed to, by backend", endpoints.clone());
+        registry.register(
+            "shunt_backend_endpoints",
+            "Endpoints currently routed to, by backend",
+            endpoints.clone(),
+        );
         let publishes = Counter::default();
         registry.register("shunt_table_publishes", "Route tables published", publishes.clone());
         let mut metrics = ProxyMetrics {
@@ -112,7 +120,11 @@ impl ProxyMetrics {
 
     pub fn route_stats(&self, route: &str, ingress: &str) -> RouteStats {
         let by_class = CLASSES.map(|code| {
-            let labels = RequestLabels { route: route.to_string(), ingress: ingress.to_string(), code };
+            let labels = RequestLabels {
+                route: route.to_string(),
+                ingress: ingress.to_string(),
+                code,
+            };
             self.requests.get_or_create(&labels).clone()
         });
         RouteStats { by_class }
@@ -124,7 +136,9 @@ impl ProxyMetrics {
     }
 
     pub fn upstream_stats(&self, backend: &str) -> UpstreamStats {
-        let labels = BackendLabels { backend: backend.to_string() };
+        let labels = BackendLabels {
+            backend: backend.to_string(),
+        };
         UpstreamStats {
             latency: LatencyHistogram(self.upstream_latency.get_or_create(&labels).clone()),
             connect_errors: self.connect_errors.get_or_create(&labels).clone(),
@@ -132,13 +146,23 @@ impl ProxyMetrics {
     }
 
     /// Replaces the endpoint gauges with the new table's backends.
-    pub fn set_endpoints<'a>(&self, previous: impl Iterator<Item = &'a str>, current: impl Iterator<Item = (&'a str, usize)>) {
+    pub fn set_endpoints<'a>(
+        &self,
+        previous: impl Iterator<Item = &'a str>,
+        current: impl Iterator<Item = (&'a str, usize)>,
+    ) {
         for backend in previous {
-            self.endpoints.remove(&BackendLabels { backend: backend.to_string() });
+            self.endpoints.remove(&BackendLabels {
+                backend: backend.to_string(),
+            });
         }
         for (backend, count) in current {
             let count = i64::try_from(count).unwrap_or(i64::MAX);
-            self.endpoints.get_or_create(&BackendLabels { backend: backend.to_string() }).set(count);
+            self.endpoints
+                .get_or_create(&BackendLabels {
+                    backend: backend.to_string(),
+                })
+                .set(count);
         }
     }
 

@@ -51,7 +51,9 @@ pub struct RoutePublisher {
 pub enum Published {
     /// Equal to the live table: nothing swapped.
     Unchanged,
-    Swapped { warnings: Vec<BuildWarning> },
+    Swapped {
+        warnings: Vec<BuildWarning>,
+    },
 }
 
 // === impl RouteReader ===
@@ -75,8 +77,21 @@ impl RoutePublisher {
     pub fn new(metrics: ProxyMetrics) -> (Self, RouteReader) {
         let current = Arc::new(ArcSwap::from_pointee(RouteTable::empty()));
         let ready = Arc::new(AtomicBool::new(false));
-        let reader = RouteReader { current: current.clone(), ready: ready.clone() };
-        (RoutePublisher { current, ready, metrics, upstreams: HashMap::new(), route_stats: HashMap::new(), certificates: HashMap::new() }, reader)
+        let reader = RouteReader {
+            current: current.clone(),
+            ready: ready.clone(),
+        };
+        (
+            RoutePublisher {
+                current,
+                ready,
+                metrics,
+                upstreams: HashMap::new(),
+                route_stats: HashMap::new(),
+                certificates: HashMap::new(),
+            },
+            reader,
+        )
     }
 
     /// Builds and swaps in a table for `spec`, unless it equals the live one.
@@ -107,9 +122,19 @@ impl RoutePublisher {
                         let members = backend
                             .endpoints
                             .iter()
-                            .map(|addr| endpoints.get(addr).cloned().unwrap_or_else(|| Arc::new(Endpoint::new(*addr))))
+                            .map(|addr| {
+                                endpoints
+                                    .get(addr)
+                                    .cloned()
+                                    .unwrap_or_else(|| Arc::new(Endpoint::new(*addr)))
+                            })
                             .collect();
-                        Arc::new(Upstream::new(id, backend.protocol, members, self.metrics.upstream_stats(id)))
+                        Arc::new(Upstream::new(
+                            id,
+                            backend.protocol,
+                            members,
+                            self.metrics.upstream_stats(id),
+                        ))
                     }
                 };
                 next_upstreams.insert(id.clone(), (backend, upstream.clone()));
@@ -127,10 +152,18 @@ impl RoutePublisher {
         );
         self.route_stats = next_route_stats;
         table.set_certificates(self.load_certificates(&spec.tls, &mut warnings));
-        let gone = self.upstreams.keys().filter(|id| !next_upstreams.contains_key(*id)).map(String::as_str);
+        let gone = self
+            .upstreams
+            .keys()
+            .filter(|id| !next_upstreams.contains_key(*id))
+            .map(String::as_str);
         let changed = next_upstreams
             .iter()
-            .filter(|(id, (spec, _))| self.upstreams.get(*id).is_none_or(|(previous, _)| previous.endpoints.len() != spec.endpoints.len()))
+            .filter(|(id, (spec, _))| {
+                self.upstreams
+                    .get(*id)
+                    .is_none_or(|(previous, _)| previous.endpoints.len() != spec.endpoints.len())
+            })
             .map(|(id, (_, upstream))| (id.as_str(), upstream.endpoints.len()));
         self.metrics.set_endpoints(gone, changed);
         self.upstreams = next_upstreams;
@@ -150,7 +183,11 @@ impl RoutePublisher {
                     Ok(certificate) => certificate.key,
                     Err(error) => {
                         // Compile checked it already; this only guards hand-built specs.
-                        warnings.push(BuildWarning { host: HostMatch::Any, pattern: id.clone(), reason: error.to_string() });
+                        warnings.push(BuildWarning {
+                            host: HostMatch::Any,
+                            pattern: id.clone(),
+                            reason: error.to_string(),
+                        });
                         continue;
                     }
                 },
@@ -171,6 +208,9 @@ impl RoutePublisher {
     }
 
     pub fn reader(&self) -> RouteReader {
-        RouteReader { current: self.current.clone(), ready: self.ready.clone() }
+        RouteReader {
+            current: self.current.clone(),
+            ready: self.ready.clone(),
+        }
     }
 }

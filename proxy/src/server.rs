@@ -78,14 +78,19 @@ where
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let conn = ConnInfo { peer, tls: tls.is_some() };
+        let conn = ConnInfo {
+            peer,
+            tls: tls.is_some(),
+        };
         let handler = handler.clone();
         let service = service_fn(move |req| {
             let response = handler(req, conn);
             async move { Ok::<_, Infallible>(response.await) }
         });
         let Some(tls) = &tls else {
-            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
+            let connection = builder
+                .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                .into_owned();
             let connection = graceful.watch(connection);
             tokio::spawn(async move {
                 if let Err(error) = connection.await {
@@ -98,7 +103,9 @@ where
         let (tls, builder, watcher) = (tls.clone(), builder.clone(), graceful.watcher());
         let handshake_timeout = options.handshake_timeout;
         tokio::spawn(async move {
-            let Some(stream) = handshake(&tls, stream, peer, handshake_timeout).await else { return };
+            let Some(stream) = handshake(&tls, stream, peer, handshake_timeout).await else {
+                return;
+            };
             let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
             if let Err(error) = watcher.watch(connection.into_owned()).await {
                 debug!(%error, client.addr = %peer, "Connection closed with error");
@@ -144,5 +151,7 @@ pub fn bind_std(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
 
 /// Binds a listener, naming the address in the error.
 pub async fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
-    TcpListener::bind(addr).await.map_err(|error| io::Error::new(error.kind(), format!("binding {addr}: {error}")))
+    TcpListener::bind(addr)
+        .await
+        .map_err(|error| io::Error::new(error.kind(), format!("binding {addr}: {error}")))
 }

@@ -35,7 +35,13 @@ fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableSpec 
     TableSpec {
         hosts: vec![VirtualHostSpec {
             host: HostMatch::Exact("shop.example.com".into()),
-            paths: vec![PathSpec { path: "/".into(), kind: PathKind::Prefix, backend: backend.clone(), source: "ns/shop".into(), ssl_redirect: false }],
+            paths: vec![PathSpec {
+                path: "/".into(),
+                kind: PathKind::Prefix,
+                backend: backend.clone(),
+                source: "ns/shop".into(),
+                ssl_redirect: false,
+            }],
         }],
         default_backend: None,
         backends: BTreeMap::from([(backend, BackendSpec { protocol, endpoints })]),
@@ -48,8 +54,19 @@ async fn start_proxy(spec: TableSpec) -> SocketAddr {
     let metrics = ProxyMetrics::detached();
     let (mut publisher, reader) = RoutePublisher::new(metrics.clone());
     publisher.publish(spec);
-    let clients = UpstreamClients::new(&ClientOptions { connect_timeout: Duration::from_secs(2), ..Default::default() });
-    let proxy = Proxy::new(reader, clients, ProxyOptions { access_log: false, ..Default::default() }, metrics);
+    let clients = UpstreamClients::new(&ClientOptions {
+        connect_timeout: Duration::from_secs(2),
+        ..Default::default()
+    });
+    let proxy = Proxy::new(
+        reader,
+        clients,
+        ProxyOptions {
+            access_log: false,
+            ..Default::default()
+        },
+        metrics,
+    );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -59,15 +76,29 @@ async fn start_proxy(spec: TableSpec) -> SocketAddr {
             let proxy = proxy.clone();
             async move { proxy.serve(req, conn).await }
         };
-        server::serve(listener, &ServerOptions::default(), None, handler, std::future::pending()).await.unwrap();
+        server::serve(
+            listener,
+            &ServerOptions::default(),
+            None,
+            handler,
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
     });
     addr
 }
 
 async fn get(proxy: SocketAddr, path: &str) -> (StatusCode, String) {
     let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
-    let req = Request::get(format!("http://{proxy}{path}")).header("host", "shop.example.com").body(Empty::new()).unwrap();
-    let response = tokio::time::timeout(Duration::from_secs(10), client.request(req)).await.unwrap().unwrap();
+    let req = Request::get(format!("http://{proxy}{path}"))
+        .header("host", "shop.example.com")
+        .body(Empty::new())
+        .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(10), client.request(req))
+        .await
+        .unwrap()
+        .unwrap();
     let status = response.status();
     let body = response.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8_lossy(&body).into_owned())
@@ -166,9 +197,15 @@ async fn a_backend_without_endpoints_is_a_503_and_an_unknown_host_a_404() {
     let proxy = start_proxy(mk_spec(UpstreamProtocol::Http1, vec![])).await;
     let (status, body) = get(proxy, "/").await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(body, "503 Service Unavailable: backend ns/svc:80 has no ready endpoints\n");
+    assert_eq!(
+        body,
+        "503 Service Unavailable: backend ns/svc:80 has no ready endpoints\n"
+    );
     let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
-    let req = Request::get(format!("http://{proxy}/")).header("host", "other.example.com").body(Empty::new()).unwrap();
+    let req = Request::get(format!("http://{proxy}/"))
+        .header("host", "other.example.com")
+        .body(Empty::new())
+        .unwrap();
     let response = client.request(req).await.unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 }

@@ -23,7 +23,9 @@ fn rule(name: &str) -> String {
 
 /// The value of `key` in ConfigMap `kube-system/name`.
 fn config_map_key(cluster: &Cluster, name: &str, key: &str) -> Option<String> {
-    cluster.api.get("ConfigMap", "kube-system", name)?["data"][key].as_str().map(str::to_string)
+    cluster.api.get("ConfigMap", "kube-system", name)?["data"][key]
+        .as_str()
+        .map(str::to_string)
 }
 
 /// The Corefile without the shunt block.
@@ -46,7 +48,13 @@ async fn the_corefile_block_follows_the_served_hosts_and_nothing_else_changes() 
         config_map_key(&cluster, "coredns", "Corefile").filter(|c| c.contains(&rule("web")))
     })
     .await;
-    assert!(corefile.starts_with(&format!(".:53 {{\n    # BEGIN shunt\n    {}\n    # END shunt\n", rule("web"))), "{corefile}");
+    assert!(
+        corefile.starts_with(&format!(
+            ".:53 {{\n    # BEGIN shunt\n    {}\n    # END shunt\n",
+            rule("web")
+        )),
+        "{corefile}"
+    );
     assert_eq!(outside_block(&corefile), TKE_COREFILE);
 
     api.apply(mk_ingress("shop", "api", OURS, &host("api"), "web"));
@@ -68,29 +76,51 @@ async fn the_corefile_block_follows_the_served_hosts_and_nothing_else_changes() 
         .iter()
         .filter(|r| r.path.contains("/configmaps"))
         .map(|r| format!("{} {}", r.method, r.path))
-        .filter(|r| !matches!(r.as_str(), "GET /api/v1/namespaces/kube-system/configmaps/coredns" | "PUT /api/v1/namespaces/kube-system/configmaps/coredns"))
+        .filter(|r| {
+            !matches!(
+                r.as_str(),
+                "GET /api/v1/namespaces/kube-system/configmaps/coredns"
+                    | "PUT /api/v1/namespaces/kube-system/configmaps/coredns"
+            )
+        })
         .collect();
-    assert_eq!(touched, Vec::<String>::new(), "only get and update of kube-system/coredns");
+    assert_eq!(
+        touched,
+        Vec::<String>::new(),
+        "only get and update of kube-system/coredns"
+    );
 }
 
 #[tokio::test]
 async fn the_custom_target_writes_its_own_key_of_coredns_custom() {
     let cluster = Cluster::start(&["web"]).await;
-    cluster.api.apply(mk_config_map("coredns-custom", json!({"team.override": "log\n"})));
+    cluster
+        .api
+        .apply(mk_config_map("coredns-custom", json!({"team.override": "log\n"})));
     let mut args = MANAGED.to_vec();
     args.extend(["--coredns-target", "custom", "--dns-exclude", "legacy.example"]);
     let _shunt = cluster.shunt("shunt-0", &args).await;
-    let ours = eventually("our key", WITHIN, async || config_map_key(&cluster, "coredns-custom", "shunt.override")).await;
+    let ours = eventually("our key", WITHIN, async || {
+        config_map_key(&cluster, "coredns-custom", "shunt.override")
+    })
+    .await;
     assert!(ours.contains(&format!("\n{}\n", rule("web"))), "{ours}");
-    assert_eq!(config_map_key(&cluster, "coredns-custom", "team.override").as_deref(), Some("log\n"));
+    assert_eq!(
+        config_map_key(&cluster, "coredns-custom", "team.override").as_deref(),
+        Some("log\n")
+    );
 }
 
 #[tokio::test]
 async fn without_the_flag_coredns_is_never_touched() {
     let cluster = Cluster::start(&["web"]).await;
-    cluster.api.apply(mk_config_map("coredns", json!({"Corefile": TKE_COREFILE})));
+    cluster
+        .api
+        .apply(mk_config_map("coredns", json!({"Corefile": TKE_COREFILE})));
     cluster.api.apply(crate::support::mk_service("shunt-system", "shunt"));
-    let shunt = cluster.shunt("shunt-0", &["--publish-service", "shunt-system/shunt"]).await;
+    let shunt = cluster
+        .shunt("shunt-0", &["--publish-service", "shunt-system/shunt"])
+        .await;
     // The leader has written status by the time the Ingress shows our address.
     eventually("status written", WITHIN, async || {
         (crate::support::lb_status(&cluster.api.get("Ingress", "shop", "web")?) != json!(null)).then_some(())
@@ -112,7 +142,10 @@ async fn shunt_dns_prints_the_rules_for_what_the_api_serves() {
         .env_remove("KUBECONFIG")
         .stdin(Stdio::null())
         .output();
-    let output = tokio::time::timeout(WITHIN, output).await.expect("shunt dns finishes").expect("shunt dns runs");
+    let output = tokio::time::timeout(WITHIN, output)
+        .await
+        .expect("shunt dns finishes")
+        .expect("shunt dns runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let printed = String::from_utf8(output.stdout).expect("UTF-8");
     assert_eq!(printed, format!("# BEGIN shunt\n{}\n# END shunt\n", rule("web")));

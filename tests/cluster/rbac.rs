@@ -130,7 +130,10 @@ async fn managing_coredns_needs_only_get_and_update_of_its_one_configmap() {
     let args = ["--publish-service", "shunt-system/shunt", "--manage-coredns"];
     let _shunt = cluster.shunt("shunt-0", &args).await;
     eventually("the Corefile updated", RENEWAL, async || {
-        api.requests().iter().any(|r| r.ok() && Access::of(r).verb == "update" && Access::of(r).resource == "configmaps").then_some(())
+        api.requests()
+            .iter()
+            .any(|r| r.ok() && Access::of(r).verb == "update" && Access::of(r).resource == "configmaps")
+            .then_some(())
     })
     .await;
     assert_all_allowed(&rules, &api.requests());

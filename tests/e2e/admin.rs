@@ -38,7 +38,12 @@ impl Shop {
             mk_service_on_ports("shop", "empty", None, &[]),
         ];
         let (manifests, shunt) = serve(&[&shop, &blog, &services], &[]).await;
-        Shop { web, api_port, _manifests: manifests, shunt }
+        Shop {
+            web,
+            api_port,
+            _manifests: manifests,
+            shunt,
+        }
     }
 }
 
@@ -48,12 +53,18 @@ fn normalized(mut routes: Value) -> Value {
     if let Some(hosts) = routes["hosts"].as_array_mut() {
         hosts.sort_by(by("host"));
         for host in hosts {
-            host["paths"].as_array_mut().into_iter().for_each(|paths| paths.sort_by(by("path")));
+            host["paths"]
+                .as_array_mut()
+                .into_iter()
+                .for_each(|paths| paths.sort_by(by("path")));
         }
     }
     if let Some(backends) = routes["backends"].as_object_mut() {
         for backend in backends.values_mut() {
-            backend["endpoints"].as_array_mut().into_iter().for_each(|e| e.sort_by_key(Value::to_string));
+            backend["endpoints"]
+                .as_array_mut()
+                .into_iter()
+                .for_each(|e| e.sort_by_key(Value::to_string));
         }
     }
     routes
@@ -102,24 +113,50 @@ async fn metrics_count_requests_by_route_and_status_class() {
     for _ in 0..3 {
         assert_eq!(shop.shunt.get("shop.example.com", "/cart").await.status, StatusCode::OK);
     }
-    assert_eq!(shop.shunt.get("shop.example.com", "/empty").await.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        shop.shunt.get("shop.example.com", "/empty").await.status,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
     assert_eq!(shop.shunt.get("www.blog.example.com", "/").await.status, StatusCode::OK);
 
     let metrics = shop.shunt.metrics().await;
     let requests = |route: &str, ingress: &str, code: &str| {
-        sample(&metrics, "shunt_requests_total", &[("route", route), ("ingress", ingress), ("code", code)])
+        sample(
+            &metrics,
+            "shunt_requests_total",
+            &[("route", route), ("ingress", ingress), ("code", code)],
+        )
     };
-    assert_eq!(requests("shop.example.com/", "shop/shop", "2xx"), Some(3.0), "{metrics}");
-    assert_eq!(requests("shop.example.com/empty", "shop/shop", "5xx"), Some(1.0), "{metrics}");
-    assert_eq!(requests("*.blog.example.com/", "shop/blog", "2xx"), Some(1.0), "{metrics}");
-    assert_eq!(requests("shop.example.com/health", "shop/shop", "2xx").unwrap_or(0.0), 0.0, "{metrics}");
+    assert_eq!(
+        requests("shop.example.com/", "shop/shop", "2xx"),
+        Some(3.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        requests("shop.example.com/empty", "shop/shop", "5xx"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        requests("*.blog.example.com/", "shop/blog", "2xx"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        requests("shop.example.com/health", "shop/shop", "2xx").unwrap_or(0.0),
+        0.0,
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
 async fn requests_no_route_matches_are_counted_apart() {
     let (_manifests, shunt) = serve(&[&mk_ingress("shop", "nothing")], &[]).await;
     for _ in 0..2 {
-        assert_eq!(shunt.get("nowhere.example.org", "/").await.status, StatusCode::NOT_FOUND);
+        assert_eq!(
+            shunt.get("nowhere.example.org", "/").await.status,
+            StatusCode::NOT_FOUND
+        );
     }
     let metrics = shunt.metrics().await;
     let unmatched = sample(&metrics, "shunt_requests_total", &[("route", ""), ("code", "4xx")]);
@@ -132,8 +169,16 @@ async fn metrics_report_publishes_endpoints_and_diagnostics() {
     let metrics = shop.shunt.metrics().await;
     let publishes = sample(&metrics, "shunt_table_publishes_total", &[]);
     assert!(publishes.is_some_and(|count| count >= 1.0), "{metrics}");
-    assert_eq!(sample(&metrics, "shunt_backend_endpoints", &[("backend", "shop/web:80")]), Some(2.0), "{metrics}");
-    assert_eq!(sample(&metrics, "shunt_backend_endpoints", &[("backend", "shop/empty:80")]), Some(0.0), "{metrics}");
+    assert_eq!(
+        sample(&metrics, "shunt_backend_endpoints", &[("backend", "shop/web:80")]),
+        Some(2.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "shunt_backend_endpoints", &[("backend", "shop/empty:80")]),
+        Some(0.0),
+        "{metrics}"
+    );
     let diagnostics = |reason: &str| sample(&metrics, "shunt_ingress_diagnostics", &[("reason", reason)]);
     assert_eq!(diagnostics("MissingService"), Some(1.0), "{metrics}");
     assert_eq!(diagnostics("NoEndpoints"), Some(1.0), "{metrics}");

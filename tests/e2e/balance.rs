@@ -15,8 +15,12 @@ async fn serve_ports(ports: &[u16]) -> (Manifests, Shunt) {
 
 async fn connect_errors(shunt: &Shunt) -> f64 {
     let metrics = shunt.metrics().await;
-    sample(&metrics, "shunt_upstream_connect_errors_total", &[("backend", "web/app:80")])
-        .unwrap_or_else(|| panic!("no connect error counter for web/app:80 in:\n{metrics}"))
+    sample(
+        &metrics,
+        "shunt_upstream_connect_errors_total",
+        &[("backend", "web/app:80")],
+    )
+    .unwrap_or_else(|| panic!("no connect error counter for web/app:80 in:\n{metrics}"))
 }
 
 #[tokio::test]
@@ -30,7 +34,10 @@ async fn a_refused_endpoint_is_retried_on_another_and_counted() {
     }
     assert_eq!(alive.hits(), REQUESTS);
     // Each request first picks either endpoint at random: 20 misses of the dead one are a 1 in 2^20 event.
-    assert!(connect_errors(&shunt).await >= 1.0, "the refused endpoint was tried and counted");
+    assert!(
+        connect_errors(&shunt).await >= 1.0,
+        "the refused endpoint was tried and counted"
+    );
 }
 
 #[tokio::test]
@@ -46,15 +53,24 @@ async fn a_request_tries_at_most_three_endpoints() {
 async fn concurrent_requests_spread_over_every_endpoint() {
     let mut backends = Vec::new();
     for index in 0..10 {
-        backends.push(Backend::http1(&format!("b{index}")).delay(Duration::from_millis(300)).start().await);
+        backends.push(
+            Backend::http1(&format!("b{index}"))
+                .delay(Duration::from_millis(300))
+                .start()
+                .await,
+        );
     }
     let ports: Vec<u16> = backends.iter().map(Backend::port).collect();
     let (_manifests, shunt) = serve_ports(&ports).await;
     let addr = shunt.http;
-    let requests: Vec<_> =
-        (0..100).map(|_| tokio::spawn(async move { collect(send_h1(addr, get(HOST, "/")).await?).await })).collect();
+    let requests: Vec<_> = (0..100)
+        .map(|_| tokio::spawn(async move { collect(send_h1(addr, get(HOST, "/")).await?).await }))
+        .collect();
     for request in requests {
-        let reply = request.await.expect("the request task").expect("a response through shunt");
+        let reply = request
+            .await
+            .expect("the request task")
+            .expect("a response through shunt");
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     }
     let hits: Vec<usize> = backends.iter().map(Backend::hits).collect();

@@ -20,7 +20,11 @@ async fn serve_classes(objects: &[&dyn Manifest], args: &[&str]) -> Site {
     let mut all = objects.to_vec();
     all.push(&control);
     let site = Site::start("apps", &["app"], &all, args).await;
-    assert_eq!(site.backend_for("control.example.com", "/").await, "app", "the control Ingress is served");
+    assert_eq!(
+        site.backend_for("control.example.com", "/").await,
+        "app",
+        "the control Ingress is served"
+    );
     site
 }
 
@@ -45,7 +49,11 @@ async fn an_ingress_class_with_our_controller_selects_its_ingresses() {
 async fn a_class_named_by_flag_is_ours_without_an_ingress_class_object() {
     let edge = mk_app_ingress("edge").class("edge");
     let other = mk_app_ingress("other").class("other");
-    let site = serve_classes(&[&edge, &other], &["--ingress-class", "shunt", "--ingress-class", "edge"]).await;
+    let site = serve_classes(
+        &[&edge, &other],
+        &["--ingress-class", "shunt", "--ingress-class", "edge"],
+    )
+    .await;
     assert!(is_served(&site, "edge").await);
     assert!(!is_served(&site, "other").await);
 }
@@ -98,8 +106,12 @@ async fn watch_ingress_without_class_serves_ingresses_without_a_class() {
 
 #[tokio::test]
 async fn the_legacy_class_annotation_selects_an_ingress() {
-    let ours = mk_app_ingress("legacy").without_class().annotation(LEGACY_ANNOTATION, "shunt");
-    let theirs = mk_app_ingress("theirs").without_class().annotation(LEGACY_ANNOTATION, "nginx");
+    let ours = mk_app_ingress("legacy")
+        .without_class()
+        .annotation(LEGACY_ANNOTATION, "shunt");
+    let theirs = mk_app_ingress("theirs")
+        .without_class()
+        .annotation(LEGACY_ANNOTATION, "nginx");
     let site = serve_classes(&[&ours, &theirs], &[]).await;
     assert!(is_served(&site, "legacy").await);
     assert!(!is_served(&site, "theirs").await);
@@ -107,8 +119,12 @@ async fn the_legacy_class_annotation_selects_an_ingress() {
 
 #[tokio::test]
 async fn the_class_field_wins_over_the_legacy_annotation() {
-    let field_ours = mk_app_ingress("fieldours").class("shunt").annotation(LEGACY_ANNOTATION, "nginx");
-    let field_theirs = mk_app_ingress("fieldtheirs").class("nginx").annotation(LEGACY_ANNOTATION, "shunt");
+    let field_ours = mk_app_ingress("fieldours")
+        .class("shunt")
+        .annotation(LEGACY_ANNOTATION, "nginx");
+    let field_theirs = mk_app_ingress("fieldtheirs")
+        .class("nginx")
+        .annotation(LEGACY_ANNOTATION, "shunt");
     let site = serve_classes(&[&field_ours, &field_theirs], &[]).await;
     assert!(is_served(&site, "fieldours").await);
     assert!(!is_served(&site, "fieldtheirs").await);

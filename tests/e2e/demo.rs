@@ -13,8 +13,12 @@ async fn the_bundled_demo_manifests_parse_and_route() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/demo");
     let shunt = Shunt::start(&demo, &[]).await;
     let routes = shunt.routes().await;
-    let hosts: Vec<&str> =
-        routes["hosts"].as_array().into_iter().flatten().filter_map(|h| h["host"].as_str()).collect();
+    let hosts: Vec<&str> = routes["hosts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h["host"].as_str())
+        .collect();
     assert!(hosts.contains(&"shop.example.com"), "{routes}");
     assert!(hosts.contains(&"*.blog.example.com"), "{routes}");
     assert_eq!(
@@ -22,7 +26,10 @@ async fn the_bundled_demo_manifests_parse_and_route() {
         serde_json::json!(["127.0.0.11:3000", "127.0.0.12:3000"])
     );
 
-    assert_eq!(routes["tls"]["hosts"]["shop.example.com"], "shop/shop-tls", "the demo certificate loads");
+    assert_eq!(
+        routes["tls"]["hosts"]["shop.example.com"], "shop/shop-tls",
+        "the demo certificate loads"
+    );
 
     let rejected = shunt.json_logs().into_iter().find(|line| line["level"] == "WARN");
     assert!(rejected.is_none(), "the demo loads without warnings: {rejected:?}");

@@ -16,11 +16,18 @@ async fn shunt_dns(manifests: &Manifests, args: &[&str]) -> Output {
         .args(args)
         .output();
     let within = std::time::Duration::from_secs(10);
-    tokio::time::timeout(within, output).await.expect("shunt dns finishes").expect("shunt dns runs")
+    tokio::time::timeout(within, output)
+        .await
+        .expect("shunt dns finishes")
+        .expect("shunt dns runs")
 }
 
 fn stdout(output: &Output) -> String {
-    assert!(output.status.success(), "shunt dns failed: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "shunt dns failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8(output.stdout.clone()).expect("UTF-8")
 }
 
@@ -30,8 +37,12 @@ fn manifests() -> Manifests {
         .rule("shop.example.com", [mk_path("/", "Prefix", "web", 80)])
         .rule("*.apps.example.com", [mk_path("/", "Prefix", "web", 80)])
         .rule("", [mk_path("/", "Prefix", "web", 80)]);
-    let clb = mk_ingress("shop", "clb").class("qcloud").rule("pay.example.com", [mk_path("/", "Prefix", "web", 80)]);
-    let foreign = mk_ingress("shop", "foreign").class("nginx").rule("nginx.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    let clb = mk_ingress("shop", "clb")
+        .class("qcloud")
+        .rule("pay.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    let foreign = mk_ingress("shop", "foreign")
+        .class("nginx")
+        .rule("nginx.example.com", [mk_path("/", "Prefix", "web", 80)]);
     manifests.write("ingresses.yaml", &[&ours, &clb, &foreign]);
     // Hosts whose every path fails to compile are not served, so the Service must exist.
     manifests.write("web.yaml", &[&mk_service_on_ports("shop", "web", None, &[])]);
@@ -52,10 +63,20 @@ async fn the_block_rewrites_our_exact_and_wildcard_hosts_to_the_service() {
 
 #[tokio::test]
 async fn shadowed_classes_are_included_and_excluded_hosts_left_out() {
-    let args = ["--shadow-class", "qcloud", "--dns-exclude", "shop.example.com", "--cluster-domain", "corp.local"];
+    let args = [
+        "--shadow-class",
+        "qcloud",
+        "--dns-exclude",
+        "shop.example.com",
+        "--cluster-domain",
+        "corp.local",
+    ];
     let printed = stdout(&shunt_dns(&manifests(), &args).await);
     let target = "shunt.shunt-system.svc.corp.local";
-    assert!(printed.contains(&format!("rewrite name exact pay.example.com {target}\n")), "{printed}");
+    assert!(
+        printed.contains(&format!("rewrite name exact pay.example.com {target}\n")),
+        "{printed}"
+    );
     assert!(!printed.contains("shop.example.com"), "{printed}");
     assert!(!printed.contains("nginx.example.com"), "{printed}");
 }

@@ -54,7 +54,10 @@ async fn an_h2c_backend_is_spoken_to_in_http2_and_its_trailers_reach_an_http2_cl
     assert_eq!(seen["body_len"], 10);
     let trailers = reply.trailers.expect("the backend's trailers reach the client");
     assert_eq!(trailers.get("grpc-status").map(HeaderValue::as_bytes), Some(&b"0"[..]));
-    assert_eq!(trailers.get("grpc-message").map(HeaderValue::as_bytes), Some(&b"ok"[..]));
+    assert_eq!(
+        trailers.get("grpc-message").map(HeaderValue::as_bytes),
+        Some(&b"ok"[..])
+    );
 }
 
 #[tokio::test]
@@ -67,7 +70,10 @@ async fn an_http11_client_reaches_an_h2c_backend() {
     let seen = reply.json();
     assert_eq!(seen["version"], "HTTP/2.0");
     assert_eq!(seen["path_and_query"], "/status?full=1");
-    assert_eq!(seen["authority"], HOST, "the backend sees the caller's host as :authority");
+    assert_eq!(
+        seen["authority"], HOST,
+        "the backend sees the caller's host as :authority"
+    );
 }
 
 #[tokio::test]

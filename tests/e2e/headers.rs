@@ -48,10 +48,16 @@ async fn forwarding_headers_from_an_untrusted_peer_are_replaced() {
 async fn x_forwarded_for_from_a_trusted_peer_is_appended_to() {
     let site = serve_app(&["--trusted-proxies", "127.0.0.0/8"]).await;
     let reply = site.shunt.send(get_with(&FORGED)).await;
-    assert_eq!(reply.seen_header("x-forwarded-for").as_deref(), Some("203.0.113.7, 127.0.0.1"));
+    assert_eq!(
+        reply.seen_header("x-forwarded-for").as_deref(),
+        Some("203.0.113.7, 127.0.0.1")
+    );
     assert_eq!(reply.seen_header("x-real-ip").as_deref(), Some("203.0.113.7"));
     assert_eq!(reply.seen_header("x-forwarded-proto").as_deref(), Some("https"));
-    assert_eq!(reply.seen_header("x-forwarded-host").as_deref(), Some("forged.example.com"));
+    assert_eq!(
+        reply.seen_header("x-forwarded-host").as_deref(),
+        Some("forged.example.com")
+    );
 }
 
 #[tokio::test]
@@ -67,18 +73,34 @@ async fn forwarded_proto_host_and_port_describe_the_callers_request() {
     let site = serve_app(&[]).await;
     let reply = site.shunt.get("App.Example.com:8080", "/").await;
     assert_eq!(reply.seen_header("x-forwarded-proto").as_deref(), Some("http"));
-    assert_eq!(reply.seen_header("x-forwarded-host").as_deref(), Some("App.Example.com:8080"));
+    assert_eq!(
+        reply.seen_header("x-forwarded-host").as_deref(),
+        Some("App.Example.com:8080")
+    );
     assert_eq!(reply.seen_header("x-forwarded-port").as_deref(), Some("8080"));
 }
 
 #[tokio::test]
 async fn a_request_id_is_added_when_absent_and_kept_when_present() {
     let site = serve_app(&[]).await;
-    let first = site.shunt.get(HOST, "/").await.seen_header("x-request-id").expect("an X-Request-Id");
-    let second = site.shunt.get(HOST, "/").await.seen_header("x-request-id").expect("an X-Request-Id");
+    let first = site
+        .shunt
+        .get(HOST, "/")
+        .await
+        .seen_header("x-request-id")
+        .expect("an X-Request-Id");
+    let second = site
+        .shunt
+        .get(HOST, "/")
+        .await
+        .seen_header("x-request-id")
+        .expect("an X-Request-Id");
     assert!(!first.is_empty(), "a request id has content");
     assert_ne!(first, second, "each request gets its own id");
-    let kept = site.shunt.send(get_with(&[("x-request-id", "caller-chose-this")])).await;
+    let kept = site
+        .shunt
+        .send(get_with(&[("x-request-id", "caller-chose-this")]))
+        .await;
     assert_eq!(kept.seen_header("x-request-id").as_deref(), Some("caller-chose-this"));
 }
 
@@ -96,10 +118,18 @@ async fn hop_by_hop_request_headers_are_stripped_and_host_and_path_kept() {
         ("x-kept", "yes"),
     ]);
     *req.uri_mut() = path.parse().expect("a valid path");
-    req.headers_mut().insert(header::HOST, "App.Example.COM:8080".parse().expect("a valid host"));
+    req.headers_mut()
+        .insert(header::HOST, "App.Example.COM:8080".parse().expect("a valid host"));
     let reply = site.shunt.send(req).await;
     let seen = reply.json();
-    for hop in ["connection", "x-hop", "keep-alive", "te", "proxy-authorization", "proxy-connection"] {
+    for hop in [
+        "connection",
+        "x-hop",
+        "keep-alive",
+        "te",
+        "proxy-authorization",
+        "proxy-connection",
+    ] {
         assert!(seen["headers"].get(hop).is_none(), "{hop} reached the backend: {seen}");
     }
     assert_eq!(seen["headers"]["x-kept"], "yes");
@@ -134,9 +164,23 @@ async fn hop_by_hop_response_headers_are_stripped() {
     assert_eq!(reply.status, StatusCode::OK);
     assert_eq!(reply.text(), "hello");
     for hop in ["x-backend-hop", "keep-alive", "proxy-authenticate"] {
-        assert!(reply.headers.get(hop).is_none(), "{hop} reached the client: {:?}", reply.headers);
+        assert!(
+            reply.headers.get(hop).is_none(),
+            "{hop} reached the client: {:?}",
+            reply.headers
+        );
     }
-    let connection = reply.headers.get("connection").map(|v| v.to_str().unwrap_or_default().to_ascii_lowercase());
-    assert!(!connection.unwrap_or_default().contains("x-backend-hop"), "{:?}", reply.headers);
-    assert_eq!(reply.headers.get("x-backend-kept").map(|v| v.as_bytes()), Some(&b"yes"[..]));
+    let connection = reply
+        .headers
+        .get("connection")
+        .map(|v| v.to_str().unwrap_or_default().to_ascii_lowercase());
+    assert!(
+        !connection.unwrap_or_default().contains("x-backend-hop"),
+        "{:?}",
+        reply.headers
+    );
+    assert_eq!(
+        reply.headers.get("x-backend-kept").map(|v| v.as_bytes()),
+        Some(&b"yes"[..])
+    );
 }

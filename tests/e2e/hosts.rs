@@ -82,7 +82,10 @@ async fn a_request_no_rule_matches_gets_404_naming_the_host() {
     let hosts = Hosts::serve(false, false).await;
     let reply = hosts.0.shunt.get("nowhere.example.org", "/").await;
     assert_eq!(reply.status, StatusCode::NOT_FOUND);
-    assert_eq!(reply.text().trim(), r#"404 Not Found: no route for host "nowhere.example.org""#);
+    assert_eq!(
+        reply.text().trim(),
+        r#"404 Not Found: no route for host "nowhere.example.org""#
+    );
     hosts.assert_not_found("api.example.com").await;
 }
 
@@ -92,5 +95,8 @@ async fn an_http10_request_without_host_matches_rules_without_a_host() {
     let answer = raw(hosts.0.shunt.http, b"GET /old-client HTTP/1.0\r\n\r\n").await;
     let status_line = answer.lines().next().unwrap_or_default();
     assert!(status_line.contains(" 200 "), "expected 200, got {answer:?}");
-    assert!(answer.contains(r#""backend":"any""#), "the host-less rule answered: {answer:?}");
+    assert!(
+        answer.contains(r#""backend":"any""#),
+        "the host-less rule answered: {answer:?}"
+    );
 }

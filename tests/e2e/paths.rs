@@ -18,7 +18,10 @@ impl PathRule {
     /// With `default`, a `spec.defaultBackend` named `default` catches what no path matches.
     async fn serve_with(paths: &[(&str, &str)], default: bool) -> PathRule {
         let mut names: Vec<String> = (0..paths.len()).map(|index| format!("p{index}")).collect();
-        let rule = paths.iter().zip(&names).map(|((path, kind), name)| mk_path(path, kind, name, 80));
+        let rule = paths
+            .iter()
+            .zip(&names)
+            .map(|((path, kind), name)| mk_path(path, kind, name, 80));
         let mut ingress = mk_ingress("paths", "paths").rule(HOST, rule);
         if default {
             ingress = ingress.default_backend("default", 80);
@@ -35,7 +38,12 @@ impl PathRule {
             match expected {
                 Some(backend) => assert_eq!(reply.backend(), backend, "GET {path}"),
                 None => {
-                    assert_eq!(reply.status, StatusCode::NOT_FOUND, "GET {path} must match nothing: {}", reply.text())
+                    assert_eq!(
+                        reply.status,
+                        StatusCode::NOT_FOUND,
+                        "GET {path} must match nothing: {}",
+                        reply.text()
+                    )
                 }
             }
         }
@@ -45,14 +53,25 @@ impl PathRule {
 #[tokio::test]
 async fn prefix_slash_matches_every_path() {
     let rule = PathRule::serve(&[("/", "Prefix")]).await;
-    let cases = [("/", Some("p0")), ("/foo", Some("p0")), ("/foo/bar/", Some("p0")), ("/.well-known/x", Some("p0"))];
+    let cases = [
+        ("/", Some("p0")),
+        ("/foo", Some("p0")),
+        ("/foo/bar/", Some("p0")),
+        ("/.well-known/x", Some("p0")),
+    ];
     rule.assert_routes(&cases).await;
 }
 
 #[tokio::test]
 async fn exact_foo_matches_foo_but_not_bar_nor_foo_slash() {
     let rule = PathRule::serve(&[("/foo", "Exact")]).await;
-    rule.assert_routes(&[("/foo", Some("p0")), ("/bar", None), ("/foo/", None), ("/foo/bar", None)]).await;
+    rule.assert_routes(&[
+        ("/foo", Some("p0")),
+        ("/bar", None),
+        ("/foo/", None),
+        ("/foo/bar", None),
+    ])
+    .await;
 }
 
 #[tokio::test]
@@ -64,59 +83,75 @@ async fn exact_foo_slash_does_not_match_foo() {
 #[tokio::test]
 async fn prefix_foo_matches_foo_and_foo_slash() {
     let rule = PathRule::serve(&[("/foo", "Prefix")]).await;
-    rule.assert_routes(&[("/foo", Some("p0")), ("/foo/", Some("p0")), ("/foobar", None)]).await;
+    rule.assert_routes(&[("/foo", Some("p0")), ("/foo/", Some("p0")), ("/foobar", None)])
+        .await;
 }
 
 #[tokio::test]
 async fn prefix_foo_slash_matches_foo_and_foo_slash() {
     let rule = PathRule::serve(&[("/foo/", "Prefix")]).await;
-    rule.assert_routes(&[("/foo", Some("p0")), ("/foo/", Some("p0")), ("/foobar", None)]).await;
+    rule.assert_routes(&[("/foo", Some("p0")), ("/foo/", Some("p0")), ("/foobar", None)])
+        .await;
 }
 
 #[tokio::test]
 async fn prefix_aaa_bb_does_not_match_aaa_bbb() {
     let rule = PathRule::serve(&[("/aaa/bb", "Prefix")]).await;
-    rule.assert_routes(&[("/aaa/bbb", None), ("/aaa/bb", Some("p0")), ("/aaa/bb/c", Some("p0"))]).await;
+    rule.assert_routes(&[("/aaa/bbb", None), ("/aaa/bb", Some("p0")), ("/aaa/bb/c", Some("p0"))])
+        .await;
 }
 
 #[tokio::test]
 async fn prefix_aaa_bbb_slash_matches_aaa_bbb_ignoring_the_trailing_slash() {
     let rule = PathRule::serve(&[("/aaa/bbb/", "Prefix")]).await;
-    rule.assert_routes(&[("/aaa/bbb", Some("p0")), ("/aaa/bbb/", Some("p0"))]).await;
+    rule.assert_routes(&[("/aaa/bbb", Some("p0")), ("/aaa/bbb/", Some("p0"))])
+        .await;
 }
 
 #[tokio::test]
 async fn prefix_aaa_bbb_matches_trailing_slash_and_subpaths_but_not_a_string_prefix() {
     let rule = PathRule::serve(&[("/aaa/bbb", "Prefix")]).await;
-    let cases =
-        [("/aaa/bbb", Some("p0")), ("/aaa/bbb/", Some("p0")), ("/aaa/bbb/ccc", Some("p0")), ("/aaa/bbbxyz", None)];
+    let cases = [
+        ("/aaa/bbb", Some("p0")),
+        ("/aaa/bbb/", Some("p0")),
+        ("/aaa/bbb/ccc", Some("p0")),
+        ("/aaa/bbbxyz", None),
+    ];
     rule.assert_routes(&cases).await;
 }
 
 #[tokio::test]
 async fn the_longest_matching_prefix_wins() {
     let rule = PathRule::serve(&[("/", "Prefix"), ("/aaa", "Prefix"), ("/aaa/bbb", "Prefix")]).await;
-    let cases = [("/aaa/bbb", Some("p2")), ("/aaa/ccc", Some("p1")), ("/ccc", Some("p0")), ("/aaa/bbbxyz", Some("p1"))];
+    let cases = [
+        ("/aaa/bbb", Some("p2")),
+        ("/aaa/ccc", Some("p1")),
+        ("/ccc", Some("p0")),
+        ("/aaa/bbbxyz", Some("p1")),
+    ];
     rule.assert_routes(&cases).await;
 }
 
 #[tokio::test]
 async fn a_path_no_prefix_matches_goes_to_the_default_backend() {
     let rule = PathRule::serve_with(&[("/aaa", "Prefix")], true).await;
-    rule.assert_routes(&[("/ccc", Some("default")), ("/aaa/x", Some("p0"))]).await;
+    rule.assert_routes(&[("/ccc", Some("default")), ("/aaa/x", Some("p0"))])
+        .await;
 }
 
 #[tokio::test]
 async fn exact_beats_prefix_for_the_same_path() {
     // Prefix first, so a table that keeps the first insertion would get this wrong.
     let rule = PathRule::serve(&[("/foo", "Prefix"), ("/foo", "Exact")]).await;
-    rule.assert_routes(&[("/foo", Some("p1")), ("/foo/", Some("p0")), ("/foo/bar", Some("p0"))]).await;
+    rule.assert_routes(&[("/foo", Some("p1")), ("/foo/", Some("p0")), ("/foo/bar", Some("p0"))])
+        .await;
 }
 
 #[tokio::test]
 async fn implementation_specific_matches_like_prefix() {
     let rule = PathRule::serve(&[("/foo", "ImplementationSpecific")]).await;
-    rule.assert_routes(&[("/foo", Some("p0")), ("/foo/bar", Some("p0")), ("/foobar", None)]).await;
+    rule.assert_routes(&[("/foo", Some("p0")), ("/foo/bar", Some("p0")), ("/foobar", None)])
+        .await;
 }
 
 #[tokio::test]

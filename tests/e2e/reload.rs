@@ -25,7 +25,10 @@ fn mk_live_ingress(service: &str) -> Ingress {
 async fn serve_a_then_b() -> (Backend, Backend, Manifests, Shunt) {
     let (a, b) = (Backend::start("a").await, Backend::start("b").await);
     let manifests = Manifests::new();
-    let services = vec![mk_backend_service("live", "a", None, &[&a]), mk_backend_service("live", "b", None, &[&b])];
+    let services = vec![
+        mk_backend_service("live", "a", None, &[&a]),
+        mk_backend_service("live", "b", None, &[&b]),
+    ];
     manifests.write("services.yaml", &[&services]);
     manifests.write("ingress.yaml", &[&mk_live_ingress("a")]);
     let shunt = Shunt::start(manifests.path(), &[]).await;
@@ -76,7 +79,10 @@ async fn editing_a_manifest_swaps_a_backend_under_load_without_failing_a_request
     for client in clients {
         let seen = client.await.expect("a load client");
         assert!(!seen.is_empty(), "each client made requests");
-        let failures: Vec<_> = seen.iter().filter(|outcome| *outcome != "a" && *outcome != "b").collect();
+        let failures: Vec<_> = seen
+            .iter()
+            .filter(|outcome| *outcome != "a" && *outcome != "b")
+            .collect();
         assert!(
             failures.is_empty(),
             "{} of {} requests failed, e.g. {:?}",
@@ -84,8 +90,14 @@ async fn editing_a_manifest_swaps_a_backend_under_load_without_failing_a_request
             seen.len(),
             failures.first()
         );
-        let first_b = seen.iter().position(|outcome| outcome == "b").expect("every client saw the new backend");
-        assert!(seen[first_b..].iter().all(|outcome| outcome == "b"), "no client went back to the old table");
+        let first_b = seen
+            .iter()
+            .position(|outcome| outcome == "b")
+            .expect("every client saw the new backend");
+        assert!(
+            seen[first_b..].iter().all(|outcome| outcome == "b"),
+            "no client went back to the old table"
+        );
     }
 }
 
@@ -131,18 +143,40 @@ async fn a_malformed_manifest_is_reported_and_its_last_good_objects_keep_serving
     let bad_yaml = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: live, namespace: live\nspec: [\n";
     manifests.write_text("ingress.yaml", &format!("{class}---\n{bad_yaml}"));
     let warnings = rejections(1).await;
-    assert!(warnings[0].to_string().contains("document 1"), "the warning names the document: {}", warnings[0]);
-    assert_eq!(shunt.get(HOST, "/").await.backend(), "a", "the last good Ingress keeps serving");
+    assert!(
+        warnings[0].to_string().contains("document 1"),
+        "the warning names the document: {}",
+        warnings[0]
+    );
+    assert_eq!(
+        shunt.get(HOST, "/").await.backend(),
+        "a",
+        "the last good Ingress keeps serving"
+    );
 
     let mut wrong_type = mk_live_ingress("b").documents().remove(0);
     wrong_type["spec"]["rules"] = serde_json::json!("everything");
     manifests.write_text("ingress.yaml", &format!("{class}---\n{}", to_yaml(&[wrong_type])));
     let warnings = rejections(2).await;
-    assert!(warnings[1].to_string().contains("document 1"), "the warning names the document: {}", warnings[1]);
-    assert_eq!(shunt.get(HOST, "/").await.backend(), "a", "the last good Ingress keeps serving");
+    assert!(
+        warnings[1].to_string().contains("document 1"),
+        "the warning names the document: {}",
+        warnings[1]
+    );
+    assert_eq!(
+        shunt.get(HOST, "/").await.backend(),
+        "a",
+        "the last good Ingress keeps serving"
+    );
     let errors = sample(&shunt.metrics().await, "shunt_source_errors_total", &[]);
-    assert!(errors.is_some_and(|errors| errors >= 2.0), "both rejections are counted: {errors:?}");
+    assert!(
+        errors.is_some_and(|errors| errors >= 2.0),
+        "both rejections are counted: {errors:?}"
+    );
 
-    manifests.write_text("ingress.yaml", &format!("{class}---\n{}", to_yaml(&mk_live_ingress("b").documents())));
+    manifests.write_text(
+        "ingress.yaml",
+        &format!("{class}---\n{}", to_yaml(&mk_live_ingress("b").documents())),
+    );
     wait_for_backend(&shunt, "b").await;
 }

@@ -14,8 +14,14 @@ const WORKERS: usize = 3;
 
 async fn serve_slow_app(delay: Duration, drain_timeout: &str) -> (Backend, Manifests, Shunt) {
     let backend = Backend::http1("app").delay(delay).start().await;
-    let (manifests, shunt) =
-        serve_host(HOST, "app", None, &[backend.port()], &["--drain-timeout", drain_timeout, "--threads", "3"]).await;
+    let (manifests, shunt) = serve_host(
+        HOST,
+        "app",
+        None,
+        &[backend.port()],
+        &["--drain-timeout", drain_timeout, "--threads", "3"],
+    )
+    .await;
     (backend, manifests, shunt)
 }
 
@@ -37,17 +43,25 @@ async fn sigterm_lets_a_request_in_flight_finish_refuses_new_connections_and_exi
 
     shunt.signal("TERM");
     let http = shunt.http.to_string();
-    eventually("every worker to stop accepting on the proxy listener", Duration::from_secs(5), async || {
-        let draining = shunt.json_logs().into_iter().filter(|line| {
-            line["message"] == "Draining connections" && line["listener.addr"] == http.as_str()
-        });
-        (draining.count() == WORKERS).then_some(())
-    })
+    eventually(
+        "every worker to stop accepting on the proxy listener",
+        Duration::from_secs(5),
+        async || {
+            let draining = shunt
+                .json_logs()
+                .into_iter()
+                .filter(|line| line["message"] == "Draining connections" && line["listener.addr"] == http.as_str());
+            (draining.count() == WORKERS).then_some(())
+        },
+    )
     .await;
     let refused = TcpStream::connect(shunt.http).await;
     assert!(refused.is_err(), "a new connection after SIGTERM must be refused");
 
-    let reply = request.await.expect("the request task").expect("the request in flight gets its answer");
+    let reply = request
+        .await
+        .expect("the request task")
+        .expect("the request in flight gets its answer");
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(reply.backend(), "app");
     let status = shunt.wait_exit(Duration::from_secs(5)).await;
@@ -61,7 +75,10 @@ async fn the_drain_timeout_bounds_how_long_shutdown_waits() {
     shunt.signal("TERM");
     // 1 s of drain plus slack; the backend would take a minute.
     let status = shunt.wait_exit(Duration::from_secs(5)).await;
-    assert!(status.success(), "shunt exits 0 when the drain timeout cuts requests off, got {status}");
+    assert!(
+        status.success(),
+        "shunt exits 0 when the drain timeout cuts requests off, got {status}"
+    );
 }
 
 #[tokio::test]
@@ -71,6 +88,8 @@ async fn sigint_shuts_down_cleanly_too() {
     shunt.signal("INT");
     let status = shunt.wait_exit(Duration::from_secs(5)).await;
     assert!(status.success(), "shunt exits 0 on SIGINT, got {status}");
-    let stopping = shunt.wait_for_log("the shutdown log line", |line| line["message"] == "Shutting down").await;
+    let stopping = shunt
+        .wait_for_log("the shutdown log line", |line| line["message"] == "Shutting down")
+        .await;
     assert_eq!(stopping["signal"], "SIGINT");
 }

@@ -20,7 +20,11 @@ fn large_body() -> (Body, usize, u64) {
     let chunks: Vec<Bytes> = (0..CHUNKS).map(|i| Bytes::from(vec![(i % 251) as u8; CHUNK])).collect();
     let whole: Vec<u8> = chunks.iter().flat_map(|chunk| chunk.iter().copied()).collect();
     let frames = chunks.into_iter().map(|chunk| Ok::<_, BoxError>(Frame::data(chunk)));
-    (StreamBody::new(futures::stream::iter(frames)).boxed(), whole.len(), fnv64(&whole))
+    (
+        StreamBody::new(futures::stream::iter(frames)).boxed(),
+        whole.len(),
+        fnv64(&whole),
+    )
 }
 
 async fn serve_files(backend: &Backend) -> (Manifests, Shunt) {
@@ -32,7 +36,14 @@ async fn an_8_mib_request_body_reaches_the_backend_intact() {
     let backend = Backend::start("files").await;
     let (_manifests, shunt) = serve_files(&backend).await;
     let (body, len, hash) = large_body();
-    let reply = shunt.send(Request::put("/upload").header(header::HOST, HOST).body(body).expect("a request")).await;
+    let reply = shunt
+        .send(
+            Request::put("/upload")
+                .header(header::HOST, HOST)
+                .body(body)
+                .expect("a request"),
+        )
+        .await;
     let seen = reply.json();
     assert_eq!(seen["body_len"], len);
     assert_eq!(seen["body_fnv"], format!("{hash:016x}"));
@@ -40,7 +51,10 @@ async fn an_8_mib_request_body_reaches_the_backend_intact() {
 
 #[tokio::test]
 async fn an_8_mib_response_body_reaches_the_client_intact() {
-    let backend = Backend::http1("files").handler(|_req| async { Response::new(large_body().0) }).start().await;
+    let backend = Backend::http1("files")
+        .handler(|_req| async { Response::new(large_body().0) })
+        .start()
+        .await;
     let (_manifests, shunt) = serve_files(&backend).await;
     let (_, len, hash) = large_body();
     let reply = shunt.get(HOST, "/download").await;
@@ -75,7 +89,9 @@ async fn a_chunked_response_streams_before_the_backend_finishes() {
         .await;
     let (_manifests, shunt) = serve_files(&backend).await;
 
-    let response = send_h1(shunt.http, get(HOST, "/events")).await.expect("a response head through shunt");
+    let response = send_h1(shunt.http, get(HOST, "/events"))
+        .await
+        .expect("a response head through shunt");
     assert_eq!(response.status(), StatusCode::OK);
     let mut body = response.into_body();
     let mut first = Vec::new();
@@ -85,12 +101,16 @@ async fn a_chunked_response_streams_before_the_backend_finishes() {
             first.extend_from_slice(&frame.into_data().unwrap_or_default());
         }
     };
-    tokio::time::timeout(REQUEST_TIMEOUT, first_chunk).await.expect("the first chunk arrives while the backend waits");
+    tokio::time::timeout(REQUEST_TIMEOUT, first_chunk)
+        .await
+        .expect("the first chunk arrives while the backend waits");
     assert_eq!(first, b"first chunk\n");
 
     release.notify_one();
-    let rest =
-        tokio::time::timeout(REQUEST_TIMEOUT, body.collect()).await.expect("the rest arrives").expect("the body ends");
+    let rest = tokio::time::timeout(REQUEST_TIMEOUT, body.collect())
+        .await
+        .expect("the rest arrives")
+        .expect("the body ends");
     assert_eq!(rest.to_bytes(), Bytes::from_static(b"second chunk\n"));
 }
 
@@ -103,7 +123,10 @@ async fn start_trailing_backend() -> Backend {
             trailers.insert("grpc-status", HeaderValue::from_static("0"));
             let frames = [Frame::data(Bytes::from_static(b"hi")), Frame::trailers(trailers)].map(Ok::<_, BoxError>);
             let body = StreamBody::new(futures::stream::iter(frames)).boxed();
-            Response::builder().header(header::TRAILER, "grpc-status").body(body).expect("a valid response")
+            Response::builder()
+                .header(header::TRAILER, "grpc-status")
+                .body(body)
+                .expect("a valid response")
         })
         .start()
         .await
@@ -133,7 +156,12 @@ async fn trailers_from_an_http11_backend_reach_an_http11_client_that_accepts_the
     let (_manifests, shunt) = serve_files(&backend).await;
     // Straight to the backend the trailer arrives: what the client does is sound.
     let direct = get(HOST, "/");
-    let direct = collect(send_h1(backend.addr, with_te_trailers(direct)).await.expect("a response")).await;
+    let direct = collect(
+        send_h1(backend.addr, with_te_trailers(direct))
+            .await
+            .expect("a response"),
+    )
+    .await;
     assert_eq!(trailer(&direct.expect("a body"), "grpc-status"), Some(&b"0"[..]));
 
     let reply = shunt.send(with_te_trailers(get(HOST, "/"))).await;
@@ -142,6 +170,7 @@ async fn trailers_from_an_http11_backend_reach_an_http11_client_that_accepts_the
 }
 
 fn with_te_trailers(mut req: Request<Body>) -> Request<Body> {
-    req.headers_mut().insert(header::TE, HeaderValue::from_static("trailers"));
+    req.headers_mut()
+        .insert(header::TE, HeaderValue::from_static("trailers"));
     req
 }

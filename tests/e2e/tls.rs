@@ -27,7 +27,11 @@ fn assert_is(presented: &CertificateDer<'_>, expected: &Leaf, what: &str) {
 }
 
 fn assert_is_fallback(presented: &CertificateDer<'_>, what: &str) {
-    assert_eq!(leaf_names(presented), [FALLBACK_NAME], "{what}: expected shunt's self-signed certificate");
+    assert_eq!(
+        leaf_names(presented),
+        [FALLBACK_NAME],
+        "{what}: expected shunt's self-signed certificate"
+    );
 }
 
 /// `host` (`Prefix /`) routed to the Service of the same name in namespace `tls`.
@@ -53,13 +57,28 @@ impl Sites {
     async fn serve(extra: &[&dyn Manifest], args: &[&str]) -> Sites {
         let ca = TestCa::new("sites CA");
         let (shop, blog) = (ca.issue(&["shop.example.com"]), ca.issue(&["blog.example.com"]));
-        let (apps, special) = (ca.issue(&["*.apps.example.com"]), ca.issue(&["special.apps.example.com"]));
+        let (apps, special) = (
+            ca.issue(&["*.apps.example.com"]),
+            ca.issue(&["special.apps.example.com"]),
+        );
         // Empty `hosts` (the rule's host) for three of them, an explicit list for blog.
         let ingresses = vec![
-            with_tls(&mk_host_ingress("shop", "shop.example.com", "shop"), &[(&[], "shop-tls")]),
-            with_tls(&mk_host_ingress("blog", "blog.example.com", "blog"), &[(&["blog.example.com"], "blog-tls")]),
-            with_tls(&mk_host_ingress("apps", "*.apps.example.com", "apps"), &[(&[], "apps-tls")]),
-            with_tls(&mk_host_ingress("special", "special.apps.example.com", "special"), &[(&[], "special-tls")]),
+            with_tls(
+                &mk_host_ingress("shop", "shop.example.com", "shop"),
+                &[(&[], "shop-tls")],
+            ),
+            with_tls(
+                &mk_host_ingress("blog", "blog.example.com", "blog"),
+                &[(&["blog.example.com"], "blog-tls")],
+            ),
+            with_tls(
+                &mk_host_ingress("apps", "*.apps.example.com", "apps"),
+                &[(&[], "apps-tls")],
+            ),
+            with_tls(
+                &mk_host_ingress("special", "special.apps.example.com", "special"),
+                &[(&[], "special-tls")],
+            ),
         ];
         let secrets = vec![
             mk_tls_secret("tls", "shop-tls", &shop),
@@ -70,7 +89,14 @@ impl Sites {
         let mut objects: Vec<&dyn Manifest> = vec![&ingresses, &secrets];
         objects.extend_from_slice(extra);
         let site = Site::start("tls", &["shop", "blog", "apps", "special"], &objects, args).await;
-        Sites { site, shop, blog, apps, special, ca }
+        Sites {
+            site,
+            shop,
+            blog,
+            apps,
+            special,
+            ca,
+        }
     }
 
     fn shunt(&self) -> &Shunt {
@@ -85,18 +111,47 @@ impl Sites {
 #[tokio::test]
 async fn sni_picks_the_exact_certificate_before_a_one_label_wildcard() {
     let sites = Sites::serve(&[], &[]).await;
-    assert_is(&sites.presented(Some("shop.example.com")).await, &sites.shop, "shop.example.com");
-    assert_is(&sites.presented(Some("blog.example.com")).await, &sites.blog, "blog.example.com");
-    assert_is(&sites.presented(Some("www.apps.example.com")).await, &sites.apps, "www.apps.example.com");
-    assert_is(&sites.presented(Some("special.apps.example.com")).await, &sites.special, "exact beats wildcard");
-    assert_is(&sites.presented(Some("SPECIAL.Apps.Example.COM")).await, &sites.special, "SNI in any case");
-    assert_is_fallback(&sites.presented(Some("a.b.apps.example.com")).await, "two labels under the wildcard");
-    assert_is_fallback(&sites.presented(Some("apps.example.com")).await, "the wildcard's own parent");
+    assert_is(
+        &sites.presented(Some("shop.example.com")).await,
+        &sites.shop,
+        "shop.example.com",
+    );
+    assert_is(
+        &sites.presented(Some("blog.example.com")).await,
+        &sites.blog,
+        "blog.example.com",
+    );
+    assert_is(
+        &sites.presented(Some("www.apps.example.com")).await,
+        &sites.apps,
+        "www.apps.example.com",
+    );
+    assert_is(
+        &sites.presented(Some("special.apps.example.com")).await,
+        &sites.special,
+        "exact beats wildcard",
+    );
+    assert_is(
+        &sites.presented(Some("SPECIAL.Apps.Example.COM")).await,
+        &sites.special,
+        "SNI in any case",
+    );
+    assert_is_fallback(
+        &sites.presented(Some("a.b.apps.example.com")).await,
+        "two labels under the wildcard",
+    );
+    assert_is_fallback(
+        &sites.presented(Some("apps.example.com")).await,
+        "the wildcard's own parent",
+    );
 
     // A client that verifies the chain against the CA and the name gets through and is routed.
     let client = sites.ca.client();
-    let routed =
-        [("shop.example.com", "shop"), ("www.apps.example.com", "apps"), ("special.apps.example.com", "special")];
+    let routed = [
+        ("shop.example.com", "shop"),
+        ("www.apps.example.com", "apps"),
+        ("special.apps.example.com", "special"),
+    ];
     for (host, backend) in routed {
         let reply = client.send(sites.shunt().https, Some(host), get(host, "/")).await;
         assert_eq!(reply.backend(), backend, "{host} over verified TLS");
@@ -110,10 +165,15 @@ async fn without_a_default_certificate_clients_without_sni_or_with_an_unknown_na
     for sni in [None, Some("unknown.example.org")] {
         let presented = sites.presented(sni).await;
         assert_is_fallback(&presented, &format!("SNI {sni:?}"));
-        assert!(hosts.iter().all(|leaf| presented != leaf.der), "SNI {sni:?} got another host's certificate");
+        assert!(
+            hosts.iter().all(|leaf| presented != leaf.der),
+            "SNI {sni:?} got another host's certificate"
+        );
     }
     // Without SNI the Host header still routes.
-    let reply = TlsClient::any_certificate().send(sites.shunt().https, None, get("blog.example.com", "/")).await;
+    let reply = TlsClient::any_certificate()
+        .send(sites.shunt().https, None, get("blog.example.com", "/"))
+        .await;
     assert_eq!(reply.backend(), "blog");
 }
 
@@ -124,19 +184,38 @@ async fn with_a_default_certificate_clients_without_sni_or_with_an_unknown_name_
     let secret = mk_tls_secret("shunt-system", "default-cert", &default);
     let sites = Sites::serve(&[&secret], &["--default-ssl-certificate", "shunt-system/default-cert"]).await;
     assert_is(&sites.presented(None).await, &default, "no SNI");
-    assert_is(&sites.presented(Some("unknown.example.org")).await, &default, "an unknown SNI");
-    assert_is(&sites.presented(Some("a.b.apps.example.com")).await, &default, "two labels under the wildcard");
-    assert_is(&sites.presented(Some("shop.example.com")).await, &sites.shop, "a host with its own certificate");
+    assert_is(
+        &sites.presented(Some("unknown.example.org")).await,
+        &default,
+        "an unknown SNI",
+    );
+    assert_is(
+        &sites.presented(Some("a.b.apps.example.com")).await,
+        &default,
+        "two labels under the wildcard",
+    );
+    assert_is(
+        &sites.presented(Some("shop.example.com")).await,
+        &sites.shop,
+        "a host with its own certificate",
+    );
 }
 
 #[tokio::test]
 async fn sni_chooses_the_certificate_and_the_host_header_chooses_the_route() {
     let sites = Sites::serve(&[], &[]).await;
     // Verified against shop's name, so shop's certificate it is; Host asks for blog.
-    let mut connection =
-        sites.ca.client().connect(sites.shunt().https, Some("shop.example.com")).await.expect("connecting as shop");
+    let mut connection = sites
+        .ca
+        .client()
+        .connect(sites.shunt().https, Some("shop.example.com"))
+        .await
+        .expect("connecting as shop");
     assert_is(&connection.leaf, &sites.shop, "SNI shop.example.com");
-    let reply = connection.send(get("blog.example.com", "/cart")).await.expect("a request for blog");
+    let reply = connection
+        .send(get("blog.example.com", "/cart"))
+        .await
+        .expect("a request for blog");
     assert_eq!(reply.backend(), "blog");
     assert_eq!(reply.json()["path_and_query"], "/cart");
 }
@@ -151,27 +230,49 @@ async fn a_rotated_secret_serves_the_next_handshake_while_open_connections_keep_
     let backend = Backend::start("rotate").await;
     let manifests = Manifests::new();
     let ingress = with_tls(&mk_host_ingress("rotate", HOST, "rotate"), &[(&[], "rotate-tls")]);
-    manifests.write("routes.yaml", &[&ingress, &mk_backend_service("tls", "rotate", None, &[&backend])]);
+    manifests.write(
+        "routes.yaml",
+        &[&ingress, &mk_backend_service("tls", "rotate", None, &[&backend])],
+    );
     manifests.write("secret.yaml", &[&mk_tls_secret("tls", "rotate-tls", &old)]);
     let shunt = Shunt::start(manifests.path(), &[]).await;
 
-    let mut open = ca.client().connect(shunt.https, Some(HOST)).await.expect("connecting before the rotation");
+    let mut open = ca
+        .client()
+        .connect(shunt.https, Some(HOST))
+        .await
+        .expect("connecting before the rotation");
     assert_is(&open.leaf, &old, "before the rotation");
-    assert_eq!(open.send(get(HOST, "/before")).await.expect("a request before the rotation").backend(), "rotate");
+    assert_eq!(
+        open.send(get(HOST, "/before"))
+            .await
+            .expect("a request before the rotation")
+            .backend(),
+        "rotate"
+    );
 
     manifests.write("secret.yaml", &[&mk_tls_secret("tls", "rotate-tls", &new)]);
     let client = TlsClient::any_certificate();
-    eventually("a new handshake to present the rotated certificate", ROTATE_WITHIN, async || {
-        (client.presented(shunt.https, Some(HOST)).await == new.der).then_some(())
-    })
+    eventually(
+        "a new handshake to present the rotated certificate",
+        ROTATE_WITHIN,
+        async || (client.presented(shunt.https, Some(HOST)).await == new.der).then_some(()),
+    )
     .await;
 
     // The same hyper connection: it cannot reconnect, so an answer proves the old one lives on.
-    let reply = open.send(get(HOST, "/after")).await.expect("the connection opened before the rotation still serves");
+    let reply = open
+        .send(get(HOST, "/after"))
+        .await
+        .expect("the connection opened before the rotation still serves");
     assert_eq!(reply.backend(), "rotate");
     assert_eq!(reply.json()["path_and_query"], "/after");
     let reply = ca.client().send(shunt.https, Some(HOST), get(HOST, "/new")).await;
-    assert_eq!(reply.backend(), "rotate", "a new connection verifies the rotated certificate");
+    assert_eq!(
+        reply.backend(),
+        "rotate",
+        "a new connection verifies the rotated certificate"
+    );
 }
 
 // === broken Secrets ===
@@ -184,7 +285,10 @@ async fn hosts_with_unusable_secrets_get_the_default_certificate_and_a_diagnosti
     let elsewhere = ca.issue(&["elsewhere.example.com"]);
     let garbage_key = ca.issue(&["garbage.example.com"]);
     let garbage = [("tls.crt", garbage_key.chain_pem.as_str()), ("tls.key", "not a key")];
-    let opaque = [("tls.crt", healthy.chain_pem.as_str()), ("tls.key", healthy.key_pem.as_str())];
+    let opaque = [
+        ("tls.crt", healthy.chain_pem.as_str()),
+        ("tls.key", healthy.key_pem.as_str()),
+    ];
     let secrets = vec![
         mk_tls_secret("tls", "healthy-tls", &healthy),
         mk_tls_secret("tls", "expired-tls", &expired),
@@ -211,9 +315,16 @@ async fn hosts_with_unusable_secrets_get_the_default_certificate_and_a_diagnosti
     let shunt = &site.shunt;
 
     let client = TlsClient::any_certificate();
-    assert_is(&client.presented(shunt.https, Some("healthy.example.com")).await, &healthy, "the healthy host");
+    assert_is(
+        &client.presented(shunt.https, Some("healthy.example.com")).await,
+        &healthy,
+        "the healthy host",
+    );
     for (name, _, reason) in broken {
-        assert_is_fallback(&client.presented(shunt.https, Some(&host(name))).await, &format!("{name} ({reason})"));
+        assert_is_fallback(
+            &client.presented(shunt.https, Some(&host(name))).await,
+            &format!("{name} ({reason})"),
+        );
         let ingress = format!("tls/{name}");
         shunt
             .wait_for_log(&format!("a {reason} warning for {ingress}"), |line| {
@@ -222,7 +333,11 @@ async fn hosts_with_unusable_secrets_get_the_default_certificate_and_a_diagnosti
             .await;
     }
     let metrics = shunt.metrics().await;
-    for (reason, count) in [("InvalidTlsSecret", 3.0), ("TlsHostNotCovered", 1.0), ("MissingTlsSecret", 1.0)] {
+    for (reason, count) in [
+        ("InvalidTlsSecret", 3.0),
+        ("TlsHostNotCovered", 1.0),
+        ("MissingTlsSecret", 1.0),
+    ] {
         let value = sample(&metrics, "shunt_ingress_diagnostics", &[("reason", reason)]);
         assert_eq!(value, Some(count), "shunt_ingress_diagnostics{{reason={reason:?}}}");
     }
@@ -247,10 +362,16 @@ async fn alpn_h2_gives_http2_over_tls_to_hyper_and_to_curl() {
     let site = Site::start("tls", &["h2"], &[&ingress, &mk_tls_secret("tls", "h2-tls", &leaf)], &[]).await;
     let https = site.shunt.https;
 
-    let mut connection =
-        ca.client().alpn(&[b"h2", b"http/1.1"]).connect(https, Some(HOST)).await.expect("connecting with ALPN h2");
+    let mut connection = ca
+        .client()
+        .alpn(&[b"h2", b"http/1.1"])
+        .connect(https, Some(HOST))
+        .await
+        .expect("connecting with ALPN h2");
     assert_eq!(connection.alpn.as_deref(), Some(&b"h2"[..]), "shunt chose h2");
-    let req = Request::get(format!("https://{HOST}/over/h2?q=1")).body(full(Bytes::new())).expect("a valid request");
+    let req = Request::get(format!("https://{HOST}/over/h2?q=1"))
+        .body(full(Bytes::new()))
+        .expect("a valid request");
     let reply = connection.send(req).await.expect("an HTTP/2 request over TLS");
     assert_eq!(reply.version, Version::HTTP_2);
     assert_eq!(reply.backend(), "h2");
@@ -259,8 +380,16 @@ async fn alpn_h2_gives_http2_over_tls_to_hyper_and_to_curl() {
     assert_eq!(seen["version"], "HTTP/1.1", "the backend speaks HTTP/1.1 still");
     assert_eq!(seen["headers"]["x-forwarded-proto"], "https");
 
-    let connection = ca.client().connect(https, Some(HOST)).await.expect("connecting with ALPN http/1.1");
-    assert_eq!(connection.alpn.as_deref(), Some(&b"http/1.1"[..]), "an HTTP/1.1-only client gets HTTP/1.1");
+    let connection = ca
+        .client()
+        .connect(https, Some(HOST))
+        .await
+        .expect("connecting with ALPN http/1.1");
+    assert_eq!(
+        connection.alpn.as_deref(),
+        Some(&b"http/1.1"[..]),
+        "an HTTP/1.1-only client gets HTTP/1.1"
+    );
 
     let ca_file = tempfile::NamedTempFile::new().expect("a file for the CA");
     std::fs::write(ca_file.path(), ca.pem()).expect("writing the CA");
@@ -269,7 +398,10 @@ async fn alpn_h2_gives_http2_over_tls_to_hyper_and_to_curl() {
     let resolve = format!("{HOST}:{port}:127.0.0.1");
     let url = format!("https://{HOST}:{port}/from/curl");
     let (body, status_line) = curl(&["--http2", "--cacert", cacert, "--resolve", &resolve, &url]).await;
-    assert_eq!(status_line, "200 2", "curl verified shunt's certificate, spoke HTTP/2 and got 200: {body}");
+    assert_eq!(
+        status_line, "200 2",
+        "curl verified shunt's certificate, spoke HTTP/2 and got 200: {body}"
+    );
     let seen: Value = serde_json::from_str(&body).expect("the echo report");
     assert_eq!(seen["backend"], "h2");
     assert_eq!(seen["path_and_query"], "/from/curl");
@@ -293,7 +425,10 @@ async fn each_ssl_redirect_annotation_sends_plain_http_to_https_and_https_is_pro
             with_tls(&ingress, &[(&[], "site-tls")])
         })
         .collect();
-    ingresses.push(with_tls(&mk_host_ingress("plain", "plain.example.com", "app"), &[(&[], "site-tls")]));
+    ingresses.push(with_tls(
+        &mk_host_ingress("plain", "plain.example.com", "app"),
+        &[(&[], "site-tls")],
+    ));
     // One host, two Ingresses: the redirect covers the annotated Ingress's paths only.
     let secure = mk_ingress("tls", "secure")
         .annotation("shunt.dev/ssl-redirect", "true")
@@ -309,11 +444,16 @@ async fn each_ssl_redirect_annotation_sends_plain_http_to_https_and_https_is_pro
         let host = format!("{name}.example.com");
         let reply = shunt.get(&format!("{host}:8080"), "/a/b?x=1&y=two").await;
         assert_eq!(reply.status, StatusCode::PERMANENT_REDIRECT, "{key}: {}", reply.text());
-        let location = reply.headers.get(header::LOCATION).and_then(|value| value.to_str().ok());
+        let location = reply
+            .headers
+            .get(header::LOCATION)
+            .and_then(|value| value.to_str().ok());
         let expected = format!("https://{host}/a/b?x=1&y=two");
         assert_eq!(location, Some(expected.as_str()), "{key}: no port, path and query kept");
 
-        let reply = client.send(shunt.https, Some(&host), get(&host, "/a/b?x=1&y=two")).await;
+        let reply = client
+            .send(shunt.https, Some(&host), get(&host, "/a/b?x=1&y=two"))
+            .await;
         assert_eq!(reply.backend(), "app", "{key}: HTTPS is proxied");
         let seen = reply.json();
         assert_eq!(seen["path_and_query"], "/a/b?x=1&y=two");
@@ -324,12 +464,29 @@ async fn each_ssl_redirect_annotation_sends_plain_http_to_https_and_https_is_pro
     let reply = shunt.get("plain.example.com", "/a?x=1").await;
     assert_eq!(reply.backend(), "app", "no annotation, no redirect");
     assert_eq!(reply.seen_header("x-forwarded-proto").as_deref(), Some("http"));
-    let reply = client.send(shunt.https, Some("plain.example.com"), get("plain.example.com:8443", "/")).await;
+    let reply = client
+        .send(
+            shunt.https,
+            Some("plain.example.com"),
+            get("plain.example.com:8443", "/"),
+        )
+        .await;
     assert_eq!(reply.seen_header("x-forwarded-proto").as_deref(), Some("https"));
-    assert_eq!(reply.seen_header("x-forwarded-port").as_deref(), Some("8443"), "the Host header's port wins");
+    assert_eq!(
+        reply.seen_header("x-forwarded-port").as_deref(),
+        Some("8443"),
+        "the Host header's port wins"
+    );
 
-    assert_eq!(shunt.get("shared.example.com", "/secure/x").await.status, StatusCode::PERMANENT_REDIRECT);
-    assert_eq!(shunt.get("shared.example.com", "/open/x").await.backend(), "app", "the other Ingress's path");
+    assert_eq!(
+        shunt.get("shared.example.com", "/secure/x").await.status,
+        StatusCode::PERMANENT_REDIRECT
+    );
+    assert_eq!(
+        shunt.get("shared.example.com", "/open/x").await.backend(),
+        "app",
+        "the other Ingress's path"
+    );
 }
 
 // === HTTPS backends ===
@@ -357,8 +514,11 @@ async fn the_backend_protocol_annotation_turns_on_tls_to_the_backend() {
     let ingress = mk_ingress("web", "secure")
         .annotation("shunt.dev/backend-protocol", "HTTPS")
         .rule(SECURE_HOST, [mk_path("/", "Prefix", "secure", 80)]);
-    let (_manifests, shunt) =
-        serve(&[&ingress, &mk_service_on_ports("web", "secure", None, &[backend.port()])], &[]).await;
+    let (_manifests, shunt) = serve(
+        &[&ingress, &mk_service_on_ports("web", "secure", None, &[backend.port()])],
+        &[],
+    )
+    .await;
     assert_eq!(shunt.get(SECURE_HOST, "/").await.backend(), "secure");
 }
 
@@ -378,6 +538,9 @@ async fn with_an_upstream_ca_bundle_only_backends_that_ca_issued_are_reached() {
         let reply = shunt.get(SECURE_HOST, "/").await;
         assert_eq!(reply.status, expected, "bundle {file}: {}", reply.text());
         // Refused after connecting, for its certificate, not for want of a connection.
-        assert!(backend.connections() > before, "bundle {file}: shunt connected to the backend");
+        assert!(
+            backend.connections() > before,
+            "bundle {file}: shunt connected to the backend"
+        );
     }
 }

@@ -21,7 +21,12 @@ const HOST: &str = "chat.example.com";
 /// Accepts `Upgrade: websocket` (greets, then echoes every message) and `Upgrade: x-shout`
 /// (greets with `ready\n`, then echoes bytes uppercased).
 async fn upgrade_handler(mut req: Request<Incoming>) -> Response<Body> {
-    let protocol = req.headers().get(header::UPGRADE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    let protocol = req
+        .headers()
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
     let on_upgrade = hyper::upgrade::on(&mut req);
     let mut response = Response::builder()
         .status(StatusCode::SWITCHING_PROTOCOLS)
@@ -88,18 +93,22 @@ where
 async fn websocket_messages_flow_both_ways_through_the_proxy() {
     let (_backend, _manifests, shunt) = serve_upgrades().await;
     let stream = TcpStream::connect(shunt.http).await.expect("connecting to shunt");
-    let (mut ws, response) =
-        tokio::time::timeout(REQUEST_TIMEOUT, tokio_tungstenite::client_async(format!("ws://{HOST}/socket"), stream))
-            .await
-            .expect("the handshake finishes in time")
-            .expect("the WebSocket handshake succeeds through shunt");
+    let (mut ws, response) = tokio::time::timeout(
+        REQUEST_TIMEOUT,
+        tokio_tungstenite::client_async(format!("ws://{HOST}/socket"), stream),
+    )
+    .await
+    .expect("the handshake finishes in time")
+    .expect("the WebSocket handshake succeeds through shunt");
     assert_eq!(response.status(), StatusCode::SWITCHING_PROTOCOLS);
 
     assert_eq!(next_message(&mut ws).await, Message::text("hello from the backend"));
     ws.send(Message::text("ping 1")).await.expect("sending a text message");
     assert_eq!(next_message(&mut ws).await, Message::text("echo: ping 1"));
     let binary: Vec<u8> = (0..=255).cycle().take(100_000).collect();
-    ws.send(Message::binary(binary.clone())).await.expect("sending a binary message");
+    ws.send(Message::binary(binary.clone()))
+        .await
+        .expect("sending a binary message");
     assert_eq!(next_message(&mut ws).await, Message::binary(binary));
     ws.close(None).await.expect("closing");
 }
@@ -109,13 +118,20 @@ async fn a_raw_protocol_upgrade_is_tunnelled_both_ways() {
     let (_backend, _manifests, shunt) = serve_upgrades().await;
     let mut stream = TcpStream::connect(shunt.http).await.expect("connecting to shunt");
     let request = format!("GET /raw HTTP/1.1\r\nHost: {HOST}\r\nConnection: Upgrade\r\nUpgrade: x-shout\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.expect("writing the upgrade request");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("writing the upgrade request");
 
     let read_until = async |stream: &mut TcpStream, buf: &mut Vec<u8>, end: &[u8]| {
         let mut chunk = [0u8; 1024];
         while !buf.windows(end.len()).any(|w| w == end) {
             let n = stream.read(&mut chunk).await.expect("reading from shunt");
-            assert!(n > 0, "shunt closed the tunnel early; got {:?}", String::from_utf8_lossy(buf));
+            assert!(
+                n > 0,
+                "shunt closed the tunnel early; got {:?}",
+                String::from_utf8_lossy(buf)
+            );
             buf.extend_from_slice(&chunk[..n]);
         }
     };
@@ -126,9 +142,14 @@ async fn a_raw_protocol_upgrade_is_tunnelled_both_ways() {
         assert!(head.starts_with("HTTP/1.1 101"), "expected 101, got {head:?}");
         assert!(head.to_ascii_lowercase().contains("upgrade: x-shout"), "{head:?}");
         received.clear();
-        stream.write_all(b"quiet words\n").await.expect("writing through the tunnel");
+        stream
+            .write_all(b"quiet words\n")
+            .await
+            .expect("writing through the tunnel");
         read_until(&mut stream, &mut received, b"\n").await;
         assert_eq!(received, b"QUIET WORDS\n");
     };
-    tokio::time::timeout(REQUEST_TIMEOUT, exchange).await.expect("the tunnel answers in time");
+    tokio::time::timeout(REQUEST_TIMEOUT, exchange)
+        .await
+        .expect("the tunnel answers in time");
 }

@@ -40,7 +40,11 @@ pub fn parse(ingress: &Ingress) -> (IngressAnnotations, Vec<BadAnnotation>) {
             "true" => Some(true),
             "false" => Some(false),
             _ => {
-                bad.push(BadAnnotation { key, value: value.clone(), expected: "\"true\" or \"false\"" });
+                bad.push(BadAnnotation {
+                    key,
+                    value: value.clone(),
+                    expected: "\"true\" or \"false\"",
+                });
                 None
             }
         }
@@ -53,12 +57,22 @@ pub fn parse(ingress: &Ingress) -> (IngressAnnotations, Vec<BadAnnotation>) {
         let value = annotations.get(key)?;
         let parsed = backend_protocol(value);
         if parsed.is_none() {
-            bad.push(BadAnnotation { key, value: value.clone(), expected: "HTTP, HTTPS, H2C or GRPC" });
+            bad.push(BadAnnotation {
+                key,
+                value: value.clone(),
+                expected: "HTTP, HTTPS, H2C or GRPC",
+            });
         }
         parsed
     };
     let backend_protocol = protocol(BACKEND_PROTOCOL).or_else(|| protocol(NGINX_BACKEND_PROTOCOL));
-    (IngressAnnotations { ssl_redirect, backend_protocol }, bad)
+    (
+        IngressAnnotations {
+            ssl_redirect,
+            backend_protocol,
+        },
+        bad,
+    )
 }
 
 fn backend_protocol(value: &str) -> Option<UpstreamProtocol> {

@@ -103,7 +103,11 @@ impl fmt::Display for PortRef {
 
 impl<'a> Backends<'a> {
     pub fn new(state: &'a ClusterState) -> Self {
-        let services = state.services.iter().map(|service| (namespace_name(&service.metadata), service)).collect();
+        let services = state
+            .services
+            .iter()
+            .map(|service| (namespace_name(&service.metadata), service))
+            .collect();
         let mut slices: HashMap<_, Vec<_>> = HashMap::new();
         for slice in &state.endpoint_slices {
             let labels = slice.metadata.labels.as_ref();
@@ -112,7 +116,11 @@ impl<'a> Backends<'a> {
                 slices.entry((namespace, service.as_str())).or_default().push(slice);
             }
         }
-        Backends { services, slices, resolved: BTreeMap::new() }
+        Backends {
+            services,
+            slices,
+            resolved: BTreeMap::new(),
+        }
     }
 
     /// Resolves a backend of an Ingress in `namespace`. A backend without endpoints resolves
@@ -146,7 +154,10 @@ impl<'a> Backends<'a> {
 
     fn lookup(&self, namespace: &str, name: &str, port: &PortRef) -> Result<BackendSpec, BackendError> {
         let service = || format!("{namespace}/{name}");
-        let found = self.services.get(&(namespace, name)).ok_or_else(|| BackendError::MissingService { service: service() })?;
+        let found = self
+            .services
+            .get(&(namespace, name))
+            .ok_or_else(|| BackendError::MissingService { service: service() })?;
         let spec = found.spec.as_ref();
         if spec.and_then(|spec| spec.type_.as_deref()) == Some("ExternalName") {
             return Err(BackendError::ExternalName { service: service() });
@@ -160,8 +171,15 @@ impl<'a> Backends<'a> {
                 PortRef::Number(number) => candidate.port == i32::from(*number),
                 PortRef::Name(port_name) => candidate.name.as_deref() == Some(port_name.as_str()),
             })
-            .ok_or_else(|| BackendError::MissingPort { service: service(), port: port.clone() })?;
-        let slices = self.slices.get(&(namespace, name)).map(Vec::as_slice).unwrap_or_default();
+            .ok_or_else(|| BackendError::MissingPort {
+                service: service(),
+                port: port.clone(),
+            })?;
+        let slices = self
+            .slices
+            .get(&(namespace, name))
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         Ok(backend_spec(service_port, slices))
     }
 }
@@ -170,7 +188,10 @@ impl<'a> Backends<'a> {
 fn service_ref<'b>(namespace: &str, backend: &'b IngressBackend) -> Result<(&'b str, PortRef), BackendError> {
     let Some(service) = &backend.service else {
         return Err(match &backend.resource {
-            Some(resource) => BackendError::Resource { kind: resource.kind.clone(), name: resource.name.clone() },
+            Some(resource) => BackendError::Resource {
+                kind: resource.kind.clone(),
+                name: resource.name.clone(),
+            },
             None => BackendError::Missing,
         });
     };
@@ -179,14 +200,25 @@ fn service_ref<'b>(namespace: &str, backend: &'b IngressBackend) -> Result<(&'b 
     }
     let qualified = || format!("{namespace}/{}", service.name);
     let port = service.port.as_ref();
-    let name = port.and_then(|port| port.name.as_deref()).filter(|name| !name.is_empty());
+    let name = port
+        .and_then(|port| port.name.as_deref())
+        .filter(|name| !name.is_empty());
     let port = match (port.and_then(|port| port.number), name) {
         (Some(number), Some(name)) => {
-            return Err(BackendError::AmbiguousPort { service: qualified(), number, name: name.to_string() });
+            return Err(BackendError::AmbiguousPort {
+                service: qualified(),
+                number,
+                name: name.to_string(),
+            });
         }
         (Some(number), None) => match u16::try_from(number) {
             Ok(number) if number != 0 => PortRef::Number(number),
-            _ => return Err(BackendError::PortRange { service: qualified(), number }),
+            _ => {
+                return Err(BackendError::PortRange {
+                    service: qualified(),
+                    number,
+                });
+            }
         },
         (None, Some(name)) => PortRef::Name(name.to_string()),
         (None, None) => return Err(BackendError::NoPort { service: qualified() }),
@@ -218,7 +250,11 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
         slice_protocol = slice_protocol.or(slice_port.app_protocol.as_deref().and_then(protocol_of));
         for endpoint in &slice.endpoints {
             // Only the first address has defined semantics (kube-proxy ignores the rest).
-            let Some(ip) = endpoint.addresses.first().and_then(|address| address.parse::<IpAddr>().ok()) else {
+            let Some(ip) = endpoint
+                .addresses
+                .first()
+                .and_then(|address| address.parse::<IpAddr>().ok())
+            else {
                 continue;
             };
             if ip.is_ipv4() != family_v4 {
@@ -243,11 +279,16 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
         Some(app_protocol) => protocol_of(app_protocol),
         None => slice_protocol,
     };
-    BackendSpec { protocol: protocol.unwrap_or_default(), endpoints }
+    BackendSpec {
+        protocol: protocol.unwrap_or_default(),
+        endpoints,
+    }
 }
 
 fn port_number(port: &EndpointPort) -> Option<u16> {
-    port.port.and_then(|port| u16::try_from(port).ok()).filter(|&port| port != 0)
+    port.port
+        .and_then(|port| u16::try_from(port).ok())
+        .filter(|&port| port != 0)
 }
 
 /// What an `appProtocol` asks for: cleartext HTTP/2 with prior knowledge for

@@ -39,17 +39,32 @@ impl<'a> Classes<'a> {
         for class in ours {
             owned.extend(class.metadata.name.as_deref());
             let annotations = class.metadata.annotations.as_ref();
-            owns_default |= annotations.and_then(|a| a.get(DEFAULT_CLASS_ANNOTATION)).is_some_and(|v| v == "true");
+            owns_default |= annotations
+                .and_then(|a| a.get(DEFAULT_CLASS_ANNOTATION))
+                .is_some_and(|v| v == "true");
         }
-        Classes { options, owned, owns_default }
+        Classes {
+            options,
+            owned,
+            owns_default,
+        }
     }
 
     /// `None` means the Ingress belongs to another controller (or to none): leave it alone.
     pub fn select(&self, ingress: &Ingress) -> Option<Selection> {
-        let field = ingress.spec.as_ref().and_then(|spec| spec.ingress_class_name.as_deref());
-        let annotation = ingress.metadata.annotations.as_ref().and_then(|a| a.get(CLASS_ANNOTATION));
+        let field = ingress
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.ingress_class_name.as_deref());
+        let annotation = ingress
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(CLASS_ANNOTATION));
         // The field wins over the annotation; an empty value counts as unset.
-        let class = field.filter(|c| !c.is_empty()).or(annotation.map(String::as_str).filter(|c| !c.is_empty()));
+        let class = field
+            .filter(|c| !c.is_empty())
+            .or(annotation.map(String::as_str).filter(|c| !c.is_empty()));
         let Some(class) = class else {
             return (self.owns_default || self.options.watch_ingress_without_class).then_some(Selection::Ours);
         };

@@ -56,13 +56,22 @@ pub enum Reason {
 
 impl Diagnostic {
     pub fn new(namespace: &str, name: &str, reason: Reason, message: String) -> Self {
-        Diagnostic { namespace: namespace.to_string(), name: name.to_string(), reason, message }
+        Diagnostic {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            reason,
+            message,
+        }
     }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ingress {}/{}: {}: {}", self.namespace, self.name, self.reason, self.message)
+        write!(
+            f,
+            "ingress {}/{}: {}: {}",
+            self.namespace, self.name, self.reason, self.message
+        )
     }
 }
 

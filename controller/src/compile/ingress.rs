@@ -53,7 +53,10 @@ pub fn compile_ingress(ingress: &Ingress, sink: &mut Sink<'_>) {
         annotations: parsed,
     };
     for bad in bad {
-        let message = format!("annotation {} is {:?}, expected {}; ignored", bad.key, bad.value, bad.expected);
+        let message = format!(
+            "annotation {} is {:?}, expected {}; ignored",
+            bad.key, bad.value, bad.expected
+        );
         walk.report(Reason::InvalidAnnotation, message);
     }
     if let Some(backend) = &spec.default_backend {
@@ -68,11 +71,16 @@ pub fn compile_ingress(ingress: &Ingress, sink: &mut Sink<'_>) {
 
 impl Walk<'_, '_> {
     fn default_backend(&mut self, backend: &IngressBackend) {
-        let Some(resolved) = self.resolve(backend, Place::DefaultBackend) else { return };
+        let Some(resolved) = self.resolve(backend, Place::DefaultBackend) else {
+            return;
+        };
         match self.sink.table.claim_default(&resolved, &self.source) {
             Ok(()) => self.check_endpoints(&resolved, Place::DefaultBackend),
             Err(holder) => {
-                let message = format!("default backend is already set by {}", holder_name(&holder, &self.source));
+                let message = format!(
+                    "default backend is already set by {}",
+                    holder_name(&holder, &self.source)
+                );
                 self.report(Reason::Conflict, message);
             }
         }
@@ -82,7 +90,12 @@ impl Walk<'_, '_> {
         let raw = rule.host.as_deref().unwrap_or_default();
         let host = match paths::parse_host(raw) {
             Ok(host) => host,
-            Err(error) => return self.report(Reason::InvalidHost, format!("invalid host {raw:?}, rule skipped: {error}")),
+            Err(error) => {
+                return self.report(
+                    Reason::InvalidHost,
+                    format!("invalid host {raw:?}, rule skipped: {error}"),
+                );
+            }
         };
         // A rule with a host but no `http` routes nothing (it may exist only for TLS).
         for path in rule.http.iter().flat_map(|http| &http.paths) {
@@ -99,23 +112,42 @@ impl Walk<'_, '_> {
                 return self.report(Reason::InvalidPath, message);
             }
         };
-        let place = Place::Path { host, path: &normalised };
-        let Some(resolved) = self.resolve(&path.backend, place) else { return };
-        match self.sink.table.claim_path(host, &normalised, kind, &resolved, &self.source, self.annotations.ssl_redirect) {
+        let place = Place::Path {
+            host,
+            path: &normalised,
+        };
+        let Some(resolved) = self.resolve(&path.backend, place) else {
+            return;
+        };
+        match self.sink.table.claim_path(
+            host,
+            &normalised,
+            kind,
+            &resolved,
+            &self.source,
+            self.annotations.ssl_redirect,
+        ) {
             Ok(()) => self.check_endpoints(&resolved, place),
             Err(holder) => {
                 let kind = match kind {
                     PathKind::Exact => "exact",
                     PathKind::Prefix => "prefix",
                 };
-                let message = format!("{kind} {place} is already routed by {}", holder_name(&holder, &self.source));
+                let message = format!(
+                    "{kind} {place} is already routed by {}",
+                    holder_name(&holder, &self.source)
+                );
                 self.report(Reason::Conflict, message);
             }
         }
     }
 
     fn resolve(&mut self, backend: &IngressBackend, place: Place<'_>) -> Option<Resolved> {
-        match self.sink.backends.resolve(self.namespace, backend, self.annotations.backend_protocol) {
+        match self
+            .sink
+            .backends
+            .resolve(self.namespace, backend, self.annotations.backend_protocol)
+        {
             Ok(resolved) => Some(resolved),
             Err(error) => {
                 self.report(error.reason(), format!("{error} for {place}"));
@@ -127,18 +159,27 @@ impl Walk<'_, '_> {
     /// Reports a backend without endpoints once per Ingress, at its first use.
     fn check_endpoints(&mut self, resolved: &Resolved, place: Place<'_>) {
         if resolved.spec.endpoints.is_empty() && self.empty_reported.insert(resolved.id.clone()) {
-            self.report(Reason::NoEndpoints, format!("backend {:?} has no ready endpoints for {place}", resolved.id));
+            self.report(
+                Reason::NoEndpoints,
+                format!("backend {:?} has no ready endpoints for {place}", resolved.id),
+            );
         }
     }
 
     fn report(&mut self, reason: Reason, message: String) {
-        self.sink.diagnostics.push(Diagnostic::new(self.namespace, self.name, reason, message));
+        self.sink
+            .diagnostics
+            .push(Diagnostic::new(self.namespace, self.name, reason, message));
     }
 }
 
 /// Names the Ingress holding a slot, as seen from `source`.
 fn holder_name(holder: &str, source: &str) -> String {
-    if holder == source { "an earlier path of this ingress".to_string() } else { format!("ingress {holder:?}") }
+    if holder == source {
+        "an earlier path of this ingress".to_string()
+    } else {
+        format!("ingress {holder:?}")
+    }
 }
 
 // === impl Place ===
@@ -146,7 +187,10 @@ fn holder_name(holder: &str, source: &str) -> String {
 impl fmt::Display for Place<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Place::Path { host: HostMatch::Any, path } => write!(f, "path {path:?} on any host"),
+            Place::Path {
+                host: HostMatch::Any,
+                path,
+            } => write!(f, "path {path:?} on any host"),
             Place::Path { host, path } => write!(f, "path {path:?} on host \"{host}\""),
             Place::DefaultBackend => f.write_str("the default backend"),
         }

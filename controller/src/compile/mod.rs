@@ -98,11 +98,18 @@ pub struct ServedIngress {
 /// claim a host + path first; later claimants get a [`Reason::Conflict`] diagnostic.
 pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     let classes = Classes::new(&state.ingress_classes, options);
-    let mut selected: Vec<(&Ingress, Selection)> =
-        state.ingresses.iter().filter_map(|ingress| Some((ingress, classes.select(ingress)?))).collect();
+    let mut selected: Vec<(&Ingress, Selection)> = state
+        .ingresses
+        .iter()
+        .filter_map(|ingress| Some((ingress, classes.select(ingress)?)))
+        .collect();
     selected.sort_by(|(a, _), (b, _)| precedence(&a.metadata).cmp(&precedence(&b.metadata)));
 
-    let mut sink = Sink { backends: backend::Backends::new(state), table: Default::default(), diagnostics: Vec::new() };
+    let mut sink = Sink {
+        backends: backend::Backends::new(state),
+        table: Default::default(),
+        diagnostics: Vec::new(),
+    };
     let mut certificates = tls::TlsBuilder::new(state, options.now);
     for (ingress, _) in &selected {
         ingress::compile_ingress(ingress, &mut sink);
@@ -117,13 +124,22 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         .iter()
         .map(|(ingress, selection)| {
             let (namespace, name) = namespace_name(&ingress.metadata);
-            ServedIngress { namespace: namespace.into(), name: name.into(), shadow: *selection == Selection::Shadow }
+            ServedIngress {
+                namespace: namespace.into(),
+                name: name.into(),
+                shadow: *selection == Selection::Shadow,
+            }
         })
         .collect();
     served.sort();
     let mut table = sink.table.finish();
     table.tls = certificates.finish();
-    Compiled { table, diagnostics: sink.diagnostics, served, default_certificate_error }
+    Compiled {
+        table,
+        diagnostics: sink.diagnostics,
+        served,
+        default_certificate_error,
+    }
 }
 
 /// Sort key: created first wins; objects without a timestamp (hand-written manifests) go last.
@@ -133,7 +149,10 @@ fn precedence(meta: &ObjectMeta) -> impl Ord + '_ {
 }
 
 fn namespace_name(meta: &ObjectMeta) -> (&str, &str) {
-    (meta.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE), meta.name.as_deref().unwrap_or_default())
+    (
+        meta.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE),
+        meta.name.as_deref().unwrap_or_default(),
+    )
 }
 
 // === impl CompileOptions ===

@@ -65,7 +65,9 @@ fn check_dns1123_subdomain(name: &str) -> Result<(), HostError> {
         if label.is_empty() {
             return Err(HostError::EmptyLabel);
         }
-        let allowed = label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        let allowed = label
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
         if !allowed || label.len() > MAX_LABEL || label.starts_with('-') || label.ends_with('-') {
             return Err(HostError::Label(label.to_string()));
         }
@@ -91,7 +93,10 @@ pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<(PathKind, Stri
     if !path.starts_with('/') {
         return Err(PathError::NotAbsolute);
     }
-    if let Some(c) = path.chars().find(|&c| c.is_whitespace() || c.is_control() || c == '?' || c == '#') {
+    if let Some(c) = path
+        .chars()
+        .find(|&c| c.is_whitespace() || c.is_control() || c == '?' || c == '#')
+    {
         return Err(PathError::Character(c));
     }
     let path = match kind {

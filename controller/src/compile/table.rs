@@ -41,7 +41,11 @@ impl TableBuilder {
         match self.paths.entry((host.clone(), path.to_string(), kind)) {
             Entry::Occupied(held) => Err(held.get().source.clone()),
             Entry::Vacant(slot) => {
-                slot.insert(Claim { backend: backend.id.clone(), source: source.to_string(), ssl_redirect });
+                slot.insert(Claim {
+                    backend: backend.id.clone(),
+                    source: source.to_string(),
+                    ssl_redirect,
+                });
                 self.add_backend(backend);
                 Ok(())
             }
@@ -53,22 +57,37 @@ impl TableBuilder {
         if let Some(held) = &self.default_backend {
             return Err(held.source.clone());
         }
-        self.default_backend = Some(Claim { backend: backend.id.clone(), source: source.to_string(), ssl_redirect: false });
+        self.default_backend = Some(Claim {
+            backend: backend.id.clone(),
+            source: source.to_string(),
+            ssl_redirect: false,
+        });
         self.add_backend(backend);
         Ok(())
     }
 
     fn add_backend(&mut self, backend: &Resolved) {
-        self.backends.entry(backend.id.clone()).or_insert_with(|| backend.spec.clone());
+        self.backends
+            .entry(backend.id.clone())
+            .or_insert_with(|| backend.spec.clone());
     }
 
     pub fn finish(self) -> TableSpec {
         let mut hosts: Vec<VirtualHostSpec> = Vec::new();
         for ((host, path, kind), claim) in self.paths {
-            let spec = PathSpec { path, kind, backend: claim.backend, source: claim.source, ssl_redirect: claim.ssl_redirect };
+            let spec = PathSpec {
+                path,
+                kind,
+                backend: claim.backend,
+                source: claim.source,
+                ssl_redirect: claim.ssl_redirect,
+            };
             match hosts.last_mut() {
                 Some(last) if last.host == host => last.paths.push(spec),
-                _ => hosts.push(VirtualHostSpec { host, paths: vec![spec] }),
+                _ => hosts.push(VirtualHostSpec {
+                    host,
+                    paths: vec![spec],
+                }),
             }
         }
         TableSpec {

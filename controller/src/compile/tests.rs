@@ -7,7 +7,9 @@ mod diagnostics;
 mod precedence;
 mod tls;
 
-use shunt_proxy::routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec};
+use shunt_proxy::routes::spec::{
+    BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec,
+};
 
 use super::*;
 use crate::fixtures::*;
@@ -20,9 +22,18 @@ const API: &str = "shop/api:http";
 /// Services `web` (port 80 "http") and `api` (port 80 "http"), each with ready pods on 8080.
 fn world() -> ClusterState {
     ClusterState {
-        services: vec![mk_service("shop", "web", &[("http", 80)]), mk_service("shop", "api", &[("http", 80)])],
+        services: vec![
+            mk_service("shop", "web", &[("http", 80)]),
+            mk_service("shop", "api", &[("http", 80)]),
+        ],
         endpoint_slices: vec![
-            mk_slice("shop", "web-a", "web", &[("http", 8080)], vec![mk_ready("10.0.0.2"), mk_ready("10.0.0.1")]),
+            mk_slice(
+                "shop",
+                "web-a",
+                "web",
+                &[("http", 8080)],
+                vec![mk_ready("10.0.0.2"), mk_ready("10.0.0.1")],
+            ),
             mk_slice("shop", "api-a", "api", &[("http", 8080)], vec![mk_ready("10.0.1.1")]),
         ],
         ..Default::default()
@@ -44,8 +55,14 @@ fn api_pods() -> BackendSpec {
 // === expectations ===
 
 fn pods(endpoints: &[&str]) -> BackendSpec {
-    let endpoints = endpoints.iter().map(|e| e.parse().expect("test addresses are valid")).collect();
-    BackendSpec { protocol: UpstreamProtocol::Http1, endpoints }
+    let endpoints = endpoints
+        .iter()
+        .map(|e| e.parse().expect("test addresses are valid"))
+        .collect();
+    BackendSpec {
+        protocol: UpstreamProtocol::Http1,
+        endpoints,
+    }
 }
 
 fn host(name: &str) -> HostMatch {
@@ -53,16 +70,28 @@ fn host(name: &str) -> HostMatch {
 }
 
 fn prefix(path: &str, backend: &str, source: &str) -> PathSpec {
-    PathSpec { path: path.into(), kind: PathKind::Prefix, backend: backend.into(), source: source.into(), ssl_redirect: false }
+    PathSpec {
+        path: path.into(),
+        kind: PathKind::Prefix,
+        backend: backend.into(),
+        source: source.into(),
+        ssl_redirect: false,
+    }
 }
 
 fn exact(path: &str, backend: &str, source: &str) -> PathSpec {
-    PathSpec { kind: PathKind::Exact, ..prefix(path, backend, source) }
+    PathSpec {
+        kind: PathKind::Exact,
+        ..prefix(path, backend, source)
+    }
 }
 
 fn table(hosts: Vec<(HostMatch, Vec<PathSpec>)>, backends: Vec<(&str, BackendSpec)>) -> TableSpec {
     TableSpec {
-        hosts: hosts.into_iter().map(|(host, paths)| VirtualHostSpec { host, paths }).collect(),
+        hosts: hosts
+            .into_iter()
+            .map(|(host, paths)| VirtualHostSpec { host, paths })
+            .collect(),
         default_backend: None,
         backends: backends.into_iter().map(|(id, spec)| (id.to_string(), spec)).collect(),
         tls: Default::default(),
@@ -70,7 +99,11 @@ fn table(hosts: Vec<(HostMatch, Vec<PathSpec>)>, backends: Vec<(&str, BackendSpe
 }
 
 fn served(namespace: &str, name: &str) -> ServedIngress {
-    ServedIngress { namespace: namespace.into(), name: name.into(), shadow: false }
+    ServedIngress {
+        namespace: namespace.into(),
+        name: name.into(),
+        shadow: false,
+    }
 }
 
 fn diagnostic(name: &str, reason: Reason, message: &str) -> Diagnostic {
@@ -88,11 +121,17 @@ fn an_ingress_compiles_to_hosts_paths_and_backends() {
     let ingress = mk_ingress(
         "shop",
         "front",
-        vec![mk_rule("shop.example.com", vec![mk_prefix("/", "web", 80), mk_prefix("/api", "api", "http")])],
+        vec![mk_rule(
+            "shop.example.com",
+            vec![mk_prefix("/", "web", 80), mk_prefix("/api", "api", "http")],
+        )],
     );
     let compiled = compile_default(&world_with(vec![ingress]));
     let expected = table(
-        vec![(host("shop.example.com"), vec![prefix("/", WEB, "shop/front"), prefix("/api", API, "shop/front")])],
+        vec![(
+            host("shop.example.com"),
+            vec![prefix("/", WEB, "shop/front"), prefix("/api", API, "shop/front")],
+        )],
         vec![(API, api_pods()), (WEB, web_pods())],
     );
     assert_eq!(compiled.table, expected);
@@ -103,7 +142,15 @@ fn an_ingress_compiles_to_hosts_paths_and_backends() {
 #[test]
 fn an_empty_state_compiles_to_an_empty_table() {
     let compiled = compile_default(&ClusterState::default());
-    assert_eq!(compiled, Compiled { table: TableSpec::default(), diagnostics: vec![], served: vec![], default_certificate_error: None });
+    assert_eq!(
+        compiled,
+        Compiled {
+            table: TableSpec::default(),
+            diagnostics: vec![],
+            served: vec![],
+            default_certificate_error: None
+        }
+    );
 }
 
 #[test]
@@ -142,10 +189,16 @@ fn prefix_paths_lose_trailing_slashes_and_exact_paths_stay_verbatim() {
 
 #[test]
 fn exact_and_prefix_on_the_same_path_are_distinct_routes() {
-    let paths = vec![mk_path("/api", "Exact", mk_backend("api", "http")), mk_prefix("/api", "web", 80)];
+    let paths = vec![
+        mk_path("/api", "Exact", mk_backend("api", "http")),
+        mk_prefix("/api", "web", 80),
+    ];
     let compiled = compile_default(&world_with(vec![mk_ingress("shop", "a", vec![mk_rule("", paths)])]));
     let expected = table(
-        vec![(HostMatch::Any, vec![exact("/api", API, "shop/a"), prefix("/api", WEB, "shop/a")])],
+        vec![(
+            HostMatch::Any,
+            vec![exact("/api", API, "shop/a"), prefix("/api", WEB, "shop/a")],
+        )],
         vec![(API, api_pods()), (WEB, web_pods())],
     );
     assert_eq!(compiled.table, expected);
@@ -166,7 +219,10 @@ fn wildcard_any_and_uppercase_hosts_are_sorted_exact_then_wildcard_then_any() {
             (host("localhost"), vec![prefix("/", API, "shop/a")]),
             (host("www.example.com"), vec![prefix("/", API, "shop/a")]),
             (HostMatch::Wildcard("com".into()), vec![prefix("/", WEB, "shop/a")]),
-            (HostMatch::Wildcard("example.com".into()), vec![prefix("/", WEB, "shop/a")]),
+            (
+                HostMatch::Wildcard("example.com".into()),
+                vec![prefix("/", WEB, "shop/a")],
+            ),
             (HostMatch::Any, vec![prefix("/", WEB, "shop/a")]),
         ],
         vec![(API, api_pods()), (WEB, web_pods())],
@@ -178,12 +234,23 @@ fn wildcard_any_and_uppercase_hosts_are_sorted_exact_then_wildcard_then_any() {
 #[test]
 fn rules_for_the_same_host_merge_across_ingresses() {
     let ingresses = vec![
-        mk_ingress("shop", "a", vec![mk_rule("shop.example.com", vec![mk_prefix("/", "web", 80)])]),
-        mk_ingress("shop", "b", vec![mk_rule("shop.example.com", vec![mk_prefix("/api", "api", "http")])]),
+        mk_ingress(
+            "shop",
+            "a",
+            vec![mk_rule("shop.example.com", vec![mk_prefix("/", "web", 80)])],
+        ),
+        mk_ingress(
+            "shop",
+            "b",
+            vec![mk_rule("shop.example.com", vec![mk_prefix("/api", "api", "http")])],
+        ),
     ];
     let compiled = compile_default(&world_with(ingresses));
     let expected = table(
-        vec![(host("shop.example.com"), vec![prefix("/", WEB, "shop/a"), prefix("/api", API, "shop/b")])],
+        vec![(
+            host("shop.example.com"),
+            vec![prefix("/", WEB, "shop/a"), prefix("/api", API, "shop/b")],
+        )],
         vec![(API, api_pods()), (WEB, web_pods())],
     );
     assert_eq!(compiled.table, expected);
@@ -207,10 +274,16 @@ fn a_default_backend_becomes_the_table_default() {
 fn a_rule_with_a_host_but_no_http_adds_nothing() {
     let mut rule = mk_rule("tls-only.example.com", vec![]);
     rule.http = None;
-    let ingress = mk_ingress("shop", "a", vec![rule, mk_rule("shop.example.com", vec![mk_prefix("/", "web", 80)])]);
+    let ingress = mk_ingress(
+        "shop",
+        "a",
+        vec![rule, mk_rule("shop.example.com", vec![mk_prefix("/", "web", 80)])],
+    );
     let compiled = compile_default(&world_with(vec![ingress]));
-    let expected =
-        table(vec![(host("shop.example.com"), vec![prefix("/", WEB, "shop/a")])], vec![(WEB, web_pods())]);
+    let expected = table(
+        vec![(host("shop.example.com"), vec![prefix("/", WEB, "shop/a")])],
+        vec![(WEB, web_pods())],
+    );
     assert_eq!(compiled.table, expected);
     assert_eq!(compiled.diagnostics, vec![]);
     assert_eq!(compiled.served, vec![served("shop", "a")]);
@@ -232,10 +305,10 @@ fn an_ingress_without_namespace_is_in_default() {
     let mut state = world_with(vec![ingress]);
     state.services.push(mk_service("default", "web", &[("", 80)]));
     let compiled = compile_default(&state);
-    let expected = table(vec![(HostMatch::Any, vec![prefix("/", "default/web:80", "default/a")])], vec![(
-        "default/web:80",
-        pods(&[]),
-    )]);
+    let expected = table(
+        vec![(HostMatch::Any, vec![prefix("/", "default/web:80", "default/a")])],
+        vec![("default/web:80", pods(&[]))],
+    );
     assert_eq!(compiled.table, expected);
     assert_eq!(compiled.served, vec![served("default", "a")]);
 }
@@ -243,9 +316,15 @@ fn an_ingress_without_namespace_is_in_default() {
 #[test]
 fn backends_hold_exactly_what_surviving_paths_and_the_default_use() {
     let ingresses = vec![
-        created_at(mk_ingress("shop", "old", vec![mk_rule("", vec![mk_prefix("/", "web", 80)])]), 1),
+        created_at(
+            mk_ingress("shop", "old", vec![mk_rule("", vec![mk_prefix("/", "web", 80)])]),
+            1,
+        ),
         // Loses "/" to `old`, so `api` must not appear in the backends.
-        created_at(mk_ingress("shop", "new", vec![mk_rule("", vec![mk_prefix("/", "api", "http")])]), 2),
+        created_at(
+            mk_ingress("shop", "new", vec![mk_rule("", vec![mk_prefix("/", "api", "http")])]),
+            2,
+        ),
     ];
     let compiled = compile_default(&world_with(ingresses));
     assert_eq!(compiled.table.backends.keys().collect::<Vec<_>>(), vec![WEB]);
@@ -254,15 +333,39 @@ fn backends_hold_exactly_what_surviving_paths_and_the_default_use() {
 #[test]
 fn equal_input_in_any_order_gives_an_equal_result() {
     let mut state = world_with(vec![
-        mk_ingress("shop", "a", vec![mk_rule("a.example.com", vec![mk_prefix("/", "web", 80)])]),
-        mk_ingress("shop", "b", vec![mk_rule("a.example.com", vec![mk_prefix("/", "api", "http")])]),
-        created_at(mk_ingress("blog", "c", vec![mk_rule("", vec![mk_prefix("/", "missing", 80)])]), 5),
-        mk_ingress("blog", "d", vec![mk_rule("*.example.com", vec![mk_prefix("/x", "web", 80)])]),
+        mk_ingress(
+            "shop",
+            "a",
+            vec![mk_rule("a.example.com", vec![mk_prefix("/", "web", 80)])],
+        ),
+        mk_ingress(
+            "shop",
+            "b",
+            vec![mk_rule("a.example.com", vec![mk_prefix("/", "api", "http")])],
+        ),
+        created_at(
+            mk_ingress("blog", "c", vec![mk_rule("", vec![mk_prefix("/", "missing", 80)])]),
+            5,
+        ),
+        mk_ingress(
+            "blog",
+            "d",
+            vec![mk_rule("*.example.com", vec![mk_prefix("/x", "web", 80)])],
+        ),
         with_default_backend(mk_ingress("shop", "e", vec![]), mk_backend("api", "http")),
     ]);
-    state.endpoint_slices.push(mk_slice("shop", "web-b", "web", &[("http", 8080)], vec![mk_ready("10.0.0.3")]));
+    state.endpoint_slices.push(mk_slice(
+        "shop",
+        "web-b",
+        "web",
+        &[("http", 8080)],
+        vec![mk_ready("10.0.0.3")],
+    ));
     let first = compile_default(&state);
-    assert!(!first.diagnostics.is_empty(), "the scenario includes conflicts and a missing service");
+    assert!(
+        !first.diagnostics.is_empty(),
+        "the scenario includes conflicts and a missing service"
+    );
     for rotation in 0..state.ingresses.len() {
         let mut shuffled = state.clone();
         shuffled.ingresses.rotate_left(rotation);

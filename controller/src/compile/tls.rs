@@ -40,7 +40,11 @@ struct Unusable {
 
 impl<'a> TlsBuilder<'a> {
     pub fn new(state: &'a ClusterState, now: Option<Timestamp>) -> Self {
-        let secrets = state.secrets.iter().map(|secret| (namespace_name(&secret.metadata), secret)).collect();
+        let secrets = state
+            .secrets
+            .iter()
+            .map(|secret| (namespace_name(&secret.metadata), secret))
+            .collect();
         TlsBuilder {
             secrets,
             now,
@@ -61,7 +65,12 @@ impl<'a> TlsBuilder<'a> {
             // An empty `hosts` means the hosts of the Ingress's rules.
             let listed: Vec<&str> = match entry.hosts.as_deref() {
                 Some(hosts) if !hosts.is_empty() => hosts.iter().map(String::as_str).collect(),
-                _ => spec.rules.iter().flatten().filter_map(|rule| rule.host.as_deref()).collect(),
+                _ => spec
+                    .rules
+                    .iter()
+                    .flatten()
+                    .filter_map(|rule| rule.host.as_deref())
+                    .collect(),
             };
             let hosts: Vec<HostMatch> = listed
                 .iter()
@@ -69,7 +78,10 @@ impl<'a> TlsBuilder<'a> {
                     Ok(HostMatch::Any) => None,
                     Ok(host) => Some(host),
                     Err(error) => {
-                        report(Reason::InvalidHost, format!("invalid tls host {raw:?}, skipped: {error}"));
+                        report(
+                            Reason::InvalidHost,
+                            format!("invalid tls host {raw:?}, skipped: {error}"),
+                        );
                         None
                     }
                 })
@@ -78,7 +90,10 @@ impl<'a> TlsBuilder<'a> {
                 continue;
             }
             let Some(secret_name) = entry.secret_name.as_deref().filter(|s| !s.is_empty()) else {
-                let message = format!("tls entry for {} names no secret; the default certificate serves it", list(&hosts));
+                let message = format!(
+                    "tls entry for {} names no secret; the default certificate serves it",
+                    list(&hosts)
+                );
                 report(Reason::MissingTlsSecret, message);
                 continue;
             };
@@ -130,10 +145,15 @@ impl<'a> TlsBuilder<'a> {
 
     /// The certificates actually bound, and their bindings.
     pub fn finish(mut self) -> TlsSpec {
-        let hosts: BTreeMap<HostMatch, CertificateId> = self.hosts.into_iter().map(|(host, (id, _))| (host, id)).collect();
+        let hosts: BTreeMap<HostMatch, CertificateId> =
+            self.hosts.into_iter().map(|(host, (id, _))| (host, id)).collect();
         let used: BTreeSet<&CertificateId> = hosts.values().chain(self.default.as_ref()).collect();
         self.certificates.retain(|id, _| used.contains(id));
-        TlsSpec { hosts, default: self.default, certificates: self.certificates }
+        TlsSpec {
+            hosts,
+            default: self.default,
+            certificates: self.certificates,
+        }
     }
 
     /// Loads `namespace/name` once per compile, recording usable ones in `certificates`.
@@ -150,13 +170,21 @@ impl<'a> TlsBuilder<'a> {
     }
 
     fn read_secret(&self, namespace: &str, name: &str) -> Result<(CertificateSpec, LoadedCertificate), Unusable> {
-        let invalid = |message: String| Unusable { reason: Reason::InvalidTlsSecret, message };
+        let invalid = |message: String| Unusable {
+            reason: Reason::InvalidTlsSecret,
+            message,
+        };
         let Some(secret) = self.secrets.get(&(namespace, name)) else {
-            return Err(Unusable { reason: Reason::MissingTlsSecret, message: format!("secret {name:?} not found") });
+            return Err(Unusable {
+                reason: Reason::MissingTlsSecret,
+                message: format!("secret {name:?} not found"),
+            });
         };
         let kind = secret.type_.as_deref().unwrap_or("Opaque");
         if kind != TLS_SECRET_TYPE {
-            return Err(invalid(format!("secret {name:?} is of type {kind}, not {TLS_SECRET_TYPE}")));
+            return Err(invalid(format!(
+                "secret {name:?} is of type {kind}, not {TLS_SECRET_TYPE}"
+            )));
         }
         let chain = secret_key(secret, "tls.crt").ok_or_else(|| invalid(format!("secret {name:?} has no tls.crt")))?;
         let key = secret_key(secret, "tls.key").ok_or_else(|| invalid(format!("secret {name:?} has no tls.key")))?;
@@ -165,11 +193,16 @@ impl<'a> TlsBuilder<'a> {
         if let Some(now) = self.now {
             let second = now.as_second();
             if second > certificate.not_after {
-                return Err(invalid(format!("certificate in secret {name:?} expired at {}", timestamp(certificate.not_after))));
+                return Err(invalid(format!(
+                    "certificate in secret {name:?} expired at {}",
+                    timestamp(certificate.not_after)
+                )));
             }
             if second < certificate.not_before {
                 let starts = timestamp(certificate.not_before);
-                return Err(invalid(format!("certificate in secret {name:?} is not valid before {starts}")));
+                return Err(invalid(format!(
+                    "certificate in secret {name:?} is not valid before {starts}"
+                )));
             }
         }
         let spec = CertificateSpec::new(chain, key, certificate.names.clone(), timestamp(certificate.not_after));
@@ -182,7 +215,12 @@ fn secret_key(secret: &Secret, key: &str) -> Option<Vec<u8>> {
     if let Some(value) = secret.string_data.as_ref().and_then(|data| data.get(key)) {
         return Some(value.clone().into_bytes());
     }
-    secret.data.as_ref().and_then(|data| data.get(key)).map(|bytes| bytes.0.clone()).filter(|bytes| !bytes.is_empty())
+    secret
+        .data
+        .as_ref()
+        .and_then(|data| data.get(key))
+        .map(|bytes| bytes.0.clone())
+        .filter(|bytes| !bytes.is_empty())
 }
 
 fn timestamp(unix_seconds: i64) -> String {

@@ -37,7 +37,9 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
 
 /// One list of each kind compile reads for hosts (Secrets do not change which hosts are served).
 async fn list_state(client: &Client, namespaces: &[String]) -> anyhow::Result<ClusterState> {
-    let classes = Api::<IngressClass>::all(client.clone()).list(&ListParams::default()).await?;
+    let classes = Api::<IngressClass>::all(client.clone())
+        .list(&ListParams::default())
+        .await?;
     Ok(ClusterState {
         ingresses: list::<Ingress>(client, namespaces).await?,
         ingress_classes: classes.items,
@@ -54,7 +56,10 @@ where
     let apis: Vec<Api<K>> = if namespaces.is_empty() {
         vec![Api::all(client.clone())]
     } else {
-        namespaces.iter().map(|namespace| Api::namespaced(client.clone(), namespace)).collect()
+        namespaces
+            .iter()
+            .map(|namespace| Api::namespaced(client.clone(), namespace))
+            .collect()
     };
     let mut items = Vec::new();
     for api in apis {

@@ -49,8 +49,12 @@ pub fn replace_block(corefile: &str, stanza: &Stanza) -> Result<String, Corefile
 fn root_block(lines: &[&str]) -> Option<(usize, usize)> {
     let open = lines.iter().position(|line| {
         let line = strip_comment(line).trim();
-        let Some(zones) = line.strip_suffix('{') else { return false };
-        zones.split_whitespace().any(|zone| matches!(zone.trim_start_matches("dns://"), ".:53" | "."))
+        let Some(zones) = line.strip_suffix('{') else {
+            return false;
+        };
+        zones
+            .split_whitespace()
+            .any(|zone| matches!(zone.trim_start_matches("dns://"), ".:53" | "."))
     })?;
     let mut depth = 0usize;
     for (index, line) in lines.iter().enumerate().skip(open) {
@@ -71,7 +75,12 @@ fn root_block(lines: &[&str]) -> Option<(usize, usize)> {
 }
 
 fn positions(lines: &[&str], marker: &str) -> Vec<usize> {
-    lines.iter().enumerate().filter(|(_, line)| line.trim() == marker).map(|(index, _)| index).collect()
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| line.trim() == marker)
+        .map(|(index, _)| index)
+        .collect()
 }
 
 /// The indentation of the block's first directive, so the new lines look hand-written.
@@ -128,10 +137,21 @@ mod tests {
             let lines: Vec<&str> = edited.lines().collect();
             let open = lines.iter().position(|l| l.trim() == ".:53 {").expect("the root block");
             assert_eq!(lines[open + 1], "    # BEGIN shunt", "{name}");
-            assert_eq!(lines[open + 2], format!("    rewrite name exact shop.example.com {TARGET}"), "{name}");
-            assert!(lines[open + 3].starts_with(r"    rewrite stop name regex ^[^.]+\.apps\.example\.com\.$ "), "{name}");
+            assert_eq!(
+                lines[open + 2],
+                format!("    rewrite name exact shop.example.com {TARGET}"),
+                "{name}"
+            );
+            assert!(
+                lines[open + 3].starts_with(r"    rewrite stop name regex ^[^.]+\.apps\.example\.com\.$ "),
+                "{name}"
+            );
             assert_eq!(lines[open + 4], "    # END shunt", "{name}");
-            assert_eq!(without_block(&edited), corefile, "{name}: nothing outside the markers changes");
+            assert_eq!(
+                without_block(&edited),
+                corefile,
+                "{name}: nothing outside the markers changes"
+            );
         }
     }
 
@@ -139,7 +159,10 @@ mod tests {
     fn editing_is_idempotent_and_replaces_only_the_block() {
         for corefile in [K3S, AKS, TKE] {
             let once = replace_block(corefile, &stanza(&["shop.example.com"])).expect("edits");
-            assert_eq!(replace_block(&once, &stanza(&["shop.example.com"])).expect("edits"), once);
+            assert_eq!(
+                replace_block(&once, &stanza(&["shop.example.com"])).expect("edits"),
+                once
+            );
             let changed = replace_block(&once, &stanza(&["api.example.com"])).expect("edits");
             assert!(changed.contains("exact api.example.com") && !changed.contains("exact shop.example.com"));
             assert_eq!(without_block(&changed), corefile);
@@ -157,9 +180,14 @@ mod tests {
 
     #[test]
     fn a_block_the_operator_moved_and_reindented_stays_where_it_is() {
-        let moved = TKE.replace("    cache 30\n", "    cache 30\n\t# BEGIN shunt\n\trewrite name exact old.example.com x\n\t# END shunt\n");
+        let moved = TKE.replace(
+            "    cache 30\n",
+            "    cache 30\n\t# BEGIN shunt\n\trewrite name exact old.example.com x\n\t# END shunt\n",
+        );
         let edited = replace_block(&moved, &stanza(&["shop.example.com"])).expect("edits");
-        assert!(edited.contains(&format!("    cache 30\n\t# BEGIN shunt\n\trewrite name exact shop.example.com {TARGET}\n\t# END shunt\n")));
+        assert!(edited.contains(&format!(
+            "    cache 30\n\t# BEGIN shunt\n\trewrite name exact shop.example.com {TARGET}\n\t# END shunt\n"
+        )));
         assert!(!edited.contains("old.example.com"));
     }
 
@@ -168,7 +196,9 @@ mod tests {
         let s = stanza(&["shop.example.com"]);
         let unmatched = TKE.replace("    cache 30\n", "    cache 30\n    # BEGIN shunt\n");
         assert_eq!(replace_block(&unmatched, &s), Err(CorefileError::UnmatchedMarker));
-        let twice = replace_block(TKE, &s).expect("edits").replace("    cache 30\n", "    cache 30\n    # BEGIN shunt\n    # END shunt\n");
+        let twice = replace_block(TKE, &s)
+            .expect("edits")
+            .replace("    cache 30\n", "    cache 30\n    # BEGIN shunt\n    # END shunt\n");
         assert_eq!(replace_block(&twice, &s), Err(CorefileError::DuplicateMarkers));
         let outside = format!("{TKE}# BEGIN shunt\n# END shunt\n");
         assert_eq!(replace_block(&outside, &s), Err(CorefileError::MarkersOutsideRootBlock));
@@ -179,7 +209,10 @@ mod tests {
     /// Braces still pair up: CoreDNS would refuse the file otherwise.
     fn assert_balanced(corefile: &str) {
         let mut depth = 0i32;
-        for c in corefile.lines().flat_map(|l| strip_comment(l).chars().collect::<Vec<_>>()) {
+        for c in corefile
+            .lines()
+            .flat_map(|l| strip_comment(l).chars().collect::<Vec<_>>())
+        {
             depth += match c {
                 '{' => 1,
                 '}' => -1,

@@ -73,7 +73,10 @@ impl CorednsWriter {
 
     /// Brings the ConfigMap in line with `stanza`; `Ok(true)` when it wrote.
     pub async fn sync(&self, stanza: &Stanza) -> Result<bool, CorednsError> {
-        let api_error = |source| CorednsError::Api { name: self.qualified.clone(), source };
+        let api_error = |source| CorednsError::Api {
+            name: self.qualified.clone(),
+            source,
+        };
         let Some(mut config_map) = self.api.get_opt(&self.name).await.map_err(api_error)? else {
             return Err(CorednsError::Missing(self.qualified.clone()));
         };
@@ -81,9 +84,13 @@ impl CorednsWriter {
         let (key, wanted) = match self.target {
             CorednsTarget::Custom => (OVERRIDE_KEY, stanza.override_file()),
             CorednsTarget::Corefile => {
-                let current = data.get(COREFILE_KEY).ok_or_else(|| CorednsError::NoCorefile(self.qualified.clone()))?;
-                let edited = replace_block(current, stanza)
-                    .map_err(|source| CorednsError::Corefile { name: self.qualified.clone(), source })?;
+                let current = data
+                    .get(COREFILE_KEY)
+                    .ok_or_else(|| CorednsError::NoCorefile(self.qualified.clone()))?;
+                let edited = replace_block(current, stanza).map_err(|source| CorednsError::Corefile {
+                    name: self.qualified.clone(),
+                    source,
+                })?;
                 (COREFILE_KEY, edited)
             }
         };
@@ -91,7 +98,10 @@ impl CorednsWriter {
             return Ok(false);
         }
         data.insert(key.to_string(), wanted);
-        self.api.replace(&self.name, &PostParams::default(), &config_map).await.map_err(api_error)?;
+        self.api
+            .replace(&self.name, &PostParams::default(), &config_map)
+            .await
+            .map_err(api_error)?;
         info!(configmap = %self.qualified, key, rules = stanza.lines().len(), "Updated CoreDNS rewrite rules");
         Ok(true)
     }

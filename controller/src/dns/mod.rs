@@ -16,5 +16,5 @@ mod stanza;
 pub use self::{
     corefile::{CorefileError, replace_block},
     managed::{CorednsTarget, CorednsWriter},
-    stanza::{BEGIN_MARKER, END_MARKER, DnsExclude, Stanza, served_hosts},
+    stanza::{BEGIN_MARKER, DnsExclude, END_MARKER, Stanza, served_hosts},
 };

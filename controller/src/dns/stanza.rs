@@ -70,7 +70,10 @@ impl Stanza {
                     lines.push(format!("rewrite name exact {name} {name}"));
                 }
             }
-            lines.push(format!("rewrite stop name regex {} {target}. answer auto", one_label_regex(suffix)));
+            lines.push(format!(
+                "rewrite stop name regex {} {target}. answer auto",
+                one_label_regex(suffix)
+            ));
         }
         Stanza { lines }
     }
@@ -111,7 +114,12 @@ pub fn one_label_regex(suffix: &str) -> String {
 
 /// The hosts a table routes, exact and wildcard (host-less rules have no name to rewrite).
 pub fn served_hosts(table: &TableSpec) -> Vec<HostMatch> {
-    table.hosts.iter().map(|vhost| vhost.host.clone()).filter(|host| !matches!(host, HostMatch::Any)).collect()
+    table
+        .hosts
+        .iter()
+        .map(|vhost| vhost.host.clone())
+        .filter(|host| !matches!(host, HostMatch::Any))
+        .collect()
 }
 
 #[cfg(test)]
@@ -173,8 +181,17 @@ mod tests {
 
     #[test]
     fn excluded_hosts_keep_resolving_publicly() {
-        let served = hosts(&["shop.example.com", "pay.example.com", "*.apps.example.com", "*.blog.example.com"]);
-        let stanza = Stanza::new(&served, TARGET, &excludes(&["pay.example.com", "*.blog.example.com", "legacy.apps.example.com"]));
+        let served = hosts(&[
+            "shop.example.com",
+            "pay.example.com",
+            "*.apps.example.com",
+            "*.blog.example.com",
+        ]);
+        let stanza = Stanza::new(
+            &served,
+            TARGET,
+            &excludes(&["pay.example.com", "*.blog.example.com", "legacy.apps.example.com"]),
+        );
         assert_eq!(
             stanza.lines(),
             [
@@ -183,7 +200,11 @@ mod tests {
                 r"rewrite stop name regex ^[^.]+\.apps\.example\.com\.$ shunt.shunt-system.svc.cluster.local. answer auto",
             ]
         );
-        let wildcard_pattern = Stanza::new(&hosts(&["a.example.com", "a.b.example.com"]), TARGET, &excludes(&["*.example.com"]));
+        let wildcard_pattern = Stanza::new(
+            &hosts(&["a.example.com", "a.b.example.com"]),
+            TARGET,
+            &excludes(&["*.example.com"]),
+        );
         assert_eq!(
             wildcard_pattern.lines(),
             ["rewrite name exact a.b.example.com shunt.shunt-system.svc.cluster.local"],
@@ -202,6 +223,9 @@ mod tests {
     fn exclude_patterns_are_checked() {
         assert!("".parse::<DnsExclude>().is_err());
         assert!("a.*.example.com".parse::<DnsExclude>().is_err());
-        assert_eq!("Shop.Example.com.".parse::<DnsExclude>(), Ok(DnsExclude(HostMatch::Exact("shop.example.com".into()))));
+        assert_eq!(
+            "Shop.Example.com.".parse::<DnsExclude>(),
+            Ok(DnsExclude(HostMatch::Exact("shop.example.com".into())))
+        );
     }
 }

@@ -66,15 +66,25 @@ endpoints:
 "
     );
     let objects = parse(&text);
-    assert_eq!(labels(&objects), vec![
-        "Service shop/web",
-        "IngressClass shunt",
-        "Secret default/tls",
-        "EndpointSlice shop/web-abc"
-    ]);
-    let Object::Service(service) = &objects[0] else { panic!("a Service first: {:?}", objects[0]) };
-    assert_eq!(service.spec.as_ref().and_then(|s| s.ports.as_ref()).map(|p| p[0].port), Some(80));
-    let Object::Secret(secret) = &objects[2] else { panic!("a Secret third") };
+    assert_eq!(
+        labels(&objects),
+        vec![
+            "Service shop/web",
+            "IngressClass shunt",
+            "Secret default/tls",
+            "EndpointSlice shop/web-abc"
+        ]
+    );
+    let Object::Service(service) = &objects[0] else {
+        panic!("a Service first: {:?}", objects[0])
+    };
+    assert_eq!(
+        service.spec.as_ref().and_then(|s| s.ports.as_ref()).map(|p| p[0].port),
+        Some(80)
+    );
+    let Object::Secret(secret) = &objects[2] else {
+        panic!("a Secret third")
+    };
     let crt = secret.data.as_ref().and_then(|d| d.get("tls.crt")).map(|b| b.0.clone());
     assert_eq!(crt, Some(b"cert".to_vec()));
 }
@@ -95,8 +105,13 @@ kind: IngressClass
 metadata: {name: shunt}
 ";
     let objects = parse(text);
-    assert_eq!(labels(&objects), vec!["Ingress default/web", "Service default/web", "IngressClass shunt"]);
-    let Object::IngressClass(class) = &objects[2] else { panic!("an IngressClass") };
+    assert_eq!(
+        labels(&objects),
+        vec!["Ingress default/web", "Service default/web", "IngressClass shunt"]
+    );
+    let Object::IngressClass(class) = &objects[2] else {
+        panic!("an IngressClass")
+    };
     assert_eq!(class.metadata.namespace, None);
 }
 
@@ -114,11 +129,24 @@ fn json_parses_like_yaml() {
   }
 }"#;
     let objects = parse(text);
-    let Object::Ingress(ingress) = &objects[..] .first().expect("one object") else { panic!("an Ingress") };
+    let Object::Ingress(ingress) = &objects[..].first().expect("one object") else {
+        panic!("an Ingress")
+    };
     let spec = ingress.spec.as_ref().expect("a spec");
     assert_eq!(spec.ingress_class_name.as_deref(), Some("shunt"));
-    let path = &spec.rules.as_ref().expect("rules")[0].http.as_ref().expect("http").paths[0];
-    assert_eq!(path.backend.service.as_ref().and_then(|s| s.port.as_ref()).and_then(|p| p.number), Some(80));
+    let path = &spec.rules.as_ref().expect("rules")[0]
+        .http
+        .as_ref()
+        .expect("http")
+        .paths[0];
+    assert_eq!(
+        path.backend
+            .service
+            .as_ref()
+            .and_then(|s| s.port.as_ref())
+            .and_then(|p| p.number),
+        Some(80)
+    );
 }
 
 #[test]
@@ -133,7 +161,10 @@ fn a_kubectl_json_list_gives_its_items() {
     "kind": "List",
     "metadata": {"resourceVersion": ""}
 }"#;
-    assert_eq!(labels(&parse(text)), vec!["Service shop/web", "Deployment shop/web", "Service shop/api"]);
+    assert_eq!(
+        labels(&parse(text)),
+        vec!["Service shop/web", "Deployment shop/web", "Service shop/api"]
+    );
 }
 
 #[test]
@@ -168,7 +199,10 @@ items:
   endpoints: null
 ";
     let objects = parse(text);
-    assert_eq!(labels(&objects), vec!["Service shop/web", "Service shop/nested", "EndpointSlice shop/web-a"]);
+    assert_eq!(
+        labels(&objects),
+        vec!["Service shop/web", "Service shop/nested", "EndpointSlice shop/web-a"]
+    );
 }
 
 #[test]
@@ -195,11 +229,14 @@ kind: Widget
             name: name.map(Into::into),
         })
     };
-    assert_eq!(objects, vec![
-        skipped("apps/v1", "Deployment", Some("shop"), Some("web")),
-        skipped("networking.k8s.io/v1beta1", "Ingress", None, Some("old")),
-        skipped("example.com/v1", "Widget", None, None),
-    ]);
+    assert_eq!(
+        objects,
+        vec![
+            skipped("apps/v1", "Deployment", Some("shop"), Some("web")),
+            skipped("networking.k8s.io/v1beta1", "Ingress", None, Some("old")),
+            skipped("example.com/v1", "Widget", None, None),
+        ]
+    );
     assert_eq!(labels(&objects), vec!["Deployment shop/web", "Ingress old", "Widget"]);
     assert_eq!(ClusterState::from_objects(objects), ClusterState::default());
 }
@@ -256,14 +293,27 @@ items:
         "examples/shop.yaml: document 1 (items[1] Service default/bad): invalid type: integer `7`, expected a sequence"
     );
     let text = "apiVersion: v1\nkind: List\nitems:\n- {metadata: {name: x}}\n";
-    assert_eq!(parse_error(text).to_string(), "examples/shop.yaml: document 0 (items[0]): missing apiVersion");
+    assert_eq!(
+        parse_error(text).to_string(),
+        "examples/shop.yaml: document 0 (items[0]): missing apiVersion"
+    );
 }
 
 #[test]
 fn a_yaml_syntax_error_names_the_document_it_is_in() {
-    let text = format!("{SERVICE}---\n\n# comment\n---\n{SERVICE}---\napiVersion: v1\nkind: Service\nmetadata: {{name: [web\n");
+    let text = format!(
+        "{SERVICE}---\n\n# comment\n---\n{SERVICE}---\napiVersion: v1\nkind: Service\nmetadata: {{name: [web\n"
+    );
     let error = parse_error(&text);
-    assert!(matches!(error, ManifestError::Document { document: 2, object: None, source: DocumentError::Yaml(_), .. }));
+    assert!(matches!(
+        error,
+        ManifestError::Document {
+            document: 2,
+            object: None,
+            source: DocumentError::Yaml(_),
+            ..
+        }
+    ));
     let message = error.to_string();
     assert!(message.starts_with("examples/shop.yaml: document 2: "), "{message}");
     assert!(message.contains("line 26"), "the parser's line is file-wide: {message}");
@@ -273,15 +323,30 @@ fn a_yaml_syntax_error_names_the_document_it_is_in() {
 #[test]
 fn documents_that_are_not_objects_or_lack_names_are_rejected() {
     let cases = [
-        ("- just\n- a list\n", "examples/shop.yaml: document 0: expected an object with apiVersion and kind, found a sequence"),
+        (
+            "- just\n- a list\n",
+            "examples/shop.yaml: document 0: expected an object with apiVersion and kind, found a sequence",
+        ),
         ("kind: Service\n", "examples/shop.yaml: document 0: missing apiVersion"),
-        ("apiVersion: v1\nmetadata: {name: x}\n", "examples/shop.yaml: document 0: missing kind"),
-        ("apiVersion: v1\nkind: Service\nmetadata: {namespace: shop}\n", "examples/shop.yaml: document 0 (Service): missing metadata.name"),
-        ("apiVersion: v1\nkind: Service\nmetadata: {name: a}\nmetadata: {name: b}\n", "examples/shop.yaml: document 0: duplicate"),
+        (
+            "apiVersion: v1\nmetadata: {name: x}\n",
+            "examples/shop.yaml: document 0: missing kind",
+        ),
+        (
+            "apiVersion: v1\nkind: Service\nmetadata: {namespace: shop}\n",
+            "examples/shop.yaml: document 0 (Service): missing metadata.name",
+        ),
+        (
+            "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nmetadata: {name: b}\n",
+            "examples/shop.yaml: document 0: duplicate",
+        ),
     ];
     for (text, expected) in cases {
         let message = parse_error(text).to_string();
-        assert!(message.starts_with(expected), "{message:?} should start with {expected:?}");
+        assert!(
+            message.starts_with(expected),
+            "{message:?} should start with {expected:?}"
+        );
     }
 }
 
@@ -356,17 +421,27 @@ status:
         protocol: TCP
 "#;
     let objects = parse(text);
-    let [Object::Ingress(ingress)] = &objects[..] else { panic!("one Ingress: {objects:?}") };
+    let [Object::Ingress(ingress)] = &objects[..] else {
+        panic!("one Ingress: {objects:?}")
+    };
     let created = ingress.metadata.creation_timestamp.as_ref().expect("a creation time");
     assert_eq!(created.0.to_string(), "2024-05-01T12:34:56Z");
     assert_eq!(ingress.metadata.managed_fields.as_ref().map(Vec::len), Some(2));
-    let status = ingress.status.as_ref().and_then(|s| s.load_balancer.as_ref()).and_then(|lb| lb.ingress.as_ref());
+    let status = ingress
+        .status
+        .as_ref()
+        .and_then(|s| s.load_balancer.as_ref())
+        .and_then(|lb| lb.ingress.as_ref());
     assert_eq!(status.map(|s| s[0].ip.as_deref()), Some(Some("192.0.2.10")));
     let state = ClusterState::from_objects(objects.clone());
     let compiled = compile(&state, &CompileOptions::default());
     let reasons: Vec<_> = compiled.diagnostics.iter().map(|d| d.reason).collect();
     use crate::compile::Reason;
-    assert_eq!(reasons, [Reason::MissingService, Reason::MissingTlsSecret], "no Service, no Secret in the file");
+    assert_eq!(
+        reasons,
+        [Reason::MissingService, Reason::MissingTlsSecret],
+        "no Service, no Secret in the file"
+    );
 }
 
 #[test]
@@ -378,7 +453,11 @@ fn the_demo_manifests_parse_and_compile_cleanly() {
     let compiled = compile(&ClusterState::from_objects(objects), &CompileOptions::default());
     assert_eq!(compiled.diagnostics, vec![]);
     assert!(compiled.table.backends.values().all(|b| !b.endpoints.is_empty()));
-    assert_eq!(compiled.table.tls.hosts.len(), 1, "shop.example.com has its demo certificate");
+    assert_eq!(
+        compiled.table.tls.hosts.len(),
+        1,
+        "shop.example.com has its demo certificate"
+    );
 }
 
 // === ClusterState::from_objects ===
@@ -406,7 +485,12 @@ metadata: {name: web, namespace: shop, labels: {version: two}}
     let services: Vec<_> = state
         .services
         .iter()
-        .map(|s| (s.metadata.namespace.as_deref(), s.metadata.labels.as_ref().map(|l| l["version"].as_str())))
+        .map(|s| {
+            (
+                s.metadata.namespace.as_deref(),
+                s.metadata.labels.as_ref().map(|l| l["version"].as_str()),
+            )
+        })
         .collect();
     assert_eq!(services, vec![(Some("blog"), None), (Some("shop"), Some("two"))]);
     assert_eq!(state.ingresses.len(), 1);
@@ -432,8 +516,14 @@ fn a_directory_expands_to_its_manifest_files_sorted_by_name() {
 
     let roots = vec![dir.path().to_path_buf(), explicit.clone(), dir.path().join("b.yaml")];
     let files = expand(&roots).expect("the paths exist");
-    let names: Vec<_> = files.iter().map(|f| f.strip_prefix(dir.path()).expect("inside the dir").to_owned()).collect();
-    let expected: Vec<PathBuf> = ["a.yml", "b.yaml", "c.JSON", "explicit.txt"].iter().map(PathBuf::from).collect();
+    let names: Vec<_> = files
+        .iter()
+        .map(|f| f.strip_prefix(dir.path()).expect("inside the dir").to_owned())
+        .collect();
+    let expected: Vec<PathBuf> = ["a.yml", "b.yaml", "c.JSON", "explicit.txt"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
     assert_eq!(names, expected);
     assert_eq!(files[3], explicit);
 
@@ -444,18 +534,28 @@ fn a_directory_expands_to_its_manifest_files_sorted_by_name() {
 fn load_reads_every_file_and_names_the_file_that_fails() {
     let dir = tempfile::tempdir().expect("a temp dir");
     write(dir.path(), "1-service.yaml", SERVICE);
-    write(dir.path(), "2-class.json", r#"{"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "shunt"}}"#);
+    write(
+        dir.path(),
+        "2-class.json",
+        r#"{"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "shunt"}}"#,
+    );
     let state = load(&[dir.path().to_path_buf()]).expect("both files load");
     assert_eq!((state.services.len(), state.ingress_classes.len()), (1, 1));
 
     let bad = write(dir.path(), "3-bad.yaml", &format!("{SERVICE}---\nkind: Service\n"));
     let error = load(&[dir.path().to_path_buf()]).expect_err("the bad file fails");
-    assert_eq!(error.to_string(), format!("{}: document 1: missing apiVersion", bad.display()));
+    assert_eq!(
+        error.to_string(),
+        format!("{}: document 1: missing apiVersion", bad.display())
+    );
 
     let missing = dir.path().join("gone.yaml");
     let error = parse_file(&missing).expect_err("no such file");
     assert!(matches!(&error, ManifestError::Read { path, .. } if *path == missing));
-    assert!(error.to_string().starts_with(&format!("{}: ", missing.display())), "{error}");
+    assert!(
+        error.to_string().starts_with(&format!("{}: ", missing.display())),
+        "{error}"
+    );
     let error = load(std::slice::from_ref(&missing)).expect_err("no such root");
     assert!(matches!(&error, ManifestError::Read { path, .. } if *path == missing));
 }

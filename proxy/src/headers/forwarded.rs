@@ -48,7 +48,10 @@ impl FromStr for TrustedProxies {
             .split(',')
             .map(str::trim)
             .filter(|part| !part.is_empty())
-            .map(|part| part.parse::<IpNet>().or_else(|e| part.parse::<IpAddr>().map(IpNet::from).map_err(|_| e)))
+            .map(|part| {
+                part.parse::<IpNet>()
+                    .or_else(|e| part.parse::<IpAddr>().map(IpNet::from).map_err(|_| e))
+            })
             .collect::<Result<_, _>>()?;
         Ok(TrustedProxies(nets))
     }
@@ -66,7 +69,11 @@ fn canonical(ip: IpAddr) -> IpAddr {
 pub fn set_forwarded(headers: &mut HeaderMap, ctx: &ForwardedContext<'_>, trusted: &TrustedProxies) {
     let peer = canonical(ctx.peer);
     let peer_trusted = trusted.contains(peer);
-    let prior_chain = if peer_trusted { joined(headers, &X_FORWARDED_FOR) } else { None };
+    let prior_chain = if peer_trusted {
+        joined(headers, &X_FORWARDED_FOR)
+    } else {
+        None
+    };
 
     let mut xff = String::with_capacity(prior_chain.as_ref().map_or(0, String::len) + 41);
     if let Some(chain) = &prior_chain {
@@ -112,19 +119,32 @@ fn insert(headers: &mut HeaderMap, name: &HeaderName, value: &str) {
 /// All values of a possibly repeated header as one comma-separated list.
 fn joined(headers: &HeaderMap, name: &HeaderName) -> Option<String> {
     let values: Vec<&str> = headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).collect();
-    if values.is_empty() { None } else { Some(values.join(", ")) }
+    if values.is_empty() {
+        None
+    } else {
+        Some(values.join(", "))
+    }
 }
 
 /// The right-most address in the chain that is not one of our trusted proxies.
 fn client_from_chain(chain: &str, trusted: &TrustedProxies) -> Option<IpAddr> {
     let addrs: Vec<IpAddr> = chain.split(',').filter_map(|part| part.trim().parse().ok()).collect();
-    addrs.iter().rev().find(|ip| !trusted.contains(**ip)).or(addrs.first()).copied()
+    addrs
+        .iter()
+        .rev()
+        .find(|ip| !trusted.contains(**ip))
+        .or(addrs.first())
+        .copied()
 }
 
 fn port_of(host: &str) -> Option<&str> {
     let after_bracket = host.rfind(']').map_or(0, |i| i + 1);
     let (_, port) = host[after_bracket..].rsplit_once(':')?;
-    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) { Some(port) } else { None }
+    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+        Some(port)
+    } else {
+        None
+    }
 }
 
 /// 128 random bits as 32 hex digits.
@@ -142,7 +162,6 @@ fn new_request_id() -> HeaderValue {
 pub fn host_header(host: &str) -> Option<HeaderValue> {
     HeaderValue::from_str(host).ok()
 }
-
 
 #[cfg(test)]
 mod tests;

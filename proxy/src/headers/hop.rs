@@ -2,13 +2,20 @@
 
 use http::{HeaderMap, HeaderValue, header};
 
-const FIXED: [header::HeaderName; 5] =
-    [header::CONNECTION, header::TRANSFER_ENCODING, header::UPGRADE, header::TRAILER, header::TE];
+const FIXED: [header::HeaderName; 5] = [
+    header::CONNECTION,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+    header::TRAILER,
+    header::TE,
+];
 
 /// Removes hop-by-hop headers: those named by `Connection`, the fixed list, and `Proxy-*`.
 /// `TE: trailers` survives: HTTP/2 allows it and gRPC servers expect it.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    let keep_te_trailers = headers.get(header::TE).is_some_and(|te| te.as_bytes().eq_ignore_ascii_case(b"trailers"));
+    let keep_te_trailers = headers
+        .get(header::TE)
+        .is_some_and(|te| te.as_bytes().eq_ignore_ascii_case(b"trailers"));
     let named: Vec<header::HeaderName> = headers
         .get_all(header::CONNECTION)
         .iter()
@@ -24,7 +31,11 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
     headers.remove("keep-alive");
     if headers.keys().any(|name| name.as_str().starts_with("proxy-")) {
-        let proxied: Vec<_> = headers.keys().filter(|name| name.as_str().starts_with("proxy-")).cloned().collect();
+        let proxied: Vec<_> = headers
+            .keys()
+            .filter(|name| name.as_str().starts_with("proxy-"))
+            .cloned()
+            .collect();
         for name in proxied {
             headers.remove(name);
         }
@@ -42,7 +53,11 @@ pub fn upgrade_protocol(headers: &HeaderMap) -> Option<HeaderValue> {
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
         .any(|token| token.trim().eq_ignore_ascii_case("upgrade"));
-    if wants_upgrade { headers.get(header::UPGRADE).cloned() } else { None }
+    if wants_upgrade {
+        headers.get(header::UPGRADE).cloned()
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -52,7 +67,10 @@ mod tests {
     fn mk_headers(pairs: &[(&str, &str)]) -> HeaderMap {
         let mut headers = HeaderMap::new();
         for (name, value) in pairs {
-            headers.append(header::HeaderName::from_bytes(name.as_bytes()).unwrap(), HeaderValue::from_str(value).unwrap());
+            headers.append(
+                header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
         }
         headers
     }
@@ -87,8 +105,18 @@ mod tests {
 
     #[test]
     fn upgrade_needs_both_headers() {
-        assert_eq!(upgrade_protocol(&mk_headers(&[("connection", "Upgrade"), ("upgrade", "websocket")])).unwrap(), "websocket");
-        assert_eq!(upgrade_protocol(&mk_headers(&[("connection", "keep-alive, upgrade"), ("upgrade", "h2c")])).unwrap(), "h2c");
+        assert_eq!(
+            upgrade_protocol(&mk_headers(&[("connection", "Upgrade"), ("upgrade", "websocket")])).unwrap(),
+            "websocket"
+        );
+        assert_eq!(
+            upgrade_protocol(&mk_headers(&[
+                ("connection", "keep-alive, upgrade"),
+                ("upgrade", "h2c")
+            ]))
+            .unwrap(),
+            "h2c"
+        );
         assert!(upgrade_protocol(&mk_headers(&[("upgrade", "websocket")])).is_none());
         assert!(upgrade_protocol(&mk_headers(&[("connection", "upgrade")])).is_none());
     }

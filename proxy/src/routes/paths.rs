@@ -46,7 +46,11 @@ impl PathTableBuilder {
                 let base = escaped.trim_end_matches('/');
                 let rest = format!("{base}/{{*rest}}");
                 let base = if base.is_empty() { "/" } else { base };
-                self.slots.entry(base.to_string()).or_default().prefix.get_or_insert(route.clone());
+                self.slots
+                    .entry(base.to_string())
+                    .or_default()
+                    .prefix
+                    .get_or_insert(route.clone());
                 self.slots.entry(rest).or_default().prefix.get_or_insert(route);
             }
         }

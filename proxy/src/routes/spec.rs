@@ -122,14 +122,22 @@ impl UpstreamProtocol {
 
 impl CertificateSpec {
     pub fn new(chain_pem: Vec<u8>, key_pem: Vec<u8>, names: Vec<String>, not_after: String) -> Self {
-        CertificateSpec { chain_pem, key_pem, names, not_after }
+        CertificateSpec {
+            chain_pem,
+            key_pem,
+            names,
+            not_after,
+        }
     }
 }
 
 impl fmt::Debug for CertificateSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Never the key, not even in a debug log.
-        f.debug_struct("CertificateSpec").field("names", &self.names).field("not_after", &self.not_after).finish_non_exhaustive()
+        f.debug_struct("CertificateSpec")
+            .field("names", &self.names)
+            .field("not_after", &self.not_after)
+            .finish_non_exhaustive()
     }
 }
 
@@ -157,9 +165,9 @@ impl HostMatch {
         match (self, host) {
             (HostMatch::Any, _) | (_, HostMatch::Any) => false,
             (pattern, host) if pattern == host => true,
-            (HostMatch::Wildcard(suffix), HostMatch::Exact(name)) => {
-                name.split_once('.').is_some_and(|(label, rest)| !label.is_empty() && rest == suffix)
-            }
+            (HostMatch::Wildcard(suffix), HostMatch::Exact(name)) => name
+                .split_once('.')
+                .is_some_and(|(label, rest)| !label.is_empty() && rest == suffix),
             _ => false,
         }
     }

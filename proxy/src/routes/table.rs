@@ -43,7 +43,12 @@ pub struct BuildWarning {
 impl RouteTable {
     /// An empty table: every request gets 404.
     pub fn empty() -> Self {
-        Self::build(Arc::new(TableSpec::default()), |_| unreachable!("no backends"), |_, _| RouteStats::detached()).0
+        Self::build(
+            Arc::new(TableSpec::default()),
+            |_| unreachable!("no backends"),
+            |_, _| RouteStats::detached(),
+        )
+        .0
     }
 
     /// Builds the indexes. `upstream` turns a backend id into its shared `Upstream` (so the
@@ -103,17 +108,28 @@ impl RouteTable {
                 HostMatch::Any => any_host = Some(table),
             }
         }
-        let default_route = spec.default_backend.as_ref().filter(|id| spec.backends.contains_key(*id)).map(|id| {
-            Arc::new(Route {
-                name: "default".into(),
-                source: "default".into(),
-                stats: stats("default", id),
-                upstream: upstream_for(id),
-                ssl_redirect: false,
-            })
-        });
+        let default_route = spec
+            .default_backend
+            .as_ref()
+            .filter(|id| spec.backends.contains_key(*id))
+            .map(|id| {
+                Arc::new(Route {
+                    name: "default".into(),
+                    source: "default".into(),
+                    stats: stats("default", id),
+                    upstream: upstream_for(id),
+                    ssl_redirect: false,
+                })
+            });
         let certificates = CertificateIndex::default();
-        let table = RouteTable { spec, exact_hosts, wildcard_hosts, any_host, default_route, certificates };
+        let table = RouteTable {
+            spec,
+            exact_hosts,
+            wildcard_hosts,
+            any_host,
+            default_route,
+            certificates,
+        };
         (table, warnings)
     }
 
@@ -125,9 +141,10 @@ impl RouteTable {
         }
         if !self.wildcard_hosts.is_empty()
             && let Some((_, suffix)) = host.split_once('.')
-                && let Some(route) = self.wildcard_hosts.get(suffix).and_then(|paths| paths.lookup(path)) {
-                    return Some(route);
-                }
+            && let Some(route) = self.wildcard_hosts.get(suffix).and_then(|paths| paths.lookup(path))
+        {
+            return Some(route);
+        }
         if let Some(route) = self.any_host.as_ref().and_then(|paths| paths.lookup(path)) {
             return Some(route);
         }
@@ -157,7 +174,10 @@ impl fmt::Debug for RouteTable {
 
 impl fmt::Debug for Route {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Route").field("name", &self.name).field("upstream", &self.upstream.id).finish()
+        f.debug_struct("Route")
+            .field("name", &self.name)
+            .field("upstream", &self.upstream.id)
+            .finish()
     }
 }
 

@@ -26,7 +26,10 @@ struct TableResolver {
 impl ResolvesServerCert for TableResolver {
     fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
         let table = self.routes.load();
-        let chosen = table.certificates().resolve(hello.server_name()).unwrap_or(&self.fallback);
+        let chosen = table
+            .certificates()
+            .resolve(hello.server_name())
+            .unwrap_or(&self.fallback);
         Some(chosen.clone())
     }
 }

@@ -63,13 +63,20 @@ impl LoadedCertificate {
             rustls::Error::InconsistentKeys(_) => CertificateError::KeyMismatch,
             other => CertificateError::Key(other.to_string()),
         })?;
-        Ok(LoadedCertificate { key: Arc::new(key), names, not_before, not_after })
+        Ok(LoadedCertificate {
+            key: Arc::new(key),
+            names,
+            not_before,
+            not_after,
+        })
     }
 
     /// Whether the leaf is valid for `host` by the usual rules: a `*.` name covers exactly one
     /// label, and a wildcard host needs a wildcard name.
     pub fn covers(&self, host: &HostMatch) -> bool {
-        self.names.iter().any(|name| HostMatch::from_rule_host(name).covers(host))
+        self.names
+            .iter()
+            .any(|name| HostMatch::from_rule_host(name).covers(host))
     }
 }
 
@@ -83,7 +90,9 @@ fn leaf_facts(leaf: &CertificateDer<'_>) -> Result<(Vec<String>, i64, i64), Cert
             .general_names
             .iter()
             .filter_map(|name| match name {
-                x509_parser::extensions::GeneralName::DNSName(dns) => Some(dns.trim_end_matches('.').to_ascii_lowercase()),
+                x509_parser::extensions::GeneralName::DNSName(dns) => {
+                    Some(dns.trim_end_matches('.').to_ascii_lowercase())
+                }
                 _ => None,
             })
             .collect(),
@@ -92,7 +101,13 @@ fn leaf_facts(leaf: &CertificateDer<'_>) -> Result<(Vec<String>, i64, i64), Cert
     };
     if names.is_empty() {
         // Legacy certificates without subjectAltName: clients still match the CN.
-        names.extend(parsed.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()).map(str::to_ascii_lowercase));
+        names.extend(
+            parsed
+                .subject()
+                .iter_common_name()
+                .filter_map(|cn| cn.as_str().ok())
+                .map(str::to_ascii_lowercase),
+        );
     }
     let validity = parsed.validity();
     Ok((names, validity.not_before.timestamp(), validity.not_after.timestamp()))
@@ -142,8 +157,14 @@ mod tests {
     #[test]
     fn garbage_is_named_for_what_is_wrong() {
         let (chain, key) = mk_cert(&["a.example.com"]);
-        assert_eq!(LoadedCertificate::from_pem(b"", key.as_bytes()).unwrap_err(), CertificateError::NoCertificate);
-        assert_eq!(LoadedCertificate::from_pem(chain.as_bytes(), b"nope").unwrap_err(), CertificateError::NoKey);
+        assert_eq!(
+            LoadedCertificate::from_pem(b"", key.as_bytes()).unwrap_err(),
+            CertificateError::NoCertificate
+        );
+        assert_eq!(
+            LoadedCertificate::from_pem(chain.as_bytes(), b"nope").unwrap_err(),
+            CertificateError::NoKey
+        );
         let truncated = &chain.as_bytes()[..chain.len() / 2];
         assert!(LoadedCertificate::from_pem(truncated, key.as_bytes()).is_err());
     }

@@ -87,7 +87,9 @@ pub fn roots_from_pem(pem: &[u8]) -> Result<RootCertStore, CaBundleError> {
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(pem) {
         let cert = cert.map_err(|error| CaBundleError::Invalid(error.to_string()))?;
-        roots.add(cert).map_err(|error| CaBundleError::Invalid(error.to_string()))?;
+        roots
+            .add(cert)
+            .map_err(|error| CaBundleError::Invalid(error.to_string()))?;
     }
     if roots.is_empty() {
         return Err(CaBundleError::Empty);
@@ -98,7 +100,10 @@ pub fn roots_from_pem(pem: &[u8]) -> Result<RootCertStore, CaBundleError> {
 /// The client side for HTTPS backends; `roots` empty means "encrypt, do not authenticate".
 pub fn client_config(roots: RootCertStore) -> ClientConfig {
     let provider = provider();
-    let verifier = Arc::new(PodVerifier { provider: provider.clone(), roots: Arc::new(roots) });
+    let verifier = Arc::new(PodVerifier {
+        provider: provider.clone(),
+        roots: Arc::new(roots),
+    });
     ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .expect("the ring provider supports the default protocol versions")

@@ -64,8 +64,15 @@ mod tests {
     use crate::{metrics::UpstreamStats, routes::spec::UpstreamProtocol};
 
     fn mk_upstream(n: u16) -> Upstream {
-        let endpoints = (0..n).map(|i| Arc::new(Endpoint::new(([127, 0, 0, 1], 1000 + i).into()))).collect();
-        Upstream::new("ns/svc:80", UpstreamProtocol::Http1, endpoints, UpstreamStats::default())
+        let endpoints = (0..n)
+            .map(|i| Arc::new(Endpoint::new(([127, 0, 0, 1], 1000 + i).into())))
+            .collect();
+        Upstream::new(
+            "ns/svc:80",
+            UpstreamProtocol::Http1,
+            endpoints,
+            UpstreamStats::default(),
+        )
     }
 
     #[test]
@@ -94,7 +101,10 @@ mod tests {
         }
         let loads: Vec<usize> = upstream.endpoints.iter().map(|e| e.in_flight()).collect();
         assert!(loads.iter().all(|&l| l > 0), "every endpoint got work: {loads:?}");
-        assert!(loads.iter().max().unwrap() - loads.iter().min().unwrap() <= 6, "balanced: {loads:?}");
+        assert!(
+            loads.iter().max().unwrap() - loads.iter().min().unwrap() <= 6,
+            "balanced: {loads:?}"
+        );
         drop(guards);
         assert!(upstream.endpoints.iter().all(|e| e.in_flight() == 0));
     }

@@ -73,7 +73,11 @@ impl UpstreamClients {
             .enable_http1()
             .wrap_connector(tcp_for_tls);
         let https = builder.build(tls);
-        UpstreamClients { http1, https, h2c: H2Connections::new(options.connect_timeout) }
+        UpstreamClients {
+            http1,
+            https,
+            h2c: H2Connections::new(options.connect_timeout),
+        }
     }
 
     /// Sends `req` to the pod at `addr`. For HTTP/1.1 the URI must name the pod (it is the pool
@@ -99,10 +103,25 @@ impl UpstreamClients {
     }
 
     /// The URI a request to `addr` carries for `protocol`; see [`Self::send`].
-    pub fn request_uri(protocol: UpstreamProtocol, pod: &http::uri::Authority, host: &str, path: &http::uri::PathAndQuery) -> Uri {
-        let build = |authority: &str| Uri::builder().scheme("http").authority(authority).path_and_query(path.clone()).build();
+    pub fn request_uri(
+        protocol: UpstreamProtocol,
+        pod: &http::uri::Authority,
+        host: &str,
+        path: &http::uri::PathAndQuery,
+    ) -> Uri {
+        let build = |authority: &str| {
+            Uri::builder()
+                .scheme("http")
+                .authority(authority)
+                .path_and_query(path.clone())
+                .build()
+        };
         let pod_uri = || {
-            let scheme = if protocol == UpstreamProtocol::Https { "https" } else { "http" };
+            let scheme = if protocol == UpstreamProtocol::Https {
+                "https"
+            } else {
+                "http"
+            };
             Uri::builder()
                 .scheme(scheme)
                 .authority(pod.clone())

@@ -28,13 +28,19 @@ pub struct H2Connections {
 
 impl H2Connections {
     pub fn new(connect_timeout: Duration) -> Self {
-        H2Connections { connections: Default::default(), connect_timeout }
+        H2Connections {
+            connections: Default::default(),
+            connect_timeout,
+        }
     }
 
     pub async fn send(&self, addr: SocketAddr, req: Request<RequestBody>) -> Result<Response<Incoming>, UpstreamError> {
         let mut sender = self.sender(addr).await?;
         sender.ready().await.map_err(|e| UpstreamError::Request(e.into()))?;
-        sender.send_request(req).await.map_err(|e| UpstreamError::Request(e.into()))
+        sender
+            .send_request(req)
+            .await
+            .map_err(|e| UpstreamError::Request(e.into()))
     }
 
     async fn sender(&self, addr: SocketAddr) -> Result<SendRequest<RequestBody>, UpstreamError> {

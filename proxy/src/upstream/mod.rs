@@ -60,14 +60,23 @@ pub struct Endpoint {
 
 impl Upstream {
     pub fn new(id: &str, protocol: UpstreamProtocol, endpoints: Vec<Arc<Endpoint>>, stats: UpstreamStats) -> Self {
-        Upstream { id: id.into(), protocol, endpoints: endpoints.into_boxed_slice(), stats }
+        Upstream {
+            id: id.into(),
+            protocol,
+            endpoints: endpoints.into_boxed_slice(),
+            stats,
+        }
     }
 }
 
 impl fmt::Debug for Upstream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let addrs: Vec<_> = self.endpoints.iter().map(|e| e.addr).collect();
-        f.debug_struct("Upstream").field("id", &self.id).field("protocol", &self.protocol).field("endpoints", &addrs).finish()
+        f.debug_struct("Upstream")
+            .field("id", &self.id)
+            .field("protocol", &self.protocol)
+            .field("endpoints", &addrs)
+            .finish()
     }
 }
 
@@ -76,7 +85,11 @@ impl fmt::Debug for Upstream {
 impl Endpoint {
     pub fn new(addr: SocketAddr) -> Self {
         let authority = Authority::try_from(addr.to_string()).expect("a socket address is a valid authority");
-        Endpoint { addr, authority, in_flight: AtomicUsize::new(0) }
+        Endpoint {
+            addr,
+            authority,
+            in_flight: AtomicUsize::new(0),
+        }
     }
 
     pub fn in_flight(&self) -> usize {

@@ -57,12 +57,20 @@ impl Backend {
     }
 
     pub fn http1(name: &str) -> BackendBuilder {
-        BackendBuilder { name: name.to_string(), h2c: false, delay: Duration::ZERO, handler: None }
+        BackendBuilder {
+            name: name.to_string(),
+            h2c: false,
+            delay: Duration::ZERO,
+            handler: None,
+        }
     }
 
     /// Speaks HTTP/2 with prior knowledge only: an HTTP/1.1 request on it fails.
     pub fn h2c(name: &str) -> BackendBuilder {
-        BackendBuilder { h2c: true, ..Backend::http1(name) }
+        BackendBuilder {
+            h2c: true,
+            ..Backend::http1(name)
+        }
     }
 
     pub fn port(&self) -> u16 {
@@ -100,7 +108,9 @@ impl BackendBuilder {
     }
 
     pub async fn start(self) -> Backend {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binding a backend on loopback");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binding a backend on loopback");
         let addr = listener.local_addr().expect("a bound listener has an address");
         let hits = Arc::new(AtomicUsize::new(0));
         let handler = self.handler.unwrap_or_else(|| {
@@ -108,7 +118,12 @@ impl BackendBuilder {
             Arc::new(move |req| Box::pin(echo(name.clone(), req)))
         });
         let accept = tokio::spawn(accept_loop(listener, self.h2c, self.delay, handler, hits.clone()));
-        Backend { name: self.name, addr, hits, accept }
+        Backend {
+            name: self.name,
+            addr,
+            hits,
+            accept,
+        }
     }
 }
 
@@ -135,7 +150,9 @@ async fn accept_loop(listener: TcpListener, h2c: bool, delay: Duration, handler:
                 hyper::server::conn::http2::Builder::new(TokioExecutor::new()).serve_connection(io, service);
             tokio::spawn(async move { drop(connection.await) });
         } else {
-            let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service).with_upgrades();
+            let connection = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .with_upgrades();
             tokio::spawn(async move { drop(connection.await) });
         }
     }
@@ -147,7 +164,12 @@ pub async fn echo(name: String, req: Request<Incoming>) -> Response<Body> {
     let (parts, body) = req.into_parts();
     let mut headers = Map::new();
     for name in parts.headers.keys() {
-        let values: Vec<&str> = parts.headers.get_all(name).iter().map(|v| v.to_str().unwrap_or("<binary>")).collect();
+        let values: Vec<&str> = parts
+            .headers
+            .get_all(name)
+            .iter()
+            .map(|v| v.to_str().unwrap_or("<binary>"))
+            .collect();
         headers.insert(name.as_str().to_string(), Value::String(values.join(", ")));
     }
     let body = match body.collect().await {
@@ -166,7 +188,9 @@ pub async fn echo(name: String, req: Request<Incoming>) -> Response<Body> {
         "body_fnv": format!("{:016x}", fnv64(&body)),
     });
     let mut response = Response::new(full(report.to_string()));
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 

@@ -44,8 +44,16 @@ impl Reply {
 
     /// The name of the echo backend that answered; panics with the response when none did.
     pub fn backend(&self) -> String {
-        assert_eq!(self.status, StatusCode::OK, "expected a backend's answer, got {:?}", self.text());
-        self.json()["backend"].as_str().expect("an echo report names its backend").to_string()
+        assert_eq!(
+            self.status,
+            StatusCode::OK,
+            "expected a backend's answer, got {:?}",
+            self.text()
+        );
+        self.json()["backend"]
+            .as_str()
+            .expect("an echo report names its backend")
+            .to_string()
     }
 
     /// A request header as the echo backend saw it.
@@ -56,7 +64,10 @@ impl Reply {
 
 /// `GET path` with `Host: host`, as an HTTP/1.1 client sends it (origin-form URI).
 pub fn get(host: &str, path: &str) -> Request<Body> {
-    Request::get(path).header(header::HOST, host).body(full(Bytes::new())).expect("a valid request")
+    Request::get(path)
+        .header(header::HOST, host)
+        .body(full(Bytes::new()))
+        .expect("a valid request")
 }
 
 /// Sends one request over a new HTTP/1.1 connection; the body streams as the caller reads it.
@@ -112,7 +123,10 @@ pub async fn raw(addr: SocketAddr, request: &[u8]) -> String {
     })
     .await;
     let answer = String::from_utf8_lossy(&answer).into_owned();
-    assert!(read.is_ok() || !answer.is_empty(), "no answer to a raw request within {REQUEST_TIMEOUT:?}");
+    assert!(
+        read.is_ok() || !answer.is_empty(),
+        "no answer to a raw request within {REQUEST_TIMEOUT:?}"
+    );
     answer
 }
 
@@ -141,7 +155,10 @@ pub async fn curl(args: &[&str]) -> (String, String) {
         .args(["--write-out", "\n%{http_code} %{http_version}"])
         .kill_on_drop(true)
         .output();
-    let output = tokio::time::timeout(Duration::from_secs(15), run).await.expect("curl finishes").expect("curl runs");
+    let output = tokio::time::timeout(Duration::from_secs(15), run)
+        .await
+        .expect("curl finishes")
+        .expect("curl runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "curl {args:?} failed: {stderr}");
     let stdout = String::from_utf8_lossy(&output.stdout);

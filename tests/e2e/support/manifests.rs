@@ -56,7 +56,9 @@ pub enum PortRef {
 
 impl Manifests {
     pub fn new() -> Self {
-        Manifests { dir: tempfile::tempdir().expect("creating a manifest directory") }
+        Manifests {
+            dir: tempfile::tempdir().expect("creating a manifest directory"),
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -127,7 +129,11 @@ pub fn mk_path(path: &str, path_type: &str, service: &str, port: impl Into<PortR
 
 /// A Service with no ports yet; see [`Service::port`].
 pub fn mk_service(namespace: &str, name: &str) -> Service {
-    Service { namespace: namespace.to_string(), name: name.to_string(), ports: Vec::new() }
+    Service {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        ports: Vec::new(),
+    }
 }
 
 /// An EndpointSlice of `service` with one port (unnamed unless [`EndpointSlice::port_name`]).
@@ -155,9 +161,16 @@ pub fn mk_backend_service(
 
 /// Like [`mk_backend_service`] for bare ports (say, ones nothing listens on).
 pub fn mk_service_on_ports(namespace: &str, name: &str, app_protocol: Option<&str>, ports: &[u16]) -> Vec<Value> {
-    let mut documents = mk_service(namespace, name).port(Some("http"), 80, app_protocol).documents();
+    let mut documents = mk_service(namespace, name)
+        .port(Some("http"), 80, app_protocol)
+        .documents();
     for &port in ports {
-        documents.extend(mk_slice(namespace, name, port).port_name("http").ready("127.0.0.1").documents());
+        documents.extend(
+            mk_slice(namespace, name, port)
+                .port_name("http")
+                .ready("127.0.0.1")
+                .documents(),
+        );
     }
     documents
 }
@@ -280,7 +293,8 @@ impl EndpointSlice {
 
     pub fn endpoint(mut self, address: &str, ready: bool, serving: bool, terminating: bool) -> Self {
         let conditions = json!({"ready": ready, "serving": serving, "terminating": terminating});
-        self.endpoints.push(json!({"addresses": [address], "conditions": conditions}));
+        self.endpoints
+            .push(json!({"addresses": [address], "conditions": conditions}));
         self
     }
 }
@@ -371,5 +385,9 @@ fn yaml_scalar(value: &Value) -> String {
 
 fn yaml_key(key: &str) -> String {
     let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c));
-    if plain { key.to_string() } else { Value::String(key.to_string()).to_string() }
+    if plain {
+        key.to_string()
+    } else {
+        Value::String(key.to_string()).to_string()
+    }
 }

@@ -26,14 +26,19 @@ pub async fn eventually<T>(what: &str, within: Duration, mut probe: impl AsyncFn
         if let Some(found) = probe().await {
             return found;
         }
-        assert!(tokio::time::Instant::now() < deadline, "timed out after {within:?} waiting for {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {within:?} waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
 
 /// FNV-1a, 64 bits: enough to tell two multi-megabyte bodies apart without another crate.
 pub fn fnv64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A loopback port that refuses connections: bound but never listening, so no other test can
@@ -43,7 +48,9 @@ pub struct RefusingPort(tokio::net::TcpSocket);
 impl RefusingPort {
     pub fn new() -> Self {
         let socket = tokio::net::TcpSocket::new_v4().expect("creating a socket");
-        socket.bind(([127, 0, 0, 1], 0).into()).expect("binding a loopback port");
+        socket
+            .bind(([127, 0, 0, 1], 0).into())
+            .expect("binding a loopback port");
         RefusingPort(socket)
     }
 
@@ -77,11 +84,18 @@ impl Site {
         for name in names {
             backends.push(Backend::start(name).await);
         }
-        let services: Vec<_> = backends.iter().map(|b| mk_backend_service(namespace, &b.name, None, &[b])).collect();
+        let services: Vec<_> = backends
+            .iter()
+            .map(|b| mk_backend_service(namespace, &b.name, None, &[b]))
+            .collect();
         let mut all = objects.to_vec();
         all.push(&services);
         let (manifests, shunt) = serve(&all, args).await;
-        Site { _backends: backends, _manifests: manifests, shunt }
+        Site {
+            _backends: backends,
+            _manifests: manifests,
+            shunt,
+        }
     }
 
     /// The backend that answers `GET path` for `host`; panics unless one does.
@@ -100,5 +114,9 @@ pub async fn serve_host(
     args: &[&str],
 ) -> (Manifests, Shunt) {
     let ingress = mk_ingress("web", service).rule(host, [mk_path("/", "Prefix", service, 80)]);
-    serve(&[&ingress, &mk_service_on_ports("web", service, app_protocol, ports)], args).await
+    serve(
+        &[&ingress, &mk_service_on_ports("web", service, app_protocol, ports)],
+        args,
+    )
+    .await
 }

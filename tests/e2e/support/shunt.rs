@@ -49,7 +49,14 @@ impl Shunt {
             .arg("serve")
             .arg("--manifests")
             .arg(manifests)
-            .args(["--http-addr", "127.0.0.1:0", "--https-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"])
+            .args([
+                "--http-addr",
+                "127.0.0.1:0",
+                "--https-addr",
+                "127.0.0.1:0",
+                "--admin-addr",
+                "127.0.0.1:0",
+            ])
             .args(["--log-format", "json"])
             .args(args)
             .env("RUST_LOG", "info")
@@ -74,13 +81,27 @@ impl Shunt {
             }
         });
 
-        let mut shunt = Shunt { child, pid, http: unbound(), https: unbound(), admin: unbound(), logs };
+        let mut shunt = Shunt {
+            child,
+            pid,
+            http: unbound(),
+            https: unbound(),
+            admin: unbound(),
+            logs,
+        };
         let deadline = tokio::time::Instant::now() + STARTUP_TIMEOUT;
         loop {
             if let Some(status) = shunt.child.try_wait().expect("polling the shunt process") {
-                panic!("shunt exited during startup with {status}; logs:\n{}", shunt.logs().join("\n"));
+                panic!(
+                    "shunt exited during startup with {status}; logs:\n{}",
+                    shunt.logs().join("\n")
+                );
             }
-            let listening = (shunt.listening("http"), shunt.listening("https"), shunt.listening("admin"));
+            let listening = (
+                shunt.listening("http"),
+                shunt.listening("https"),
+                shunt.listening("admin"),
+            );
             if let (Some(http), Some(https), Some(admin)) = listening {
                 (shunt.http, shunt.https, shunt.admin) = (http, https, admin);
                 break;
@@ -94,7 +115,10 @@ impl Shunt {
         }
         let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
         eventually("shunt's /readyz to answer 200", remaining, async || {
-            let ready = shunt.try_admin("/readyz").await.is_ok_and(|reply| reply.status == StatusCode::OK);
+            let ready = shunt
+                .try_admin("/readyz")
+                .await
+                .is_ok_and(|reply| reply.status == StatusCode::OK);
             ready.then_some(())
         })
         .await;
@@ -118,7 +142,9 @@ impl Shunt {
     /// Sends over HTTP/1.1 and collects the answer; panics when there is none.
     pub async fn send(&self, req: Request<Body>) -> Reply {
         let what = format!("{} {} (Host {:?})", req.method(), req.uri(), req.headers().get("host"));
-        self.try_send(req).await.unwrap_or_else(|error| panic!("{what} through shunt failed: {error}"))
+        self.try_send(req)
+            .await
+            .unwrap_or_else(|error| panic!("{what} through shunt failed: {error}"))
     }
 
     pub async fn try_send(&self, req: Request<Body>) -> Result<Reply, BoxError> {
@@ -129,11 +155,14 @@ impl Shunt {
     pub async fn send_h2(&self, req: Request<Body>) -> Reply {
         let what = format!("{} {}", req.method(), req.uri());
         let sent = async { collect(send_h2(self.http, req).await?).await };
-        sent.await.unwrap_or_else(|error: BoxError| panic!("HTTP/2 {what} through shunt failed: {error}"))
+        sent.await
+            .unwrap_or_else(|error: BoxError| panic!("HTTP/2 {what} through shunt failed: {error}"))
     }
 
     pub async fn admin(&self, path: &str) -> Reply {
-        self.try_admin(path).await.unwrap_or_else(|error| panic!("GET {path} on the admin listener failed: {error}"))
+        self.try_admin(path)
+            .await
+            .unwrap_or_else(|error| panic!("GET {path} on the admin listener failed: {error}"))
     }
 
     async fn try_admin(&self, path: &str) -> Result<Reply, BoxError> {
@@ -159,12 +188,18 @@ impl Shunt {
 
     /// The stderr lines that are JSON objects.
     pub fn json_logs(&self) -> Vec<Value> {
-        self.logs().iter().filter_map(|line| serde_json::from_str(line).ok()).collect()
+        self.logs()
+            .iter()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
     }
 
     /// Waits (bounded) for a JSON log line matching `matches` and returns it.
     pub async fn wait_for_log(&self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
-        eventually(what, Duration::from_secs(5), async || self.json_logs().into_iter().find(&matches)).await
+        eventually(what, Duration::from_secs(5), async || {
+            self.json_logs().into_iter().find(&matches)
+        })
+        .await
     }
 
     /// Sends a signal by name (`TERM`, `INT`) with `kill(1)`.
@@ -181,7 +216,10 @@ impl Shunt {
     pub async fn wait_exit(&mut self, within: Duration) -> ExitStatus {
         match tokio::time::timeout(within, self.child.wait()).await {
             Ok(status) => status.expect("waiting for shunt"),
-            Err(_) => panic!("shunt did not exit within {within:?}; logs:\n{}", self.logs().join("\n")),
+            Err(_) => panic!(
+                "shunt did not exit within {within:?}; logs:\n{}",
+                self.logs().join("\n")
+            ),
         }
     }
 }

@@ -95,7 +95,9 @@ impl TestCa {
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         let key = KeyPair::generate().expect("generating a CA key");
-        TestCa { issuer: CertifiedIssuer::self_signed(params, key).expect("self-signing the test CA") }
+        TestCa {
+            issuer: CertifiedIssuer::self_signed(params, key).expect("self-signing the test CA"),
+        }
     }
 
     pub fn pem(&self) -> String {
@@ -117,7 +119,9 @@ impl TestCa {
     /// A client configuration that trusts this CA only and checks the server name.
     pub fn client(&self) -> TlsClient {
         let mut roots = RootCertStore::empty();
-        roots.add(self.issuer.der().clone()).expect("the test CA is a valid root");
+        roots
+            .add(self.issuer.der().clone())
+            .expect("the test CA is a valid root");
         let config = ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .expect("ring supports the default protocol versions")
@@ -129,7 +133,9 @@ impl TestCa {
     fn leaf_params(names: &[&str]) -> CertificateParams {
         let names: Vec<String> = names.iter().map(|name| name.to_string()).collect();
         let mut params = CertificateParams::new(names.clone()).expect("valid DNS names");
-        params.distinguished_name.push(DnType::CommonName, names.first().cloned().unwrap_or_default());
+        params
+            .distinguished_name
+            .push(DnType::CommonName, names.first().cloned().unwrap_or_default());
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         params
     }
@@ -137,7 +143,11 @@ impl TestCa {
     fn issue_with(&self, params: CertificateParams) -> Leaf {
         let key = KeyPair::generate().expect("generating a leaf key");
         let cert = params.signed_by(&key, &self.issuer).expect("signing a leaf");
-        Leaf { chain_pem: cert.pem() + &self.pem(), key_pem: key.serialize_pem(), der: cert.der().clone() }
+        Leaf {
+            chain_pem: cert.pem() + &self.pem(),
+            key_pem: key.serialize_pem(),
+            der: cert.der().clone(),
+        }
     }
 }
 
@@ -178,8 +188,10 @@ pub fn mk_tls_secret(namespace: &str, name: &str, leaf: &Leaf) -> Value {
 
 /// A Secret of `type_` with `string_data` in plain text, as people write them by hand.
 pub fn mk_string_secret(namespace: &str, name: &str, type_: &str, string_data: &[(&str, &str)]) -> Value {
-    let string_data: serde_json::Map<String, Value> =
-        string_data.iter().map(|(key, value)| (key.to_string(), json!(value))).collect();
+    let string_data: serde_json::Map<String, Value> = string_data
+        .iter()
+        .map(|(key, value)| (key.to_string(), json!(value)))
+        .collect();
     json!({
         "apiVersion": "v1",
         "kind": "Secret",
@@ -254,15 +266,20 @@ impl TlsClient {
 
     /// The leaf certificate `addr` presents for `sni`; panics when the handshake fails.
     pub async fn presented(&self, addr: SocketAddr, sni: Option<&str>) -> CertificateDer<'static> {
-        let stream =
-            self.handshake(addr, sni).await.unwrap_or_else(|error| panic!("TLS handshake for {sni:?}: {error}"));
+        let stream = self
+            .handshake(addr, sni)
+            .await
+            .unwrap_or_else(|error| panic!("TLS handshake for {sni:?}: {error}"));
         peer_leaf(&stream)
     }
 
     /// A TLS connection speaking HTTP/2 when ALPN agreed on `h2`, else HTTP/1.1.
     pub async fn connect(&self, addr: SocketAddr, sni: Option<&str>) -> Result<TlsConnection, BoxError> {
         let stream = self.handshake(addr, sni).await?;
-        let (leaf, alpn) = (peer_leaf(&stream), stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec));
+        let (leaf, alpn) = (
+            peer_leaf(&stream),
+            stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec),
+        );
         let io = TokioIo::new(stream);
         let sender = if alpn.as_deref() == Some(b"h2") {
             let (sender, connection) = conn::http2::handshake(TokioExecutor::new(), io).await?;
@@ -278,14 +295,24 @@ impl TlsClient {
 
     /// Sends `req` over a new connection for `sni` and collects the answer; panics on failure.
     pub async fn send(&self, addr: SocketAddr, sni: Option<&str>, req: Request<Body>) -> Reply {
-        let what = format!("{} {} (SNI {sni:?}, Host {:?})", req.method(), req.uri(), req.headers().get("host"));
+        let what = format!(
+            "{} {} (SNI {sni:?}, Host {:?})",
+            req.method(),
+            req.uri(),
+            req.headers().get("host")
+        );
         let sent = async { self.connect(addr, sni).await?.send(req).await };
-        sent.await.unwrap_or_else(|error: BoxError| panic!("{what} over TLS failed: {error}"))
+        sent.await
+            .unwrap_or_else(|error: BoxError| panic!("{what} over TLS failed: {error}"))
     }
 }
 
 fn peer_leaf(stream: &TlsStream<tokio::net::TcpStream>) -> CertificateDer<'static> {
-    let chain = stream.get_ref().1.peer_certificates().expect("a full handshake shows the server's chain");
+    let chain = stream
+        .get_ref()
+        .1
+        .peer_certificates()
+        .expect("a full handshake shows the server's chain");
     chain.first().expect("the chain starts with the leaf").clone()
 }
 
@@ -321,11 +348,17 @@ impl TlsBackend {
             .expect("the leaf and its key match");
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         let acceptor = TlsAcceptor::from(Arc::new(config));
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binding an HTTPS backend on loopback");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binding an HTTPS backend on loopback");
         let addr = listener.local_addr().expect("a bound listener has an address");
         let connections = Arc::new(AtomicUsize::new(0));
         let accept = tokio::spawn(serve_tls(listener, acceptor, name.to_string(), connections.clone()));
-        TlsBackend { addr, connections, accept }
+        TlsBackend {
+            addr,
+            connections,
+            accept,
+        }
     }
 
     pub fn port(&self) -> u16 {
@@ -355,12 +388,18 @@ async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, name: String, c
         let (acceptor, name) = (acceptor.clone(), name.clone());
         // A failed handshake (shunt refusing our certificate) is what some tests want: ignore it.
         tokio::spawn(async move {
-            let Ok(stream) = acceptor.accept(stream).await else { return };
+            let Ok(stream) = acceptor.accept(stream).await else {
+                return;
+            };
             let service = service_fn(move |req| {
                 let name = name.clone();
                 async move { Ok::<_, Infallible>(echo(name, req).await) }
             });
-            drop(hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await);
+            drop(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await,
+            );
         });
     }
 }

@@ -8,7 +8,12 @@ use super::*;
 /// returns the backend it got (asserting the path compiled).
 fn backend_of(port: impl Into<Port>, services: Vec<Service>, slices: Vec<EndpointSlice>) -> (String, BackendSpec) {
     let ingress = mk_ingress("shop", "a", vec![mk_rule("", vec![mk_prefix("/", "svc", port)])]);
-    let state = ClusterState { ingresses: vec![ingress], services, endpoint_slices: slices, ..Default::default() };
+    let state = ClusterState {
+        ingresses: vec![ingress],
+        services,
+        endpoint_slices: slices,
+        ..Default::default()
+    };
     let compiled = compile(&state, &CompileOptions::default());
     let paths = &compiled.table.hosts.first().expect("the path compiled").paths;
     let id = paths[0].backend.clone();
@@ -17,21 +22,42 @@ fn backend_of(port: impl Into<Port>, services: Vec<Service>, slices: Vec<Endpoin
 }
 
 fn h2c(endpoints: &[&str]) -> BackendSpec {
-    BackendSpec { protocol: UpstreamProtocol::H2c, ..pods(endpoints) }
+    BackendSpec {
+        protocol: UpstreamProtocol::H2c,
+        ..pods(endpoints)
+    }
 }
 
 #[test]
 fn a_port_by_number_uses_the_slice_port_of_the_same_name() {
     let service = mk_service("shop", "svc", &[("http", 80), ("admin", 81)]);
-    let slice = mk_slice("shop", "svc-a", "svc", &[("admin", 9000), ("http", 8080)], vec![mk_ready("10.0.0.1")]);
-    assert_eq!(backend_of(80, vec![service], vec![slice]), ("shop/svc:80".into(), pods(&["10.0.0.1:8080"])));
+    let slice = mk_slice(
+        "shop",
+        "svc-a",
+        "svc",
+        &[("admin", 9000), ("http", 8080)],
+        vec![mk_ready("10.0.0.1")],
+    );
+    assert_eq!(
+        backend_of(80, vec![service], vec![slice]),
+        ("shop/svc:80".into(), pods(&["10.0.0.1:8080"]))
+    );
 }
 
 #[test]
 fn a_port_by_name_uses_the_slice_port_of_the_same_name() {
     let service = mk_service("shop", "svc", &[("http", 80), ("admin", 81)]);
-    let slice = mk_slice("shop", "svc-a", "svc", &[("http", 8080), ("admin", 9000)], vec![mk_ready("10.0.0.1")]);
-    assert_eq!(backend_of("admin", vec![service], vec![slice]), ("shop/svc:admin".into(), pods(&["10.0.0.1:9000"])));
+    let slice = mk_slice(
+        "shop",
+        "svc-a",
+        "svc",
+        &[("http", 8080), ("admin", 9000)],
+        vec![mk_ready("10.0.0.1")],
+    );
+    assert_eq!(
+        backend_of("admin", vec![service], vec![slice]),
+        ("shop/svc:admin".into(), pods(&["10.0.0.1:9000"]))
+    );
 }
 
 #[test]
@@ -48,10 +74,28 @@ fn unnamed_service_and_slice_ports_match_whether_absent_or_empty() {
 fn endpoints_from_every_slice_are_merged_sorted_and_deduplicated() {
     let service = mk_service("shop", "svc", &[("http", 80)]);
     let slices = vec![
-        mk_slice("shop", "svc-b", "svc", &[("http", 8080)], vec![mk_ready("10.0.0.3"), mk_ready("10.0.0.1")]),
-        mk_slice("shop", "svc-a", "svc", &[("http", 8080)], vec![mk_ready("10.0.0.2"), mk_ready("10.0.0.1")]),
+        mk_slice(
+            "shop",
+            "svc-b",
+            "svc",
+            &[("http", 8080)],
+            vec![mk_ready("10.0.0.3"), mk_ready("10.0.0.1")],
+        ),
+        mk_slice(
+            "shop",
+            "svc-a",
+            "svc",
+            &[("http", 8080)],
+            vec![mk_ready("10.0.0.2"), mk_ready("10.0.0.1")],
+        ),
         // Other Services' slices, here and in another namespace, are not ours.
-        mk_slice("shop", "other-a", "other", &[("http", 8080)], vec![mk_ready("10.0.9.9")]),
+        mk_slice(
+            "shop",
+            "other-a",
+            "other",
+            &[("http", 8080)],
+            vec![mk_ready("10.0.9.9")],
+        ),
         mk_slice("blog", "svc-a", "svc", &[("http", 8080)], vec![mk_ready("10.0.8.8")]),
     ];
     let (_, spec) = backend_of(80, vec![service], slices);
@@ -62,11 +106,23 @@ fn endpoints_from_every_slice_are_merged_sorted_and_deduplicated() {
 fn ready_endpoints_win_over_terminating_ones() {
     let service = mk_service("shop", "svc", &[("http", 80)]);
     let slices = vec![
-        mk_slice("shop", "svc-a", "svc", &[("http", 80)], vec![
-            mk_ready("10.0.0.1"),
-            mk_endpoint("10.0.0.2", Some(false), Some(true), Some(true)),
-        ]),
-        mk_slice("shop", "svc-b", "svc", &[("http", 80)], vec![mk_endpoint("10.0.0.3", Some(false), Some(false), Some(false))]),
+        mk_slice(
+            "shop",
+            "svc-a",
+            "svc",
+            &[("http", 80)],
+            vec![
+                mk_ready("10.0.0.1"),
+                mk_endpoint("10.0.0.2", Some(false), Some(true), Some(true)),
+            ],
+        ),
+        mk_slice(
+            "shop",
+            "svc-b",
+            "svc",
+            &[("http", 80)],
+            vec![mk_endpoint("10.0.0.3", Some(false), Some(false), Some(false))],
+        ),
     ];
     assert_eq!(backend_of(80, vec![service], slices).1, pods(&["10.0.0.1:80"]));
 }
@@ -74,13 +130,19 @@ fn ready_endpoints_win_over_terminating_ones() {
 #[test]
 fn without_ready_endpoints_serving_terminating_ones_are_used() {
     let service = mk_service("shop", "svc", &[("http", 80)]);
-    let slice = mk_slice("shop", "svc-a", "svc", &[("http", 80)], vec![
-        mk_endpoint("10.0.0.1", Some(false), Some(true), Some(true)),
-        // Not serving: gone even though terminating.
-        mk_endpoint("10.0.0.2", Some(false), Some(false), Some(true)),
-        // Serving but not terminating and not ready: starting up, not yet.
-        mk_endpoint("10.0.0.3", Some(false), Some(true), Some(false)),
-    ]);
+    let slice = mk_slice(
+        "shop",
+        "svc-a",
+        "svc",
+        &[("http", 80)],
+        vec![
+            mk_endpoint("10.0.0.1", Some(false), Some(true), Some(true)),
+            // Not serving: gone even though terminating.
+            mk_endpoint("10.0.0.2", Some(false), Some(false), Some(true)),
+            // Serving but not terminating and not ready: starting up, not yet.
+            mk_endpoint("10.0.0.3", Some(false), Some(true), Some(false)),
+        ],
+    );
     assert_eq!(backend_of(80, vec![service], vec![slice]).1, pods(&["10.0.0.1:80"]));
 }
 
@@ -89,45 +151,84 @@ fn unset_conditions_mean_ready_serving_not_terminating() {
     let service = mk_service("shop", "svc", &[("http", 80)]);
     let mut no_conditions = mk_ready("10.0.0.1");
     no_conditions.conditions = None;
-    let slice = mk_slice("shop", "svc-a", "svc", &[("http", 80)], vec![
-        no_conditions,
-        mk_endpoint("10.0.0.2", None, None, None),
-        // Serving defaults to ready (false), so this one is not a fallback candidate.
-        mk_endpoint("10.0.0.3", Some(false), None, Some(true)),
-    ]);
-    assert_eq!(backend_of(80, vec![service], vec![slice]).1, pods(&["10.0.0.1:80", "10.0.0.2:80"]));
+    let slice = mk_slice(
+        "shop",
+        "svc-a",
+        "svc",
+        &[("http", 80)],
+        vec![
+            no_conditions,
+            mk_endpoint("10.0.0.2", None, None, None),
+            // Serving defaults to ready (false), so this one is not a fallback candidate.
+            mk_endpoint("10.0.0.3", Some(false), None, Some(true)),
+        ],
+    );
+    assert_eq!(
+        backend_of(80, vec![service], vec![slice]).1,
+        pods(&["10.0.0.1:80", "10.0.0.2:80"])
+    );
 
     let service = mk_service("shop", "svc", &[("http", 80)]);
     // Terminating defaults to false, so a not-ready, serving endpoint is no fallback either.
-    let slice = mk_slice("shop", "svc-a", "svc", &[("http", 80)], vec![
-        mk_endpoint("10.0.0.3", Some(false), None, Some(true)),
-        mk_endpoint("10.0.0.4", Some(false), Some(true), None),
-    ]);
+    let slice = mk_slice(
+        "shop",
+        "svc-a",
+        "svc",
+        &[("http", 80)],
+        vec![
+            mk_endpoint("10.0.0.3", Some(false), None, Some(true)),
+            mk_endpoint("10.0.0.4", Some(false), Some(true), None),
+        ],
+    );
     assert_eq!(backend_of(80, vec![service], vec![slice]).1, pods(&[]));
 }
 
 #[test]
 fn fqdn_slices_are_skipped() {
     let service = mk_service("shop", "svc", &[("http", 80)]);
-    let mut fqdn = mk_slice("shop", "svc-b", "svc", &[("http", 80)], vec![mk_ready("pod.example.com")]);
+    let mut fqdn = mk_slice(
+        "shop",
+        "svc-b",
+        "svc",
+        &[("http", 80)],
+        vec![mk_ready("pod.example.com")],
+    );
     fqdn.address_type = "FQDN".into();
     let mut fqdn_with_ip = mk_slice("shop", "svc-c", "svc", &[("http", 80)], vec![mk_ready("10.0.0.9")]);
     fqdn_with_ip.address_type = "FQDN".into();
     let ipv4 = mk_slice("shop", "svc-a", "svc", &[("http", 80)], vec![mk_ready("10.0.0.1")]);
-    assert_eq!(backend_of(80, vec![service], vec![fqdn, fqdn_with_ip, ipv4]).1, pods(&["10.0.0.1:80"]));
+    assert_eq!(
+        backend_of(80, vec![service], vec![fqdn, fqdn_with_ip, ipv4]).1,
+        pods(&["10.0.0.1:80"])
+    );
 }
 
 #[test]
 fn ipv6_slices_give_ipv6_endpoints_and_mismatched_or_bad_addresses_are_skipped() {
     let service = mk_service("shop", "svc", &[("http", 80)]);
-    let v6 = mk_slice("shop", "svc-a", "svc", &[("http", 8080)], vec![
-        mk_ready("fd00::2"),
-        mk_ready("fd00::1"),
-        mk_ready("10.0.0.7"),
-        mk_ready("not-an-ip"),
-    ]);
-    let v4 = mk_slice("shop", "svc-b", "svc", &[("http", 8080)], vec![mk_ready("10.0.0.1"), mk_ready("fd00::9")]);
-    assert_eq!(backend_of(80, vec![service], vec![v6, v4]).1, pods(&["10.0.0.1:8080", "[fd00::1]:8080", "[fd00::2]:8080"]));
+    let v6 = mk_slice(
+        "shop",
+        "svc-a",
+        "svc",
+        &[("http", 8080)],
+        vec![
+            mk_ready("fd00::2"),
+            mk_ready("fd00::1"),
+            mk_ready("10.0.0.7"),
+            mk_ready("not-an-ip"),
+        ],
+    );
+    let v4 = mk_slice(
+        "shop",
+        "svc-b",
+        "svc",
+        &[("http", 8080)],
+        vec![mk_ready("10.0.0.1"), mk_ready("fd00::9")],
+    );
+    assert_eq!(
+        backend_of(80, vec![service], vec![v6, v4]).1,
+        pods(&["10.0.0.1:8080", "[fd00::1]:8080", "[fd00::2]:8080"])
+    );
 }
 
 #[test]
@@ -146,7 +247,10 @@ fn a_slice_without_the_services_port_contributes_nothing() {
     let mut udp = mk_slice("shop", "svc-b", "svc", &[("http", 80)], vec![mk_ready("10.0.0.2")]);
     udp.ports.as_mut().expect("fixture has ports")[0].protocol = Some("UDP".into());
     let good = mk_slice("shop", "svc-c", "svc", &[("http", 80)], vec![mk_ready("10.0.0.3")]);
-    assert_eq!(backend_of(80, vec![service], vec![other_port, udp, good]).1, pods(&["10.0.0.3:80"]));
+    assert_eq!(
+        backend_of(80, vec![service], vec![other_port, udp, good]).1,
+        pods(&["10.0.0.3:80"])
+    );
 }
 
 #[test]
@@ -167,8 +271,15 @@ fn app_protocols_on_the_service_port_pick_h2c_https_or_http1() {
         let mut service = mk_service("shop", "svc", &[("app", 50051)]);
         first_port(&mut service).app_protocol = Some(app_protocol.into());
         let slice = mk_slice("shop", "svc-a", "svc", &[("app", 50051)], vec![mk_ready("10.0.0.1")]);
-        let expected = BackendSpec { protocol, ..pods(&["10.0.0.1:50051"]) };
-        assert_eq!(backend_of(50051, vec![service], vec![slice]).1, expected, "{app_protocol}");
+        let expected = BackendSpec {
+            protocol,
+            ..pods(&["10.0.0.1:50051"])
+        };
+        assert_eq!(
+            backend_of(50051, vec![service], vec![slice]).1,
+            expected,
+            "{app_protocol}"
+        );
     }
 }
 
@@ -177,13 +288,22 @@ fn the_slice_ports_app_protocol_counts_when_the_service_port_has_none() {
     let service = mk_service("shop", "svc", &[("grpc", 50051)]);
     let mut slice = mk_slice("shop", "svc-a", "svc", &[("grpc", 50051)], vec![mk_ready("10.0.0.1")]);
     slice.ports.as_mut().expect("fixture has ports")[0].app_protocol = Some("kubernetes.io/h2c".into());
-    assert_eq!(backend_of("grpc", vec![service], vec![slice]).1, h2c(&["10.0.0.1:50051"]));
+    assert_eq!(
+        backend_of("grpc", vec![service], vec![slice]).1,
+        h2c(&["10.0.0.1:50051"])
+    );
 }
 
 #[test]
 fn a_udp_service_port_with_the_number_does_not_match() {
     let mut service = mk_service("shop", "svc", &[("dns-udp", 53), ("dns-tcp", 53)]);
     first_port(&mut service).protocol = Some("UDP".into());
-    let slice = mk_slice("shop", "svc-a", "svc", &[("dns-udp", 5353), ("dns-tcp", 5354)], vec![mk_ready("10.0.0.1")]);
+    let slice = mk_slice(
+        "shop",
+        "svc-a",
+        "svc",
+        &[("dns-udp", 5353), ("dns-tcp", 5354)],
+        vec![mk_ready("10.0.0.1")],
+    );
     assert_eq!(backend_of(53, vec![service], vec![slice]).1, pods(&["10.0.0.1:5354"]));
 }

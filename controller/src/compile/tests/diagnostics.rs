@@ -18,7 +18,10 @@ fn with_bad_rule(bad: IngressRule) -> Compiled {
 }
 
 fn only_the_good_path() -> TableSpec {
-    table(vec![(host(HOST), vec![prefix("/", WEB, "shop/a")])], vec![(WEB, web_pods())])
+    table(
+        vec![(host(HOST), vec![prefix("/", WEB, "shop/a")])],
+        vec![(WEB, web_pods())],
+    )
 }
 
 /// Asserts the good path alone compiled and exactly one diagnostic came out.
@@ -43,16 +46,23 @@ fn a_missing_service_skips_its_path() {
 
 #[test]
 fn a_service_in_another_namespace_is_missing() {
-    let mut state = world_with(vec![mk_ingress("blog", "a", vec![mk_rule("", vec![mk_prefix("/", "web", 80)])])]);
+    let mut state = world_with(vec![mk_ingress(
+        "blog",
+        "a",
+        vec![mk_rule("", vec![mk_prefix("/", "web", 80)])],
+    )]);
     state.services.push(mk_service("other", "web", &[("http", 80)]));
     let compiled = compile_default(&state);
     assert_eq!(compiled.table, TableSpec::default());
-    assert_eq!(compiled.diagnostics, vec![Diagnostic::new(
-        "blog",
-        "a",
-        Reason::MissingService,
-        r#"service "blog/web" not found for path "/" on any host"#.into(),
-    )]);
+    assert_eq!(
+        compiled.diagnostics,
+        vec![Diagnostic::new(
+            "blog",
+            "a",
+            Reason::MissingService,
+            r#"service "blog/web" not found for path "/" on any host"#.into(),
+        )]
+    );
 }
 
 #[test]
@@ -71,16 +81,30 @@ fn a_missing_service_port_skips_its_path() {
 
 #[test]
 fn a_service_without_spec_has_no_ports() {
-    let mut state = world_with(vec![mk_ingress("shop", "a", vec![mk_rule(HOST, vec![mk_prefix("/", "web", 80)])])]);
+    let mut state = world_with(vec![mk_ingress(
+        "shop",
+        "a",
+        vec![mk_rule(HOST, vec![mk_prefix("/", "web", 80)])],
+    )]);
     state.services[0].spec = None;
     let compiled = compile_default(&state);
     assert_eq!(compiled.table, TableSpec::default());
-    assert_eq!(compiled.diagnostics.iter().map(|d| d.reason).collect::<Vec<_>>(), vec![Reason::MissingServicePort]);
+    assert_eq!(
+        compiled.diagnostics.iter().map(|d| d.reason).collect::<Vec<_>>(),
+        vec![Reason::MissingServicePort]
+    );
 }
 
 #[test]
 fn an_externalname_service_skips_its_path() {
-    let ingress = mk_ingress("shop", "a", vec![mk_rule(HOST, vec![mk_prefix("/", "web", 80), mk_prefix("/ext", "ext", 80)])]);
+    let ingress = mk_ingress(
+        "shop",
+        "a",
+        vec![mk_rule(
+            HOST,
+            vec![mk_prefix("/", "web", 80), mk_prefix("/ext", "ext", 80)],
+        )],
+    );
     let mut external = mk_service("shop", "ext", &[("http", 80)]);
     external.spec.as_mut().expect("fixture has a spec").type_ = Some("ExternalName".into());
     let mut state = world_with(vec![ingress]);
@@ -116,19 +140,32 @@ fn a_service_backend_without_a_usable_port_skips_its_path() {
     let mut no_port = mk_backend("web", 80);
     no_port.service.as_mut().expect("fixture has a service").port = None;
     let mut both = mk_backend("web", 80);
-    both.service.as_mut().and_then(|s| s.port.as_mut()).expect("fixture has a port").name = Some("http".into());
+    both.service
+        .as_mut()
+        .and_then(|s| s.port.as_mut())
+        .expect("fixture has a port")
+        .name = Some("http".into());
     let cases = [
-        (no_port, r#"backend service "shop/web" names no port for path "/bad" on host "shop.example.com""#),
+        (
+            no_port,
+            r#"backend service "shop/web" names no port for path "/bad" on host "shop.example.com""#,
+        ),
         (
             both,
             r#"backend service "shop/web" sets both port number 80 and port name "http" for path "/bad" on host "shop.example.com""#,
         ),
-        (mk_backend("web", 0), r#"backend service "shop/web" port 0 is out of range for path "/bad" on host "shop.example.com""#),
+        (
+            mk_backend("web", 0),
+            r#"backend service "shop/web" port 0 is out of range for path "/bad" on host "shop.example.com""#,
+        ),
         (
             mk_backend("web", 70000),
             r#"backend service "shop/web" port 70000 is out of range for path "/bad" on host "shop.example.com""#,
         ),
-        (mk_backend("", 80), r#"backend service has an empty name for path "/bad" on host "shop.example.com""#),
+        (
+            mk_backend("", 80),
+            r#"backend service has an empty name for path "/bad" on host "shop.example.com""#,
+        ),
     ];
     for (backend, message) in cases {
         assert_skipped(with_bad_path(bad_backend(backend)), Reason::InvalidBackend, message);
@@ -138,7 +175,10 @@ fn a_service_backend_without_a_usable_port_skips_its_path() {
 #[test]
 fn an_invalid_path_is_skipped() {
     let cases = [
-        (mk_prefix("api", "web", 80), r#"invalid path "api" on host "shop.example.com": must start with "/""#),
+        (
+            mk_prefix("api", "web", 80),
+            r#"invalid path "api" on host "shop.example.com": must start with "/""#,
+        ),
         (
             mk_prefix("/a b", "web", 80),
             r#"invalid path "/a b" on host "shop.example.com": must not contain whitespace, control characters, '?' or '#' (found ' ')"#,
@@ -159,7 +199,10 @@ fn an_invalid_path_is_skipped() {
             mk_path("/a", "Regex", mk_backend("web", 80)),
             r#"invalid path "/a" on host "shop.example.com": pathType "Regex" is not Exact, Prefix or ImplementationSpecific"#,
         ),
-        (mk_path("/a", "", mk_backend("web", 80)), r#"invalid path "/a" on host "shop.example.com": pathType is missing"#),
+        (
+            mk_path("/a", "", mk_backend("web", 80)),
+            r#"invalid path "/a" on host "shop.example.com": pathType is missing"#,
+        ),
         (
             mk_path("", "Exact", mk_backend("web", 80)),
             r#"invalid path "" on host "shop.example.com": an Exact path must not be empty"#,
@@ -173,7 +216,11 @@ fn an_invalid_path_is_skipped() {
 #[test]
 fn an_invalid_path_on_any_host_says_so() {
     let compiled = with_bad_rule(mk_rule("", vec![mk_prefix("nope", "web", 80)]));
-    assert_skipped(compiled, Reason::InvalidPath, r#"invalid path "nope" on any host: must start with "/""#);
+    assert_skipped(
+        compiled,
+        Reason::InvalidPath,
+        r#"invalid path "nope" on any host: must start with "/""#,
+    );
 }
 
 #[test]
@@ -181,10 +228,22 @@ fn an_invalid_host_skips_its_whole_rule() {
     let long_label = format!("{}.example.com", "a".repeat(64));
     let long_name = format!("{}.com", "abcdefghi.".repeat(26));
     let cases = [
-        ("foo.*.com", r#"a wildcard must be the whole first label ("*.example.com")"#.to_string()),
-        ("**.example.com", r#"a wildcard must be the whole first label ("*.example.com")"#.to_string()),
-        ("*", r#"a wildcard must be the whole first label ("*.example.com")"#.to_string()),
-        ("*foo.example.com", r#"a wildcard must be the whole first label ("*.example.com")"#.to_string()),
+        (
+            "foo.*.com",
+            r#"a wildcard must be the whole first label ("*.example.com")"#.to_string(),
+        ),
+        (
+            "**.example.com",
+            r#"a wildcard must be the whole first label ("*.example.com")"#.to_string(),
+        ),
+        (
+            "*",
+            r#"a wildcard must be the whole first label ("*.example.com")"#.to_string(),
+        ),
+        (
+            "*foo.example.com",
+            r#"a wildcard must be the whole first label ("*.example.com")"#.to_string(),
+        ),
         ("10.0.0.1", "an IP address is not a host name".to_string()),
         ("*.", "empty label".to_string()),
         ("shop.example.com.", "empty label".to_string()),
@@ -214,44 +273,71 @@ fn label_error(label: &str) -> String {
 #[test]
 fn a_backend_without_endpoints_still_routes_and_is_reported_once_per_ingress() {
     let mut state = world_with(vec![
-        mk_ingress("shop", "a", vec![
-            mk_rule(HOST, vec![mk_prefix("/", "web", 80), mk_prefix("/empty", "idle", 80)]),
-            mk_rule("other.example.com", vec![mk_prefix("/empty", "idle", 80)]),
-        ]),
-        mk_ingress("shop", "b", vec![mk_rule("b.example.com", vec![mk_prefix("/", "idle", 80)])]),
+        mk_ingress(
+            "shop",
+            "a",
+            vec![
+                mk_rule(HOST, vec![mk_prefix("/", "web", 80), mk_prefix("/empty", "idle", 80)]),
+                mk_rule("other.example.com", vec![mk_prefix("/empty", "idle", 80)]),
+            ],
+        ),
+        mk_ingress(
+            "shop",
+            "b",
+            vec![mk_rule("b.example.com", vec![mk_prefix("/", "idle", 80)])],
+        ),
     ]);
     state.services.push(mk_service("shop", "idle", &[("", 80)]));
     let compiled = compile_default(&state);
     let expected = table(
         vec![
             (host("b.example.com"), vec![prefix("/", "shop/idle:80", "shop/b")]),
-            (host("other.example.com"), vec![prefix("/empty", "shop/idle:80", "shop/a")]),
-            (host(HOST), vec![prefix("/", WEB, "shop/a"), prefix("/empty", "shop/idle:80", "shop/a")]),
+            (
+                host("other.example.com"),
+                vec![prefix("/empty", "shop/idle:80", "shop/a")],
+            ),
+            (
+                host(HOST),
+                vec![prefix("/", WEB, "shop/a"), prefix("/empty", "shop/idle:80", "shop/a")],
+            ),
         ],
         vec![("shop/idle:80", pods(&[])), (WEB, web_pods())],
     );
     assert_eq!(compiled.table, expected);
-    assert_eq!(compiled.diagnostics, vec![
-        diagnostic(
-            "a",
-            Reason::NoEndpoints,
-            r#"backend "shop/idle:80" has no ready endpoints for path "/empty" on host "shop.example.com""#,
-        ),
-        diagnostic("b", Reason::NoEndpoints, r#"backend "shop/idle:80" has no ready endpoints for path "/" on host "b.example.com""#),
-    ]);
+    assert_eq!(
+        compiled.diagnostics,
+        vec![
+            diagnostic(
+                "a",
+                Reason::NoEndpoints,
+                r#"backend "shop/idle:80" has no ready endpoints for path "/empty" on host "shop.example.com""#,
+            ),
+            diagnostic(
+                "b",
+                Reason::NoEndpoints,
+                r#"backend "shop/idle:80" has no ready endpoints for path "/" on host "b.example.com""#
+            ),
+        ]
+    );
 }
 
 #[test]
 fn a_default_backend_without_endpoints_is_reported() {
-    let mut state = world_with(vec![with_default_backend(mk_ingress("shop", "a", vec![]), mk_backend("idle", 80))]);
+    let mut state = world_with(vec![with_default_backend(
+        mk_ingress("shop", "a", vec![]),
+        mk_backend("idle", 80),
+    )]);
     state.services.push(mk_service("shop", "idle", &[("", 80)]));
     let compiled = compile_default(&state);
     assert_eq!(compiled.table.default_backend.as_deref(), Some("shop/idle:80"));
-    assert_eq!(compiled.diagnostics, vec![diagnostic(
-        "a",
-        Reason::NoEndpoints,
-        r#"backend "shop/idle:80" has no ready endpoints for the default backend"#,
-    )]);
+    assert_eq!(
+        compiled.diagnostics,
+        vec![diagnostic(
+            "a",
+            Reason::NoEndpoints,
+            r#"backend "shop/idle:80" has no ready endpoints for the default backend"#,
+        )]
+    );
 }
 
 #[test]
@@ -261,7 +347,11 @@ fn a_broken_default_backend_is_reported_and_the_rules_still_compile() {
         mk_backend("nope", 80),
     );
     let compiled = compile_default(&world_with(vec![ingress]));
-    assert_skipped(compiled, Reason::MissingService, r#"service "shop/nope" not found for the default backend"#);
+    assert_skipped(
+        compiled,
+        Reason::MissingService,
+        r#"service "shop/nope" not found for the default backend"#,
+    );
 }
 
 #[test]
@@ -284,6 +374,9 @@ fn reasons_render_as_their_names() {
     for reason in Reason::ALL {
         assert_eq!(reason.as_str(), format!("{reason:?}"));
         assert_eq!(reason.to_string(), reason.as_str());
-        assert_eq!(serde_json::to_value(reason).expect("reasons serialize"), serde_json::json!(reason.as_str()));
+        assert_eq!(
+            serde_json::to_value(reason).expect("reasons serialize"),
+            serde_json::json!(reason.as_str())
+        );
     }
 }

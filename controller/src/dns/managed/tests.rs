@@ -29,7 +29,9 @@ fn path(name: &str) -> String {
 }
 
 async fn sync_once(client: Client, target: CorednsTarget, name: &str, stanza: Stanza) -> Result<bool, CorednsError> {
-    CorednsWriter::new(client, "kube-system", name, target).sync(&stanza).await
+    CorednsWriter::new(client, "kube-system", name, target)
+        .sync(&stanza)
+        .await
 }
 
 #[tokio::test]
@@ -39,12 +41,24 @@ async fn the_corefile_gets_the_block_with_the_version_it_read() {
         let current = mk_config_map("coredns", json!({"Corefile": TKE}));
         api.answer(Method::GET, &path("coredns"), StatusCode::OK, current).await;
         let body = api.echo(Method::PUT, &path("coredns"), StatusCode::OK).await;
-        assert_eq!(body["metadata"]["resourceVersion"], "7", "an update, never a blind overwrite");
+        assert_eq!(
+            body["metadata"]["resourceVersion"], "7",
+            "an update, never a blind overwrite"
+        );
         let corefile = body["data"]["Corefile"].as_str().expect("a Corefile");
         assert!(corefile.starts_with(&format!(".:53 {{\n    # BEGIN shunt\n    rewrite name exact shop.example.com {TARGET}\n    # END shunt\n    errors\n")));
         api
     };
-    let wrote = verify(scenario, sync_once(client, CorednsTarget::Corefile, "coredns", stanza(&["shop.example.com"]))).await;
+    let wrote = verify(
+        scenario,
+        sync_once(
+            client,
+            CorednsTarget::Corefile,
+            "coredns",
+            stanza(&["shop.example.com"]),
+        ),
+    )
+    .await;
     assert!(wrote.expect("synced"));
 }
 
@@ -53,10 +67,25 @@ async fn an_up_to_date_configmap_is_not_written() {
     let (client, mut api) = mk_client();
     let done = replace_block(TKE, &stanza(&["shop.example.com"])).expect("edits");
     let scenario = async move {
-        api.answer(Method::GET, &path("coredns"), StatusCode::OK, mk_config_map("coredns", json!({"Corefile": done}))).await;
+        api.answer(
+            Method::GET,
+            &path("coredns"),
+            StatusCode::OK,
+            mk_config_map("coredns", json!({"Corefile": done})),
+        )
+        .await;
         api
     };
-    let wrote = verify(scenario, sync_once(client, CorednsTarget::Corefile, "coredns", stanza(&["shop.example.com"]))).await;
+    let wrote = verify(
+        scenario,
+        sync_once(
+            client,
+            CorednsTarget::Corefile,
+            "coredns",
+            stanza(&["shop.example.com"]),
+        ),
+    )
+    .await;
     assert!(!wrote.expect("synced"), "nothing to write");
 }
 
@@ -65,14 +94,27 @@ async fn the_custom_configmap_gets_our_key_and_keeps_the_others() {
     let (client, mut api) = mk_client();
     let scenario = async move {
         let current = mk_config_map("coredns-custom", json!({"team.override": "log\n"}));
-        api.answer(Method::GET, &path("coredns-custom"), StatusCode::OK, current).await;
+        api.answer(Method::GET, &path("coredns-custom"), StatusCode::OK, current)
+            .await;
         let body = api.echo(Method::PUT, &path("coredns-custom"), StatusCode::OK).await;
         assert_eq!(body["data"]["team.override"], "log\n");
         let ours = body["data"]["shunt.override"].as_str().expect("our key");
-        assert!(ours.contains(&format!("\nrewrite name exact shop.example.com {TARGET}\n")), "{ours}");
+        assert!(
+            ours.contains(&format!("\nrewrite name exact shop.example.com {TARGET}\n")),
+            "{ours}"
+        );
         api
     };
-    let wrote = verify(scenario, sync_once(client, CorednsTarget::Custom, "coredns-custom", stanza(&["shop.example.com"]))).await;
+    let wrote = verify(
+        scenario,
+        sync_once(
+            client,
+            CorednsTarget::Custom,
+            "coredns-custom",
+            stanza(&["shop.example.com"]),
+        ),
+    )
+    .await;
     assert!(wrote.expect("synced"));
 }
 
@@ -80,10 +122,20 @@ async fn the_custom_configmap_gets_our_key_and_keeps_the_others() {
 async fn a_missing_configmap_is_an_error_and_nothing_is_created() {
     let (client, mut api) = mk_client();
     let scenario = async move {
-        api.answer(Method::GET, &path("coredns-custom"), StatusCode::NOT_FOUND, mk_status(404, "NotFound")).await;
+        api.answer(
+            Method::GET,
+            &path("coredns-custom"),
+            StatusCode::NOT_FOUND,
+            mk_status(404, "NotFound"),
+        )
+        .await;
         api
     };
-    let result = verify(scenario, sync_once(client, CorednsTarget::Custom, "coredns-custom", stanza(&[]))).await;
+    let result = verify(
+        scenario,
+        sync_once(client, CorednsTarget::Custom, "coredns-custom", stanza(&[])),
+    )
+    .await;
     assert!(matches!(result, Err(CorednsError::Missing(name)) if name == "kube-system/coredns-custom"));
 }
 
@@ -95,7 +147,11 @@ async fn a_corefile_shunt_cannot_place_its_block_in_is_left_alone() {
         api.answer(Method::GET, &path("coredns"), StatusCode::OK, odd).await;
         api
     };
-    let result = verify(scenario, sync_once(client, CorednsTarget::Corefile, "coredns", stanza(&["a.example.com"]))).await;
+    let result = verify(
+        scenario,
+        sync_once(client, CorednsTarget::Corefile, "coredns", stanza(&["a.example.com"])),
+    )
+    .await;
     assert!(matches!(result, Err(CorednsError::Corefile { .. })), "{result:?}");
 }
 

@@ -1,11 +1,19 @@
 use super::*;
 
 fn mk_ctx(peer: &str, host: &'static str) -> ForwardedContext<'static> {
-    ForwardedContext { peer: peer.parse().unwrap(), scheme: "http", host }
+    ForwardedContext {
+        peer: peer.parse().unwrap(),
+        scheme: "http",
+        host,
+    }
 }
 
 fn get<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
-    headers.get(name).unwrap_or_else(|| panic!("{name} is set")).to_str().unwrap()
+    headers
+        .get(name)
+        .unwrap_or_else(|| panic!("{name} is set"))
+        .to_str()
+        .unwrap()
 }
 
 #[test]
@@ -16,7 +24,11 @@ fn untrusted_peer_replaces_every_forwarding_header() {
     headers.insert("x-forwarded-host", HeaderValue::from_static("evil.example"));
     headers.insert("x-forwarded-port", HeaderValue::from_static("1"));
     headers.insert("x-real-ip", HeaderValue::from_static("6.6.6.6"));
-    set_forwarded(&mut headers, &mk_ctx("10.0.0.7", "shop.example.com"), &TrustedProxies::default());
+    set_forwarded(
+        &mut headers,
+        &mk_ctx("10.0.0.7", "shop.example.com"),
+        &TrustedProxies::default(),
+    );
     assert_eq!(get(&headers, "x-forwarded-for"), "10.0.0.7");
     assert_eq!(get(&headers, "x-forwarded-proto"), "http");
     assert_eq!(get(&headers, "x-forwarded-host"), "shop.example.com");
@@ -34,8 +46,15 @@ fn trusted_peer_extends_the_chain_and_keeps_its_headers() {
     headers.insert("x-forwarded-proto", HeaderValue::from_static("https"));
     headers.insert("x-request-id", HeaderValue::from_static("abc"));
     set_forwarded(&mut headers, &mk_ctx("10.0.0.7", "shop.example.com:8080"), &trusted);
-    assert_eq!(get(&headers, "x-forwarded-for"), "203.0.113.9, 10.1.1.1, 192.168.1.1, 10.0.0.7");
-    assert_eq!(get(&headers, "x-real-ip"), "203.0.113.9", "right-most untrusted address");
+    assert_eq!(
+        get(&headers, "x-forwarded-for"),
+        "203.0.113.9, 10.1.1.1, 192.168.1.1, 10.0.0.7"
+    );
+    assert_eq!(
+        get(&headers, "x-real-ip"),
+        "203.0.113.9",
+        "right-most untrusted address"
+    );
     assert_eq!(get(&headers, "x-forwarded-proto"), "https");
     assert_eq!(get(&headers, "x-forwarded-port"), "8080");
     assert_eq!(get(&headers, "x-request-id"), "abc");

@@ -20,20 +20,50 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
             .iter()
             .map(|(kind, path)| {
                 let backend = format!("{host} {kind:?} {path}");
-                backends.insert(backend.clone(), BackendSpec { protocol: UpstreamProtocol::Http1, endpoints: vec![] });
-                PathSpec { path: path.to_string(), kind: *kind, backend, source: "ns/ing".into(), ssl_redirect: false }
+                backends.insert(
+                    backend.clone(),
+                    BackendSpec {
+                        protocol: UpstreamProtocol::Http1,
+                        endpoints: vec![],
+                    },
+                );
+                PathSpec {
+                    path: path.to_string(),
+                    kind: *kind,
+                    backend,
+                    source: "ns/ing".into(),
+                    ssl_redirect: false,
+                }
             })
             .collect();
         vhosts.push(VirtualHostSpec { host, paths });
     }
     let default_backend = default.map(|d| {
-        backends.insert(d.to_string(), BackendSpec { protocol: UpstreamProtocol::Http1, endpoints: vec![] });
+        backends.insert(
+            d.to_string(),
+            BackendSpec {
+                protocol: UpstreamProtocol::Http1,
+                endpoints: vec![],
+            },
+        );
         d.to_string()
     });
-    let spec = TableSpec { hosts: vhosts, default_backend, backends, tls: Default::default() };
+    let spec = TableSpec {
+        hosts: vhosts,
+        default_backend,
+        backends,
+        tls: Default::default(),
+    };
     let (table, warnings) = RouteTable::build(
         Arc::new(spec),
-        |id| Arc::new(Upstream::new(id, UpstreamProtocol::Http1, vec![], UpstreamStats::default())),
+        |id| {
+            Arc::new(Upstream::new(
+                id,
+                UpstreamProtocol::Http1,
+                vec![],
+                UpstreamStats::default(),
+            ))
+        },
         |_, _| RouteStats::detached(),
     );
     assert_eq!(warnings, vec![]);
@@ -79,7 +109,10 @@ fn prefix_with_or_without_trailing_slash_matches_both_forms() {
     // Compile normalises `/foo/` to `/foo`; the table must cope with either spelling.
     for rule in ["/foo", "/foo/"] {
         for path in ["/foo", "/foo/"] {
-            assert!(matched(&[(Prefix, rule)], path).is_some(), "Prefix {rule} should match {path}");
+            assert!(
+                matched(&[(Prefix, rule)], path).is_some(),
+                "Prefix {rule} should match {path}"
+            );
         }
     }
 }
@@ -119,7 +152,10 @@ fn exact_beats_prefix_of_equal_length() {
 #[test]
 fn longer_exact_beats_shorter_prefix_and_misses_fall_back() {
     let paths = [(Prefix, "/api"), (Exact, "/api/v1/health"), (Exact, "/api/")];
-    assert_eq!(matched(&paths, "/api/v1/health").as_deref(), Some("Exact /api/v1/health"));
+    assert_eq!(
+        matched(&paths, "/api/v1/health").as_deref(),
+        Some("Exact /api/v1/health")
+    );
     assert_eq!(matched(&paths, "/api/v1/healthz").as_deref(), Some("Prefix /api"));
     assert_eq!(matched(&paths, "/api/v1").as_deref(), Some("Prefix /api"));
     assert_eq!(matched(&paths, "/api/").as_deref(), Some("Exact /api/"));
@@ -145,11 +181,26 @@ fn hosts_cascade_exact_then_wildcard_then_any_then_default() {
         Some("default"),
     );
     let h = |host, path| hit(&table, host, path);
-    assert_eq!(h("shop.example.com", "/cart/1").as_deref(), Some("shop.example.com Prefix /cart"));
-    assert_eq!(h("shop.example.com", "/other").as_deref(), Some("*.example.com Prefix /"), "falls to the wildcard");
+    assert_eq!(
+        h("shop.example.com", "/cart/1").as_deref(),
+        Some("shop.example.com Prefix /cart")
+    );
+    assert_eq!(
+        h("shop.example.com", "/other").as_deref(),
+        Some("*.example.com Prefix /"),
+        "falls to the wildcard"
+    );
     assert_eq!(h("blog.example.com", "/x").as_deref(), Some("*.example.com Prefix /"));
-    assert_eq!(h("a.b.example.com", "/x").as_deref(), Some("default"), "wildcards cover exactly one label");
-    assert_eq!(h("example.com", "/x").as_deref(), Some("default"), "the bare suffix is not a wildcard match");
+    assert_eq!(
+        h("a.b.example.com", "/x").as_deref(),
+        Some("default"),
+        "wildcards cover exactly one label"
+    );
+    assert_eq!(
+        h("example.com", "/x").as_deref(),
+        Some("default"),
+        "the bare suffix is not a wildcard match"
+    );
     assert_eq!(h("a.b.example.com", "/status").as_deref(), Some("* Prefix /status"));
     assert_eq!(h("elsewhere.org", "/nothing").as_deref(), Some("default"));
 }
@@ -167,7 +218,13 @@ fn paths_naming_unknown_backends_are_reported_not_built() {
     let spec = TableSpec {
         hosts: vec![VirtualHostSpec {
             host: HostMatch::Any,
-            paths: vec![PathSpec { path: "/".into(), kind: Prefix, backend: "missing".into(), source: "ns/ing".into(), ssl_redirect: false }],
+            paths: vec![PathSpec {
+                path: "/".into(),
+                kind: Prefix,
+                backend: "missing".into(),
+                source: "ns/ing".into(),
+                ssl_redirect: false,
+            }],
         }],
         default_backend: None,
         backends: BTreeMap::new(),
