@@ -13,6 +13,10 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
 fi
 
+# Format and lints fail CI the way a red test does.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
 # Unit, integration and end-to-end tests; benches are built and run once as smoke tests.
 cargo test --workspace --all-targets --locked
 

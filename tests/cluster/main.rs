@@ -15,5 +15,6 @@ mod faults;
 mod leader;
 mod rbac;
 mod routing;
+mod shared_dns;
 mod startup;
 mod status;

@@ -8,6 +8,7 @@
 
 mod support;
 
+mod abuse;
 mod admin;
 mod balance;
 mod classes;
@@ -21,5 +22,6 @@ mod paths;
 mod reload;
 mod shutdown;
 mod streaming;
+mod tke;
 mod tls;
 mod upgrade;

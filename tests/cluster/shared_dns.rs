@@ -1,0 +1,1 @@
+//! Shared clusters: refused DNS rewrites and several releases managing one Corefile.

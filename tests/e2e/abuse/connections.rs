@@ -1,0 +1,1 @@
+//! Connection lifecycle abuse: silent sockets, preface fragments, idle keep-alives, slow bodies.

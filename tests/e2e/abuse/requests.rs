@@ -1,0 +1,1 @@
+//! Requests in shapes the route table did not intend: paths, methods, forwarding headers.

@@ -1,0 +1,1 @@
+//! Upstream faults and limits: connection caps, GOAWAY, refused streams, client aborts.
