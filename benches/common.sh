@@ -25,6 +25,15 @@ shunt_bin() {
     echo "$SHUNT_BIN"
 }
 
+# PIN=1: the proxy under test runs alone on CPU 1; the load generator and the backend share CPU 0.
+# Unpinned (the default) everything competes for both CPUs, which favours the proxy that needs less.
+if [ "${PIN:-0}" = 1 ]; then
+    [ "$(nproc)" -ge 2 ] || { echo "PIN=1 needs two CPUs" >&2; exit 1; }
+    PROXY_CPUS=(taskset -c 1); LOAD_CPUS=(taskset -c 0)
+else
+    PROXY_CPUS=(); LOAD_CPUS=()
+fi
+
 work=$(mktemp -d)
 pids=()
 declare -A NGINX_PID
@@ -55,7 +64,9 @@ http {
     $2
 }
 CONF
-    nginx -p "$work/$1" -c "$work/$1/nginx.conf" -g 'daemon off;' &
+    local cpus=("${LOAD_CPUS[@]}")
+    [ "$1" = proxy ] && cpus=("${PROXY_CPUS[@]}")
+    "${cpus[@]}" nginx -p "$work/$1" -c "$work/$1/nginx.conf" -g 'daemon off;' &
     pids+=($!)
     NGINX_PID[$1]=$!
 }
@@ -101,7 +112,7 @@ cpu_us_per_request() { awk -v a="$1" -v b="$2" -v n="$3" -v hz="$CLK_TCK" 'BEGIN
 # requests, on one line.
 # Bounded twice: wrk's own -d, and a hard timeout well past it.
 run_wrk() { # wrk arguments...
-    timeout 120 wrk --latency "$@" |
+    timeout 120 "${LOAD_CPUS[@]}" wrk --latency "$@" |
         awk '/Requests\/sec/ { rps = $2 }
              /^ +99%/ { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
                         ms = (u == "us") ? v / 1000 : (u == "s") ? v * 1000 : (u == "m") ? v * 60000 : v; p99 = ms }
@@ -109,6 +120,12 @@ run_wrk() { # wrk arguments...
              /Socket errors/ { gsub(/,/, ""); err = $4 + $6 + $8 + $10 }
              / requests in / { total = $1 }
              END { printf "%s %s %s %s %s\n", rps, p99, (bad == "" ? 0 : bad), (err == "" ? 0 : err), total }'
+}
+
+# RESULTS=FILE: each measured run is appended as one tab-separated line
+# (protocol, server, pinned 0/1, req/s, p99 ms, CPU us/req) for benches/plot.py.
+record_result() { # protocol server rps p99 cpu
+    [ -z "${RESULTS:-}" ] || printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "${PIN:-0}" "$3" "$4" "$5" >> "$RESULTS"
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

@@ -6,6 +6,7 @@
 # direct, the proxy's alone otherwise), and the ratios shunt/nginx and shunt/direct.
 #
 #   benches/load.sh                      # defaults below
+#   PIN=1 benches/load.sh                # proxy alone on CPU 1, wrk and backend on CPU 0
 #   ROUNDS=5 DURATION=10s CONNECTIONS=64 WORKERS=1 benches/load.sh
 #   SHUNT_BIN=/work/bench-target/release/shunt benches/load.sh    # a binary built elsewhere
 #
@@ -46,7 +47,7 @@ spec:
 ---
 $(api_service_yaml "$BACKEND")
 YAML
-RUST_LOG=warn "$SHUNT_BIN" serve --manifests "$work/manifests.yaml" --http-addr "$SHUNT" --https-addr "$SHUNT_HTTPS" \
+RUST_LOG=warn "${PROXY_CPUS[@]}" "$SHUNT_BIN" serve --manifests "$work/manifests.yaml" --http-addr "$SHUNT" --https-addr "$SHUNT_HTTPS" \
     --admin-addr "$SHUNT_ADMIN" --threads "$WORKERS" --access-log false &
 pids+=($!)
 shunt_pid=$!
@@ -58,7 +59,7 @@ done
 
 declare -A RPS P99 CPU last
 RATIO_N=""; RATIO_D=""
-echo "rounds=$ROUNDS duration=$DURATION connections=$CONNECTIONS workers=$WORKERS wrk_threads=$WRK_THREADS path=$PATH_UNDER_TEST"
+echo "rounds=$ROUNDS duration=$DURATION connections=$CONNECTIONS workers=$WORKERS wrk_threads=$WRK_THREADS pin=${PIN:-0} path=$PATH_UNDER_TEST"
 for round in $(seq 1 "$ROUNDS"); do
     for name in direct shunt nginx; do
         # CPU is the server's own: the backend for direct, the proxy alone otherwise.
@@ -75,6 +76,7 @@ for round in $(seq 1 "$ROUNDS"); do
         [ "$bad" = "0" ] || { echo "$name answered $bad non-2xx responses"; exit 1; }
         printf 'round %d %-6s %10.0f req/s  p99 %7.2f ms  CPU %6.1f us/req  socket errors %s\n' \
             "$round" "$name" "$rps" "$p99" "$cpu" "$err"
+        record_result http1 "$name" "$rps" "$p99" "$cpu"
         RPS[$name]+="$rps "; P99[$name]+="$p99 "; CPU[$name]+="$cpu "; last[$name]=$rps
     done
     # Ratios within a round, where the three runs are seconds apart, are steadier than ratios of medians.

@@ -71,7 +71,7 @@ spec:
 ---
 $(api_service_yaml "$BACKEND")
 YAML
-RUST_LOG=$SHUNT_LOG "$SHUNT_BIN" serve --manifests "$work/manifests.yaml" --http-addr "$SHUNT_HTTP" --https-addr "$SHUNT" \
+RUST_LOG=$SHUNT_LOG "${PROXY_CPUS[@]}" "$SHUNT_BIN" serve --manifests "$work/manifests.yaml" --http-addr "$SHUNT_HTTP" --https-addr "$SHUNT" \
     --admin-addr "$SHUNT_ADMIN" --default-ssl-certificate shop/shop-tls --threads "$WORKERS" --access-log false &
 pids+=($!)
 shunt_pid=$!
@@ -87,15 +87,18 @@ for addr in "$SHUNT" "$NGINX"; do
         -servername "$HOST" -alpn h2,http/1.1 </dev/null 2>/dev/null | grep -a -E '^(New,|ALPN|Server Temp Key)' | tr '\n' ' ')"
 done
 
-# h2load's "finished in" line gives req/s; its latency table has no p99, so only the mean is kept.
+# h2load's "finished in" line gives req/s; the p99 comes from its per-request log (--log-file:
+# start us, status, duration us), as its own latency table has no percentiles.
 run_h2load() { # address
-    timeout 120 h2load -c"$H2_CLIENTS" -m"$H2_STREAMS" -t1 -D"$DURATION" \
-        --connect-to="$1" "https://$HOST:${1##*:}/" |
-        awk '/^finished in/ { rps = $4 } /^status codes:/ { bad += $7 + $9 } /^requests:/ { bad += $10; done = $8 }
-             /^time for request:/ { v = $6; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
-                                    mean = (u == "us") ? v / 1000 : (u == "s") ? v * 1000 : v }
+    rm -f "$work/h2load.log"
+    timeout 120 "${LOAD_CPUS[@]}" h2load -c"$H2_CLIENTS" -m"$H2_STREAMS" -t1 -D"$DURATION" \
+        --log-file="$work/h2load.log" --connect-to="$1" "https://$HOST:${1##*:}/" > "$work/h2load.out"
+    local p99
+    p99=$(cut -f3 "$work/h2load.log" | sort -n |
+        awk '{ a[NR] = $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; printf "%.2f", a[i] / 1000 }')
+    awk -v p99="$p99" '/^finished in/ { rps = $4 } /^status codes:/ { bad += $7 + $9 } /^requests:/ { bad += $10; done = $8 }
              /^Application protocol:/ { proto = $NF }
-             END { printf "%s %s %d %s %d\n", rps, mean, bad, proto, done }'
+             END { printf "%s %s %d %s %d\n", rps, p99, bad, proto, done }' "$work/h2load.out"
 }
 
 run_mode() { # mode address -> "rps latency_ms bad errors requests"
@@ -109,7 +112,7 @@ run_mode() { # mode address -> "rps latency_ms bad errors requests"
 }
 
 declare -A RPS LAT CPU RATIO last
-echo "rounds=$ROUNDS duration=$DURATION connections=$CONNECTIONS workers=$WORKERS wrk_threads=$WRK_THREADS h2=${H2_CLIENTS}x${H2_STREAMS}"
+echo "rounds=$ROUNDS duration=$DURATION connections=$CONNECTIONS workers=$WORKERS wrk_threads=$WRK_THREADS pin=${PIN:-0} h2=${H2_CLIENTS}x${H2_STREAMS}"
 for round in $(seq 1 "$ROUNDS"); do
     for mode in $MODES; do
         # Alternate which proxy goes first, so drift on a shared machine hits both alike.
@@ -123,7 +126,9 @@ for round in $(seq 1 "$ROUNDS"); do
             cpu=$(cpu_us_per_request "$before" "$(cpu_ticks "$pid")" "$total")
             [ "$bad" = "0" ] || { echo "$name $mode: $bad non-2xx responses"; exit 1; }
             printf 'round %d %-9s %-6s %10.0f req/s  %s %7.2f ms  CPU %6.1f us/req  socket errors %s\n' "$round" "$mode" \
-                "$name" "$rps" "$([ "$mode" = h2 ] && echo mean || echo ' p99')" "$lat" "$cpu" "$err"
+                "$name" "$rps" " p99" "$lat" "$cpu" "$err"
+            record_result "$(case $mode in keepalive) echo https1 ;; handshake) echo handshake ;; *) echo h2 ;; esac)" \
+                "$name" "$rps" "$lat" "$cpu"
             RPS[$mode.$name]+="$rps "; LAT[$mode.$name]+="$lat "; CPU[$mode.$name]+="$cpu "; last[$name]=$rps
         done
         # The pair ran seconds apart: its ratio is steadier than a ratio of medians.
@@ -131,7 +136,7 @@ for round in $(seq 1 "$ROUNDS"); do
     done
 done
 
-echo "--- median of $ROUNDS rounds (latency: p99 for wrk modes, mean for h2)"
+echo "--- median of $ROUNDS rounds (latency: p99)"
 for mode in $MODES; do
     s=$(median <<<"${RPS[$mode.shunt]}"); n=$(median <<<"${RPS[$mode.nginx]}")
     sl=$(median <<<"${LAT[$mode.shunt]}"); nl=$(median <<<"${LAT[$mode.nginx]}")
