@@ -206,6 +206,16 @@ fn hosts_cascade_exact_then_wildcard_then_any_then_default() {
 }
 
 #[test]
+fn an_empty_first_label_is_not_covered_by_a_wildcard() {
+    let table = mk_table(&[("*.example.com", &[(Prefix, "/")])], None);
+    assert_eq!(hit(&table, ".example.com", "/"), None);
+    assert_eq!(
+        hit(&table, "a.example.com", "/").as_deref(),
+        Some("*.example.com Prefix /")
+    );
+}
+
+#[test]
 fn no_match_and_no_default_is_none() {
     let table = mk_table(&[("shop.example.com", &[(Exact, "/")])], None);
     assert_eq!(hit(&table, "shop.example.com", "/x"), None);
