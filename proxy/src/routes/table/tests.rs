@@ -105,6 +105,16 @@ fn exact_with_trailing_slash_does_not_match_without() {
 }
 
 #[test]
+fn a_trailing_slash_goes_to_the_longer_prefix_not_the_root_catch_all() {
+    let paths = [(Prefix, "/"), (Prefix, "/api")];
+    assert_eq!(matched(&paths, "/api/").as_deref(), Some("Prefix /api"));
+    assert_eq!(matched(&paths, "/api/x/").as_deref(), Some("Prefix /api"));
+    assert_eq!(matched(&paths, "/apix/").as_deref(), Some("Prefix /"));
+    let with_exact = [(Prefix, "/"), (Prefix, "/api"), (Exact, "/api/")];
+    assert_eq!(matched(&with_exact, "/api/").as_deref(), Some("Exact /api/"));
+}
+
+#[test]
 fn prefix_with_or_without_trailing_slash_matches_both_forms() {
     // Compile normalises `/foo/` to `/foo`; the table must cope with either spelling.
     for rule in ["/foo", "/foo/"] {
