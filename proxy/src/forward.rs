@@ -165,7 +165,8 @@ impl Proxy {
         })?;
         outcome.route = Some(route.clone());
         if route.ssl_redirect && !conn.tls {
-            return Ok(https_redirect(host_str, req.uri()));
+            let path_and_query = normalized.as_ref().or(req.uri().path_and_query());
+            return Ok(https_redirect(host_str, path_and_query));
         }
         let upstream = route.upstream.clone();
         if upstream.endpoints.is_empty() {
@@ -368,9 +369,9 @@ async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard) {
 
 /// 308 (method and body kept) to the same URL over HTTPS on the standard port: the Service
 /// maps 443 to our HTTPS listener.
-fn https_redirect(host: &str, uri: &http::Uri) -> Response<ResponseBody> {
+fn https_redirect(host: &str, path_and_query: Option<&PathAndQuery>) -> Response<ResponseBody> {
     let host = authority_host(host);
-    let path = uri.path_and_query().map_or("/", PathAndQuery::as_str);
+    let path = path_and_query.map_or("/", PathAndQuery::as_str);
     let location = format!("https://{host}{path}");
     let mut response = Response::new(ResponseBody::empty());
     *response.status_mut() = StatusCode::PERMANENT_REDIRECT;
