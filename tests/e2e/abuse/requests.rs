@@ -157,6 +157,30 @@ async fn an_absolute_target_naming_another_host_or_carrying_userinfo_gets_400() 
     assert_eq!(same.json()["path_and_query"], "/api?q");
 }
 
+#[tokio::test]
+async fn an_http2_authority_naming_another_host_than_host_or_carrying_userinfo_gets_400() {
+    let site = serve_two_routes(&[]).await;
+    let h2 = |uri: &str, host: Option<&str>| {
+        let mut req = Request::get(uri);
+        if let Some(host) = host {
+            req = req.header(header::HOST, host);
+        }
+        req.body(full(Bytes::new())).expect("a valid request")
+    };
+    let mismatch = site
+        .shunt
+        .send_h2(h2("http://app.example.com/api", Some("other.example.com")))
+        .await;
+    assert_eq!(mismatch.status, StatusCode::BAD_REQUEST, "{}", mismatch.text());
+    let userinfo = site.shunt.send_h2(h2("http://user@app.example.com/api", None)).await;
+    assert_eq!(userinfo.status, StatusCode::BAD_REQUEST, "{}", userinfo.text());
+    let same = site
+        .shunt
+        .send_h2(h2("http://app.example.com/%61pi", Some("APP.example.com")))
+        .await;
+    assert_eq!(same.backend(), "api");
+}
+
 fn get_with(headers: &[(&str, &str)]) -> Request<Body> {
     let mut req = get(HOST, "/");
     for (name, value) in headers {
