@@ -4,7 +4,10 @@ use std::{sync::Arc, time::Duration};
 
 use http::{HeaderValue, Response, StatusCode, header};
 
-use crate::body::ResponseBody;
+use crate::{
+    body::ResponseBody,
+    request::{ALLOWED_METHODS, TargetError},
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
@@ -12,6 +15,9 @@ pub enum ProxyError {
     NoRoute { host: String },
     #[error("missing Host header")]
     MissingHost,
+    /// A method, request target, Host or path the proxy refuses before routing.
+    #[error(transparent)]
+    BadRequest(#[from] TargetError),
     #[error("request body exceeds {limit} bytes")]
     BodyTooLarge { limit: u64 },
     #[error("backend {backend} has no ready endpoints")]
@@ -47,6 +53,8 @@ impl ProxyError {
         match self {
             ProxyError::NoRoute { .. } => StatusCode::NOT_FOUND,
             ProxyError::MissingHost => StatusCode::BAD_REQUEST,
+            ProxyError::BadRequest(TargetError::MethodNotAllowed(_)) => StatusCode::METHOD_NOT_ALLOWED,
+            ProxyError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProxyError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ProxyError::NoEndpoints { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ProxyError::Unreachable { .. } | ProxyError::UpstreamFailed { .. } => StatusCode::BAD_GATEWAY,
@@ -56,9 +64,10 @@ impl ProxyError {
 
     pub fn source_side(&self) -> ErrorSource {
         match self {
-            ProxyError::NoRoute { .. } | ProxyError::MissingHost | ProxyError::BodyTooLarge { .. } => {
-                ErrorSource::Client
-            }
+            ProxyError::NoRoute { .. }
+            | ProxyError::MissingHost
+            | ProxyError::BadRequest(_)
+            | ProxyError::BodyTooLarge { .. } => ErrorSource::Client,
             ProxyError::NoEndpoints { .. } => ErrorSource::Proxy,
             _ => ErrorSource::Upstream,
         }
@@ -72,7 +81,13 @@ impl ProxyError {
             ProxyError::Unreachable { backend, .. } => format!("backend {backend} unreachable"),
             other => other.to_string(),
         };
-        plain_response(status, &reason)
+        let mut response = plain_response(status, &reason);
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static(ALLOWED_METHODS));
+        }
+        response
     }
 }
 

@@ -22,9 +22,13 @@ use tracing::{debug, info, warn};
 use crate::{
     body::{RequestBody, RequestBodyError, ResponseBody},
     error::ProxyError,
-    headers::{ForwardedContext, TrustedProxies, request_id, set_forwarded, strip_hop_by_hop, upgrade_protocol},
+    headers::{
+        ForwardedContext, TrustedProxies, drop_length_beside_transfer_encoding, join_cookies, request_id,
+        set_forwarded, strip_hop_by_hop, upgrade_protocol,
+    },
     metrics::ProxyMetrics,
     publish::RouteReader,
+    request::{check_method, check_target, normalized_path_and_query},
     routes::{Route, authority_host, normalize_host, spec::UpstreamProtocol},
     upstream::{EndpointGuard, UpstreamClients, UpstreamError},
 };
@@ -105,7 +109,9 @@ impl Proxy {
             Ok(response) => response,
             Err(error) => {
                 match error.status() {
-                    StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST => debug!(%error, "Request refused"),
+                    StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST | StatusCode::METHOD_NOT_ALLOWED => {
+                        debug!(%error, "Request refused")
+                    }
                     _ => warn!(%error, client.addr = %conn.peer, side = ?error.source_side(), "Request failed"),
                 }
                 error.into_response()
@@ -142,19 +148,25 @@ impl Proxy {
         outcome: &mut Outcome,
     ) -> Result<Response<ResponseBody>, ProxyError> {
         let inner = &*self.0;
+        check_method(req.method())?;
+        check_target(&req)?;
+        // `Some` only when normalising changed the path: what is matched is what is forwarded.
+        let normalized = normalized_path_and_query(req.uri())?;
         let host = request_host(&req)?;
         outcome.host = Some(host.clone());
         let host_str = host.to_str().map_err(|_| ProxyError::MissingHost)?;
         let route = {
+            let path = normalized.as_ref().map_or(req.uri().path(), PathAndQuery::path);
             let table = inner.routes.load();
-            table.lookup(&normalize_host(host_str), req.uri().path()).cloned()
+            table.lookup(&normalize_host(host_str), path).cloned()
         };
         let route = route.ok_or_else(|| ProxyError::NoRoute {
             host: host_str.to_string(),
         })?;
         outcome.route = Some(route.clone());
         if route.ssl_redirect && !conn.tls {
-            return Ok(https_redirect(host_str, req.uri()));
+            let path_and_query = normalized.as_ref().or(req.uri().path_and_query());
+            return Ok(https_redirect(host_str, path_and_query));
         }
         let upstream = route.upstream.clone();
         if upstream.endpoints.is_empty() {
@@ -197,15 +209,20 @@ impl Proxy {
             headers.insert(header::UPGRADE, protocol.clone());
         }
         outcome.request_id = request_id(&headers).cloned();
-        let path_and_query = parts
-            .uri
-            .path_and_query()
-            .cloned()
-            .unwrap_or_else(|| PathAndQuery::from_static("/"));
+        let path_and_query = normalized.unwrap_or_else(|| {
+            parts
+                .uri
+                .path_and_query()
+                .cloned()
+                .unwrap_or_else(|| PathAndQuery::from_static("/"))
+        });
         let version = match upstream.protocol {
             UpstreamProtocol::Http1 | UpstreamProtocol::Https => Version::HTTP_11,
             UpstreamProtocol::H2c => Version::HTTP_2,
         };
+        if version == Version::HTTP_11 {
+            join_cookies(&mut headers);
+        }
         let hint = http_body::Body::size_hint(&body);
         let (mut body, slot) = if http_body::Body::is_end_stream(&body) {
             (RequestBody::Empty, None)
@@ -323,6 +340,7 @@ fn respond(
     } else {
         Vec::new()
     };
+    drop_length_beside_transfer_encoding(response.headers_mut());
     strip_hop_by_hop(response.headers_mut());
     for value in declared {
         response.headers_mut().append(header::TRAILER, value);
@@ -351,9 +369,9 @@ async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard) {
 
 /// 308 (method and body kept) to the same URL over HTTPS on the standard port: the Service
 /// maps 443 to our HTTPS listener.
-fn https_redirect(host: &str, uri: &http::Uri) -> Response<ResponseBody> {
+fn https_redirect(host: &str, path_and_query: Option<&PathAndQuery>) -> Response<ResponseBody> {
     let host = authority_host(host);
-    let path = uri.path_and_query().map_or("/", PathAndQuery::as_str);
+    let path = path_and_query.map_or("/", PathAndQuery::as_str);
     let location = format!("https://{host}{path}");
     let mut response = Response::new(ResponseBody::empty());
     *response.status_mut() = StatusCode::PERMANENT_REDIRECT;

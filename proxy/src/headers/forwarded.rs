@@ -1,4 +1,4 @@
-//! X-Forwarded-For/-Proto/-Host/-Port, X-Real-IP and X-Request-Id.
+//! X-Forwarded-For/-Proto/-Host/-Port, `Forwarded`, X-Real-IP and X-Request-Id.
 //!
 //! Incoming forwarding headers are believed only from peers in `--trusted-proxies`; from anyone
 //! else they are replaced, so a caller cannot forge its address to the backend.
@@ -7,6 +7,8 @@ use std::{fmt::Write as _, net::IpAddr, str::FromStr};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use ipnet::IpNet;
+
+use super::{client_ip::client_from_chain, rfc7239::set_forwarded_header};
 
 static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
@@ -82,11 +84,12 @@ pub fn set_forwarded(headers: &mut HeaderMap, ctx: &ForwardedContext<'_>, truste
     }
     let _ = write!(xff, "{peer}");
     let real_ip = match &prior_chain {
-        Some(chain) => client_from_chain(chain, trusted).unwrap_or(peer),
+        Some(chain) => client_from_chain(chain, peer, trusted),
         None => peer,
     };
     insert(headers, &X_FORWARDED_FOR, &xff);
     insert(headers, &X_REAL_IP, &real_ip.to_string());
+    set_forwarded_header(headers, peer, ctx.scheme, ctx.host, peer_trusted);
 
     if !(peer_trusted && headers.contains_key(&X_FORWARDED_PROTO)) {
         headers.insert(X_FORWARDED_PROTO.clone(), HeaderValue::from_static(ctx.scheme));
@@ -124,17 +127,6 @@ fn joined(headers: &HeaderMap, name: &HeaderName) -> Option<String> {
     } else {
         Some(values.join(", "))
     }
-}
-
-/// The right-most address in the chain that is not one of our trusted proxies.
-fn client_from_chain(chain: &str, trusted: &TrustedProxies) -> Option<IpAddr> {
-    let addrs: Vec<IpAddr> = chain.split(',').filter_map(|part| part.trim().parse().ok()).collect();
-    addrs
-        .iter()
-        .rev()
-        .find(|ip| !trusted.contains(**ip))
-        .or(addrs.first())
-        .copied()
 }
 
 fn port_of(host: &str) -> Option<&str> {

@@ -1,7 +1,14 @@
-//! Header rewriting on the way through: hop-by-hop removal and the X-Forwarded-* family.
+//! Header rewriting on the way through: hop-by-hop removal, the X-Forwarded-* family and
+//! `Forwarded`, cookies for HTTP/1.1 backends, and response framing.
 
+mod client_ip;
+mod cookie;
 mod forwarded;
+mod framing;
 mod hop;
+mod rfc7239;
 
+pub use cookie::join_cookies;
 pub use forwarded::{ForwardedContext, TrustedProxies, host_header, request_id, set_forwarded};
+pub use framing::drop_length_beside_transfer_encoding;
 pub use hop::{strip_hop_by_hop, upgrade_protocol};

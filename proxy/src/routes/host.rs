@@ -29,7 +29,10 @@ pub fn normalize_host(authority: &str) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+    use crate::routes::spec::HostMatch;
 
     #[test]
     fn ports_case_and_trailing_dots_are_ignored() {
@@ -40,5 +43,42 @@ mod tests {
         assert_eq!(normalize_host("[::1]"), "[::1]");
         assert_eq!(normalize_host("plain"), "plain");
         assert!(matches!(normalize_host("lower.case"), Cow::Borrowed(_)));
+    }
+
+    proptest! {
+        #[test]
+        fn normalised_hosts_are_lowercase_portless_and_stable(
+            host in "[a-zA-Z0-9-]{0,8}(\\.[a-zA-Z0-9-]{1,8}){0,3}\\.?",
+            port in prop::option::of(any::<u16>()),
+        ) {
+            let authority = match port {
+                Some(port) => format!("{host}:{port}"),
+                None => host.clone(),
+            };
+            let normal = normalize_host(&authority);
+            prop_assert_eq!(normal.as_ref(), host.trim_end_matches('.').to_ascii_lowercase());
+            prop_assert!(!normal.contains(':'));
+            let again = normalize_host(&normal).into_owned();
+            prop_assert_eq!(again.as_str(), normal.as_ref());
+        }
+
+        #[test]
+        fn ipv6_literals_keep_their_brackets(segments in prop::collection::vec(any::<u16>(), 8), port in any::<u16>()) {
+            let ip = std::net::Ipv6Addr::from(<[u16; 8]>::try_from(segments).unwrap());
+            let literal = format!("[{ip}]");
+            let authority = format!("{literal}:{port}");
+            let normal = normalize_host(&authority).into_owned();
+            prop_assert_eq!(normal, literal);
+        }
+
+        #[test]
+        fn a_wildcard_covers_a_host_exactly_when_lookup_would_try_it(host in "[a-z.]{0,12}", suffix in "[a-z]{1,4}\\.[a-z]{1,3}") {
+            let pattern = HostMatch::Wildcard(suffix.clone());
+            let covered = pattern.covers(&HostMatch::Exact(host.clone()));
+            prop_assert_eq!(covered, HostMatch::wildcard_suffix(&host) == Some(suffix.as_str()));
+            if covered {
+                prop_assert!(!host.starts_with('.'));
+            }
+        }
     }
 }

@@ -74,6 +74,12 @@ impl PathTableBuilder {
 impl PathTable {
     pub(super) fn lookup(&self, path: &str) -> Option<&Arc<Route>> {
         if let Ok(found) = self.router.at(path) {
+            // matchit backtracks into a shorter catch-all when `/p/{*rest}` would match an
+            // empty rest: `/p/` lands on `/{*rest}`. A `Prefix /p` is the longer match there.
+            let short_catch_all = !found.params.is_empty() && path.len() > 1 && path.ends_with('/');
+            if short_catch_all && let Some(route) = self.prefix_at(path.trim_end_matches('/')) {
+                return Some(route);
+            }
             let slot = found.value;
             if let Some(route) = slot.exact.as_ref().or(slot.prefix.as_ref()) {
                 return Some(route);

@@ -165,11 +165,17 @@ impl HostMatch {
         match (self, host) {
             (HostMatch::Any, _) | (_, HostMatch::Any) => false,
             (pattern, host) if pattern == host => true,
-            (HostMatch::Wildcard(suffix), HostMatch::Exact(name)) => name
-                .split_once('.')
-                .is_some_and(|(label, rest)| !label.is_empty() && rest == suffix),
+            (HostMatch::Wildcard(suffix), HostMatch::Exact(name)) => HostMatch::wildcard_suffix(name) == Some(suffix),
             _ => false,
         }
+    }
+
+    /// The suffix a `*.` pattern must have to cover `host`: what follows its first label, which
+    /// must not be empty (`.example.com` is not one label below `example.com`). The one rule
+    /// for certificate names, `--dns-exclude` patterns and route lookup.
+    pub fn wildcard_suffix(host: &str) -> Option<&str> {
+        host.split_once('.')
+            .and_then(|(label, rest)| (!label.is_empty()).then_some(rest))
     }
 }
 

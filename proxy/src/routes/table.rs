@@ -140,7 +140,7 @@ impl RouteTable {
             return Some(route);
         }
         if !self.wildcard_hosts.is_empty()
-            && let Some((_, suffix)) = host.split_once('.')
+            && let Some(suffix) = HostMatch::wildcard_suffix(host)
             && let Some(route) = self.wildcard_hosts.get(suffix).and_then(|paths| paths.lookup(path))
         {
             return Some(route);

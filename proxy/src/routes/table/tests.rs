@@ -105,6 +105,16 @@ fn exact_with_trailing_slash_does_not_match_without() {
 }
 
 #[test]
+fn a_trailing_slash_goes_to_the_longer_prefix_not_the_root_catch_all() {
+    let paths = [(Prefix, "/"), (Prefix, "/api")];
+    assert_eq!(matched(&paths, "/api/").as_deref(), Some("Prefix /api"));
+    assert_eq!(matched(&paths, "/api/x/").as_deref(), Some("Prefix /api"));
+    assert_eq!(matched(&paths, "/apix/").as_deref(), Some("Prefix /"));
+    let with_exact = [(Prefix, "/"), (Prefix, "/api"), (Exact, "/api/")];
+    assert_eq!(matched(&with_exact, "/api/").as_deref(), Some("Exact /api/"));
+}
+
+#[test]
 fn prefix_with_or_without_trailing_slash_matches_both_forms() {
     // Compile normalises `/foo/` to `/foo`; the table must cope with either spelling.
     for rule in ["/foo", "/foo/"] {
@@ -203,6 +213,16 @@ fn hosts_cascade_exact_then_wildcard_then_any_then_default() {
     );
     assert_eq!(h("a.b.example.com", "/status").as_deref(), Some("* Prefix /status"));
     assert_eq!(h("elsewhere.org", "/nothing").as_deref(), Some("default"));
+}
+
+#[test]
+fn an_empty_first_label_is_not_covered_by_a_wildcard() {
+    let table = mk_table(&[("*.example.com", &[(Prefix, "/")])], None);
+    assert_eq!(hit(&table, ".example.com", "/"), None);
+    assert_eq!(
+        hit(&table, "a.example.com", "/").as_deref(),
+        Some("*.example.com Prefix /")
+    );
 }
 
 #[test]
