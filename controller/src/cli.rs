@@ -421,6 +421,49 @@ mod tests {
         assert!(parse_size("99999999999Gi").is_err());
     }
 
+    fn mk_run_args(args: &[&str]) -> RunArgs {
+        let argv = ["shunt", "run"].iter().chain(args);
+        match Cli::try_parse_from(argv).expect("valid arguments").command {
+            Command::Run(args) => args,
+            other => panic!("not run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_published_hostname_follows_the_cluster_domain() {
+        use crate::status::PublishAddress;
+        let hostname = |args: &[&str]| mk_run_args(args).publish_address();
+        let service = ["--publish-service", "edge/shunt", "--publish-hostname"];
+        assert_eq!(
+            hostname(&service),
+            Some(PublishAddress::ServiceHostname {
+                hostname: "shunt.edge.svc.cluster.local".to_string()
+            })
+        );
+        let custom = [&service[..], &["--cluster-domain", "corp.example."]].concat();
+        assert_eq!(
+            hostname(&custom),
+            Some(PublishAddress::ServiceHostname {
+                hostname: "shunt.edge.svc.corp.example".to_string()
+            })
+        );
+    }
+
+    #[test]
+    fn election_timings_default_to_client_go_and_the_clock_offset_may_be_negative() {
+        let args = mk_run_args(&[]).election;
+        assert_eq!(
+            (args.lease_duration, args.renew_deadline, args.retry_period),
+            (Duration::from_secs(15), Duration::from_secs(10), Duration::from_secs(2))
+        );
+        let args = mk_run_args(&["--lease-clock-offset", "-60s"]).election;
+        assert_eq!(
+            args.lease_clock_offset,
+            k8s_openapi::jiff::SignedDuration::from_secs(-60)
+        );
+        assert!(Cli::try_parse_from(["shunt", "run", "--lease-clock-offset", "soon"]).is_err());
+    }
+
     #[test]
     fn the_cli_definition_is_consistent() {
         use clap::CommandFactory;
