@@ -248,6 +248,8 @@ async fn on_sigterm_the_leader_releases_the_lease_and_the_other_replica_leads_wi
     })
     .await;
 
+    assert_eq!(a.metric("shunt_leader").await, Some(1.0), "the leader's gauge");
+    assert_eq!(b.metric("shunt_leader").await, Some(0.0), "the follower's gauge");
     let terminated = Timestamp::now();
     a.terminate();
     until_holder(&cluster, "shunt-b", WITHIN).await;
@@ -261,6 +263,10 @@ async fn on_sigterm_the_leader_releases_the_lease_and_the_other_replica_leads_wi
         "shunt-b led {} after SIGTERM",
         took.duration_since(terminated)
     );
+    eventually("shunt-b's gauge to say it leads", WITHIN, async || {
+        (b.metric("shunt_leader").await? == 1.0).then_some(())
+    })
+    .await;
     assert!(a.exited(Duration::from_secs(10)).await.success());
 
     let requests = cluster.api.requests();

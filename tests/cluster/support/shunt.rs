@@ -163,6 +163,15 @@ impl Shunt {
             .map(|reply| reply.status)
     }
 
+    /// The value of an unlabelled metric on `/metrics` (e.g. `shunt_leader`), if it answers.
+    pub async fn metric(&self, name: &str) -> Option<f64> {
+        let reply = self.request(self.admin, "localhost", "/metrics").await.ok()?;
+        reply.body.lines().find_map(|line| {
+            let (metric, value) = line.split_once(' ')?;
+            (metric == name).then(|| value.trim().parse().ok()).flatten()
+        })
+    }
+
     /// `GET path` with `Host: host` through the proxy.
     pub async fn get(&self, host: &str, path: &str) -> Result<Reply, BoxError> {
         self.request(self.http, host, path).await
