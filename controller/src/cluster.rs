@@ -9,6 +9,8 @@
 
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
+use anyhow::Context as _;
+
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::{
     Client, Config,
@@ -64,22 +66,23 @@ struct ManagedDns {
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
-    let clients = Clients::connect(args.kubeconfig.as_deref()).await?;
     let identity = args.pod_name.clone().unwrap_or_else(default_identity);
-    let elector = Elector::new(
-        clients.api.clone(),
-        LeaseConfig {
-            namespace: args.pod_namespace.clone(),
-            name: args.election_id.clone(),
-            identity: identity.clone(),
-            lease_duration: args.election.lease_duration,
-            renew_deadline: args.election.renew_deadline,
-            retry_period: args.election.retry_period,
-            clock: WallClock {
-                offset: args.election.lease_clock_offset,
-            },
+    let lease = LeaseConfig {
+        namespace: args.pod_namespace.clone(),
+        name: args.election_id.clone(),
+        identity: identity.clone(),
+        lease_duration: args.election.lease_duration,
+        renew_deadline: args.election.renew_deadline,
+        retry_period: args.election.retry_period,
+        clock: WallClock {
+            offset: args.election.lease_clock_offset,
         },
-    )?;
+    };
+    lease
+        .validate()
+        .context("--lease-duration, --renew-deadline and --retry-period")?;
+    let clients = Clients::connect(args.kubeconfig.as_deref()).await?;
+    let elector = Elector::new(clients.api.clone(), lease)?;
     let client = clients.api;
     let mut registry = shunt_proxy::Registry::default();
     let dataplane = Dataplane::new(&mut registry);

@@ -71,6 +71,32 @@ fn assert_never_two_leaders(replicas: &[(&Shunt, Timestamp)]) -> usize {
 }
 
 #[tokio::test]
+async fn a_renew_deadline_not_below_the_lease_duration_fails_start_up_with_one_line() {
+    let cluster = Cluster::start(&[]).await;
+    let kubeconfig = cluster.api.kubeconfig(cluster.dir.path(), "shunt-a");
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_shunt"))
+        .arg("run")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["--lease-duration", "10s", "--renew-deadline", "10s"])
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(WITHIN, run)
+        .await
+        .expect("shunt exits at once")
+        .expect("shunt runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.lines().any(|line| line.starts_with("shunt: ")
+            && line.contains("--renew-deadline")
+            && line.contains("must be shorter than the lease duration")),
+        "{stderr}"
+    );
+    assert!(cluster.api.requests().is_empty(), "it gave up before calling the API");
+}
+
+#[tokio::test]
 async fn only_the_leader_writes_status_and_the_other_replica_takes_over_when_it_dies() {
     let cluster = Cluster::start(&["web"]).await;
     let api = &cluster.api;
