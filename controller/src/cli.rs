@@ -92,7 +92,7 @@ pub struct RunArgs {
     /// Write this Service's ClusterIP into the status of our Ingresses (`NAMESPACE/NAME`).
     #[arg(long, value_parser = parse_namespaced)]
     pub publish_service: Option<(String, String)>,
-    /// With --publish-service: write `NAME.NAMESPACE.svc.cluster.local` instead of its ClusterIP.
+    /// With --publish-service: write `NAME.NAMESPACE.svc.<--cluster-domain>` instead of its ClusterIP.
     #[arg(long, requires = "publish_service")]
     pub publish_hostname: bool,
     /// Write these addresses or hostnames into status (comma-separated), instead of a Service's.
@@ -107,6 +107,8 @@ pub struct RunArgs {
     /// This replica's identity in the Lease (the pod name).
     #[arg(long, env = "POD_NAME")]
     pub pod_name: Option<String>,
+    #[command(flatten)]
+    pub election: ElectionArgs,
     /// Keep CoreDNS rewriting every served host to --publish-service (the leader writes).
     #[arg(long, requires = "publish_service")]
     pub manage_coredns: bool,
@@ -131,15 +133,37 @@ impl RunArgs {
     /// Where status addresses come from, if anywhere.
     pub fn publish_address(&self) -> Option<crate::status::PublishAddress> {
         use crate::status::PublishAddress;
-        if let Some((namespace, name)) = self.publish_service.clone() {
+        if let Some(service) = &self.publish_service {
+            let (namespace, name) = service.clone();
             return Some(if self.publish_hostname {
-                PublishAddress::ServiceHostname { namespace, name }
+                PublishAddress::ServiceHostname {
+                    hostname: self.dns_rules.service_fqdn(service),
+                }
             } else {
                 PublishAddress::ServiceIp { namespace, name }
             });
         }
         (!self.publish_status_address.is_empty()).then(|| PublishAddress::Fixed(self.publish_status_address.clone()))
     }
+}
+
+/// Leader election timing, as client-go's leaderelection has it.
+#[derive(Clone, Debug, Args)]
+pub struct ElectionArgs {
+    /// How long followers wait, after the Lease last changed, before taking it over.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub lease_duration: Duration,
+    /// The leader stops leading when it has not renewed for this long (counted from the start of
+    /// its last successful renewal); shorter than --lease-duration.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub renew_deadline: Duration,
+    /// Time between election rounds.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub retry_period: Duration,
+    /// Tests only: shifts the wall clock used for the times written into the Lease (e.g. `60s`,
+    /// `-60s`), to play replicas whose clocks disagree.
+    #[arg(long, hide = true, default_value = "0s", allow_hyphen_values = true, value_parser = parse_signed_duration)]
+    pub lease_clock_offset: k8s_openapi::jiff::SignedDuration,
 }
 
 fn parse_namespaced(s: &str) -> Result<(String, String), String> {
@@ -344,6 +368,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|error| format!("invalid duration {s:?}: {error}"))
 }
 
+/// A duration as [`parse_duration`] reads it, optionally negative (`-60s`).
+fn parse_signed_duration(s: &str) -> Result<k8s_openapi::jiff::SignedDuration, String> {
+    let (negative, magnitude) = match s.trim().strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let duration = k8s_openapi::jiff::SignedDuration::try_from(parse_duration(magnitude)?)
+        .map_err(|error| format!("invalid duration {s:?}: {error}"))?;
+    Ok(if negative { -duration } else { duration })
+}
+
 /// Bytes with an optional `K`/`Ki`/`M`/`Mi`/`G`/`Gi` suffix (as Kubernetes quantities spell them).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
@@ -384,6 +419,49 @@ mod tests {
         assert_eq!(parse_size("1000"), Ok(1000));
         assert!(parse_size("1Ti").is_err());
         assert!(parse_size("99999999999Gi").is_err());
+    }
+
+    fn mk_run_args(args: &[&str]) -> RunArgs {
+        let argv = ["shunt", "run"].iter().chain(args);
+        match Cli::try_parse_from(argv).expect("valid arguments").command {
+            Command::Run(args) => args,
+            other => panic!("not run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_published_hostname_follows_the_cluster_domain() {
+        use crate::status::PublishAddress;
+        let hostname = |args: &[&str]| mk_run_args(args).publish_address();
+        let service = ["--publish-service", "edge/shunt", "--publish-hostname"];
+        assert_eq!(
+            hostname(&service),
+            Some(PublishAddress::ServiceHostname {
+                hostname: "shunt.edge.svc.cluster.local".to_string()
+            })
+        );
+        let custom = [&service[..], &["--cluster-domain", "corp.example."]].concat();
+        assert_eq!(
+            hostname(&custom),
+            Some(PublishAddress::ServiceHostname {
+                hostname: "shunt.edge.svc.corp.example".to_string()
+            })
+        );
+    }
+
+    #[test]
+    fn election_timings_default_to_client_go_and_the_clock_offset_may_be_negative() {
+        let args = mk_run_args(&[]).election;
+        assert_eq!(
+            (args.lease_duration, args.renew_deadline, args.retry_period),
+            (Duration::from_secs(15), Duration::from_secs(10), Duration::from_secs(2))
+        );
+        let args = mk_run_args(&["--lease-clock-offset", "-60s"]).election;
+        assert_eq!(
+            args.lease_clock_offset,
+            k8s_openapi::jiff::SignedDuration::from_secs(-60)
+        );
+        assert!(Cli::try_parse_from(["shunt", "run", "--lease-clock-offset", "soon"]).is_err());
     }
 
     #[test]

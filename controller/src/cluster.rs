@@ -9,6 +9,8 @@
 
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
+use anyhow::Context as _;
+
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::{
     Client, Config,
@@ -24,7 +26,7 @@ use crate::{
     dataplane::{Dataplane, Shutdown},
     dns::{CorednsWriter, DnsExclude, Stanza, served_hosts},
     events::{EventReporter, uid_in},
-    leader::{Elector, LeaseConfig},
+    leader::{Elector, LeaseConfig, WallClock},
     metrics::ControllerMetrics,
     standalone::publish,
     status::StatusWriter,
@@ -64,13 +66,31 @@ struct ManagedDns {
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
-    let client = connect(args.kubeconfig.as_deref()).await?;
+    let identity = args.pod_name.clone().unwrap_or_else(default_identity);
+    let lease = LeaseConfig {
+        namespace: args.pod_namespace.clone(),
+        name: args.election_id.clone(),
+        identity: identity.clone(),
+        lease_duration: args.election.lease_duration,
+        renew_deadline: args.election.renew_deadline,
+        retry_period: args.election.retry_period,
+        clock: WallClock {
+            offset: args.election.lease_clock_offset,
+        },
+    };
+    lease
+        .validate()
+        .context("--lease-duration, --renew-deadline and --retry-period")?;
+    let clients = Clients::connect(args.kubeconfig.as_deref()).await?;
+    let elector = Elector::new(clients.api.clone(), lease)?;
+    let client = clients.api;
     let mut registry = shunt_proxy::Registry::default();
     let dataplane = Dataplane::new(&mut registry);
     let metrics = ControllerMetrics::register(&mut registry);
+    elector.register(&mut registry);
     let shutdown = Shutdown::on_signals();
 
-    let stores = Stores::spawn(&client, &args.watch_namespaces);
+    let stores = Stores::spawn(&clients.watch, &args.watch_namespaces);
     let (outcome_tx, outcome_rx) = watch::channel(None::<CompileOutcome>);
     let options = args.classes.compile_options();
     let compiler = tokio::spawn(compile_loop(
@@ -82,18 +102,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     ));
 
     let (leader_tx, leader_rx) = watch::channel(false);
-    let identity = args.pod_name.clone().unwrap_or_else(default_identity);
-    let elector = Elector::new(
-        client.clone(),
-        LeaseConfig {
-            namespace: args.pod_namespace.clone(),
-            name: args.election_id.clone(),
-            identity: identity.clone(),
-            lease_duration: Duration::from_secs(15),
-            renew_interval: Duration::from_secs(5),
-        },
-    );
-    let election = tokio::spawn(elector.run(leader_tx, shutdown.clone().requested()));
+    let mut election = tokio::spawn(elector.run(leader_tx, shutdown.clone().requested()));
     let writers = Writers {
         status: args
             .publish_address()
@@ -104,24 +113,59 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
 
     let served = crate::dataplane::serve(&args.proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await;
     compiler.abort();
-    election.abort();
+    // The elector saw the same shutdown and is releasing the Lease (bounded by a retry period):
+    // let it finish, so the next replica leads at once instead of after a lease duration.
+    let release = args.election.retry_period + Duration::from_secs(1);
+    if tokio::time::timeout(release, &mut election).await.is_err() {
+        election.abort();
+    }
     writers.abort();
     served
 }
 
-/// A client from `--kubeconfig`, else the way kubectl finds one (KUBECONFIG, ~/.kube/config,
-/// in-cluster service account).
+/// Two clients from one kubeconfig, both with a connect timeout.
+pub struct Clients {
+    /// Lists and watches. No read timeout: a healthy watch is silent until something changes, and
+    /// kube-runtime's watcher already gives up on one silent past its `timeoutSeconds` (290 s)
+    /// plus a margin, when the server should have ended it.
+    pub watch: Client,
+    /// Every other request (Lease, status, Events, CoreDNS): an answer must start arriving
+    /// within [`API_READ_TIMEOUT`] of the request being sent.
+    pub api: Client,
+}
+
+/// How long connecting to the API server may take.
+const API_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a single request may wait for its answer to start (and between reads).
+const API_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Clients {
+    /// From `--kubeconfig`, else the way kubectl finds one (KUBECONFIG, ~/.kube/config,
+    /// in-cluster service account).
+    pub async fn connect(kubeconfig: Option<&std::path::Path>) -> anyhow::Result<Clients> {
+        let mut config = match kubeconfig {
+            Some(path) => {
+                let kubeconfig = Kubeconfig::read_from(path)
+                    .map_err(|error| anyhow::anyhow!("reading kubeconfig {}: {error}", path.display()))?;
+                Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?
+            }
+            None => Config::infer().await?,
+        };
+        info!(server = %config.cluster_url, "Connecting to the Kubernetes API");
+        config.connect_timeout = Some(API_CONNECT_TIMEOUT);
+        config.read_timeout = None;
+        let watch = Client::try_from(config.clone())?;
+        config.read_timeout = Some(API_READ_TIMEOUT);
+        // Count the read timeout from each request, not from when its pooled connection went idle.
+        config.reset_reader_on_write = true;
+        let api = Client::try_from(config)?;
+        Ok(Clients { watch, api })
+    }
+}
+
+/// A client for one-off requests (`shunt dns`); see [`Clients::connect`].
 pub async fn connect(kubeconfig: Option<&std::path::Path>) -> anyhow::Result<Client> {
-    let config = match kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .map_err(|error| anyhow::anyhow!("reading kubeconfig {}: {error}", path.display()))?;
-            Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?
-        }
-        None => Config::infer().await?,
-    };
-    info!(server = %config.cluster_url, "Connecting to the Kubernetes API");
-    Ok(Client::try_from(config)?)
+    Ok(Clients::connect(kubeconfig).await?.api)
 }
 
 fn managed_dns(client: &Client, args: &RunArgs) -> Option<ManagedDns> {
@@ -217,25 +261,33 @@ async fn leader_writes(
         let Some(outcome) = outcomes.borrow_and_update().clone() else {
             continue;
         };
-        let ingresses: Vec<Arc<Ingress>> = stores.ingresses().collect();
-        if let Some(status) = &mut writers.status {
-            let report = status.sync(ingresses.iter().cloned(), &outcome.served).await;
-            if report != Default::default() {
-                info!(
-                    written = report.written,
-                    cleared = report.cleared,
-                    failed = report.failed,
-                    "Status synced"
-                );
+        // Writes still in flight when leadership ends are dropped: another replica may lead now.
+        let mut stepped_down = leader.clone();
+        let work = async {
+            let ingresses: Vec<Arc<Ingress>> = stores.ingresses().collect();
+            if let Some(status) = &mut writers.status {
+                let report = status.sync(ingresses.iter().cloned(), &outcome.served).await;
+                if report != Default::default() {
+                    info!(
+                        written = report.written,
+                        cleared = report.cleared,
+                        failed = report.failed,
+                        "Status synced"
+                    );
+                }
             }
-        }
-        events
-            .report(&outcome.diagnostics, |ns, name| {
-                uid_in(ingresses.iter().map(|i| &**i), ns, name)
-            })
-            .await;
-        if let Some(dns) = &mut writers.coredns {
-            dns.sync(&outcome.hosts).await;
+            events
+                .report(&outcome.diagnostics, |ns, name| {
+                    uid_in(ingresses.iter().map(|i| &**i), ns, name)
+                })
+                .await;
+            if let Some(dns) = &mut writers.coredns {
+                dns.sync(&outcome.hosts).await;
+            }
+        };
+        tokio::select! {
+            () = work => {}
+            _ = stepped_down.wait_for(|leads| !*leads) => info!("No longer the leader; stopped writing"),
         }
     }
 }

@@ -83,8 +83,9 @@ impl EventReporter {
         let now = Timestamp::now();
         Event {
             metadata: ObjectMeta {
-                // The kubectl convention: object name, then a unique hex suffix.
-                name: Some(format!("{}.{:x}", diagnostic.name, now.as_nanosecond())),
+                // The API server appends a random suffix: unique, and valid for any Ingress name
+                // (a name plus our own suffix could pass the 253-character limit).
+                generate_name: Some(name_prefix(&diagnostic.name)),
                 namespace: Some(diagnostic.namespace.clone()),
                 ..Default::default()
             },
@@ -106,6 +107,20 @@ pub fn uid_in<'a>(ingresses: impl Iterator<Item = &'a Ingress>, namespace: &str,
     ingresses
         .filter(|i| i.namespace().as_deref() == Some(namespace) && i.name_any() == name)
         .find_map(|i| i.uid())
+}
+
+/// Longest `generateName` the API server keeps whole: 63 minus its 5-character random suffix.
+const MAX_PREFIX: usize = 58;
+
+/// `NAME.`, the kubectl convention for Event names, with NAME cut so the prefix stays within
+/// [`MAX_PREFIX`] and the generated name a valid DNS subdomain (no `-.` or `..` at the cut).
+fn name_prefix(name: &str) -> String {
+    let cut: String = name.chars().take(MAX_PREFIX - 1).collect();
+    let cut = cut.trim_end_matches(['-', '.']);
+    if cut.is_empty() {
+        return "shunt.".to_string();
+    }
+    format!("{cut}.")
 }
 
 fn truncate(message: &str, max: usize) -> String {

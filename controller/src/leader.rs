@@ -1,23 +1,37 @@
-//! Leader election on a `coordination.k8s.io/v1` Lease. Only the leader writes Ingress status and
-//! Events; every replica serves traffic whatever its role.
+//! Leader election on a `coordination.k8s.io/v1` Lease, with client-go's guarantees. Only the
+//! leader writes Ingress status, Events and CoreDNS; every replica serves traffic whatever its role.
 //!
-//! Each round reads the Lease and then renews it (ours), takes it (expired or unheld), or leaves
-//! it (someone else's, still fresh). Writes carry the read's resourceVersion, so when two
-//! replicas race for an expired Lease the API server lets exactly one win (409 for the other).
+//! ```text
+//! round (lease.rs, bounded by a timeout) ─▶ Leading { renewed: start of the round } ─▶ leader = true
+//!    every retry period                     └ not renewed by renewed + renew deadline ─▶ leader = false
+//! follower: record.rs counts lease duration from when it first read the current record
+//! SIGTERM while leading: leader = false, then the Lease is released (holder cleared)
+//! ```
+//!
+//! Why no two replicas lead at once: a leader stops `renew_deadline` after the *start* of its
+//! last successful round, on its own monotonic clock. A follower takes a held Lease only after
+//! reading the same record (same resourceVersion) for `lease_duration`, also on its own monotonic
+//! clock, and only with a write conditional on that resourceVersion. The record's write came after
+//! the leader's round started and before the follower's first read, so the follower takes over
+//! at least `lease_duration - renew_deadline` after the leader stopped. Wall clocks (`renewTime`)
+//! play no part.
 
-use std::time::{Duration, Instant};
+mod lease;
+mod record;
 
-use k8s_openapi::{
-    api::coordination::v1::{Lease, LeaseSpec},
-    apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
-    jiff::{SignedDuration, Timestamp},
-};
-use kube::{
-    Api, Client,
-    api::{PostParams, entry::Entry},
-};
-use tokio::sync::watch;
+use std::{future::Future, time::Duration};
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Client;
+use prometheus_client::{metrics::gauge::Gauge, registry::Registry};
+use tokio::{sync::watch, time::Instant};
 use tracing::{info, warn};
+
+pub use self::lease::WallClock;
+use self::{
+    lease::{LeaseApi, Verdict},
+    record::Observation,
+};
 
 #[derive(Clone, Debug)]
 pub struct LeaseConfig {
@@ -25,127 +39,176 @@ pub struct LeaseConfig {
     pub name: String,
     /// This replica, usually the pod name. Must be unique among replicas.
     pub identity: String,
-    /// How long a holder that stopped renewing keeps the Lease.
+    /// How long followers wait, after the Lease last changed, before taking it.
     pub lease_duration: Duration,
-    /// How often the holder renews; well below `lease_duration`.
-    pub renew_interval: Duration,
+    /// How long after the start of its last successful renewal the leader keeps leading. Must be
+    /// shorter than `lease_duration`: the difference is the safety margin.
+    pub renew_deadline: Duration,
+    /// Time between rounds.
+    pub retry_period: Duration,
+    pub clock: WallClock,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("the renew deadline ({renew:?}) must be shorter than the lease duration ({lease:?})")]
+    RenewNotBelowLease { renew: Duration, lease: Duration },
+    #[error("the retry period ({retry:?}) must be above zero and shorter than the renew deadline ({renew:?})")]
+    RetryNotBelowRenew { retry: Duration, renew: Duration },
 }
 
 pub struct Elector {
-    api: Api<Lease>,
+    lease: LeaseApi,
     config: LeaseConfig,
+    /// 1 while leading.
+    gauge: Gauge,
 }
+
+/// Where this replica stands.
+enum Role {
+    Following,
+    Leading {
+        /// When the last successful round started: leadership ends `renew_deadline` after it.
+        renewed: Instant,
+        /// The Lease as we last wrote it, for the release.
+        lease: Box<Lease>,
+    },
+}
+
+// === impl LeaseConfig ===
+
+impl LeaseConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.renew_deadline >= self.lease_duration {
+            return Err(ConfigError::RenewNotBelowLease {
+                renew: self.renew_deadline,
+                lease: self.lease_duration,
+            });
+        }
+        if self.retry_period.is_zero() || self.retry_period >= self.renew_deadline {
+            return Err(ConfigError::RetryNotBelowRenew {
+                retry: self.retry_period,
+                renew: self.renew_deadline,
+            });
+        }
+        Ok(())
+    }
+}
+
+// === impl Elector ===
 
 impl Elector {
-    pub fn new(client: Client, config: LeaseConfig) -> Self {
-        Elector {
-            api: Api::namespaced(client, &config.namespace),
+    pub fn new(client: Client, config: LeaseConfig) -> Result<Self, ConfigError> {
+        config.validate()?;
+        let lease = LeaseApi::new(
+            client,
+            &config.namespace,
+            &config.name,
+            &config.identity,
+            config.lease_duration,
+        )
+        .with_clock(config.clock);
+        Ok(Elector {
+            lease,
             config,
-        }
+            gauge: Gauge::default(),
+        })
     }
 
-    /// One election round: true when this replica holds the Lease afterwards.
-    pub async fn try_acquire_or_renew(&self) -> kube::Result<bool> {
-        let now = Timestamp::now();
-        let identity = self.config.identity.as_str();
-        let duration_secs = i32::try_from(self.config.lease_duration.as_secs())
-            .unwrap_or(i32::MAX)
-            .max(1);
-        let entry = self.api.entry(&self.config.name).await?;
-        let result = match entry {
-            Entry::Vacant(vacant) => {
-                let lease = Lease {
-                    metadata: ObjectMeta {
-                        name: Some(self.config.name.clone()),
-                        ..Default::default()
-                    },
-                    spec: Some(LeaseSpec {
-                        holder_identity: Some(identity.to_string()),
-                        lease_duration_seconds: Some(duration_secs),
-                        acquire_time: Some(MicroTime(now)),
-                        renew_time: Some(MicroTime(now)),
-                        lease_transitions: Some(0),
-                        ..Default::default()
-                    }),
-                };
-                let mut created = vacant.insert(lease);
-                created.commit(&PostParams::default()).await
-            }
-            Entry::Occupied(mut occupied) => {
-                let spec = occupied.get().spec.clone().unwrap_or_default();
-                let ours = spec.holder_identity.as_deref() == Some(identity);
-                if !ours && !is_expired(&spec, now) {
-                    return Ok(false);
-                }
-                let spec = occupied.get_mut().spec.get_or_insert_with(Default::default);
-                if !ours {
-                    spec.holder_identity = Some(identity.to_string());
-                    spec.acquire_time = Some(MicroTime(now));
-                    spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
-                }
-                spec.renew_time = Some(MicroTime(now));
-                spec.lease_duration_seconds = Some(duration_secs);
-                occupied.commit(&PostParams::default()).await
-            }
-        };
-        match result {
-            Ok(()) => Ok(true),
-            // Someone else wrote the Lease between our read and write: they won this round.
-            Err(kube::api::entry::CommitError::Save(kube::Error::Api(status))) if status.code == 409 => Ok(false),
-            Err(kube::api::entry::CommitError::Save(error)) => Err(error),
-            Err(kube::api::entry::CommitError::Validate(error)) => Err(kube::Error::Service(
-                format!("lease {}: {error}", self.config.name).into(),
-            )),
-        }
+    /// Registers `shunt_leader`.
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "shunt_leader",
+            "1 while this replica holds the leader Lease (writes status, Events and CoreDNS), else 0",
+            self.gauge.clone(),
+        );
     }
 
-    /// Runs rounds until `shutdown`, reporting leadership on `leader`. A leader that cannot reach
-    /// the API keeps its role until its Lease would have expired, then steps down.
-    pub async fn run(self, leader: watch::Sender<bool>, shutdown: impl std::future::Future<Output = ()>) {
+    /// Runs rounds until `shutdown`, reporting leadership on `leader`; then, if leading, reports
+    /// `false` and releases the Lease so another replica can lead within a retry period.
+    pub async fn run(self, leader: watch::Sender<bool>, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
-        let mut last_renewal: Option<Instant> = None;
+        let (renew_deadline, retry_period) = (self.config.renew_deadline, self.config.retry_period);
+        let mut role = Role::Following;
+        let mut observed: Option<Observation> = None;
         loop {
-            let holds = match self.try_acquire_or_renew().await {
-                Ok(true) => {
-                    last_renewal = Some(Instant::now());
-                    true
-                }
-                Ok(false) => {
-                    last_renewal = None;
-                    false
-                }
-                Err(error) => {
+            let started = Instant::now();
+            // A leader's round may use what is left of its deadline; a follower's, a renew deadline.
+            let budget = match &role {
+                Role::Leading { renewed, .. } => (*renewed + renew_deadline).saturating_duration_since(started),
+                Role::Following => renew_deadline,
+            };
+            let outcome = tokio::select! {
+                outcome = tokio::time::timeout(budget, self.lease.round(&mut observed)) => outcome,
+                () = &mut shutdown => break,
+            };
+            role = match outcome {
+                Ok(Ok(Verdict::Leading(lease))) => Role::Leading {
+                    renewed: started,
+                    lease,
+                },
+                Ok(Ok(Verdict::Following)) => Role::Following,
+                Ok(Err(error)) => {
                     warn!(%error, lease = %self.config.name, "Lease round failed");
-                    last_renewal.is_some_and(|at| at.elapsed() < self.config.lease_duration)
+                    role
+                }
+                Err(_) => {
+                    warn!(lease = %self.config.name, timeout = ?budget, "Lease round timed out");
+                    role
                 }
             };
-            leader.send_if_modified(|current| {
-                if *current != holds {
-                    info!(identity = %self.config.identity, leader = holds, "Leadership changed");
-                    *current = holds;
-                    true
-                } else {
-                    false
-                }
-            });
+            role = self.check_deadline(role);
+            self.announce(&leader, &role);
+            let deadline = match &role {
+                Role::Leading { renewed, .. } => *renewed + renew_deadline,
+                Role::Following => started + retry_period,
+            };
             tokio::select! {
-                () = tokio::time::sleep(self.config.renew_interval) => {}
-                () = &mut shutdown => return,
+                () = tokio::time::sleep_until(deadline.min(Instant::now() + retry_period)) => {}
+                () = &mut shutdown => break,
+            }
+            role = self.check_deadline(role);
+            self.announce(&leader, &role);
+        }
+        if let Role::Leading { lease, .. } = role {
+            // Stop the writers first: once released, another replica may lead at once.
+            self.announce(&leader, &Role::Following);
+            match tokio::time::timeout(retry_period, self.lease.release(&lease)).await {
+                Ok(Ok(())) => info!(lease = %self.config.name, "Released the Lease"),
+                Ok(Err(error)) => warn!(%error, lease = %self.config.name, "Lease not released"),
+                Err(_) => warn!(lease = %self.config.name, "Lease not released in time"),
             }
         }
     }
+
+    /// A leader whose last successful round started a renew deadline ago stops leading.
+    fn check_deadline(&self, role: Role) -> Role {
+        match role {
+            Role::Leading { renewed, .. } if renewed.elapsed() >= self.config.renew_deadline => {
+                warn!(
+                    lease = %self.config.name,
+                    renew_deadline = ?self.config.renew_deadline,
+                    "Lease not renewed within the renew deadline"
+                );
+                Role::Following
+            }
+            role => role,
+        }
+    }
+
+    fn announce(&self, leader: &watch::Sender<bool>, role: &Role) {
+        let leading = matches!(role, Role::Leading { .. });
+        self.gauge.set(i64::from(leading));
+        leader.send_if_modified(|current| {
+            if *current == leading {
+                return false;
+            }
+            info!(identity = %self.config.identity, leader = leading, "Leadership changed");
+            *current = leading;
+            true
+        });
+    }
 }
 
-/// A Lease nobody holds, or whose holder has not renewed within its duration.
-fn is_expired(spec: &LeaseSpec, now: Timestamp) -> bool {
-    let Some(_) = spec.holder_identity.as_deref().filter(|holder| !holder.is_empty()) else {
-        return true;
-    };
-    let Some(renewed) = spec.renew_time.as_ref().or(spec.acquire_time.as_ref()) else {
-        return true;
-    };
-    let duration = SignedDuration::from_secs(i64::from(spec.lease_duration_seconds.unwrap_or(15)));
-    renewed.0.checked_add(duration).is_ok_and(|expiry| expiry < now)
-}
 #[cfg(test)]
 mod tests;

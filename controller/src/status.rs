@@ -18,8 +18,9 @@ use crate::compile::ServedIngress;
 pub enum PublishAddress {
     /// The ClusterIP of this Service (`--publish-service`).
     ServiceIp { namespace: String, name: String },
-    /// `NAME.NAMESPACE.svc.cluster.local` (`--publish-service` with `--publish-hostname`).
-    ServiceHostname { namespace: String, name: String },
+    /// The Service's DNS name, `NAME.NAMESPACE.svc.<--cluster-domain>` (`--publish-service`
+    /// with `--publish-hostname`).
+    ServiceHostname { hostname: String },
     /// Fixed addresses or hostnames (`--publish-status-address`).
     Fixed(Vec<String>),
 }
@@ -54,9 +55,7 @@ impl StatusWriter {
     async fn desired(&self) -> kube::Result<Vec<IngressLoadBalancerIngress>> {
         let addresses = match &self.address {
             PublishAddress::Fixed(addresses) => addresses.clone(),
-            PublishAddress::ServiceHostname { namespace, name } => {
-                vec![format!("{name}.{namespace}.svc.cluster.local")]
-            }
+            PublishAddress::ServiceHostname { hostname } => vec![hostname.clone()],
             PublishAddress::ServiceIp { namespace, name } => {
                 let service = Api::<Service>::namespaced(self.client.clone(), namespace)
                     .get(name)

@@ -9,6 +9,7 @@
 
 mod support;
 
+mod client;
 mod coredns;
 mod events;
 mod faults;

@@ -30,6 +30,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "coredns-custom": {"coredns": {"manage": True, "target": "custom", "exclude": ["*.internal.example.com"]}},
     "autoscaled": {"autoscaling": {"enabled": True, "targetMemoryUtilizationPercentage": 80}},
     "servicemonitor": {"metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}}}},
+    "networkpolicy": {
+        "networkPolicy": {
+            "enabled": True,
+            "admin": {"namespaces": ["monitoring"], "podLabels": {"app.kubernetes.io/name": "prometheus"}, "extraFrom": []},
+        }
+    },
     "everything": {
         "kind": "DaemonSet",
         "watchNamespaces": ["shop", NAMESPACE],
@@ -44,6 +50,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "preStopSeconds": 10,
         "drainTimeoutSeconds": 60,
         "metrics": {"serviceMonitor": {"enabled": True}},
+        "networkPolicy": {
+            "enabled": True,
+            "admin": {
+                "namespaces": ["monitoring", "ops"],
+                "podLabels": {"team": "sre"},
+                "extraFrom": [{"ipBlock": {"cidr": "10.0.0.0/8"}}],
+            },
+        },
         "serviceAccount": {"name": "gateway", "annotations": {"example.com/role": "edge"}},
         "image": {"repository": "registry.example.com/shunt", "tag": "dev", "pullPolicy": "Always"},
         "imagePullSecrets": [{"name": "registry"}],

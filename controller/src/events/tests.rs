@@ -2,7 +2,7 @@
 //! repeat, at most `per_round` per call.
 
 use http::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::*;
 use crate::compile::Reason;
@@ -47,9 +47,86 @@ async fn a_new_diagnostic_becomes_one_warning_event_on_its_ingress() {
             json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "namespace": "shop", "name": "web", "uid": "uid-shop-web"})
         );
         assert_eq!(body["metadata"]["namespace"], "shop");
+        assert_eq!(body["metadata"]["generateName"], "web.");
+        assert_eq!(body["metadata"]["name"], Value::Null, "the API server names it");
         api
     };
     verify(scenario, rounds(client, vec![vec![mk_missing_service("web")]])).await;
+}
+
+/// A longest-possible Ingress name: `NAME.` plus a suffix of our own would pass 253 characters,
+/// and the API server refused every such Event with 422.
+#[tokio::test]
+async fn an_ingress_with_a_253_character_name_still_gets_its_event() {
+    let name = mk_long_name(253);
+    let (client, mut api) = mk_client();
+    let expected_regarding = name.clone();
+    let scenario = async move {
+        let body = api.echo(Method::POST, EVENTS_PATH, StatusCode::CREATED).await;
+        assert_eq!(body["regarding"]["name"], expected_regarding.as_str());
+        let prefix = body["metadata"]["generateName"].as_str().expect("a generateName");
+        assert_valid_prefix(prefix, &expected_regarding);
+        api
+    };
+    verify(scenario, rounds(client, vec![vec![mk_missing_service(&name)]])).await;
+}
+
+#[test]
+fn every_prefix_makes_a_valid_event_name_whatever_the_ingress_name() {
+    let names = [
+        "a".to_string(),
+        "web".to_string(),
+        "a".repeat(56),
+        "a".repeat(57),
+        "a".repeat(58),
+        format!("{}-b", "a".repeat(56)),
+        format!("{}.b", "a".repeat(56)),
+        format!("{}--b", "a".repeat(55)),
+        format!("{}.-b", "a".repeat(55)),
+        mk_long_name(237),
+        mk_long_name(253),
+    ];
+    for name in names {
+        assert_valid_prefix(&name_prefix(&name), &name);
+    }
+}
+
+/// `prefix` starts like `name`, ends with `.`, and with the API server's 5 random characters
+/// makes a DNS subdomain the API server keeps whole.
+fn assert_valid_prefix(prefix: &str, name: &str) {
+    assert!(prefix.len() <= MAX_PREFIX, "{prefix:?} is {} characters", prefix.len());
+    assert!(prefix.ends_with('.'), "{prefix:?}");
+    assert!(name.starts_with(prefix.trim_end_matches('.')), "{prefix:?} of {name:?}");
+    let generated = format!("{prefix}x7k2q");
+    let labels_valid = generated.split('.').all(|label| {
+        !label.is_empty()
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    });
+    assert!(
+        labels_valid && generated.len() <= 253,
+        "{generated:?} is no DNS subdomain"
+    );
+}
+
+/// A valid Ingress name (DNS subdomain) of exactly `len` characters: 63-character labels.
+fn mk_long_name(len: usize) -> String {
+    let mut name = String::new();
+    while name.len() < len {
+        if !name.is_empty() && name.len() % 64 == 63 {
+            name.push('.');
+        } else {
+            name.push(if name.len() % 64 == 62 { 'z' } else { 'a' });
+        }
+    }
+    if name.ends_with('.') {
+        name.pop();
+        name.push('b');
+    }
+    name
 }
 
 #[tokio::test]

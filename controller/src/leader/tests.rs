@@ -1,44 +1,57 @@
-//! Election rounds against a mocked API server: each test scripts the Lease the server holds and
-//! asserts the exact request the round sends back (or that it sends none).
+//! Election rounds and the elector's loop against a mocked API server: each test scripts the
+//! Lease the server holds and asserts the exact requests sent back (or that none is). Tests of
+//! timing run on tokio's paused clock, so "10 s later" is exact and instant.
 
 use std::time::Duration;
 
 use http::{Method, StatusCode};
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::{
+    apimachinery::pkg::apis::meta::v1::MicroTime,
+    jiff::{SignedDuration, Timestamp},
+};
 use kube::Client;
 use serde_json::{Value, json};
-use tokio::sync::watch;
+use tokio::{sync::watch, time::Instant};
 
-use super::*;
+use super::{lease::LeaseApi, *};
 
 const LEASE_PATH: &str = "/apis/coordination.k8s.io/v1/namespaces/shunt-system/leases/shunt-leader";
 const LEASES_PATH: &str = "/apis/coordination.k8s.io/v1/namespaces/shunt-system/leases";
+const LEASE_DURATION: Duration = Duration::from_secs(15);
+const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+const RETRY_PERIOD: Duration = Duration::from_secs(2);
 
-fn mk_elector(client: Client, identity: &str) -> Elector {
-    Elector::new(
-        client,
-        LeaseConfig {
-            namespace: "shunt-system".to_string(),
-            name: "shunt-leader".to_string(),
-            identity: identity.to_string(),
-            lease_duration: Duration::from_secs(15),
-            renew_interval: Duration::from_secs(5),
-        },
-    )
+fn mk_config(identity: &str) -> LeaseConfig {
+    LeaseConfig {
+        namespace: "shunt-system".to_string(),
+        name: "shunt-leader".to_string(),
+        identity: identity.to_string(),
+        lease_duration: LEASE_DURATION,
+        renew_deadline: RENEW_DEADLINE,
+        retry_period: RETRY_PERIOD,
+        clock: WallClock::default(),
+    }
 }
 
-/// One round of replica `shunt-0`, which drops its client when done.
+/// Replica `shunt-0`'s rounds, as the elector makes them.
+fn mk_lease_api(client: Client) -> LeaseApi {
+    LeaseApi::new(client, "shunt-system", "shunt-leader", "shunt-0", LEASE_DURATION)
+}
+
+/// One round of `shunt-0`, which has not read the Lease before and drops its client when done.
 async fn round(client: Client) -> kube::Result<bool> {
-    mk_elector(client, "shunt-0").try_acquire_or_renew().await
+    let verdict = mk_lease_api(client).round(&mut None).await?;
+    Ok(matches!(verdict, Verdict::Leading(_)))
 }
 
-/// The Lease as the API server returns it, renewed `renewed_ago` before now.
-fn mk_lease(holder: &str, renewed_ago: SignedDuration, transitions: i32) -> Value {
+/// The Lease as the API server returns it at `version`, renewed `renewed_ago` before now by the
+/// server's (or the holder's) wall clock.
+fn mk_lease(holder: &str, renewed_ago: SignedDuration, transitions: i32, version: u32) -> Value {
     let renewed = Timestamp::now() - renewed_ago;
     json!({
         "apiVersion": "coordination.k8s.io/v1",
         "kind": "Lease",
-        "metadata": {"name": "shunt-leader", "namespace": "shunt-system", "resourceVersion": "7"},
+        "metadata": {"name": "shunt-leader", "namespace": "shunt-system", "resourceVersion": version.to_string()},
         "spec": {
             "holderIdentity": holder,
             "leaseDurationSeconds": 15,
@@ -81,6 +94,28 @@ fn assert_written_now(value: &Value, since: Timestamp) {
     );
 }
 
+/// [`verify`] for tests on the paused clock, which may let minutes pass: both sides within
+/// `within` of paused time (a missing request fails as soon as nothing else can happen).
+async fn verify_paused<T>(
+    within: Duration,
+    scenario: impl std::future::Future<Output = ApiServerVerifier>,
+    code: impl std::future::Future<Output = T>,
+) -> T {
+    let both = futures::future::join(scenario, code);
+    let (mut api, out) = tokio::time::timeout(within, both)
+        .await
+        .expect("the scenario completes in time");
+    let extra = tokio::time::timeout(Duration::from_secs(1), api.0.next_request())
+        .await
+        .expect("the client is dropped");
+    if let Some((request, _)) = extra {
+        panic!("unexpected extra request {} {}", request.method(), request.uri());
+    }
+    out
+}
+
+// === one round ===
+
 #[tokio::test]
 async fn a_vacant_lease_is_created_with_us_as_holder() {
     let (client, mut api) = mk_client();
@@ -106,7 +141,7 @@ async fn our_own_lease_is_renewed_keeping_the_holder_and_transitions() {
     let (client, mut api) = mk_client();
     let since = Timestamp::now();
     let scenario = async move {
-        let lease = mk_lease("shunt-0", SignedDuration::from_secs(5), 3);
+        let lease = mk_lease("shunt-0", SignedDuration::from_secs(5), 3, 7);
         held(&mut api, lease.clone()).await;
         let body = api.echo(Method::PUT, LEASE_PATH, StatusCode::OK).await;
         assert_eq!(
@@ -127,23 +162,38 @@ async fn our_own_lease_is_renewed_keeping_the_holder_and_transitions() {
     assert!(leads.expect("the round succeeds"), "renewing keeps us leader");
 }
 
+/// The old rule compared `renewTime` with our wall clock: a holder whose clock runs a minute
+/// behind ours looked expired. Now only what we saw change counts.
 #[tokio::test]
-async fn a_fresh_lease_of_another_replica_is_left_alone() {
-    let (client, mut api) = mk_client();
-    let scenario = async move {
-        held(&mut api, mk_lease("shunt-1", SignedDuration::from_secs(14), 3)).await;
-        api
-    };
-    let leads = verify(scenario, round(client)).await;
-    assert!(!leads.expect("the round succeeds"), "we follow");
+async fn a_held_lease_is_left_alone_however_old_its_renew_time_looks() {
+    for renewed_ago in [
+        SignedDuration::from_secs(14),
+        SignedDuration::from_secs(60),
+        SignedDuration::from_hours(24),
+    ] {
+        let (client, mut api) = mk_client();
+        let scenario = async move {
+            held(&mut api, mk_lease("shunt-1", renewed_ago, 3, 7)).await;
+            api
+        };
+        let leads = verify(scenario, round(client)).await;
+        assert!(
+            !leads.expect("the round succeeds"),
+            "renewed {renewed_ago} ago: we follow"
+        );
+    }
 }
 
-#[tokio::test]
-async fn an_expired_lease_of_another_replica_is_taken_over() {
+#[tokio::test(start_paused = true)]
+async fn a_lease_left_unchanged_for_its_duration_is_taken_over() {
     let (client, mut api) = mk_client();
     let since = Timestamp::now();
+    // Renewed "just now" by its holder's clock: irrelevant, it never changes again.
+    let lease = mk_lease("shunt-1", SignedDuration::ZERO, 3, 7);
     let scenario = async move {
-        held(&mut api, mk_lease("shunt-1", SignedDuration::from_secs(16), 3)).await;
+        held(&mut api, lease.clone()).await;
+        held(&mut api, lease.clone()).await;
+        held(&mut api, lease).await;
         let body = api.echo(Method::PUT, LEASE_PATH, StatusCode::OK).await;
         assert_eq!(
             body["metadata"]["resourceVersion"], "7",
@@ -156,30 +206,71 @@ async fn an_expired_lease_of_another_replica_is_taken_over() {
         assert_eq!(spec["renewTime"], spec["acquireTime"]);
         api
     };
-    let leads = verify(scenario, round(client)).await;
-    assert!(leads.expect("the round succeeds"), "taking over makes us leader");
+    let code = async move {
+        let lease = mk_lease_api(client);
+        let mut observed = None;
+        let first = lease.round(&mut observed).await.expect("round 1");
+        tokio::time::advance(LEASE_DURATION - Duration::from_millis(1)).await;
+        let second = lease.round(&mut observed).await.expect("round 2");
+        tokio::time::advance(Duration::from_millis(1)).await;
+        let third = lease.round(&mut observed).await.expect("round 3");
+        [first, second, third].map(|verdict| matches!(verdict, Verdict::Leading(_)))
+    };
+    let verdicts = verify_paused(Duration::from_secs(60), scenario, code).await;
+    assert_eq!(
+        verdicts,
+        [false, false, true],
+        "taken exactly a lease duration after first seen"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_whose_holder_keeps_renewing_is_never_taken_whatever_the_clocks_say() {
+    let (client, mut api) = mk_client();
+    let scenario = async move {
+        // The holder's clock runs an hour behind: every renewTime looks long expired to us.
+        for version in 7..27 {
+            held(&mut api, mk_lease("shunt-1", SignedDuration::from_hours(1), 3, version)).await;
+        }
+        api
+    };
+    let code = async move {
+        let lease = mk_lease_api(client);
+        let mut observed = None;
+        let mut leading = 0;
+        for _ in 0..20 {
+            if matches!(lease.round(&mut observed).await, Ok(Verdict::Leading(_))) {
+                leading += 1;
+            }
+            tokio::time::advance(RENEW_DEADLINE).await;
+        }
+        leading
+    };
+    let leading = verify_paused(Duration::from_secs(600), scenario, code).await;
+    assert_eq!(leading, 0, "200 s of renewals, never taken");
 }
 
 #[tokio::test]
-async fn a_lease_without_holder_is_taken_whatever_its_renew_time() {
+async fn a_released_lease_is_taken_at_once() {
     let (client, mut api) = mk_client();
     let scenario = async move {
-        held(&mut api, mk_lease("", SignedDuration::ZERO, 3)).await;
+        held(&mut api, mk_lease("", SignedDuration::ZERO, 3, 7)).await;
         let body = api.echo(Method::PUT, LEASE_PATH, StatusCode::OK).await;
         assert_eq!(body["spec"]["holderIdentity"], "shunt-0");
+        assert_eq!(body["spec"]["leaseTransitions"], 4);
         api
     };
     let leads = verify(scenario, round(client)).await;
     assert!(leads.expect("the round succeeds"));
 }
 
-/// Someone else wrote the Lease between our read and our write: a replace of an expired Lease,
+/// Someone else wrote the Lease between our read and our write: a replace of a released Lease,
 /// or a create of a vacant one, answered 409.
 #[tokio::test]
 async fn losing_the_write_race_with_a_conflict_makes_us_follow() {
-    let expired = mk_lease("shunt-1", SignedDuration::from_secs(60), 3);
+    let released = mk_lease("", SignedDuration::ZERO, 3, 7);
     let races = [
-        (StatusCode::OK, expired, Method::PUT, LEASE_PATH, "Conflict"),
+        (StatusCode::OK, released, Method::PUT, LEASE_PATH, "Conflict"),
         (
             StatusCode::NOT_FOUND,
             mk_status(404, "NotFound"),
@@ -222,62 +313,127 @@ async fn a_server_error_is_an_error_not_a_verdict() {
     );
 }
 
-/// `run` keeps a leader's role through API errors while its Lease would still be valid, and
-/// steps down once it would have expired.
-#[tokio::test]
-async fn a_leader_that_cannot_renew_steps_down_when_its_lease_would_expire() {
-    let (client, mut api) = mk_client();
-    let elector = Elector::new(
-        client,
-        LeaseConfig {
-            namespace: "shunt-system".to_string(),
-            name: "shunt-leader".to_string(),
-            identity: "shunt-0".to_string(),
-            lease_duration: Duration::from_millis(300),
-            renew_interval: Duration::from_millis(50),
-        },
-    );
-    let (leader_tx, mut leader) = watch::channel(false);
-    let (stop_tx, stop) = tokio::sync::oneshot::channel::<()>();
-    let election = tokio::spawn(elector.run(leader_tx, async move {
-        let _ = stop.await;
+// === the elector's loop ===
+
+#[test]
+fn a_renew_deadline_not_below_the_lease_duration_is_refused() {
+    let mut config = mk_config("shunt-0");
+    assert_eq!(config.validate(), Ok(()));
+    config.renew_deadline = LEASE_DURATION;
+    assert!(matches!(config.validate(), Err(ConfigError::RenewNotBelowLease { .. })));
+    config.renew_deadline = RENEW_DEADLINE;
+    config.retry_period = RENEW_DEADLINE;
+    assert!(matches!(config.validate(), Err(ConfigError::RetryNotBelowRenew { .. })));
+    config.retry_period = Duration::ZERO;
+    assert!(matches!(config.validate(), Err(ConfigError::RetryNotBelowRenew { .. })));
+}
+
+/// A started elector as `shunt-0`: its leadership, and the trigger that shuts it down.
+struct Running {
+    leader: watch::Receiver<bool>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+fn mk_running(client: Client) -> Running {
+    let elector = Elector::new(client, mk_config("shunt-0")).expect("a valid config");
+    let (leader_tx, leader) = watch::channel(false);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(elector.run(leader_tx, async move {
+        let _ = stopped.await;
     }));
+    Running { leader, stop, task }
+}
+
+/// The API answers rounds with 500 for a while, then not at all (a black-holed connection). The
+/// leader must stop a renew deadline after its last successful round started: a peer that saw
+/// that write may take over a lease duration after it, and by then the leader must be long gone.
+#[tokio::test(start_paused = true)]
+async fn a_leader_whose_api_stops_answering_stops_leading_before_its_lease_could_expire() {
+    let (client, mut api) = mk_client();
+    let start = Instant::now();
     let server = tokio::spawn(async move {
         vacant(&mut api).await;
         api.echo(Method::POST, LEASES_PATH, StatusCode::CREATED).await;
-        // From now on the API server fails every round.
+        let mut unanswered = Vec::new();
         let mut failed = 0;
         while let Some((request, send)) = api.0.next_request().await {
             assert_eq!(request.uri().path(), LEASE_PATH);
-            reply(send, StatusCode::INTERNAL_SERVER_ERROR, mk_status(500, "InternalError"));
-            failed += 1;
+            if failed < 2 {
+                reply(send, StatusCode::INTERNAL_SERVER_ERROR, mk_status(500, "InternalError"));
+                failed += 1;
+            } else {
+                unanswered.push(send);
+            }
         }
-        failed
+        (failed, unanswered.len())
     });
-    let became = tokio::time::Instant::now();
-    tokio::time::timeout(Duration::from_secs(1), leader.wait_for(|leads| *leads))
+    let mut running = mk_running(client);
+    running.leader.wait_for(|leads| *leads).await.expect("the elector runs");
+    let became = start.elapsed();
+    running
+        .leader
+        .wait_for(|leads| !*leads)
         .await
-        .expect("creating the Lease makes us leader within a round")
         .expect("the elector runs");
-    tokio::time::timeout(Duration::from_secs(2), leader.wait_for(|leads| !*leads))
-        .await
-        .expect("a leader that cannot renew steps down")
-        .expect("the elector runs");
+    let stepped_down = start.elapsed();
+    // Paused time: the round that created the Lease started at 0 and took no time.
+    assert_eq!(became, Duration::ZERO);
     assert!(
-        became.elapsed() >= Duration::from_millis(250),
-        "stepped down after {:?}, before the Lease expired",
-        became.elapsed()
+        stepped_down >= RENEW_DEADLINE && stepped_down < LEASE_DURATION - Duration::from_secs(4),
+        "stepped down {stepped_down:?} after the last successful round started"
     );
-    stop_tx.send(()).expect("the elector is running");
-    tokio::time::timeout(Duration::from_secs(1), election)
+    running.stop.send(()).expect("the elector is running");
+    running
+        .task
         .await
-        .expect("the elector stops on shutdown")
-        .expect("no panic");
-    let failed = tokio::time::timeout(Duration::from_secs(1), server)
-        .await
-        .expect("the client is gone")
-        .expect("no panic");
-    assert!(failed >= 3, "only {failed} failed rounds");
+        .expect("the elector stops on shutdown without panicking");
+    let (failed, unanswered) = server.await.expect("no panic");
+    assert_eq!(failed, 2);
+    assert!(unanswered >= 1, "the last round hung until its timeout");
+}
+
+#[tokio::test(start_paused = true)]
+async fn on_shutdown_the_leader_stops_leading_then_releases_the_lease_it_holds() {
+    let (client, mut api) = mk_client();
+    let (leader_probe_tx, leader_probe) = tokio::sync::oneshot::channel::<watch::Receiver<bool>>();
+    let server = tokio::spawn(async move {
+        vacant(&mut api).await;
+        let (mut created, send) = api.expect(Method::POST, LEASES_PATH).await;
+        created["metadata"]["resourceVersion"] = json!("8");
+        reply(send, StatusCode::CREATED, created);
+        let leader = leader_probe.await.expect("the test sends the probe");
+        let (body, send) = api.expect(Method::PUT, LEASE_PATH).await;
+        let leading_at_release = *leader.borrow();
+        reply(send, StatusCode::OK, body.clone());
+        (body, leading_at_release)
+    });
+    let mut running = mk_running(client);
+    running.leader.wait_for(|leads| *leads).await.expect("the elector runs");
+    leader_probe_tx.send(running.leader.clone()).expect("the server waits");
+    running.stop.send(()).expect("the elector is running");
+    running.task.await.expect("no panic");
+    let (release, leading_at_release) = server.await.expect("no panic");
+    assert!(!leading_at_release, "the writers stop before the Lease is released");
+    assert_eq!(release["metadata"]["resourceVersion"], "8", "the version we hold");
+    assert_eq!(release["spec"]["holderIdentity"], "");
+    assert_eq!(release["spec"]["leaseDurationSeconds"], 1);
+    assert_eq!(release["spec"]["leaseTransitions"], 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_follower_sends_nothing_on_shutdown() {
+    let (client, mut api) = mk_client();
+    let server = tokio::spawn(async move {
+        held(&mut api, mk_lease("shunt-1", SignedDuration::ZERO, 3, 7)).await;
+        api.0.next_request().await.map(|(request, _)| request.uri().to_string())
+    });
+    let running = mk_running(client);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    running.stop.send(()).expect("the elector is running");
+    running.task.await.expect("no panic");
+    assert!(!*running.leader.borrow());
+    assert_eq!(server.await.expect("no panic"), None, "no release from a follower");
 }
 
 // === mocked API server ===

@@ -250,7 +250,7 @@ async fn sync_writes_the_service_hostname_without_asking_the_api() {
     let (client, mut api) = mk_client();
     let scenario = async move {
         let body = api.echo(Method::PUT, &status_path("web"), StatusCode::OK).await;
-        let hostname = "shunt.shunt-system.svc.cluster.local";
+        let hostname = "shunt.shunt-system.svc.corp.example";
         assert_eq!(
             body["status"],
             json!({"loadBalancer": {"ingress": [{"hostname": hostname}]}})
@@ -258,8 +258,7 @@ async fn sync_writes_the_service_hostname_without_asking_the_api() {
         api
     };
     let address = PublishAddress::ServiceHostname {
-        namespace: "shunt-system".to_string(),
-        name: "shunt".to_string(),
+        hostname: "shunt.shunt-system.svc.corp.example".to_string(),
     };
     let report = verify(scenario, sync_web(client, address, &[])).await;
     assert_eq!(report.written, 1);

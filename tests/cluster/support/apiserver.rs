@@ -59,6 +59,8 @@ pub struct Recorded {
     pub status: u16,
     /// When it arrived.
     pub at: Instant,
+    /// When it arrived, by the wall clock shunt's log lines use.
+    pub wall: k8s_openapi::jiff::Timestamp,
 }
 
 /// How a watch is told its resourceVersion is too old.
@@ -88,7 +90,22 @@ pub(super) struct Faults {
     pub(super) gone: Vec<Gone>,
     /// Watches of these kinds (plurals) deliver each change this late, as a loaded server does.
     pub(super) lag: BTreeMap<&'static str, Duration>,
+    /// Requests of a kind (plural), from one client (`who`) or from all (`None`), are slowed.
+    pub(super) stalls: Vec<(&'static str, Option<String>, Stall)>,
 }
+
+/// How [`ApiServer::stall`] slows a kind's requests down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stall {
+    /// Not answered while the stall lasts (at most [`BLACK_HOLE_LIMIT`]): a black-holed connection.
+    BlackHole,
+    /// A random wait of up to `max` before the request is handled, and another after, so a write
+    /// may be stored long before its client hears of it.
+    Random { max: Duration },
+}
+
+/// A black-holed request is answered 504 after this, so no test hangs on one forever.
+const BLACK_HOLE_LIMIT: Duration = Duration::from_secs(120);
 
 // === impl Recorded ===
 
@@ -193,6 +210,17 @@ impl ApiServer {
     /// Delivers every later change of this kind (plural) to watches `lag` after it was made.
     pub fn lag_watches(&self, plural: &'static str, lag: Duration) {
         self.shared.faults.lock().expect("faults lock").lag.insert(plural, lag);
+    }
+
+    /// Slows down requests for `plural` from `who` (every client when `None`); see [`Stall`].
+    pub fn stall(&self, plural: &'static str, who: Option<&str>, stall: Stall) {
+        let mut faults = self.shared.faults.lock().expect("faults lock");
+        faults.stalls.push((plural, who.map(str::to_string), stall));
+    }
+
+    /// Ends every stall; black-holed requests are answered now.
+    pub fn unstall(&self) {
+        self.shared.faults.lock().expect("faults lock").stalls.clear();
     }
 
     /// While set, every request gets `500 Internal Server Error`.
@@ -323,6 +351,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         body,
         status: 0,
         at: Instant::now(),
+        wall: k8s_openapi::jiff::Timestamp::now(),
     };
     let index = {
         let mut requests = shared.requests.lock().expect("requests lock");
@@ -337,7 +366,21 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         body,
         ..
     } = recorded;
-    let response = respond(&shared, &method, &path, &query, &content_type, &body).await;
+    let stall = stall_of(&shared, &path, &who);
+    let response = match stall {
+        Some(Stall::BlackHole) => black_hole(&shared, &path, &who).await,
+        _ => None,
+    };
+    let response = match (response, stall) {
+        (Some(timed_out), _) => timed_out,
+        (None, Some(Stall::Random { max })) => {
+            tokio::time::sleep(max.mul_f64(fastrand::f64())).await;
+            let response = respond(&shared, &method, &path, &query, &content_type, &body).await;
+            tokio::time::sleep(max.mul_f64(fastrand::f64())).await;
+            response
+        }
+        (None, _) => respond(&shared, &method, &path, &query, &content_type, &body).await,
+    };
     let status = response.status().as_u16();
     eprintln!(
         "apiserver {who}: {method} {path}{}{query} -> {status}",
@@ -345,6 +388,26 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     );
     shared.requests.lock().expect("requests lock")[index].status = status;
     response
+}
+
+/// The stall for a request to `path` from `who`, if any.
+fn stall_of(shared: &Shared, path: &str, who: &str) -> Option<Stall> {
+    let plural = parse_path(path)?.resource.plural;
+    let faults = shared.faults.lock().expect("faults lock");
+    let applies = |(p, w, _): &&(&str, Option<String>, Stall)| *p == plural && w.as_deref().is_none_or(|w| w == who);
+    faults.stalls.iter().find(applies).map(|(_, _, stall)| *stall)
+}
+
+/// Holds the request while its black hole lasts; `Some(504)` if it outlasted [`BLACK_HOLE_LIMIT`].
+async fn black_hole(shared: &Shared, path: &str, who: &str) -> Option<Response<Body>> {
+    let since = Instant::now();
+    while stall_of(shared, path, who) == Some(Stall::BlackHole) {
+        if since.elapsed() >= BLACK_HOLE_LIMIT {
+            return Some(status(StatusCode::GATEWAY_TIMEOUT, "Timeout", "black-holed"));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
 }
 
 async fn respond(
@@ -416,6 +479,7 @@ fn written(result: Result<Value, Refused>, resource: &Resource, ok: StatusCode) 
     match result {
         Ok(object) => json_response(ok, &object),
         Err(Refused::NotFound) => not_found(resource, ""),
+        Err(Refused::Invalid(message)) => status(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", &message),
         Err(Refused::Conflict(reason)) => status(
             StatusCode::CONFLICT,
             reason,

@@ -11,7 +11,7 @@ mod store;
 use std::time::Duration;
 
 pub use self::{
-    apiserver::{ApiServer, Gone, Recorded},
+    apiserver::{ApiServer, Gone, Recorded, Stall},
     backend::Backend,
     objects::{OURS, lb_status, mk_ingress, mk_ingress_class, mk_service, mk_slice},
     shunt::{Load, LoadReport, STATUS_ADDRESS, Shunt},

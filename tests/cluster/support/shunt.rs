@@ -22,6 +22,7 @@ use hyper_util::{
     client::legacy::{Client, connect::HttpConnector},
     rt::TokioExecutor,
 };
+use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use tokio::{
     io::{AsyncBufReadExt, BufReader},
@@ -162,6 +163,15 @@ impl Shunt {
             .map(|reply| reply.status)
     }
 
+    /// The value of an unlabelled metric on `/metrics` (e.g. `shunt_leader`), if it answers.
+    pub async fn metric(&self, name: &str) -> Option<f64> {
+        let reply = self.request(self.admin, "localhost", "/metrics").await.ok()?;
+        reply.body.lines().find_map(|line| {
+            let (metric, value) = line.split_once(' ')?;
+            (metric == name).then(|| value.trim().parse().ok()).flatten()
+        })
+    }
+
     /// `GET path` with `Host: host` through the proxy.
     pub async fn get(&self, host: &str, path: &str) -> Result<Reply, BoxError> {
         self.request(self.http, host, path).await
@@ -204,9 +214,48 @@ impl Shunt {
         Load { stop, task }
     }
 
-    /// SIGKILL: no chance to release anything.
+    /// SIGKILL: no chance to release anything. Returns when it is gone.
     pub async fn kill(&mut self) {
         self.child.kill().await.expect("killing shunt");
+    }
+
+    /// SIGTERM, as the kubelet sends first: shunt drains and releases what it holds.
+    pub fn terminate(&self) {
+        let pid = self.child.id().expect("shunt is running");
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("running kill");
+        assert!(status.success(), "kill -TERM {pid}: {status}");
+    }
+
+    /// Waits (bounded) for the process to exit.
+    pub async fn exited(&mut self, within: Duration) -> std::process::ExitStatus {
+        tokio::time::timeout(within, self.child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("shunt {} still running after {within:?}", self.identity))
+            .expect("waiting for shunt")
+    }
+
+    /// When this replica led, from its `Leadership changed` log lines: `[from, to)` by the wall
+    /// clock, the last one open (`None`) while it still leads.
+    pub fn leadership(&self) -> Vec<(Timestamp, Option<Timestamp>)> {
+        let mut intervals: Vec<(Timestamp, Option<Timestamp>)> = Vec::new();
+        for line in self.json_logs() {
+            if line["message"] != "Leadership changed" {
+                continue;
+            }
+            let at: Timestamp = line["timestamp"]
+                .as_str()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("a log line without a timestamp: {line}"));
+            match (line["leader"].as_bool(), intervals.last_mut()) {
+                (Some(true), None | Some((_, Some(_)))) => intervals.push((at, None)),
+                (Some(false), Some((_, end @ None))) => *end = Some(at),
+                _ => panic!("shunt {}: leadership changed out of order: {line}", self.identity),
+            }
+        }
+        intervals
     }
 
     fn listening(&self, listener: &str) -> Option<SocketAddr> {

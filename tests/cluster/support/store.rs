@@ -101,6 +101,8 @@ pub enum Refused {
     NotFound,
     /// A create of an existing object, or a write carrying a stale resourceVersion.
     Conflict(&'static str),
+    /// 422: the object's name is not a valid DNS subdomain (at most 253 characters).
+    Invalid(String),
 }
 
 pub struct Store {
@@ -228,8 +230,26 @@ impl Store {
         Some(object)
     }
 
-    /// A client's create: 409 when the object exists.
-    pub fn create(&self, object: Value) -> Result<Value, Refused> {
+    /// A client's create: 409 when the object exists, 422 when its name is invalid. Without a
+    /// name, `metadata.generateName` (cut to 58 characters) plus 5 random characters, as the
+    /// API server makes one.
+    pub fn create(&self, mut object: Value) -> Result<Value, Refused> {
+        let meta = &mut object["metadata"];
+        if meta["name"].as_str().is_none_or(str::is_empty)
+            && let Some(prefix) = meta["generateName"].as_str()
+        {
+            let prefix: String = prefix.chars().take(58).collect();
+            let suffix: String = (0..5)
+                .map(|_| fastrand::choice(GENERATED_CHARS).unwrap_or(&'x'))
+                .collect();
+            meta["name"] = json!(format!("{prefix}{suffix}"));
+        }
+        let name = meta["name"].as_str().unwrap_or_default();
+        if !is_dns_subdomain(name) {
+            return Err(Refused::Invalid(format!(
+                "metadata.name: Invalid value: {name:?}: a lowercase RFC 1123 subdomain of at most 253 characters"
+            )));
+        }
         let key = Key::of(&object);
         let mut inner = self.lock();
         if inner.objects.contains_key(&key) {
@@ -339,6 +359,27 @@ impl Inner {
         });
         object
     }
+}
+
+/// What the API server draws generated name suffixes from (no vowels, no look-alikes).
+const GENERATED_CHARS: &[char] = &[
+    'b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'q', 'r', 's', 't', 'v', 'w', 'x', 'z', '2', '4', '5',
+    '6', '7', '8', '9',
+];
+
+/// RFC 1123 subdomain, as most object names must be: dot-separated labels of lowercase letters,
+/// digits and `-`, each starting and ending alphanumeric; at most 253 characters.
+pub fn is_dns_subdomain(name: &str) -> bool {
+    let label = |label: &str| {
+        let bytes = label.as_bytes();
+        !bytes.is_empty()
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+            && bytes.first() != Some(&b'-')
+            && bytes.last() != Some(&b'-')
+    };
+    !name.is_empty() && name.len() <= 253 && name.split('.').all(label)
 }
 
 fn with_status(mut object: Value, status: Value) -> Value {
