@@ -1,1 +1,232 @@
 //! Shared clusters: refused DNS rewrites and several releases managing one Corefile.
+//! `shunt run --manage-coredns` against the fake API server: a host the policy refuses gets a
+//! `DnsRewriteRefused` Event and no rule; two releases keep two blocks; an old CoreDNS is left alone.
+
+use std::time::Duration;
+
+use http::Method;
+use serde_json::{Value, json};
+
+use crate::support::{Cluster, OURS, Recorded, eventually, host, mk_ingress};
+
+const TKE_COREFILE: &str = include_str!("../../controller/src/dns/testdata/tke.Corefile");
+/// A compile after an Ingress change, then the leader's write.
+const WITHIN: Duration = Duration::from_secs(5);
+
+fn mk_corefile_config_map() -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "kube-system", "name": "coredns"},
+           "data": {"Corefile": TKE_COREFILE}})
+}
+
+fn corefile(cluster: &Cluster) -> Option<String> {
+    cluster.api.get("ConfigMap", "kube-system", "coredns")?["data"]["Corefile"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// The lines between `release`'s markers (indentation trimmed), if its block is there.
+fn block(corefile: &str, release: &str) -> Option<Vec<String>> {
+    let begin = format!("# BEGIN shunt {release}");
+    let end = format!("# END shunt {release}");
+    let mut lines = corefile.lines().map(str::trim).skip_while(|l| *l != begin);
+    lines.next()?;
+    let body: Vec<String> = lines.by_ref().take_while(|l| *l != end).map(str::to_string).collect();
+    corefile.contains(&end).then_some(body)
+}
+
+/// The Corefile with every shunt block (markers included) cut out.
+fn outside_blocks(corefile: &str) -> String {
+    let mut inside = false;
+    let mut kept = Vec::new();
+    for line in corefile.lines() {
+        match line.trim() {
+            l if l.starts_with("# BEGIN shunt") => inside = true,
+            l if l.starts_with("# END shunt") => inside = false,
+            _ if !inside => kept.push(line),
+            _ => {}
+        }
+    }
+    kept.join("\n") + "\n"
+}
+
+fn rule(host: &str, release_namespace: &str) -> String {
+    format!("rewrite name exact {host} shunt.{release_namespace}.svc.cluster.local")
+}
+
+/// The Events POSTed in `namespace` about `name` (an Ingress or the ConfigMap), as sent.
+fn events_about(requests: &[Recorded], namespace: &str, name: &str) -> Vec<Value> {
+    let path = format!("/apis/events.k8s.io/v1/namespaces/{namespace}/events");
+    requests
+        .iter()
+        .filter(|r| r.method == Method::POST && r.path == path && r.body["regarding"]["name"] == name)
+        .map(|r| r.body.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn an_ingress_naming_a_cluster_service_or_a_public_suffix_gets_an_event_and_no_rule() {
+    let cluster = Cluster::start(&["web"]).await;
+    let api = &cluster.api;
+    api.apply(mk_corefile_config_map());
+    api.apply(mk_ingress(
+        "shop",
+        "steal-api",
+        OURS,
+        "kubernetes.default.svc.cluster.local",
+        "web",
+    ));
+    api.apply(mk_ingress("shop", "steal-com", OURS, "*.com", "web"));
+    let shunt = cluster
+        .shunt(
+            "shunt-0",
+            &["--publish-service", "shunt-system/shunt", "--manage-coredns"],
+        )
+        .await;
+
+    let written = eventually("the web rule in the Corefile", WITHIN, async || {
+        corefile(&cluster).filter(|c| c.contains(&rule(&host("web"), "shunt-system")))
+    })
+    .await;
+    assert_eq!(
+        block(&written, "shunt-system/shunt"),
+        Some(vec![rule(&host("web"), "shunt-system")]),
+        "only the allowed host, no comments in the managed block:\n{written}"
+    );
+    assert_eq!(outside_blocks(&written), TKE_COREFILE);
+
+    for (name, host, why) in [
+        (
+            "steal-api",
+            "kubernetes.default.svc.cluster.local",
+            "in the cluster domain cluster.local",
+        ),
+        ("steal-com", "*.com", "a wildcard directly under the public suffix com"),
+    ] {
+        let event = eventually("a DnsRewriteRefused Event", WITHIN, async || {
+            events_about(&api.requests(), "shop", name)
+                .into_iter()
+                .find(|e| e["reason"] == "DnsRewriteRefused")
+        })
+        .await;
+        assert_eq!(event["type"], "Warning");
+        let note = event["note"].as_str().unwrap_or_default();
+        assert!(note.contains(&format!("host {host} ")) && note.contains(why), "{note}");
+    }
+    let logged = shunt
+        .json_logs()
+        .into_iter()
+        .filter(|l| l["message"] == "Host left out of cluster DNS")
+        .count();
+    assert_eq!(logged, 2, "one log line per refused host while it lasts");
+    // The block never held them, not even for one write.
+    let puts = api
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == Method::PUT && r.path.ends_with("/configmaps/coredns"));
+    for put in puts {
+        let text = put.body["data"]["Corefile"].as_str().unwrap_or_default().to_string();
+        assert!(
+            !text.contains("kubernetes.default") && !text.contains(r"\.com\.$"),
+            "{text}"
+        );
+    }
+}
+
+/// One release: its own Service, Lease and IngressClass, as two Helm releases would have.
+fn release_args(team: &str) -> Vec<String> {
+    [
+        "--publish-service",
+        &format!("{team}/shunt"),
+        "--manage-coredns",
+        "--election-id",
+        &format!("{team}-leader"),
+        "--ingress-class",
+        team,
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+#[tokio::test]
+async fn two_releases_managing_one_corefile_keep_both_blocks_through_alternating_changes() {
+    let cluster = Cluster::start(&["web"]).await;
+    let api = &cluster.api;
+    api.apply(mk_corefile_config_map());
+    let (a_args, b_args) = (release_args("team-a"), release_args("team-b"));
+    let a_args: Vec<&str> = a_args.iter().map(String::as_str).collect();
+    let b_args: Vec<&str> = b_args.iter().map(String::as_str).collect();
+    let _a = cluster.shunt("team-a-0", &a_args).await;
+    let _b = cluster.shunt("team-b-0", &b_args).await;
+
+    let mut last = [None::<String>, None];
+    for change in 0..20 {
+        let (index, team) = if change % 2 == 0 { (0, "team-a") } else { (1, "team-b") };
+        let served = format!("{team}-{change}.example.com");
+        api.apply(mk_ingress("shop", team, team, &served, "web"));
+        last[index] = Some(served.clone());
+        let release = format!("{team}/shunt");
+        let wanted = vec![rule(&served, team)];
+        eventually(
+            &format!("change {change}: {served} in {release}'s block"),
+            WITHIN,
+            async || corefile(&cluster).filter(|c| block(c, &release).as_ref() == Some(&wanted)),
+        )
+        .await;
+    }
+
+    let text = corefile(&cluster).expect("the Corefile");
+    for (index, team) in ["team-a", "team-b"].into_iter().enumerate() {
+        let served = last[index].as_deref().expect("each team changed");
+        assert_eq!(
+            block(&text, &format!("{team}/shunt")),
+            Some(vec![rule(served, team)]),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches(&format!("# BEGIN shunt {team}/shunt\n")).count(),
+            1,
+            "{text}"
+        );
+    }
+    assert_eq!(outside_blocks(&text), TKE_COREFILE);
+}
+
+#[tokio::test]
+async fn coredns_older_than_1_8_4_gets_no_block_but_an_event_and_a_log_line() {
+    let cluster = Cluster::start(&["web"]).await;
+    let api = &cluster.api;
+    api.apply(mk_corefile_config_map());
+    let args = [
+        "--publish-service",
+        "shunt-system/shunt",
+        "--manage-coredns",
+        "--coredns-version",
+        "1.8.3",
+    ];
+    let shunt = cluster.shunt("shunt-0", &args).await;
+    let event = eventually("a CorednsTooOld Event", WITHIN, async || {
+        events_about(&api.requests(), "kube-system", "coredns").pop()
+    })
+    .await;
+    assert_eq!(event["reason"], "CorednsTooOld");
+    assert_eq!(event["type"], "Warning");
+    assert!(
+        event["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("1.8.3") && n.contains("1.8.4")),
+        "{event}"
+    );
+    assert!(
+        shunt
+            .json_logs()
+            .iter()
+            .any(|l| l["message"] == "CoreDNS too old for the rewrite rules; not writing them")
+    );
+    assert_eq!(corefile(&cluster).as_deref(), Some(TKE_COREFILE));
+    assert!(
+        api.requests()
+            .iter()
+            .all(|r| !(r.method == Method::PUT && r.path.contains("/configmaps/"))),
+        "nothing written"
+    );
+}

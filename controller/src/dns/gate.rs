@@ -122,7 +122,9 @@ impl VersionCheck {
         let now = Timestamp::now();
         let event = Event {
             metadata: ObjectMeta {
-                generate_name: Some(format!("{}.", self.configmap)),
+                // A ConfigMap name (at most 253) plus the hex suffix can exceed an Event name's
+                // 253 only for absurd names; the create then fails and the log line remains.
+                name: Some(format!("{}.{:x}", self.configmap, now.as_nanosecond())),
                 namespace: Some(self.namespace.clone()),
                 ..Default::default()
             },

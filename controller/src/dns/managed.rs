@@ -2,7 +2,7 @@
 //! ConfigMap with get + update, nothing else (the RBAC is scoped to that one ConfigMap by name,
 //! which `create` cannot be). An update carries the resourceVersion it read, so an operator's
 //! concurrent edit (or another release's) is never overwritten: the write fails with 409 and
-//! the next sync redoes it.
+//! is redone from a fresh read.
 
 use std::collections::BTreeMap;
 
@@ -91,8 +91,25 @@ impl CorednsWriter {
     }
 
     /// Brings the ConfigMap in line with the stanza `build` makes from the Corefile's
-    /// `kubernetes` zones (read in the same get as the Corefile it edits).
-    pub async fn sync(&self, build: impl FnOnce(&[String]) -> Stanza) -> Result<Synced, CorednsError> {
+    /// `kubernetes` zones (read in the same get as the Corefile it edits). A write that lost a
+    /// race (409: another release or an operator wrote in between) is redone from a fresh
+    /// read, a few times, so two releases editing one Corefile both land without waiting for
+    /// their next change.
+    pub async fn sync(&self, build: impl Fn(&[String]) -> Stanza) -> Result<Synced, CorednsError> {
+        const ATTEMPTS: usize = 3;
+        let mut attempt = 1;
+        loop {
+            match self.sync_once(&build).await {
+                Err(CorednsError::Api {
+                    source: kube::Error::Api(status),
+                    ..
+                }) if status.code == 409 && attempt < ATTEMPTS => attempt += 1,
+                result => return result,
+            }
+        }
+    }
+
+    async fn sync_once(&self, build: &impl Fn(&[String]) -> Stanza) -> Result<Synced, CorednsError> {
         let api_error = |source| CorednsError::Api {
             name: self.qualified.clone(),
             source,

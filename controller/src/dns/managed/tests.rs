@@ -31,7 +31,7 @@ fn path(name: &str) -> String {
 
 async fn sync_once(client: Client, target: CorednsTarget, name: &str, stanza: Stanza) -> Result<bool, CorednsError> {
     CorednsWriter::new(client, "kube-system", name, target)
-        .sync(|_zones| stanza)
+        .sync(|_zones| stanza.clone())
         .await
         .map(|synced| synced.wrote)
 }
@@ -181,6 +181,32 @@ async fn the_corefiles_kubernetes_zones_shape_the_stanza_it_writes() {
         .await
         .expect("synced");
     assert_eq!(synced.stanza.refused().len(), 1);
+}
+
+#[tokio::test]
+async fn a_write_that_lost_a_race_is_redone_from_a_fresh_read() {
+    let (client, mut api) = mk_client();
+    let scenario = async move {
+        let current = mk_config_map("coredns", json!({"Corefile": TKE}));
+        api.answer(Method::GET, &path("coredns"), StatusCode::OK, current.clone())
+            .await;
+        api.answer(
+            Method::PUT,
+            &path("coredns"),
+            StatusCode::CONFLICT,
+            mk_status(409, "Conflict"),
+        )
+        .await;
+        api.answer(Method::GET, &path("coredns"), StatusCode::OK, current).await;
+        api.echo(Method::PUT, &path("coredns"), StatusCode::OK).await;
+        api
+    };
+    let wrote = verify(
+        scenario,
+        sync_once(client, CorednsTarget::Corefile, "coredns", stanza(&["a.example.com"])),
+    )
+    .await;
+    assert!(wrote.expect("synced on the second attempt"));
 }
 
 #[tokio::test]
