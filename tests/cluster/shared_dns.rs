@@ -230,3 +230,70 @@ async fn coredns_older_than_1_8_4_gets_no_block_but_an_event_and_a_log_line() {
         "nothing written"
     );
 }
+
+fn mk_coredns_deployment(image: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "kube-system", "name": "coredns"},
+           "spec": {"selector": {"matchLabels": {"k8s-app": "kube-dns"}}, "template": {"spec": {"containers": [
+               {"name": "coredns", "image": image}]}}}})
+}
+
+#[tokio::test]
+async fn the_coredns_deployments_image_decides_over_the_flag() {
+    for (image, flag, writes) in [
+        ("registry.k8s.io/coredns/coredns:v1.8.0", "1.11.1", false),
+        ("ccr.ccs.tencentyun.com/tkeimages/coredns:1.8.4-tke.1", "1.8.0", true),
+        // No version in the tag: the flag says.
+        ("coredns/coredns:latest", "1.6.9", false),
+    ] {
+        let cluster = Cluster::start(&["web"]).await;
+        let api = &cluster.api;
+        api.apply(mk_corefile_config_map());
+        api.apply(mk_coredns_deployment(image));
+        let args = [
+            "--publish-service",
+            "shunt-system/shunt",
+            "--manage-coredns",
+            "--coredns-version",
+            flag,
+        ];
+        let _shunt = cluster.shunt("shunt-0", &args).await;
+        let outcome = eventually(&format!("{image}: a block or an Event"), WITHIN, async || {
+            let written = corefile(&cluster).is_some_and(|c| c.contains(&rule(&host("web"), "shunt-system")));
+            let refused = !events_about(&api.requests(), "kube-system", "coredns").is_empty();
+            (written || refused).then_some(written)
+        })
+        .await;
+        assert_eq!(outcome, writes, "{image} with --coredns-version {flag}");
+    }
+}
+
+#[tokio::test]
+async fn a_block_an_older_shunt_wrote_is_adopted_not_duplicated() {
+    let cluster = Cluster::start(&["web"]).await;
+    let api = &cluster.api;
+    let old = TKE_COREFILE.replace(
+        "    cache 30\n",
+        "    cache 30\n    # BEGIN shunt\n    rewrite name exact gone.example x\n    # END shunt\n",
+    );
+    let mut config_map = mk_corefile_config_map();
+    config_map["data"]["Corefile"] = json!(old);
+    api.apply(config_map);
+    let _shunt = cluster
+        .shunt(
+            "shunt-0",
+            &["--publish-service", "shunt-system/shunt", "--manage-coredns"],
+        )
+        .await;
+    let written = eventually("the web rule in the Corefile", WITHIN, async || {
+        corefile(&cluster).filter(|c| c.contains(&rule(&host("web"), "shunt-system")))
+    })
+    .await;
+    let expected = TKE_COREFILE.replace(
+        "    cache 30\n",
+        &format!(
+            "    cache 30\n    # BEGIN shunt shunt-system/shunt\n    {}\n    # END shunt shunt-system/shunt\n",
+            rule(&host("web"), "shunt-system")
+        ),
+    );
+    assert_eq!(written, expected);
+}

@@ -51,7 +51,7 @@ pub fn refusal_diagnostics<'a>(
 /// Logs the diagnostics not in `previous` (once each while they last), then remembers `current`.
 pub fn log_new(previous: &mut Vec<Diagnostic>, current: Vec<Diagnostic>) {
     for diagnostic in current.iter().filter(|d| !previous.contains(d)) {
-        warn!(ingress = %format!("{}/{}", diagnostic.namespace, diagnostic.name), reason = %diagnostic.reason, message = %diagnostic.message, "Host left out of cluster DNS");
+        warn!(ingress = %format!("{}/{}", diagnostic.namespace, diagnostic.name), reason = %diagnostic.reason, note = %diagnostic.message, "Host left out of cluster DNS");
     }
     *previous = current;
 }

@@ -197,7 +197,7 @@ pub struct ManagedDnsConfig {
 impl ManagedDns {
     pub fn new(client: Client, config: ManagedDnsConfig) -> Self {
         let (namespace, name) = &config.configmap;
-        info!(configmap = %format!("{namespace}/{name}"), target = ?config.target, release = %config.release, "Managing CoreDNS rewrite rules");
+        info!(configmap = %format!("{namespace}/{name}"), coredns_target = ?config.target, release = %config.release, "Managing CoreDNS rewrite rules");
         ManagedDns {
             writer: CorednsWriter::new(client.clone(), namespace, name, config.target),
             release: config.release,
