@@ -252,7 +252,12 @@ def test_notes_show_how_to_verify_and_how_to_get_the_coredns_stanza():
     assert f"--publish-service {NAMESPACE}/edge-shunt --ingress-class shunt" in notes
     assert "port-forward svc/edge-shunt-metrics 9090" in notes
 
+    assert f"# BEGIN shunt {NAMESPACE}/edge-shunt" in notes
+    assert "--dns-domain example.com --dns-domain apps.example.org" in render(
+        {"coredns": {"domains": ["example.com", "apps.example.org"]}}
+    ).notes
     managed = render("coredns-custom").notes
     assert "shunt dns" not in managed
+    assert "reason=DnsRewriteRefused" in managed
     assert "get configmap coredns-custom" in managed
     assert "rollout status daemonset/edge-shunt" in render("daemonset").notes
