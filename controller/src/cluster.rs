@@ -230,7 +230,7 @@ async fn leader_writes(
         }
         let mut diagnostics = outcome.diagnostics;
         if let Some(dns) = &mut writers.coredns {
-            let refused = dns.sync(&outcome.hosts).await;
+            let refused = dns.sync(&outcome.hosts, &[]).await;
             let refused = crate::dns::refusal_diagnostics(&refused, ingresses.iter().map(|i| &**i), &outcome.served);
             writers.metrics.set_dns_refusals(refused.len());
             diagnostics.extend(refused.iter().cloned());

@@ -211,9 +211,10 @@ impl ManagedDns {
     }
 
     /// Brings CoreDNS in line with `hosts` (unless CoreDNS is too old for the rules) and
-    /// returns the hosts the policy refused, for diagnostics.
-    pub async fn sync(&mut self, hosts: &[HostMatch]) -> Vec<Refusal> {
-        let stanza = self.stanza(hosts, &self.zones.clone());
+    /// returns every refused host, for diagnostics: the policy's, plus `refused_elsewhere`
+    /// (hosts other parts of shunt keep out of DNS, each with its reason).
+    pub async fn sync(&mut self, hosts: &[HostMatch], refused_elsewhere: &[Refusal]) -> Vec<Refusal> {
+        let stanza = self.stanza(hosts, refused_elsewhere, &self.zones.clone());
         let fresh = self
             .synced
             .as_ref()
@@ -221,7 +222,10 @@ impl ManagedDns {
         if fresh || !self.version.allows_writing().await {
             return stanza.refused().to_vec();
         }
-        let result = self.writer.sync(|zones| self.stanza(hosts, zones)).await;
+        let result = self
+            .writer
+            .sync(|zones| self.stanza(hosts, refused_elsewhere, zones))
+            .await;
         match result {
             Ok(synced) => {
                 let refused = synced.stanza.refused().to_vec();
@@ -241,8 +245,11 @@ impl ManagedDns {
         }
     }
 
-    fn stanza(&self, hosts: &[HostMatch], zones: &[String]) -> Stanza {
-        let plan = self.policy.with_kubernetes_zones(zones).plan(hosts);
+    fn stanza(&self, hosts: &[HostMatch], refused_elsewhere: &[Refusal], zones: &[String]) -> Stanza {
+        let mut plan = self.policy.with_kubernetes_zones(zones).plan(hosts);
+        for refusal in refused_elsewhere {
+            plan.refuse(refusal.host.clone(), refusal.reason.clone());
+        }
         Stanza::new(&self.release, &plan, &self.target)
     }
 }
