@@ -112,6 +112,12 @@ async fn an_ingress_naming_a_cluster_service_or_a_public_suffix_gets_an_event_an
         let note = event["note"].as_str().unwrap_or_default();
         assert!(note.contains(&format!("host {host} ")) && note.contains(why), "{note}");
     }
+    eventually("the refusals in the diagnostics metric", WITHIN, async || {
+        metrics(shunt.admin)
+            .await
+            .filter(|m| m.contains("shunt_ingress_diagnostics{reason=\"DnsRewriteRefused\"} 2\n"))
+    })
+    .await;
     let logged = shunt
         .json_logs()
         .into_iter()
@@ -130,6 +136,23 @@ async fn an_ingress_naming_a_cluster_service_or_a_public_suffix_gets_an_event_an
             "{text}"
         );
     }
+}
+
+/// `GET /metrics` from the admin listener (raw HTTP/1.1, bounded by a timeout).
+async fn metrics(admin: std::net::SocketAddr) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(admin).await.ok()?;
+        let request = "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.ok()?;
+        Some(response)
+    };
+    tokio::time::timeout(Duration::from_secs(2), exchange)
+        .await
+        .ok()
+        .flatten()
 }
 
 /// One release: its own Service, Lease and IngressClass, as two Helm releases would have.
