@@ -55,3 +55,65 @@ pub fn log_new(previous: &mut Vec<Diagnostic>, current: Vec<Diagnostic>) {
     }
     *previous = current;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        dns::DnsPolicy,
+        fixtures::{mk_ingress, mk_prefix, mk_rule},
+    };
+
+    fn mk_served(namespace: &str, name: &str) -> ServedIngress {
+        ServedIngress {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            shadow: false,
+        }
+    }
+
+    #[test]
+    fn each_served_ingress_naming_a_refused_host_gets_one_diagnostic() {
+        let hostile = mk_ingress(
+            "team-a",
+            "hostile",
+            vec![
+                mk_rule("*.com", vec![mk_prefix("/", "web", 80)]),
+                mk_rule("shop.example.com", vec![mk_prefix("/", "web", 80)]),
+            ],
+        );
+        let also = mk_ingress(
+            "team-b",
+            "also",
+            vec![mk_rule("*.com", vec![mk_prefix("/", "web", 80)])],
+        );
+        let foreign = mk_ingress(
+            "team-c",
+            "nginx",
+            vec![mk_rule("*.com", vec![mk_prefix("/", "web", 80)])],
+        );
+        let hosts = [
+            HostMatch::from_rule_host("*.com"),
+            HostMatch::from_rule_host("shop.example.com"),
+        ];
+        let plan = DnsPolicy::new("cluster.local", Vec::new(), Vec::new()).plan(&hosts);
+        let served = [mk_served("team-a", "hostile"), mk_served("team-b", "also")];
+        let diagnostics = refusal_diagnostics(&plan.refused, [&hostile, &also, &foreign], &served);
+        let named: Vec<(&str, &str, Reason)> = diagnostics
+            .iter()
+            .map(|d| (d.namespace.as_str(), d.name.as_str(), d.reason))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("team-a", "hostile", Reason::DnsRewriteRefused),
+                ("team-b", "also", Reason::DnsRewriteRefused),
+            ],
+            "not the unserved Ingress, nothing for the allowed host"
+        );
+        assert_eq!(
+            diagnostics[0].message,
+            "host *.com is served but cluster DNS does not send it to shunt: a wildcard directly under the public suffix com"
+        );
+    }
+}
