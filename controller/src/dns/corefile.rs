@@ -96,11 +96,9 @@ pub fn kubernetes_zones(corefile: &str) -> Vec<String> {
         }
         for word in words.take_while(|w| *w != "{") {
             // Reverse zones in CIDR form (10.0.0.0/8) lie under in-addr.arpa, protected anyway.
-            let zone = word
-                .trim_start_matches("dns://")
-                .trim_end_matches('.')
-                .to_ascii_lowercase();
+            let zone = word.trim_start_matches("dns://").to_ascii_lowercase();
             let zone = zone.rsplit_once(':').map_or(zone.as_str(), |(zone, _port)| zone);
+            let zone = zone.trim_end_matches('.');
             if !zone.is_empty() && !zone.contains('/') && !zones.iter().any(|z| z == zone) {
                 zones.push(zone.to_string());
             }

@@ -178,7 +178,7 @@ fn broken_or_misplaced_markers_and_a_missing_root_block_are_refused() {
 fn kubernetes_zones_are_read_from_every_kubernetes_plugin() {
     assert_eq!(kubernetes_zones(TKE), ["cluster.local", "in-addr.arpa", "ip6.arpa"]);
     let custom = "corp.example:53 {\n    kubernetes Corp.Example. 10.0.0.0/8 { # ours\n    }\n}\n\
-                  .:53 {\n    # kubernetes commented.out\n    kubernetes\n    kubernetes k8s.internal:53\n}\n";
+                  .:53 {\n    # kubernetes commented.out\n    kubernetes\n    kubernetes k8s.internal.:53 dns://corp.example\n}\n";
     assert_eq!(kubernetes_zones(custom), ["corp.example", "k8s.internal"]);
 }
 
