@@ -65,19 +65,38 @@ pub enum DnsFormat {
 /// What shapes the rewrite rules, shared by `dns` and `run --manage-coredns`.
 #[derive(Clone, Debug, Args)]
 pub struct DnsRuleArgs {
-    /// The cluster's DNS domain, for the Service's name.
-    #[arg(long, default_value = "cluster.local")]
+    /// The cluster's DNS domain, for the Service's name; never rewritten.
+    #[arg(long, default_value = "cluster.local", value_parser = crate::dns::parse_cluster_domain)]
     pub cluster_domain: String,
     /// Hosts that keep resolving the public way (to the load balancer): `shop.example.com` or
     /// `*.example.com` (one label); repeatable.
     #[arg(long = "dns-exclude", value_name = "PATTERN")]
     pub dns_exclude: Vec<crate::dns::DnsExclude>,
+    /// Only hosts at or under these domains are rewritten (repeatable); recommended on clusters
+    /// where many teams create Ingresses.
+    #[arg(long = "dns-domain", value_name = "SUFFIX")]
+    pub dns_domains: Vec<crate::dns::DnsDomain>,
+    /// The identity on this release's CoreDNS block and key (NAMESPACE/NAME); --publish-service by default.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    pub release: Option<crate::dns::Release>,
 }
 
 impl DnsRuleArgs {
     /// `NAME.NAMESPACE.svc.DOMAIN` of a Service.
     pub fn service_fqdn(&self, (namespace, name): &(String, String)) -> String {
         format!("{name}.{namespace}.svc.{}", self.cluster_domain.trim_end_matches('.'))
+    }
+
+    pub fn policy(&self) -> crate::dns::DnsPolicy {
+        crate::dns::DnsPolicy::new(&self.cluster_domain, self.dns_domains.clone(), self.dns_exclude.clone())
+    }
+
+    /// `--release`, else the Service's `NAMESPACE/NAME`.
+    pub fn release(&self, (namespace, name): &(String, String)) -> Result<crate::dns::Release, String> {
+        match &self.release {
+            Some(release) => Ok(release.clone()),
+            None => crate::dns::Release::new(namespace, name),
+        }
     }
 }
 
@@ -119,6 +138,10 @@ pub struct RunArgs {
     /// --coredns-target custom.
     #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
     pub coredns_configmap: Option<(String, String)>,
+    /// The CoreDNS version, when the `coredns` Deployment next to the ConfigMap cannot be read
+    /// (rules are written only for 1.8.4 and later).
+    #[arg(long, value_name = "VERSION")]
+    pub coredns_version: Option<crate::dns::CorednsVersion>,
     #[command(flatten)]
     pub dns_rules: DnsRuleArgs,
     #[command(flatten)]

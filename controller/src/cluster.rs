@@ -24,7 +24,7 @@ use crate::{
     cli::RunArgs,
     compile::{Diagnostic, ServedIngress, compile},
     dataplane::{Dataplane, Shutdown},
-    dns::{CorednsWriter, DnsExclude, Stanza, served_hosts},
+    dns::{ManagedDns, ManagedDnsConfig, served_hosts},
     events::{EventReporter, uid_in},
     leader::{Elector, LeaseConfig, WallClock},
     metrics::ControllerMetrics,
@@ -51,18 +51,8 @@ struct CompileOutcome {
 struct Writers {
     status: Option<StatusWriter>,
     coredns: Option<ManagedDns>,
-}
-
-/// `--manage-coredns`: the writer and what shapes the rules.
-struct ManagedDns {
-    writer: CorednsWriter,
-    target: String,
-    exclude: Vec<DnsExclude>,
-    /// The rules last written or found in place, and when: unchanged rules are checked again
-    /// only after [`crate::standalone::RECOMPILE_EVERY`] (an operator may have edited the ConfigMap).
-    synced: Option<(Stanza, Instant)>,
-    /// The last failure, logged once until it changes.
-    failing: Option<String>,
+    /// For the hosts managed DNS refuses (`DnsRewriteRefused`).
+    metrics: ControllerMetrics,
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -97,7 +87,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         stores.clone(),
         options,
         dataplane.publisher,
-        metrics,
+        metrics.clone(),
         outcome_tx,
     ));
 
@@ -107,7 +97,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         status: args
             .publish_address()
             .map(|address| StatusWriter::new(client.clone(), address)),
-        coredns: managed_dns(&client, &args),
+        coredns: managed_dns(&client, &args)?,
+        metrics,
     };
     let writers = tokio::spawn(leader_writes(client, stores, writers, identity, leader_rx, outcome_rx));
 
@@ -168,21 +159,28 @@ pub async fn connect(kubeconfig: Option<&std::path::Path>) -> anyhow::Result<Cli
     Ok(Clients::connect(kubeconfig).await?.api)
 }
 
-fn managed_dns(client: &Client, args: &RunArgs) -> Option<ManagedDns> {
-    let publish_service = args.publish_service.as_ref().filter(|_| args.manage_coredns)?;
+fn managed_dns(client: &Client, args: &RunArgs) -> anyhow::Result<Option<ManagedDns>> {
+    let Some(publish_service) = args.publish_service.as_ref().filter(|_| args.manage_coredns) else {
+        return Ok(None);
+    };
     let target = args.coredns_target;
-    let (namespace, name) = args
+    let configmap = args
         .coredns_configmap
         .clone()
         .unwrap_or_else(|| ("kube-system".to_string(), target.default_configmap().to_string()));
-    info!(configmap = %format!("{namespace}/{name}"), ?target, "Managing CoreDNS rewrite rules");
-    Some(ManagedDns {
-        writer: CorednsWriter::new(client.clone(), &namespace, &name, target),
-        target: args.dns_rules.service_fqdn(publish_service),
-        exclude: args.dns_rules.dns_exclude.clone(),
-        synced: None,
-        failing: None,
-    })
+    let release = args
+        .dns_rules
+        .release(publish_service)
+        .map_err(|error| anyhow::anyhow!("--publish-service: {error}; name the CoreDNS block with --release"))?;
+    let config = ManagedDnsConfig {
+        configmap,
+        target,
+        release,
+        service_fqdn: args.dns_rules.service_fqdn(publish_service),
+        policy: args.dns_rules.policy(),
+        coredns_version: args.coredns_version,
+    };
+    Ok(Some(ManagedDns::new(client.clone(), config)))
 }
 
 fn default_identity() -> String {
@@ -250,6 +248,7 @@ async fn leader_writes(
     mut outcomes: watch::Receiver<Option<CompileOutcome>>,
 ) {
     let mut events = EventReporter::new(client, Some(identity));
+    let mut dns_refused = Vec::new();
     loop {
         tokio::select! {
             changed = leader.changed() => if changed.is_err() { return },
@@ -276,46 +275,24 @@ async fn leader_writes(
                     );
                 }
             }
+            let mut diagnostics = outcome.diagnostics.clone();
+            if let Some(dns) = &mut writers.coredns {
+                let refused = dns.sync(&outcome.hosts, &[]).await;
+                let refused =
+                    crate::dns::refusal_diagnostics(&refused, ingresses.iter().map(|i| &**i), &outcome.served);
+                writers.metrics.set_dns_refusals(refused.len());
+                diagnostics.extend(refused.iter().cloned());
+                crate::dns::log_new(&mut dns_refused, refused);
+            }
             events
-                .report(&outcome.diagnostics, |ns, name| {
+                .report(&diagnostics, |ns, name| {
                     uid_in(ingresses.iter().map(|i| &**i), ns, name)
                 })
                 .await;
-            if let Some(dns) = &mut writers.coredns {
-                dns.sync(&outcome.hosts).await;
-            }
         };
         tokio::select! {
             () = work => {}
             _ = stepped_down.wait_for(|leads| !*leads) => info!("No longer the leader; stopped writing"),
-        }
-    }
-}
-
-// === impl ManagedDns ===
-
-impl ManagedDns {
-    async fn sync(&mut self, hosts: &[HostMatch]) {
-        let stanza = Stanza::new(hosts, &self.target, &self.exclude);
-        let fresh = self
-            .synced
-            .as_ref()
-            .is_some_and(|(synced, at)| *synced == stanza && at.elapsed() < crate::standalone::RECOMPILE_EVERY);
-        if fresh {
-            return;
-        }
-        match self.writer.sync(&stanza).await {
-            Ok(_) => {
-                self.synced = Some((stanza, Instant::now()));
-                self.failing = None;
-            }
-            Err(error) => {
-                let message = error.to_string();
-                if self.failing.as_ref() != Some(&message) {
-                    warn!(%message, "CoreDNS rewrite rules not updated; retrying on the next change");
-                    self.failing = Some(message);
-                }
-            }
         }
     }
 }

@@ -6,7 +6,7 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::compile::Diagnostic;
+use crate::compile::{Diagnostic, Reason};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabels {
@@ -16,6 +16,9 @@ struct ReasonLabels {
 #[derive(Clone, Default)]
 pub struct ControllerMetrics {
     diagnostics: Family<ReasonLabels, Gauge>,
+    /// Hosts managed DNS refused, counted by the leader after each compile; kept here so a
+    /// compile's reset of the family does not drop them.
+    dns_refused: Gauge,
     pub source_errors: Counter,
     pub compiles: Counter,
 }
@@ -46,6 +49,25 @@ impl ControllerMetrics {
                     reason: diagnostic.reason.as_str(),
                 })
                 .inc();
+        }
+        self.set_dns_refusals_label();
+    }
+
+    /// Sets the `DnsRewriteRefused` count (leader, `--manage-coredns`).
+    pub fn set_dns_refusals(&self, count: usize) {
+        self.dns_refused.set(i64::try_from(count).unwrap_or(i64::MAX));
+        self.set_dns_refusals_label();
+    }
+
+    fn set_dns_refusals_label(&self) {
+        let count = self.dns_refused.get();
+        let labels = ReasonLabels {
+            reason: Reason::DnsRewriteRefused.as_str(),
+        };
+        if count > 0 {
+            self.diagnostics.get_or_create(&labels).set(count);
+        } else {
+            self.diagnostics.remove(&labels);
         }
     }
 }

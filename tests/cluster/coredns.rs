@@ -10,6 +10,9 @@ use crate::support::{Cluster, OURS, eventually, host, mk_ingress};
 
 const TKE_COREFILE: &str = include_str!("../../controller/src/dns/testdata/tke.Corefile");
 const TARGET: &str = "shunt.shunt-system.svc.cluster.local";
+/// The markers of the release `--publish-service shunt-system/shunt` names.
+const BEGIN: &str = "# BEGIN shunt shunt-system/shunt";
+const END: &str = "# END shunt shunt-system/shunt";
 /// A compile after an Ingress change, then the leader's write.
 const WITHIN: Duration = Duration::from_secs(5);
 
@@ -30,8 +33,8 @@ fn config_map_key(cluster: &Cluster, name: &str, key: &str) -> Option<String> {
 
 /// The Corefile without the shunt block.
 fn outside_block(corefile: &str) -> String {
-    let begin = corefile.find("    # BEGIN shunt\n").expect("the block");
-    let end = corefile.find("    # END shunt\n").expect("the block's end") + "    # END shunt\n".len();
+    let begin = corefile.find(&format!("    {BEGIN}\n")).expect("the block");
+    let end = corefile.find(&format!("    {END}\n")).expect("the block's end") + format!("    {END}\n").len();
     format!("{}{}", &corefile[..begin], &corefile[end..])
 }
 
@@ -49,10 +52,7 @@ async fn the_corefile_block_follows_the_served_hosts_and_nothing_else_changes() 
     })
     .await;
     assert!(
-        corefile.starts_with(&format!(
-            ".:53 {{\n    # BEGIN shunt\n    {}\n    # END shunt\n",
-            rule("web")
-        )),
+        corefile.starts_with(&format!(".:53 {{\n    {BEGIN}\n    {}\n    {END}\n", rule("web"))),
         "{corefile}"
     );
     assert_eq!(outside_block(&corefile), TKE_COREFILE);
@@ -66,7 +66,7 @@ async fn the_corefile_block_follows_the_served_hosts_and_nothing_else_changes() 
     api.delete("Ingress", "shop", "api");
     api.delete("Ingress", "shop", "web");
     let emptied = eventually("an empty block", WITHIN, async || {
-        config_map_key(&cluster, "coredns", "Corefile").filter(|c| c.contains("    # BEGIN shunt\n    # END shunt\n"))
+        config_map_key(&cluster, "coredns", "Corefile").filter(|c| c.contains(&format!("    {BEGIN}\n    {END}\n")))
     })
     .await;
     assert_eq!(outside_block(&emptied), TKE_COREFILE);
@@ -101,7 +101,7 @@ async fn the_custom_target_writes_its_own_key_of_coredns_custom() {
     args.extend(["--coredns-target", "custom", "--dns-exclude", "legacy.example"]);
     let _shunt = cluster.shunt("shunt-0", &args).await;
     let ours = eventually("our key", WITHIN, async || {
-        config_map_key(&cluster, "coredns-custom", "shunt.override")
+        config_map_key(&cluster, "coredns-custom", "shunt-system.shunt.override")
     })
     .await;
     assert!(ours.contains(&format!("\n{}\n", rule("web"))), "{ours}");
@@ -148,5 +148,13 @@ async fn shunt_dns_prints_the_rules_for_what_the_api_serves() {
         .expect("shunt dns runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let printed = String::from_utf8(output.stdout).expect("UTF-8");
-    assert_eq!(printed, format!("# BEGIN shunt\n{}\n# END shunt\n", rule("web")));
+    assert_eq!(
+        printed,
+        format!(
+            "{BEGIN}\n# refused {}: excluded by --dns-exclude {}\n{}\n{END}\n",
+            host("api"),
+            host("api"),
+            rule("web")
+        )
+    );
 }

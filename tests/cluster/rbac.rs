@@ -32,6 +32,9 @@ struct Rules {
     namespace: Vec<Rule>,
     /// With --manage-coredns: granted on the one CoreDNS ConfigMap (a Role with resourceNames).
     coredns: Vec<Rule>,
+    /// With --manage-coredns: granted on the `coredns` Deployment, for its image's version.
+    #[serde(rename = "corednsDeployment")]
+    coredns_deployment: Vec<Rule>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -181,7 +184,9 @@ fn assert_all_allowed(rules: &Rules, requests: &[Recorded]) {
                 && rules.namespace.iter().any(|rule| rule.allows(access));
             let coredns = request.path == "/api/v1/namespaces/kube-system/configmaps/coredns"
                 && rules.coredns.iter().any(|rule| rule.allows(access));
-            !cluster_wide && !in_release && !coredns
+            let coredns_deployment = request.path == "/apis/apps/v1/namespaces/kube-system/deployments/coredns"
+                && rules.coredns_deployment.iter().any(|rule| rule.allows(access));
+            !cluster_wide && !in_release && !coredns && !coredns_deployment
         })
         .map(|(request, access)| format!("{} {}?{} ({access:?})", request.method, request.path, request.query))
         .collect();

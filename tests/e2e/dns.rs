@@ -55,8 +55,9 @@ async fn the_block_rewrites_our_exact_and_wildcard_hosts_to_the_service() {
     assert_eq!(
         printed,
         format!(
-            "# BEGIN shunt\nrewrite name exact shop.example.com {TARGET}\n\
-             rewrite stop name regex ^[^.]+\\.apps\\.example\\.com\\.$ {TARGET}. answer auto\n# END shunt\n"
+            "# BEGIN shunt shunt-system/shunt\nrewrite name exact shop.example.com {TARGET}\n\
+             rewrite stop name regex ^[^.]+\\.apps\\.example\\.com\\.$ {TARGET}. answer auto\n\
+             # END shunt shunt-system/shunt\n"
         )
     );
 }
@@ -77,14 +78,22 @@ async fn shadowed_classes_are_included_and_excluded_hosts_left_out() {
         printed.contains(&format!("rewrite name exact pay.example.com {target}\n")),
         "{printed}"
     );
-    assert!(!printed.contains("shop.example.com"), "{printed}");
+    assert!(!printed.contains("rewrite name exact shop.example.com"), "{printed}");
+    assert!(
+        printed.contains("\n# refused shop.example.com: excluded by --dns-exclude shop.example.com\n"),
+        "{printed}"
+    );
     assert!(!printed.contains("nginx.example.com"), "{printed}");
 }
 
 #[tokio::test]
 async fn the_override_format_is_a_coredns_custom_key() {
     let printed = stdout(&shunt_dns(&manifests(), &["--format", "override"]).await);
-    assert!(printed.starts_with("# BEGIN shunt (written by shunt"), "{printed}");
+    assert!(
+        printed.starts_with("# BEGIN shunt shunt-system/shunt\n# written by shunt"),
+        "{printed}"
+    );
+    assert!(printed.ends_with("\n# END shunt shunt-system/shunt\n"), "{printed}");
     assert!(printed.contains(&format!("\nrewrite name exact shop.example.com {TARGET}\n")));
 }
 
@@ -96,4 +105,71 @@ async fn a_broken_manifest_is_an_error_not_an_empty_block() {
     assert!(!output.status.success());
     assert!(output.stdout.is_empty(), "nothing to paste by mistake");
     assert!(String::from_utf8_lossy(&output.stderr).contains("broken.yaml"));
+}
+
+/// The issue's reproduction: an Ingress anyone may create names the API server, another team's
+/// Service and every second-level `.com` name.
+fn mk_hostile_manifests() -> Manifests {
+    let manifests = Manifests::new();
+    let hostile = mk_ingress("shop", "hostile")
+        .rule("*.com", [mk_path("/", "Prefix", "web", 80)])
+        .rule(
+            "kubernetes.default.svc.cluster.local",
+            [mk_path("/", "Prefix", "web", 80)],
+        )
+        .rule("payments.prod.svc.cluster.local", [mk_path("/", "Prefix", "web", 80)])
+        .rule("shop.example.com", [mk_path("/", "Prefix", "web", 80)])
+        .rule("shop.example.org", [mk_path("/", "Prefix", "web", 80)]);
+    manifests.write("ingresses.yaml", &[&hostile]);
+    manifests.write("web.yaml", &[&mk_service_on_ports("shop", "web", None, &[])]);
+    manifests
+}
+
+#[tokio::test]
+async fn cluster_names_and_public_suffixes_are_printed_as_refused_never_as_rules() {
+    let printed = stdout(&shunt_dns(&mk_hostile_manifests(), &[]).await);
+    assert_eq!(
+        printed,
+        format!(
+            "# BEGIN shunt shunt-system/shunt\n\
+             # refused kubernetes.default.svc.cluster.local: in the cluster domain cluster.local, which CoreDNS answers itself\n\
+             # refused payments.prod.svc.cluster.local: in the cluster domain cluster.local, which CoreDNS answers itself\n\
+             # refused *.com: a wildcard directly under the public suffix com\n\
+             rewrite name exact shop.example.com {TARGET}\n\
+             rewrite name exact shop.example.org {TARGET}\n\
+             # END shunt shunt-system/shunt\n"
+        )
+    );
+}
+
+#[tokio::test]
+async fn dns_domains_limit_the_rules_and_release_names_the_block() {
+    let args = ["--dns-domain", "example.com", "--release", "team-a/edge"];
+    let printed = stdout(&shunt_dns(&mk_hostile_manifests(), &args).await);
+    assert!(printed.starts_with("# BEGIN shunt team-a/edge\n"), "{printed}");
+    assert!(printed.ends_with("\n# END shunt team-a/edge\n"), "{printed}");
+    assert!(printed.contains(&format!("\nrewrite name exact shop.example.com {TARGET}\n")));
+    assert!(printed.contains("\n# refused shop.example.org: not under a --dns-domain (example.com)\n"));
+    assert_eq!(printed.matches("rewrite ").count(), 1, "{printed}");
+}
+
+#[tokio::test]
+async fn a_bad_exclude_pattern_or_domain_fails_with_a_one_line_reason() {
+    for (flag, value) in [
+        ("--dns-exclude", "shop example.com"),
+        ("--dns-exclude", "a.*.example.com"),
+        ("--dns-domain", "*.example.com"),
+        ("--cluster-domain", "cluster local"),
+        ("--release", "Team/x"),
+    ] {
+        let output = shunt_dns(&manifests(), &[flag, value]).await;
+        assert!(!output.status.success(), "{flag} {value:?} is refused");
+        assert!(output.stdout.is_empty(), "nothing to paste by mistake");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("error: invalid value") && first.contains(flag),
+            "{stderr}"
+        );
+    }
 }

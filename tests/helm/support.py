@@ -28,6 +28,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "namespaced": {"watchNamespaces": ["a", "b"]},
     "coredns-corefile": {"coredns": {"manage": True}},
     "coredns-custom": {"coredns": {"manage": True, "target": "custom", "exclude": ["*.internal.example.com"]}},
+    "coredns-shared": {"coredns": {"manage": True, "domains": ["example.com", "apps.example.org"], "version": "1.11.1"}},
     "autoscaled": {"autoscaling": {"enabled": True, "targetMemoryUtilizationPercentage": 80}},
     "servicemonitor": {"metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}}}},
     "networkpolicy": {

@@ -46,6 +46,9 @@ def test_the_values_schema_refuses_a_misspelt_key(values, offender):
         ({"replicas": "2"}, "/replicas"),
         ({"watchNamespaces": "shop"}, "/watchNamespaces"),
         ({"defaultSslCertificate": "wildcard-tls"}, "/defaultSslCertificate"),
+        ({"coredns": {"domains": ["*.example.com"]}}, "/coredns/domains/0"),
+        ({"coredns": {"domains": ["Example.com"]}}, "/coredns/domains/0"),
+        ({"coredns": {"version": "latest"}}, "/coredns/version"),
     ],
 )
 def test_the_values_schema_refuses_a_bad_value(values, path):

@@ -40,11 +40,12 @@ def roles_by_namespace(rendered: Rendered) -> dict[str, dict[str, set[Grant]]]:
     return out
 
 
-def test_the_rules_file_has_the_three_sets_and_configmaps_only_for_coredns():
-    assert set(rules()) == {"cluster", "namespace", "coredns"}
+def test_the_rules_file_has_the_four_sets_and_configmaps_and_deployments_only_for_coredns():
+    assert set(rules()) == {"cluster", "namespace", "coredns", "corednsDeployment"}
     assert grants(rules()["coredns"]) == {("", "configmaps", "get", ()), ("", "configmaps", "update", ())}
+    assert grants(rules()["corednsDeployment"]) == {("apps", "deployments", "get", ())}
     for key in ("cluster", "namespace"):
-        assert all(resource != "configmaps" for _, resource, _, _ in grants(rules()[key]))
+        assert all(resource not in ("configmaps", "deployments") for _, resource, _, _ in grants(rules()[key]))
 
 
 def test_default_grants_the_cluster_rules_cluster_wide_and_leases_in_the_release_namespace():
@@ -83,13 +84,16 @@ def test_watch_namespaces_turns_the_cluster_rules_into_roles_plus_an_ingressclas
 def test_managed_coredns_may_get_and_update_only_its_configmap(values, namespace, configmap):
     rendered = render(values)
     roles = roles_by_namespace(rendered)
-    assert roles[namespace]["edge-shunt-coredns"] == file_grants("coredns", (configmap,))
+    # The ConfigMap by name, and the `coredns` Deployment next to it (for its image's version).
+    assert roles[namespace]["edge-shunt-coredns"] == file_grants("coredns", (configmap,)) | file_grants(
+        "corednsDeployment", ("coredns",)
+    )
     # The binary is told the same ConfigMap the Role names.
     assert rendered.flag("--coredns-configmap") == [f"{namespace}/{configmap}"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_every_variant_grants_exactly_the_file_rules_and_configmaps_only_by_name(variant):
+def test_every_variant_grants_exactly_the_file_rules_and_coredns_objects_only_by_name(variant):
     rendered = render(variant)
     managed = VARIANTS[variant].get("coredns", {}).get("manage", False)
     granted: set[Grant] = set()
@@ -98,13 +102,16 @@ def test_every_variant_grants_exactly_the_file_rules_and_configmaps_only_by_name
     for role in rendered.all("Role"):
         assert cluster_scoped(grants(role["rules"])) == set(), f"Role {role['metadata']['name']} grants a cluster-scoped resource"
     configmaps = {g for g in granted if g[1] == "configmaps"}
+    deployments = {g for g in granted if g[1] == "deployments"}
     expected = file_grants("cluster") | file_grants("namespace")
     if managed:
         (name,) = {names for _, _, _, names in configmaps}
         assert len(name) == 1, "configmaps access must name exactly one ConfigMap"
         expected |= file_grants("coredns", name)
+        assert {names for _, _, _, names in deployments} == {("coredns",)}, "deployments only by name"
+        expected |= file_grants("corednsDeployment", ("coredns",))
     else:
-        assert configmaps == set()
+        assert configmaps == set() and deployments == set()
     assert granted == expected
 
 

@@ -194,7 +194,7 @@ def test_every_option_reaches_the_command_line():
 
 
 def test_managed_coredns_flags_appear_only_when_managed():
-    assert not [a for a in render("default").args if "coredns" in a or "dns-exclude" in a]
+    assert not [a for a in render("default").args if "coredns" in a or a.startswith("--dns-")]
     rendered = render("coredns-custom")
     assert rendered.flag("--coredns-target") == ["custom"]
     assert rendered.flag("--coredns-configmap") == ["kube-system/coredns-custom"]
@@ -202,6 +202,15 @@ def test_managed_coredns_flags_appear_only_when_managed():
     corefile = render("coredns-corefile")
     assert corefile.flag("--coredns-target") == ["corefile"]
     assert corefile.flag("--coredns-configmap") == ["kube-system/coredns"]
+    assert corefile.flag("--dns-domain") == [] and corefile.flag("--coredns-version") == []
+
+
+def test_shared_cluster_values_reach_the_command_line_only_when_managed():
+    shared = render("coredns-shared")
+    assert shared.flag("--dns-domain") == ["example.com", "apps.example.org"]
+    assert shared.flag("--coredns-version") == ["1.11.1"]
+    unmanaged = render({"coredns": {"manage": False, "domains": ["example.com"], "version": "1.11.1"}})
+    assert not [a for a in unmanaged.args if "dns-domain" in a or "coredns" in a]
 
 
 def test_the_ingressclass_matches_the_flags_and_is_default_only_when_asked():
@@ -243,7 +252,12 @@ def test_notes_show_how_to_verify_and_how_to_get_the_coredns_stanza():
     assert f"--publish-service {NAMESPACE}/edge-shunt --ingress-class shunt" in notes
     assert "port-forward svc/edge-shunt-metrics 9090" in notes
 
+    assert f"# BEGIN shunt {NAMESPACE}/edge-shunt" in notes
+    assert "--dns-domain example.com --dns-domain apps.example.org" in render(
+        {"coredns": {"domains": ["example.com", "apps.example.org"]}}
+    ).notes
     managed = render("coredns-custom").notes
     assert "shunt dns" not in managed
+    assert "reason=DnsRewriteRefused" in managed
     assert "get configmap coredns-custom" in managed
     assert "rollout status daemonset/edge-shunt" in render("daemonset").notes

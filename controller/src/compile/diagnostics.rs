@@ -50,6 +50,9 @@ pub enum Reason {
     TlsHostNotCovered,
     /// An annotation shunt reads has a value it does not understand; it is ignored.
     InvalidAnnotation,
+    /// The host is served but cluster DNS does not send it to shunt (`--manage-coredns`): it is
+    /// the cluster's own name, a public suffix, outside `--dns-domain` or excluded.
+    DnsRewriteRefused,
 }
 
 // === impl Diagnostic ===
@@ -79,7 +82,7 @@ impl fmt::Display for Diagnostic {
 
 impl Reason {
     /// Every reason, for metrics that want each label present even at 0.
-    pub const ALL: [Reason; 14] = [
+    pub const ALL: [Reason; 15] = [
         Reason::MissingService,
         Reason::MissingServicePort,
         Reason::ExternalNameService,
@@ -94,6 +97,7 @@ impl Reason {
         Reason::InvalidTlsSecret,
         Reason::TlsHostNotCovered,
         Reason::InvalidAnnotation,
+        Reason::DnsRewriteRefused,
     ];
 
     /// The Event reason and metric label: stable, CamelCase like Kubernetes reasons.
@@ -113,6 +117,7 @@ impl Reason {
             Reason::InvalidTlsSecret => "InvalidTlsSecret",
             Reason::TlsHostNotCovered => "TlsHostNotCovered",
             Reason::InvalidAnnotation => "InvalidAnnotation",
+            Reason::DnsRewriteRefused => "DnsRewriteRefused",
         }
     }
 }

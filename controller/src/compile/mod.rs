@@ -35,6 +35,8 @@ use serde::Serialize;
 use shunt_proxy::routes::spec::TableSpec;
 
 pub use self::diagnostics::{Diagnostic, Reason};
+// The same host parser checks `--dns-exclude` and `--dns-domain` (dns/).
+pub use self::paths::{HostError, parse_host};
 use self::{
     class::{Classes, Selection},
     ingress::Sink,

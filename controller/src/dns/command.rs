@@ -1,5 +1,6 @@
 //! `shunt dns`: compile what shunt would serve (from manifests or one list of the API) and
-//! print the rewrite rules for it, ready to paste.
+//! print the rewrite rules for it, ready to paste, with a `# refused HOST: reason` line for each
+//! served host the rules leave out.
 
 use k8s_openapi::{
     NamespaceResourceScope,
@@ -27,10 +28,17 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
     };
     let compiled = compile(&state, &args.classes.compile_options());
     let target = args.rules.service_fqdn(&args.publish_service);
-    let stanza = Stanza::new(&served_hosts(&compiled.table), &target, &args.rules.dns_exclude);
+    let release = args
+        .rules
+        .release(&args.publish_service)
+        .map_err(|error| anyhow::anyhow!("--publish-service: {error}; name the block with --release"))?;
+    // Without the cluster's Corefile at hand, its `kubernetes` zones are not known here: the
+    // cluster domain, cluster.local and the reverse zones are refused all the same.
+    let plan = args.rules.policy().plan(&served_hosts(&compiled.table));
+    let stanza = Stanza::new(&release, &plan, &target);
     match args.format {
         DnsFormat::Block => print!("{stanza}"),
-        DnsFormat::Override => print!("{}", stanza.override_file()),
+        DnsFormat::Override => print!("{}", stanza.override_file(true)),
     }
     Ok(())
 }

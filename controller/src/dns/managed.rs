@@ -1,25 +1,35 @@
-//! Managed mode (`--manage-coredns`, leader only): keeps the stanza current in a ConfigMap
-//! with get + update, nothing else (the RBAC is scoped to that one ConfigMap by name, which
-//! `create` cannot be). An update carries the resourceVersion it read, so an operator's
-//! concurrent edit is never overwritten: the write fails with 409 and the next sync redoes it.
+//! Managed mode (`--manage-coredns`, leader only): keeps this release's rules current in a
+//! ConfigMap with get + update, nothing else (the RBAC is scoped to that one ConfigMap by name,
+//! which `create` cannot be). An update carries the resourceVersion it read, so an operator's
+//! concurrent edit (or another release's) is never overwritten: the write fails with 409 and
+//! is redone from a fresh read.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Client, api::PostParams};
-use tracing::info;
+use shunt_proxy::routes::spec::HostMatch;
+use tokio::time::Instant;
+use tracing::{info, warn};
 
-use super::{corefile::replace_block, stanza::Stanza};
+use super::{
+    corefile::{kubernetes_zones, replace_block},
+    gate::VersionCheck,
+    policy::{DnsPolicy, Refusal},
+    release::{BEGIN_MARKER, Release},
+    stanza::Stanza,
+    version::CorednsVersion,
+};
 
-/// The key a `coredns-custom` ConfigMap holds our rules under; CoreDNS imports `*.override`.
-pub const OVERRIDE_KEY: &str = "shunt.override";
+/// The key releases without an identity wrote; taken over (removed) when this release writes.
+const LEGACY_OVERRIDE_KEY: &str = "shunt.override";
 const COREFILE_KEY: &str = "Corefile";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CorednsTarget {
     /// The marker block inside `.:53 {` of the main Corefile (TKE and most clusters).
     Corefile,
-    /// Key `shunt.override` of a `coredns-custom` ConfigMap (k3s, AKS).
+    /// Key `NAMESPACE.NAME.override` of a `coredns-custom` ConfigMap (k3s, AKS).
     Custom,
 }
 
@@ -29,6 +39,15 @@ pub struct CorednsWriter {
     /// `namespace/name`, for errors and logs.
     qualified: String,
     target: CorednsTarget,
+}
+
+/// What one sync did: whether it wrote, and the stanza now in place.
+#[derive(Debug)]
+pub struct Synced {
+    pub wrote: bool,
+    pub stanza: Stanza,
+    /// The zones the Corefile's `kubernetes` plugin serves (empty for the custom target).
+    pub zones: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -71,8 +90,26 @@ impl CorednsWriter {
         }
     }
 
-    /// Brings the ConfigMap in line with `stanza`; `Ok(true)` when it wrote.
-    pub async fn sync(&self, stanza: &Stanza) -> Result<bool, CorednsError> {
+    /// Brings the ConfigMap in line with the stanza `build` makes from the Corefile's
+    /// `kubernetes` zones (read in the same get as the Corefile it edits). A write that lost a
+    /// race (409: another release or an operator wrote in between) is redone from a fresh
+    /// read, a few times, so two releases editing one Corefile both land without waiting for
+    /// their next change.
+    pub async fn sync(&self, build: impl Fn(&[String]) -> Stanza) -> Result<Synced, CorednsError> {
+        const ATTEMPTS: usize = 3;
+        let mut attempt = 1;
+        loop {
+            match self.sync_once(&build).await {
+                Err(CorednsError::Api {
+                    source: kube::Error::Api(status),
+                    ..
+                }) if status.code == 409 && attempt < ATTEMPTS => attempt += 1,
+                result => return result,
+            }
+        }
+    }
+
+    async fn sync_once(&self, build: &impl Fn(&[String]) -> Stanza) -> Result<Synced, CorednsError> {
         let api_error = |source| CorednsError::Api {
             name: self.qualified.clone(),
             source,
@@ -81,29 +118,139 @@ impl CorednsWriter {
             return Err(CorednsError::Missing(self.qualified.clone()));
         };
         let data = config_map.data.get_or_insert_with(BTreeMap::new);
-        let (key, wanted) = match self.target {
-            CorednsTarget::Custom => (OVERRIDE_KEY, stanza.override_file()),
+        let mut adopted = false;
+        let (key, wanted, zones, stanza) = match self.target {
+            CorednsTarget::Custom => {
+                let stanza = build(&[]);
+                let key = stanza.release().override_key();
+                // An older shunt's key (marked as ours on its first line) would double the rules.
+                if data
+                    .get(LEGACY_OVERRIDE_KEY)
+                    .is_some_and(|old| old.starts_with(&format!("{BEGIN_MARKER} (written by shunt")))
+                {
+                    adopted = data.remove(LEGACY_OVERRIDE_KEY).is_some();
+                }
+                (key, stanza.override_file(false), Vec::new(), stanza)
+            }
             CorednsTarget::Corefile => {
                 let current = data
                     .get(COREFILE_KEY)
                     .ok_or_else(|| CorednsError::NoCorefile(self.qualified.clone()))?;
-                let edited = replace_block(current, stanza).map_err(|source| CorednsError::Corefile {
+                let zones = kubernetes_zones(current);
+                let stanza = build(&zones);
+                let edited = replace_block(current, &stanza).map_err(|source| CorednsError::Corefile {
                     name: self.qualified.clone(),
                     source,
                 })?;
-                (COREFILE_KEY, edited)
+                (COREFILE_KEY.to_string(), edited, zones, stanza)
             }
         };
-        if data.get(key) == Some(&wanted) {
-            return Ok(false);
+        if data.get(&key) == Some(&wanted) && !adopted {
+            return Ok(Synced {
+                wrote: false,
+                stanza,
+                zones,
+            });
         }
-        data.insert(key.to_string(), wanted);
+        data.insert(key.clone(), wanted);
         self.api
             .replace(&self.name, &PostParams::default(), &config_map)
             .await
             .map_err(api_error)?;
-        info!(configmap = %self.qualified, key, rules = stanza.lines().len(), "Updated CoreDNS rewrite rules");
-        Ok(true)
+        info!(configmap = %self.qualified, key, rules = stanza.rules().len(), "Updated CoreDNS rewrite rules");
+        Ok(Synced {
+            wrote: true,
+            stanza,
+            zones,
+        })
+    }
+}
+
+/// `--manage-coredns`: the writer, what shapes the rules, and the CoreDNS version check.
+pub struct ManagedDns {
+    writer: CorednsWriter,
+    release: Release,
+    /// The Service FQDN every rule points at.
+    target: String,
+    policy: DnsPolicy,
+    version: VersionCheck,
+    /// The Corefile's `kubernetes` zones as last read.
+    zones: Vec<String>,
+    /// The stanza last written or found in place, and when: an unchanged stanza is checked
+    /// again only after [`crate::standalone::RECOMPILE_EVERY`] (an operator may have edited it).
+    synced: Option<(Stanza, Instant)>,
+    /// The last failure, logged once until it changes.
+    failing: Option<String>,
+}
+
+/// Where a [`ManagedDns`] writes and what it writes.
+pub struct ManagedDnsConfig {
+    pub configmap: (String, String),
+    pub target: CorednsTarget,
+    pub release: Release,
+    pub service_fqdn: String,
+    pub policy: DnsPolicy,
+    /// `--coredns-version`: used when the `coredns` Deployment cannot be read.
+    pub coredns_version: Option<CorednsVersion>,
+}
+
+impl ManagedDns {
+    pub fn new(client: Client, config: ManagedDnsConfig) -> Self {
+        let (namespace, name) = &config.configmap;
+        info!(configmap = %format!("{namespace}/{name}"), coredns_target = ?config.target, release = %config.release, "Managing CoreDNS rewrite rules");
+        ManagedDns {
+            writer: CorednsWriter::new(client.clone(), namespace, name, config.target),
+            release: config.release,
+            target: config.service_fqdn,
+            policy: config.policy,
+            version: VersionCheck::new(client, namespace, name, config.coredns_version),
+            zones: Vec::new(),
+            synced: None,
+            failing: None,
+        }
+    }
+
+    /// Brings CoreDNS in line with `hosts` (unless CoreDNS is too old for the rules) and
+    /// returns every refused host, for diagnostics: the policy's, plus `refused_elsewhere`
+    /// (hosts other parts of shunt keep out of DNS, each with its reason).
+    pub async fn sync(&mut self, hosts: &[HostMatch], refused_elsewhere: &[Refusal]) -> Vec<Refusal> {
+        let stanza = self.stanza(hosts, refused_elsewhere, &self.zones.clone());
+        let fresh = self
+            .synced
+            .as_ref()
+            .is_some_and(|(synced, at)| *synced == stanza && at.elapsed() < crate::standalone::RECOMPILE_EVERY);
+        if fresh || !self.version.allows_writing().await {
+            return stanza.refused().to_vec();
+        }
+        let result = self
+            .writer
+            .sync(|zones| self.stanza(hosts, refused_elsewhere, zones))
+            .await;
+        match result {
+            Ok(synced) => {
+                let refused = synced.stanza.refused().to_vec();
+                self.zones = synced.zones;
+                self.synced = Some((synced.stanza, Instant::now()));
+                self.failing = None;
+                refused
+            }
+            Err(error) => {
+                let message = error.to_string();
+                if self.failing.as_ref() != Some(&message) {
+                    warn!(%message, "CoreDNS rewrite rules not updated; retrying on the next change");
+                    self.failing = Some(message);
+                }
+                stanza.refused().to_vec()
+            }
+        }
+    }
+
+    fn stanza(&self, hosts: &[HostMatch], refused_elsewhere: &[Refusal], zones: &[String]) -> Stanza {
+        let mut plan = self.policy.with_kubernetes_zones(zones).plan(hosts);
+        for refusal in refused_elsewhere {
+            plan.refuse(refusal.host.clone(), refusal.reason.clone());
+        }
+        Stanza::new(&self.release, &plan, &self.target)
     }
 }
 

@@ -2,19 +2,30 @@
 //! Service, so in-cluster callers keep their URLs and skip the cloud load balancer.
 //!
 //! ```text
-//! TableSpec hosts ─▶ stanza (exact: rewrite name exact, *.x: anchored one-label regex)
+//! TableSpec hosts ─▶ policy (rewrite, or refuse with a reason) ─▶ stanza (exact: rewrite name
+//!                    exact, *.x: anchored one-label regex; `# refused HOST: reason` comments)
 //!                      └─▶ `shunt dns` prints it
-//!                      └─▶ managed (leader): ConfigMap `shunt.override` key, or the
-//!                          `# BEGIN shunt` … `# END shunt` block of the Corefile's `.:53 {`
+//!                      └─▶ managed (leader, CoreDNS ≥ 1.8.4): ConfigMap `NS.NAME.override`
+//!                          key, or the `# BEGIN shunt NS/NAME` … `# END shunt NS/NAME` block
+//!                          of the Corefile's `.:53 {`; refusals become Events
 //! ```
 
 pub mod command;
 mod corefile;
+mod diagnostics;
+mod gate;
 mod managed;
+mod policy;
+mod release;
 mod stanza;
+mod version;
 
 pub use self::{
-    corefile::{CorefileError, replace_block},
-    managed::{CorednsTarget, CorednsWriter},
-    stanza::{BEGIN_MARKER, DnsExclude, END_MARKER, Stanza, served_hosts},
+    corefile::{CorefileError, kubernetes_zones, replace_block},
+    diagnostics::{log_new, refusal_diagnostics},
+    managed::{CorednsTarget, CorednsWriter, ManagedDns, ManagedDnsConfig},
+    policy::{DnsDomain, DnsPolicy, Plan, Refusal, RefusalReason, parse_cluster_domain},
+    release::{BEGIN_MARKER, END_MARKER, Release},
+    stanza::{DnsExclude, Stanza, served_hosts},
+    version::{CorednsVersion, MIN_COREDNS},
 };

@@ -1,21 +1,27 @@
-//! The rewrite rules for a set of served hosts, in the order CoreDNS must try them.
+//! The rewrite rules for a [`Plan`], in the order CoreDNS must try them, inside the release's
+//! markers, with a `# refused HOST: reason` comment for each host left out.
 
 use std::{fmt, str::FromStr};
 
 use shunt_proxy::routes::spec::{HostMatch, TableSpec};
 
-pub const BEGIN_MARKER: &str = "# BEGIN shunt";
-pub const END_MARKER: &str = "# END shunt";
+use super::{
+    policy::{Plan, Refusal},
+    release::Release,
+};
+use crate::compile::parse_host;
 
 /// A `--dns-exclude` pattern: `shop.example.com`, or `*.example.com` for every name one label
 /// below `example.com` (and a served `*.example.com` itself).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DnsExclude(HostMatch);
 
-/// The rules for one set of hosts: `lines()` for the ConfigMap, `Display` for a marker block.
+/// One release's rules: `rules()` for the ConfigMap, `Display` for the block an operator pastes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stanza {
-    lines: Vec<String>,
+    release: Release,
+    rules: Vec<String>,
+    refused: Vec<Refusal>,
 }
 
 // === impl DnsExclude ===
@@ -23,18 +29,23 @@ pub struct Stanza {
 impl FromStr for DnsExclude {
     type Err = String;
 
+    /// The Ingress host parser, so a pattern can never put a space or a newline in a rule.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match HostMatch::from_rule_host(s) {
-            HostMatch::Any => Err("an empty pattern excludes nothing; give a host or *.domain".to_string()),
-            HostMatch::Exact(host) if host.contains('*') => Err(format!("{s:?}: `*` only as the whole first label")),
-            pattern => Ok(DnsExclude(pattern)),
+        match parse_host(s) {
+            Ok(HostMatch::Any) => Err("an empty pattern excludes nothing; give a host or *.domain".to_string()),
+            Ok(pattern) => Ok(DnsExclude(pattern)),
+            Err(error) => Err(format!("{s:?}: {error}")),
         }
     }
 }
 
 impl DnsExclude {
-    fn excludes(&self, host: &HostMatch) -> bool {
+    pub fn excludes(&self, host: &HostMatch) -> bool {
         self.0.covers(host)
+    }
+
+    pub fn host(&self) -> &HostMatch {
+        &self.0
     }
 }
 
@@ -42,67 +53,81 @@ impl DnsExclude {
 
 impl Stanza {
     /// Exact hosts first (CoreDNS stops at the first matching rule), then one-label wildcards.
-    /// An excluded exact host under a served wildcard gets a rule rewriting it to itself, so
+    /// An excluded exact name under a rewritten wildcard gets a rule rewriting it to itself, so
     /// the wildcard's rule never sees it and it keeps resolving the public way.
-    pub fn new<'h>(hosts: impl IntoIterator<Item = &'h HostMatch>, target: &str, exclude: &[DnsExclude]) -> Self {
+    pub fn new(release: &Release, plan: &Plan, target: &str) -> Self {
         let target = target.trim_end_matches('.');
-        let mut hosts: Vec<&HostMatch> = hosts.into_iter().filter(|h| !matches!(h, HostMatch::Any)).collect();
-        hosts.sort();
-        hosts.dedup();
-        let excluded = |host: &HostMatch| exclude.iter().any(|pattern| pattern.excludes(host));
-        let mut lines = Vec::new();
-        for host in &hosts {
-            if let HostMatch::Exact(name) = host
-                && !excluded(host)
-            {
-                lines.push(format!("rewrite name exact {name} {target}"));
+        let mut rules = Vec::new();
+        for host in &plan.rewrite {
+            if let HostMatch::Exact(name) = host {
+                rules.push(format!("rewrite name exact {name} {target}"));
             }
         }
-        for host in &hosts {
+        for host in &plan.rewrite {
             let HostMatch::Wildcard(suffix) = host else { continue };
-            if excluded(host) {
-                continue;
-            }
-            for pattern in exclude {
-                if let HostMatch::Exact(name) = &pattern.0
-                    && name.split_once('.').is_some_and(|(_, rest)| rest == suffix)
-                {
-                    lines.push(format!("rewrite name exact {name} {name}"));
+            for name in &plan.keep_public {
+                if name.split_once('.').is_some_and(|(_, rest)| rest == suffix) {
+                    rules.push(format!("rewrite name exact {name} {name}"));
                 }
             }
-            lines.push(format!(
+            rules.push(format!(
                 "rewrite stop name regex {} {target}. answer auto",
                 one_label_regex(suffix)
             ));
         }
-        Stanza { lines }
+        Stanza {
+            release: release.clone(),
+            rules,
+            refused: plan.refused.clone(),
+        }
     }
 
-    pub fn lines(&self) -> &[String] {
-        &self.lines
+    pub fn release(&self) -> &Release {
+        &self.release
     }
 
-    /// The rules alone, one per line: what a `coredns-custom` `*.override` key holds.
-    pub fn override_file(&self) -> String {
-        let mut text = format!("{BEGIN_MARKER} (written by shunt; edits are overwritten)\n");
-        for line in &self.lines {
+    /// The `rewrite` lines alone: what the managed block holds (refusals go to Events there).
+    pub fn rules(&self) -> &[String] {
+        &self.rules
+    }
+
+    pub fn refused(&self) -> &[Refusal] {
+        &self.refused
+    }
+
+    fn comment_lines(&self) -> impl Iterator<Item = String> + '_ {
+        self.refused.iter().map(|refusal| format!("# refused {refusal}"))
+    }
+
+    /// What a `coredns-custom` `*.override` key holds; `with_refusals` for `shunt dns`.
+    pub fn override_file(&self, with_refusals: bool) -> String {
+        let mut text = format!(
+            "{}\n# written by shunt; edits are overwritten\n",
+            self.release.begin_marker()
+        );
+        let comments: Vec<String> = if with_refusals {
+            self.comment_lines().collect()
+        } else {
+            Vec::new()
+        };
+        for line in comments.iter().chain(&self.rules) {
             text.push_str(line);
             text.push('\n');
         }
-        text.push_str(END_MARKER);
+        text.push_str(&self.release.end_marker());
         text.push('\n');
         text
     }
 }
 
 impl fmt::Display for Stanza {
-    /// The marker block to paste inside the Corefile's `.:53 {` block.
+    /// The marker block to paste inside the Corefile's `.:53 {` block, refusals included.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{BEGIN_MARKER}")?;
-        for line in &self.lines {
+        writeln!(f, "{}", self.release.begin_marker())?;
+        for line in self.comment_lines().chain(self.rules.iter().cloned()) {
             writeln!(f, "{line}")?;
         }
-        writeln!(f, "{END_MARKER}")
+        writeln!(f, "{}", self.release.end_marker())
     }
 }
 
@@ -127,6 +152,7 @@ mod tests {
     use regex::Regex;
 
     use super::*;
+    use crate::dns::{DnsPolicy, RefusalReason};
 
     const TARGET: &str = "shunt.shunt-system.svc.cluster.local";
 
@@ -138,11 +164,20 @@ mod tests {
         patterns.iter().map(|p| p.parse().expect("a valid pattern")).collect()
     }
 
+    fn mk_release() -> Release {
+        "shunt-system/shunt".parse().expect("valid")
+    }
+
+    fn mk_stanza(names: &[&str], exclude: &[&str]) -> Stanza {
+        let plan = DnsPolicy::new("cluster.local", Vec::new(), excludes(exclude)).plan(&hosts(names));
+        Stanza::new(&mk_release(), &plan, TARGET)
+    }
+
     #[test]
     fn exact_hosts_get_an_exact_rewrite_to_the_service() {
-        let stanza = Stanza::new(&hosts(&["shop.example.com", "api.example.com"]), TARGET, &[]);
+        let stanza = mk_stanza(&["shop.example.com", "api.example.com"], &[]);
         assert_eq!(
-            stanza.lines(),
+            stanza.rules(),
             [
                 "rewrite name exact api.example.com shunt.shunt-system.svc.cluster.local",
                 "rewrite name exact shop.example.com shunt.shunt-system.svc.cluster.local",
@@ -152,9 +187,9 @@ mod tests {
 
     #[test]
     fn a_wildcard_gets_an_anchored_one_label_regex_after_the_exact_hosts() {
-        let stanza = Stanza::new(&hosts(&["*.apps.example.com", "shop.example.com", ""]), TARGET, &[]);
+        let stanza = mk_stanza(&["*.apps.example.com", "shop.example.com", ""], &[]);
         assert_eq!(
-            stanza.lines(),
+            stanza.rules(),
             [
                 "rewrite name exact shop.example.com shunt.shunt-system.svc.cluster.local",
                 r"rewrite stop name regex ^[^.]+\.apps\.example\.com\.$ shunt.shunt-system.svc.cluster.local. answer auto",
@@ -181,32 +216,26 @@ mod tests {
 
     #[test]
     fn excluded_hosts_keep_resolving_publicly() {
-        let served = hosts(&[
-            "shop.example.com",
-            "pay.example.com",
-            "*.apps.example.com",
-            "*.blog.example.com",
-        ]);
-        let stanza = Stanza::new(
-            &served,
-            TARGET,
-            &excludes(&["pay.example.com", "*.blog.example.com", "legacy.apps.example.com"]),
+        let stanza = mk_stanza(
+            &[
+                "shop.example.com",
+                "pay.example.com",
+                "*.apps.example.com",
+                "*.blog.example.com",
+            ],
+            &["pay.example.com", "*.blog.example.com", "legacy.apps.example.com"],
         );
         assert_eq!(
-            stanza.lines(),
+            stanza.rules(),
             [
                 "rewrite name exact shop.example.com shunt.shunt-system.svc.cluster.local",
                 "rewrite name exact legacy.apps.example.com legacy.apps.example.com",
                 r"rewrite stop name regex ^[^.]+\.apps\.example\.com\.$ shunt.shunt-system.svc.cluster.local. answer auto",
             ]
         );
-        let wildcard_pattern = Stanza::new(
-            &hosts(&["a.example.com", "a.b.example.com"]),
-            TARGET,
-            &excludes(&["*.example.com"]),
-        );
+        let wildcard_pattern = mk_stanza(&["a.example.com", "a.b.example.com"], &["*.example.com"]);
         assert_eq!(
-            wildcard_pattern.lines(),
+            wildcard_pattern.rules(),
             ["rewrite name exact a.b.example.com shunt.shunt-system.svc.cluster.local"],
             "*.example.com excludes one label only"
         );
@@ -214,17 +243,62 @@ mod tests {
 
     #[test]
     fn no_hosts_give_an_empty_but_well_formed_block() {
-        let stanza = Stanza::new(&[], TARGET, &[]);
-        assert!(stanza.lines().is_empty());
-        assert_eq!(stanza.to_string(), "# BEGIN shunt\n# END shunt\n");
+        let stanza = mk_stanza(&[], &[]);
+        assert!(stanza.rules().is_empty());
+        assert_eq!(
+            stanza.to_string(),
+            "# BEGIN shunt shunt-system/shunt\n# END shunt shunt-system/shunt\n"
+        );
     }
 
     #[test]
-    fn exclude_patterns_are_checked() {
-        assert!("".parse::<DnsExclude>().is_err());
-        assert!("a.*.example.com".parse::<DnsExclude>().is_err());
+    fn refused_hosts_are_comments_in_the_pasted_block_and_absent_from_the_managed_rules() {
+        let mut plan = DnsPolicy::new("cluster.local", Vec::new(), Vec::new()).plan(&hosts(&[
+            "shop.example.com",
+            "*.com",
+            "kubernetes.default.svc.cluster.local",
+        ]));
+        plan.refuse(
+            HostMatch::from_rule_host("tke.example.com"),
+            RefusalReason::Other {
+                code: "CertificateUnavailable",
+                detail: "no certificate".into(),
+            },
+        );
+        let stanza = Stanza::new(&mk_release(), &plan, TARGET);
         assert_eq!(
-            "Shop.Example.com.".parse::<DnsExclude>(),
+            stanza.to_string(),
+            format!(
+                "# BEGIN shunt shunt-system/shunt\n\
+                 # refused kubernetes.default.svc.cluster.local: in the cluster domain cluster.local, which CoreDNS answers itself\n\
+                 # refused tke.example.com: CertificateUnavailable: no certificate\n\
+                 # refused *.com: a wildcard directly under the public suffix com\n\
+                 rewrite name exact shop.example.com {TARGET}\n\
+                 # END shunt shunt-system/shunt\n"
+            )
+        );
+        assert_eq!(
+            stanza.rules(),
+            [format!("rewrite name exact shop.example.com {TARGET}")]
+        );
+        assert!(!stanza.override_file(false).contains("# refused"));
+        assert!(stanza.override_file(true).contains("\n# refused *.com: "));
+    }
+
+    #[test]
+    fn exclude_patterns_use_the_ingress_host_parser() {
+        for bad in [
+            "",
+            "a.*.example.com",
+            "a b.example.com",
+            "x\nrewrite",
+            "10.0.0.1",
+            "a..b",
+        ] {
+            assert!(bad.parse::<DnsExclude>().is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            "Shop.Example.com".parse::<DnsExclude>(),
             Ok(DnsExclude(HostMatch::Exact("shop.example.com".into())))
         );
     }

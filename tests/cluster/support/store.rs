@@ -73,6 +73,13 @@ pub const RESOURCES: &[Resource] = &[
         kind: "Event",
         namespaced: true,
     },
+    // Managed CoreDNS reads the `coredns` Deployment's image for its version.
+    Resource {
+        group: "apps",
+        plural: "deployments",
+        kind: "Deployment",
+        namespaced: true,
+    },
 ];
 
 /// Every served kind is `v1` of its group.

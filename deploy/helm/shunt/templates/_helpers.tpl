@@ -157,6 +157,14 @@ release namespace, where shunt reads its own Service for --publish-service.
 - --dns-exclude
 - {{ . | quote }}
 {{- end }}
+{{- range .Values.coredns.domains }}
+- --dns-domain
+- {{ . | quote }}
+{{- end }}
+{{- with .Values.coredns.version }}
+- --coredns-version
+- {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- with .Values.extraArgs }}
 {{ toYaml . }}

@@ -1,0 +1,169 @@
+//! Whether managed mode may write: not when CoreDNS is older than [`MIN_COREDNS`], since it
+//! would reject the whole Corefile. The version comes from the `coredns` Deployment's image in
+//! the ConfigMap's namespace (when RBAC allows the get), else `--coredns-version`; when neither
+//! says, or the tag names no version, shunt warns and writes.
+
+use k8s_openapi::{
+    api::{
+        apps::v1::Deployment,
+        core::v1::{ObjectReference, PodSpec},
+        events::v1::Event,
+    },
+    apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
+    jiff::Timestamp,
+};
+use kube::{Api, Client, api::PostParams};
+use tokio::time::Instant;
+use tracing::warn;
+
+use super::version::{CorednsVersion, MIN_COREDNS};
+
+/// The Deployment stock installs (kubeadm, TKE, k3s, AKS) run CoreDNS as.
+const DEPLOYMENT: &str = "coredns";
+
+/// What the last check found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Verdict {
+    Supported,
+    TooOld {
+        version: CorednsVersion,
+        from: String,
+    },
+    /// Writes go ahead, with a warning saying why the version is unknown.
+    Unknown(String),
+}
+
+pub struct VersionCheck {
+    client: Client,
+    namespace: String,
+    configmap: String,
+    flag: Option<CorednsVersion>,
+    checked: Option<(Verdict, Instant)>,
+    /// The last verdict reported (log, Event), so each is reported once until it changes.
+    reported: Option<Verdict>,
+}
+
+impl VersionCheck {
+    pub fn new(client: Client, namespace: &str, configmap: &str, flag: Option<CorednsVersion>) -> Self {
+        VersionCheck {
+            client,
+            namespace: namespace.to_string(),
+            configmap: configmap.to_string(),
+            flag,
+            checked: None,
+            reported: None,
+        }
+    }
+
+    /// False when CoreDNS is known to be too old (checked at most once per
+    /// [`crate::standalone::RECOMPILE_EVERY`], so an upgrade is noticed without a restart).
+    pub async fn allows_writing(&mut self) -> bool {
+        let verdict = match &self.checked {
+            Some((verdict, at)) if at.elapsed() < crate::standalone::RECOMPILE_EVERY => verdict.clone(),
+            _ => {
+                let verdict = self.check().await;
+                self.checked = Some((verdict.clone(), Instant::now()));
+                verdict
+            }
+        };
+        if self.reported.as_ref() != Some(&verdict) {
+            self.report(&verdict).await;
+            self.reported = Some(verdict.clone());
+        }
+        !matches!(verdict, Verdict::TooOld { .. })
+    }
+
+    async fn check(&self) -> Verdict {
+        let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &self.namespace);
+        let image = match deployments.get_opt(DEPLOYMENT).await {
+            Ok(Some(deployment)) => coredns_image(deployment.spec.and_then(|s| s.template.spec)),
+            Ok(None) => None,
+            // Most often a 403: the chart grants this get only with manage-coredns.
+            Err(_) => None,
+        };
+        let from_image = image.as_deref().and_then(CorednsVersion::from_image);
+        match (from_image, self.flag, image) {
+            (Some(version), _, image) => verdict(version, format!("image {}", image.unwrap_or_default())),
+            (None, Some(version), _) => verdict(version, "--coredns-version".to_string()),
+            (None, None, Some(image)) => Verdict::Unknown(format!(
+                "the {}/{DEPLOYMENT} image {image} has no version tag; set --coredns-version",
+                self.namespace
+            )),
+            (None, None, None) => Verdict::Unknown(format!(
+                "cannot read Deployment {}/{DEPLOYMENT}; set --coredns-version",
+                self.namespace
+            )),
+        }
+    }
+
+    async fn report(&self, verdict: &Verdict) {
+        match verdict {
+            Verdict::Supported => {}
+            Verdict::Unknown(why) => warn!(
+                %why,
+                minimum = %MIN_COREDNS,
+                "CoreDNS version unknown; writing the rules, which need CoreDNS 1.8.4 or later"
+            ),
+            Verdict::TooOld { version, from } => {
+                let note = format!(
+                    "CoreDNS {version} (from {from}) is older than {MIN_COREDNS}, which the rewrite rules need; \
+                     not writing them (upgrade CoreDNS or drop --manage-coredns)"
+                );
+                warn!(%version, %from, minimum = %MIN_COREDNS, "CoreDNS too old for the rewrite rules; not writing them");
+                if let Err(error) = self.event(note).await {
+                    warn!(%error, "Event not recorded");
+                }
+            }
+        }
+    }
+
+    /// A Warning Event on the ConfigMap shunt would have edited.
+    async fn event(&self, note: String) -> kube::Result<Event> {
+        let now = Timestamp::now();
+        let event = Event {
+            metadata: ObjectMeta {
+                // A ConfigMap name (at most 253) plus the hex suffix can exceed an Event name's
+                // 253 only for absurd names; the create then fails and the log line remains.
+                name: Some(format!("{}.{:x}", self.configmap, now.as_nanosecond())),
+                namespace: Some(self.namespace.clone()),
+                ..Default::default()
+            },
+            event_time: Some(MicroTime(now)),
+            type_: Some("Warning".into()),
+            reason: Some("CorednsTooOld".into()),
+            note: Some(note),
+            action: Some("ManageCoreDNS".into()),
+            regarding: Some(ObjectReference {
+                api_version: Some("v1".into()),
+                kind: Some("ConfigMap".into()),
+                namespace: Some(self.namespace.clone()),
+                name: Some(self.configmap.clone()),
+                ..Default::default()
+            }),
+            reporting_controller: Some("shunt".into()),
+            reporting_instance: Some("shunt".into()),
+            ..Default::default()
+        };
+        Api::<Event>::namespaced(self.client.clone(), &self.namespace)
+            .create(&PostParams::default(), &event)
+            .await
+    }
+}
+
+fn verdict(version: CorednsVersion, from: String) -> Verdict {
+    if version.is_supported() {
+        Verdict::Supported
+    } else {
+        Verdict::TooOld { version, from }
+    }
+}
+
+/// The image of the container named `coredns`, else of the first container.
+fn coredns_image(pod: Option<PodSpec>) -> Option<String> {
+    let containers = pod?.containers;
+    containers
+        .iter()
+        .find(|c| c.name == "coredns")
+        .or_else(|| containers.first())
+        .and_then(|c| c.image.clone())
+}
