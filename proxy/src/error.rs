@@ -14,6 +14,8 @@ pub enum ProxyError {
     MissingHost,
     #[error("request body exceeds {limit} bytes")]
     BodyTooLarge { limit: u64 },
+    #[error("request body stalled for {timeout:?}")]
+    BodyTimeout { timeout: Duration },
     #[error("backend {backend} has no ready endpoints")]
     NoEndpoints { backend: Arc<str> },
     #[error("backend {backend} unreachable: {source}")]
@@ -48,6 +50,7 @@ impl ProxyError {
             ProxyError::NoRoute { .. } => StatusCode::NOT_FOUND,
             ProxyError::MissingHost => StatusCode::BAD_REQUEST,
             ProxyError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ProxyError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ProxyError::NoEndpoints { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ProxyError::Unreachable { .. } | ProxyError::UpstreamFailed { .. } => StatusCode::BAD_GATEWAY,
             ProxyError::ConnectTimeout { .. } | ProxyError::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
@@ -56,9 +59,10 @@ impl ProxyError {
 
     pub fn source_side(&self) -> ErrorSource {
         match self {
-            ProxyError::NoRoute { .. } | ProxyError::MissingHost | ProxyError::BodyTooLarge { .. } => {
-                ErrorSource::Client
-            }
+            ProxyError::NoRoute { .. }
+            | ProxyError::MissingHost
+            | ProxyError::BodyTooLarge { .. }
+            | ProxyError::BodyTimeout { .. } => ErrorSource::Client,
             ProxyError::NoEndpoints { .. } => ErrorSource::Proxy,
             _ => ErrorSource::Upstream,
         }
