@@ -294,11 +294,8 @@ async fn echo_upgrade(mut req: Request<Incoming>) -> Response<Body> {
         .expect("a valid 101")
 }
 
-#[tokio::test]
-async fn an_idle_tunnel_is_closed_after_the_tunnel_idle_timeout_and_the_gauge_follows() {
-    let backend = Backend::http1("app").handler(echo_upgrade).start().await;
-    let service = mk_backend_service("web", "app", None, &[&backend]);
-    let (_manifests, shunt) = serve(&[&mk_site_ingress(), &service], &["--tunnel-idle-timeout", "1s"]).await;
+/// A connection through shunt upgraded to `x-echo`, its response head read.
+async fn upgraded(shunt: &Shunt) -> BufReader<TcpStream> {
     let mut stream = TcpStream::connect(shunt.http).await.expect("connect");
     let head = format!("GET / HTTP/1.1\r\nHost: {HOST}\r\nConnection: upgrade\r\nUpgrade: x-echo\r\n\r\n");
     stream.write_all(head.as_bytes()).await.expect("upgrade request");
@@ -313,6 +310,15 @@ async fn an_idle_tunnel_is_closed_after_the_tunnel_idle_timeout_and_the_gauge_fo
             break;
         }
     }
+    reader
+}
+
+#[tokio::test]
+async fn an_idle_tunnel_is_closed_after_the_tunnel_idle_timeout_and_the_gauge_follows() {
+    let backend = Backend::http1("app").handler(echo_upgrade).start().await;
+    let service = mk_backend_service("web", "app", None, &[&backend]);
+    let (_manifests, shunt) = serve(&[&mk_site_ingress(), &service], &["--tunnel-idle-timeout", "1s"]).await;
+    let mut reader = upgraded(&shunt).await;
     // Bytes every 400 ms keep a 1 s tunnel open past its timeout.
     for round in 0..4 {
         tokio::time::sleep(Duration::from_millis(400)).await;
@@ -335,6 +341,29 @@ async fn an_idle_tunnel_is_closed_after_the_tunnel_idle_timeout_and_the_gauge_fo
         ),
         Some(1.0)
     );
+}
+
+#[tokio::test]
+async fn an_open_tunnel_is_closed_at_the_drain_deadline_and_shunt_exits() {
+    let backend = Backend::http1("app").handler(echo_upgrade).start().await;
+    let service = mk_backend_service("web", "app", None, &[&backend]);
+    let (_manifests, mut shunt) = serve(&[&mk_site_ingress(), &service], &["--drain-timeout", "1s"]).await;
+    let mut reader = upgraded(&shunt).await;
+    shunt.signal("TERM");
+    // Still open while the drain runs ...
+    open_for(&mut reader, Duration::from_millis(500)).await;
+    // ... closed at its deadline, and shunt exits cleanly.
+    closed_within(&mut reader, Duration::from_secs(1) + MARGIN).await;
+    let status = shunt.wait_exit(Duration::from_secs(5)).await;
+    assert!(status.success(), "{status}");
+    shunt
+        .wait_for_log("a drain-timeout line naming the open tunnel", |line| {
+            line["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Drain timeout reached"))
+                && line["tunnels"] == 1
+        })
+        .await;
 }
 
 #[tokio::test]
@@ -367,8 +396,9 @@ async fn a_stalled_log_reader_does_not_stall_requests() {
     // Read only until the proxy listener's address is known, then never again: the pipe
     // fills after a few hundred access lines.
     let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
-    let http = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
+    let (http, admin) = tokio::time::timeout(Duration::from_secs(10), async {
+        let (mut http, mut admin) = (None, None);
+        while http.is_none() || admin.is_none() {
             let mut line = String::new();
             if stderr.read_line(&mut line).await.expect("stderr") == 0 {
                 panic!("shunt exited during startup");
@@ -376,14 +406,19 @@ async fn a_stalled_log_reader_does_not_stall_requests() {
             let Ok(json) = serde_json::from_str::<serde_json::Value>(&line) else {
                 continue;
             };
-            if json["message"] == "Listening" && json["listener"] == "http" {
-                return json["addr"]
-                    .as_str()
-                    .expect("addr")
-                    .parse::<std::net::SocketAddr>()
-                    .expect("an address");
+            if json["message"] != "Listening" {
+                continue;
+            }
+            let addr = json["addr"]
+                .as_str()
+                .and_then(|a| a.parse::<std::net::SocketAddr>().ok());
+            match json["listener"].as_str() {
+                Some("http") => http = addr,
+                Some("admin") => admin = addr,
+                _ => {}
             }
         }
+        (http.expect("http"), admin.expect("admin"))
     })
     .await
     .expect("shunt listens");
@@ -405,6 +440,14 @@ async fn a_stalled_log_reader_does_not_stall_requests() {
         completed += 1;
     }
     assert_eq!(completed, 800);
+    let metrics = collect(send_h1(admin, get("localhost", "/metrics")).await.expect("/metrics"))
+        .await
+        .expect("/metrics body")
+        .text();
+    assert!(
+        sample(&metrics, "shunt_log_lines_dropped_total", &[]).is_some(),
+        "the dropped-lines counter is exposed"
+    );
     drop(stderr);
     let _ = child.kill().await;
 }
