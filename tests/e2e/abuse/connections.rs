@@ -273,6 +273,57 @@ async fn connections_beyond_max_connections_are_closed_and_counted_until_one_fre
     assert_eq!(reply.status, StatusCode::OK);
 }
 
+#[tokio::test]
+async fn running_out_of_file_descriptors_backs_off_counts_and_recovers() {
+    let site = mk_site(&["--client-header-timeout", "30s"]).await;
+    let shunt = &site.shunt;
+    let pid = shunt.pid();
+    let open = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("shunt's fds")
+        .count();
+    let limit = format!("--nofile={}:", open + 4);
+    let status = std::process::Command::new("prlimit")
+        .args(["--pid", &pid.to_string(), &limit])
+        .status()
+        .expect("running prlimit");
+    assert!(status.success(), "prlimit {limit} failed: {status}");
+    let mut clients = Vec::new();
+    for _ in 0..16 {
+        clients.push(TcpStream::connect(shunt.http).await.expect("the kernel still accepts"));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(clients);
+    let metrics = eventually(
+        "/metrics once descriptors are free",
+        Duration::from_secs(5),
+        async || {
+            let reply = collect(send_h1(shunt.admin, get("localhost", "/metrics")).await.ok()?)
+                .await
+                .ok()?;
+            Some(reply.text())
+        },
+    )
+    .await;
+    assert!(
+        sample(&metrics, "shunt_accept_errors_total", &[]) >= Some(1.0),
+        "{metrics}"
+    );
+    // Backing off, not spinning: a handful of failures in half a second, not thousands.
+    let failures = shunt
+        .json_logs()
+        .iter()
+        .filter(|line| line["message"] == "Accept failed")
+        .count();
+    assert!((1..100).contains(&failures), "{failures} accept failures logged");
+    let reply = eventually(
+        "a request after descriptors are free",
+        Duration::from_secs(5),
+        async || shunt.try_send(get(HOST, "/")).await.ok(),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK);
+}
+
 /// Accepts `Upgrade: x-echo` and echoes bytes until the proxy side closes.
 async fn echo_upgrade(mut req: Request<Incoming>) -> Response<Body> {
     let on_upgrade = hyper::upgrade::on(&mut req);
