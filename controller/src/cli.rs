@@ -272,6 +272,27 @@ pub struct ProxyArgs {
     /// Proxy worker threads, each serving its own connections; defaults to the available cores.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// From accept (or the TLS handshake's end) to a complete first request head, and from the
+    /// first byte of each later HTTP/1.1 head to its end; then the connection is closed (408
+    /// where a request line started). Bounds HTTP/1.1-or-HTTP/2 detection too.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub client_header_timeout: Duration,
+    /// A keep-alive connection with no request in flight for this long is closed (HTTP/2: GOAWAY).
+    #[arg(long, default_value = "75s", value_parser = parse_duration)]
+    pub client_idle_timeout: Duration,
+    /// Longest wait between two reads of a request body; then 408 and the backend request ends.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub client_body_timeout: Duration,
+    /// An upgraded connection (WebSocket) with no bytes either way for this long is closed.
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub tunnel_idle_timeout: Duration,
+    /// Open client connections per process (all listeners and threads); more are closed at
+    /// accept. Keep it below the pod's file-descriptor limit (`ulimit -n`) minus upstream sockets.
+    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Streams one HTTP/2 client connection may have open at once.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..))]
+    pub http2_max_concurrent_streams: u32,
 }
 
 #[derive(Clone, Debug, Args)]
@@ -316,6 +337,8 @@ impl ProxyArgs {
             max_body_size: self.max_body_size,
             connect_attempts: usize::from(self.connect_attempts),
             access_log: self.access_log,
+            client_body_timeout: self.client_body_timeout,
+            ..ProxyOptions::default()
         }
     }
 
@@ -350,6 +373,10 @@ impl ProxyArgs {
         ServerOptions {
             max_header_size: usize::try_from(self.max_header_size).unwrap_or(usize::MAX),
             drain_timeout: self.drain_timeout,
+            header_timeout: self.client_header_timeout,
+            idle_timeout: self.client_idle_timeout,
+            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+            http2_max_concurrent_streams: self.http2_max_concurrent_streams,
             ..ServerOptions::default()
         }
     }

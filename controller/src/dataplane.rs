@@ -14,7 +14,9 @@ use shunt_proxy::{
     forward::{Proxy, ProxyOptions},
     metrics::ProxyMetrics,
     publish::{RoutePublisher, RouteReader},
-    server, tls,
+    server::{self, Listeners, metrics::ServerMetrics},
+    tls,
+    tunnel::Tunnels,
     upstream::{ClientOptions, UpstreamClients},
 };
 use tokio::{
@@ -24,6 +26,9 @@ use tokio::{
 use tracing::info;
 
 use crate::cli::ProxyArgs;
+
+/// Connections the admin listener (probes, scrapes) may have open at once.
+const ADMIN_MAX_CONNECTIONS: usize = 256;
 
 /// The pieces a route source needs to publish, and the listeners need to serve.
 pub struct Dataplane {
@@ -96,15 +101,24 @@ pub async fn serve(
     args: &ProxyArgs,
     reader: RouteReader,
     metrics: ProxyMetrics,
-    registry: Registry,
+    mut registry: Registry,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
+    let server_options = args.server_options();
+    let server_metrics = ServerMetrics::register(&mut registry);
+    crate::telemetry::register(&mut registry);
+    let tunnels = Tunnels::new(args.tunnel_idle_timeout, server_metrics.clone());
+    let listeners = Listeners::new(&server_options, server_metrics, tunnels.clone());
     let worker = Worker {
         reader: reader.clone(),
         metrics,
         client_options: args.client_options()?,
-        proxy_options: args.proxy_options(),
-        server_options: args.server_options(),
+        proxy_options: ProxyOptions {
+            tunnels,
+            ..args.proxy_options()
+        },
+        server_options,
+        listeners,
         acceptor: tls::acceptor(reader.clone(), tls::self_signed()),
         shutdown: shutdown.clone(),
     };
@@ -137,11 +151,15 @@ pub async fn serve(
     let admin = Admin::new(reader, Arc::new(registry));
     let admin_options = server::ServerOptions {
         drain_timeout: std::time::Duration::from_secs(1),
+        // Its own small budget, apart from the proxy's: a flood of clients never locks out probes.
+        max_connections: ADMIN_MAX_CONNECTIONS,
         ..args.server_options()
     };
+    let admin_listeners = Listeners::new(&admin_options, ServerMetrics::default(), Tunnels::default());
     let admin_server = server::serve(
         admin_listener,
         &admin_options,
+        &admin_listeners,
         None,
         move |req, _conn| {
             let admin = admin.clone();
@@ -167,6 +185,7 @@ struct Worker {
     client_options: ClientOptions,
     proxy_options: ProxyOptions,
     server_options: server::ServerOptions,
+    listeners: Listeners,
     acceptor: TlsAcceptor,
     shutdown: Shutdown,
 }
@@ -181,9 +200,23 @@ impl Worker {
             let proxy = proxy.clone();
             async move { proxy.serve(req, conn).await }
         };
-        let options = &self.server_options;
-        let plain = server::serve(http, options, None, handler.clone(), self.shutdown.clone().requested());
-        let tls = server::serve(https, options, Some(self.acceptor), handler, self.shutdown.requested());
+        let (options, listeners) = (&self.server_options, &self.listeners);
+        let plain = server::serve(
+            http,
+            options,
+            listeners,
+            None,
+            handler.clone(),
+            self.shutdown.clone().requested(),
+        );
+        let tls = server::serve(
+            https,
+            options,
+            listeners,
+            Some(self.acceptor),
+            handler,
+            self.shutdown.requested(),
+        );
         tokio::try_join!(plain, tls)?;
         Ok(())
     }

@@ -29,7 +29,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(args) => args.log.log_format,
         Command::Dns(_) => shunt_controller::cli::LogFormat::Text,
     };
-    telemetry::init(log);
+    // Flushes buffered log lines when `run` returns.
+    let _logs = telemetry::init(log);
     // The control plane, the admin listener and proxy worker 0 share this thread; the other
     // proxy workers get their own (see `dataplane::serve`). Compiles run on the blocking pool.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

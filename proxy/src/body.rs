@@ -4,14 +4,17 @@
 //! request whose connection attempt failed still has its body and can go to another endpoint.
 
 use std::{
+    future::Future,
     pin::Pin,
     sync::{Arc, Mutex},
     task::{Context, Poll},
+    time::Duration,
 };
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
+use tokio::time::{Instant, Sleep};
 
 use crate::upstream::EndpointGuard;
 
@@ -28,6 +31,9 @@ pub struct StreamBody {
     /// Bytes still allowed by `--max-body-size`.
     remaining: Option<u64>,
     limit: u64,
+    /// `--client-body-timeout`: the longest wait for the next frame, armed while one is awaited.
+    read_timeout: Duration,
+    stalled: Option<Pin<Box<Sleep>>>,
 }
 
 /// Holds a request body until it is first polled; see the module docs.
@@ -40,6 +46,8 @@ pub enum RequestBodyError {
     Read(#[source] hyper::Error),
     #[error("request body exceeds {limit} bytes")]
     TooLarge { limit: u64 },
+    #[error("no request body bytes for {timeout:?}")]
+    Timeout { timeout: Duration },
 }
 
 /// The body we answer with: an upstream's, or a short one of our own.
@@ -56,20 +64,22 @@ pub enum ResponseBody {
 
 impl RequestBody {
     /// Wraps a client's body; `slot` lets the caller recover it if it was never polled.
-    pub fn stream(body: Incoming, max_size: Option<u64>) -> (Self, Arc<BodySlot>) {
+    pub fn stream(body: Incoming, max_size: Option<u64>, read_timeout: Duration) -> (Self, Arc<BodySlot>) {
         let hint = body.size_hint();
         let slot = Arc::new(BodySlot(Mutex::new(Some(body))));
-        (Self::resume(&slot, hint, max_size), slot)
+        (Self::resume(&slot, hint, max_size, read_timeout), slot)
     }
 
     /// A body reading from `slot` again, after an attempt that never polled it failed.
-    pub fn resume(slot: &Arc<BodySlot>, hint: SizeHint, max_size: Option<u64>) -> Self {
+    pub fn resume(slot: &Arc<BodySlot>, hint: SizeHint, max_size: Option<u64>, read_timeout: Duration) -> Self {
         let body = StreamBody {
             slot: slot.clone(),
             body: None,
             hint,
             remaining: max_size,
             limit: max_size.unwrap_or(0),
+            read_timeout,
+            stalled: None,
         };
         RequestBody::Stream(body)
     }
@@ -94,8 +104,19 @@ impl Body for RequestBody {
             Poll::Ready(Some(Ok(frame))) => frame,
             Poll::Ready(Some(Err(error))) => return Poll::Ready(Some(Err(RequestBodyError::Read(error)))),
             Poll::Ready(None) => return Poll::Ready(None),
-            Poll::Pending => return Poll::Pending,
+            Poll::Pending => {
+                let timeout = this.read_timeout;
+                let stalled = this
+                    .stalled
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(Instant::now() + timeout)));
+                if stalled.as_mut().poll(cx).is_ready() {
+                    this.stalled = None;
+                    return Poll::Ready(Some(Err(RequestBodyError::Timeout { timeout })));
+                }
+                return Poll::Pending;
+            }
         };
+        this.stalled = None;
         if let (Some(remaining), Some(data)) = (this.remaining.as_mut(), frame.data_ref()) {
             let len = data.len() as u64;
             if len > *remaining {

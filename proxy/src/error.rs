@@ -20,6 +20,8 @@ pub enum ProxyError {
     BadRequest(#[from] TargetError),
     #[error("request body exceeds {limit} bytes")]
     BodyTooLarge { limit: u64 },
+    #[error("request body stalled for {timeout:?}")]
+    BodyTimeout { timeout: Duration },
     #[error("backend {backend} has no ready endpoints")]
     NoEndpoints { backend: Arc<str> },
     #[error("backend {backend} unreachable: {source}")]
@@ -56,6 +58,7 @@ impl ProxyError {
             ProxyError::BadRequest(TargetError::MethodNotAllowed(_)) => StatusCode::METHOD_NOT_ALLOWED,
             ProxyError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProxyError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ProxyError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ProxyError::NoEndpoints { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ProxyError::Unreachable { .. } | ProxyError::UpstreamFailed { .. } => StatusCode::BAD_GATEWAY,
             ProxyError::ConnectTimeout { .. } | ProxyError::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
@@ -67,7 +70,8 @@ impl ProxyError {
             ProxyError::NoRoute { .. }
             | ProxyError::MissingHost
             | ProxyError::BadRequest(_)
-            | ProxyError::BodyTooLarge { .. } => ErrorSource::Client,
+            | ProxyError::BodyTooLarge { .. }
+            | ProxyError::BodyTimeout { .. } => ErrorSource::Client,
             ProxyError::NoEndpoints { .. } => ErrorSource::Proxy,
             _ => ErrorSource::Upstream,
         }

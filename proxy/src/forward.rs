@@ -26,10 +26,12 @@ use crate::{
         ForwardedContext, TrustedProxies, drop_length_beside_transfer_encoding, join_cookies, request_id,
         set_forwarded, strip_hop_by_hop, upgrade_protocol,
     },
+    lograte::LogRate,
     metrics::ProxyMetrics,
     publish::RouteReader,
     request::{check_method, check_target, normalized_path_and_query},
     routes::{Route, authority_host, normalize_host, spec::UpstreamProtocol},
+    tunnel::Tunnels,
     upstream::{EndpointGuard, UpstreamClients, UpstreamError},
 };
 
@@ -42,6 +44,10 @@ pub struct ProxyOptions {
     /// Endpoints one request may try when connecting fails. Must be at least 1.
     pub connect_attempts: usize,
     pub access_log: bool,
+    /// Longest wait between two reads of a request body (`--client-body-timeout`); then 408.
+    pub client_body_timeout: Duration,
+    /// Where upgraded connections run (idle timeout, gauge, closed at the drain deadline).
+    pub tunnels: Tunnels,
 }
 
 impl Default for ProxyOptions {
@@ -52,6 +58,8 @@ impl Default for ProxyOptions {
             max_body_size: None,
             connect_attempts: 3,
             access_log: true,
+            client_body_timeout: Duration::from_secs(60),
+            tunnels: Tunnels::default(),
         }
     }
 }
@@ -72,6 +80,8 @@ struct Inner {
     clients: UpstreamClients,
     options: ProxyOptions,
     metrics: ProxyMetrics,
+    /// One "Request failed" line per backend and reason per second, whatever the error rate.
+    failures: LogRate,
 }
 
 /// What a request did, for its access log line and metrics.
@@ -92,6 +102,7 @@ impl Proxy {
             clients,
             options,
             metrics,
+            failures: LogRate::per_second(),
         }))
     }
 
@@ -112,7 +123,11 @@ impl Proxy {
                     StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST | StatusCode::METHOD_NOT_ALLOWED => {
                         debug!(%error, "Request refused")
                     }
-                    _ => warn!(%error, client.addr = %conn.peer, side = ?error.source_side(), "Request failed"),
+                    _ => {
+                        if let Some(suppressed) = self.0.failures.admit(&error.to_string()) {
+                            warn!(%error, client.addr = %conn.peer, side = ?error.source_side(), suppressed, "Request failed");
+                        }
+                    }
                 }
                 error.into_response()
             }
@@ -227,12 +242,17 @@ impl Proxy {
         let (mut body, slot) = if http_body::Body::is_end_stream(&body) {
             (RequestBody::Empty, None)
         } else {
-            let (body, slot) = RequestBody::stream(body, max_body);
+            let (body, slot) = RequestBody::stream(body, max_body, inner.options.client_body_timeout);
             (body, Some(slot))
         };
         let replay = |slot: &Option<Arc<crate::body::BodySlot>>| match slot {
             None => Some(RequestBody::Empty),
-            Some(slot) if slot.is_full() => Some(RequestBody::resume(slot, hint, max_body)),
+            Some(slot) if slot.is_full() => Some(RequestBody::resume(
+                slot,
+                hint,
+                max_body,
+                inner.options.client_body_timeout,
+            )),
             Some(_) => None,
         };
 
@@ -273,7 +293,8 @@ impl Proxy {
                 }
                 Ok(Ok(response)) => {
                     upstream.stats.latency.observe(sent.elapsed().as_secs_f64());
-                    return Ok(respond(response, guard, client_upgrade, accepts_trailers));
+                    let tunnels = &inner.options.tunnels;
+                    return Ok(respond(response, guard, client_upgrade, accepts_trailers, tunnels));
                 }
                 Ok(Err(error)) => error,
             };
@@ -299,6 +320,9 @@ impl Proxy {
             }
             if let Some(RequestBodyError::TooLarge { limit }) = find_in_chain::<RequestBodyError>(&error) {
                 return Err(ProxyError::BodyTooLarge { limit: *limit });
+            }
+            if let Some(RequestBodyError::Timeout { timeout }) = find_in_chain::<RequestBodyError>(&error) {
+                return Err(ProxyError::BodyTimeout { timeout: *timeout });
             }
             if stale_retry_left
                 && is_stale_connection(&error)
@@ -326,12 +350,13 @@ fn respond(
     guard: EndpointGuard,
     client_upgrade: Option<OnUpgrade>,
     accepts_trailers: bool,
+    tunnels: &Tunnels,
 ) -> Response<ResponseBody> {
     if response.status() == StatusCode::SWITCHING_PROTOCOLS
         && let Some(client_upgrade) = client_upgrade
     {
         let upstream_upgrade = hyper::upgrade::on(&mut response);
-        tokio::spawn(tunnel(client_upgrade, upstream_upgrade, guard));
+        tokio::spawn(tunnel(client_upgrade, upstream_upgrade, guard, tunnels.clone()));
         let (parts, _) = response.into_parts();
         return Response::from_parts(parts, ResponseBody::empty());
     }
@@ -351,7 +376,7 @@ fn respond(
     })
 }
 
-async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard) {
+async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard, tunnels: Tunnels) {
     let endpoint = guard.endpoint().addr;
     let (client, upstream) = match tokio::try_join!(client, upstream) {
         Ok(pair) => pair,
@@ -360,11 +385,10 @@ async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard) {
             return;
         }
     };
-    let (mut client, mut upstream) = (TokioIo::new(client), TokioIo::new(upstream));
-    match tokio::io::copy_bidirectional(&mut client, &mut upstream).await {
-        Ok((up, down)) => debug!(%endpoint, bytes.up = up, bytes.down = down, "Tunnel closed"),
-        Err(error) => debug!(%error, %endpoint, "Tunnel failed"),
-    }
+    tunnels
+        .run(TokioIo::new(client), TokioIo::new(upstream), endpoint)
+        .await;
+    drop(guard);
 }
 
 /// 308 (method and body kept) to the same URL over HTTPS on the standard port: the Service

@@ -12,12 +12,14 @@ pub mod body;
 pub mod error;
 pub mod forward;
 pub mod headers;
+pub mod lograte;
 pub mod metrics;
 pub mod publish;
 pub mod request;
 pub mod routes;
 pub mod server;
 pub mod tls;
+pub mod tunnel;
 pub mod upstream;
 
 pub use prometheus_client::registry::Registry;

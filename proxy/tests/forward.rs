@@ -79,6 +79,7 @@ async fn start_proxy(spec: TableSpec) -> SocketAddr {
         server::serve(
             listener,
             &ServerOptions::default(),
+            &server::Listeners::default(),
             None,
             handler,
             std::future::pending(),

@@ -181,6 +181,10 @@ impl Shunt {
         reply.text()
     }
 
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
     /// Every stderr line so far.
     pub fn logs(&self) -> Vec<String> {
         self.logs.lock().expect("log lock").clone()

@@ -1,0 +1,108 @@
+//! One client connection: hyper's auto (HTTP/1.1 or HTTP/2) server over the tracked stream,
+//! raced against its watchdog and the drain signal.
+
+use std::{convert::Infallible, future::Future, net::SocketAddr, time::Duration};
+
+use http::{Request, Response};
+use hyper::{body::Incoming, service::service_fn};
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo},
+    server::conn::auto,
+};
+use tokio::{
+    io::{AsyncRead, AsyncWrite},
+    net::TcpStream,
+    sync::watch,
+};
+use tokio_rustls::TlsAcceptor;
+use tracing::debug;
+
+use super::{
+    CLOSE_GRACE,
+    limits::ConnPermit,
+    metrics::{CloseReason, ServerMetrics},
+    watchdog::{ConnActivity, Expiry, Timeouts, Tracked, TrackedBody},
+};
+use crate::{body::ResponseBody, forward::ConnInfo};
+
+/// One accepted connection, from its first byte to its close.
+pub(super) struct ConnTask {
+    pub(super) builder: auto::Builder<TokioExecutor>,
+    pub(super) timeouts: Timeouts,
+    pub(super) metrics: ServerMetrics,
+    pub(super) drain: watch::Receiver<bool>,
+    pub(super) peer: SocketAddr,
+    /// Holds the connection's slot in `--max-connections` until the task ends.
+    pub(super) _permit: ConnPermit,
+}
+
+impl ConnTask {
+    pub(super) async fn run<S, H, Fut>(mut self, stream: S, info: ConnInfo, handler: H)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+        H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
+    {
+        let activity = ConnActivity::new();
+        let counted = activity.clone();
+        let service = service_fn(move |req: Request<Incoming>| {
+            let in_flight = counted.request_started(req.version());
+            let response = handler(req, info);
+            async move { Ok::<_, Infallible>(response.await.map(|body| TrackedBody::new(body, in_flight))) }
+        });
+        let io = TokioIo::new(Tracked::new(stream, activity.clone()));
+        let connection = self.builder.serve_connection_with_upgrades(io, service);
+        tokio::pin!(connection);
+        let peer = self.peer;
+        let mut draining = false;
+        let expiry = loop {
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(error) = result {
+                        debug!(%error, client.addr = %peer, "Connection closed with error");
+                    }
+                    return;
+                }
+                expiry = activity.expired(&self.timeouts) => break expiry,
+                _ = self.drain.wait_for(|drain| *drain), if !draining => {
+                    draining = true;
+                    connection.as_mut().graceful_shutdown();
+                }
+            }
+        };
+        let reason = match expiry {
+            Expiry::Header => {
+                // Mid-head, hyper's graceful shutdown would wait for the head: end it at the I/O.
+                activity.kill();
+                CloseReason::HeaderTimeout
+            }
+            Expiry::Idle => {
+                connection.as_mut().graceful_shutdown();
+                CloseReason::IdleTimeout
+            }
+        };
+        self.metrics.closed(reason);
+        debug!(client.addr = %peer, reason = reason.as_str(), "Closing connection");
+        let _ = tokio::time::timeout(CLOSE_GRACE, connection).await;
+    }
+}
+
+/// The TLS stream, or whether the handshake timed out (`true`) or failed.
+pub(super) async fn handshake(
+    tls: &TlsAcceptor,
+    stream: TcpStream,
+    peer: SocketAddr,
+    timeout: Duration,
+) -> Result<tokio_rustls::server::TlsStream<TcpStream>, bool> {
+    match tokio::time::timeout(timeout, tls.accept(stream)).await {
+        Ok(Ok(stream)) => Ok(stream),
+        Ok(Err(error)) => {
+            debug!(%error, client.addr = %peer, "TLS handshake failed");
+            Err(false)
+        }
+        Err(_) => {
+            debug!(client.addr = %peer, "TLS handshake timed out");
+            Err(true)
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Accept loops for the proxy and admin listeners: HTTP/1.1 and h2c prior knowledge on the
+//! plain port; on the TLS port a rustls handshake first, then HTTP/1.1 or HTTP/2 by ALPN.
+//! Upgrades allowed, graceful drain on shutdown.
+//!
+//! ```text
+//! accept ─▶ ConnLimit (full: close) ─▶ [TLS handshake] ─▶ hyper auto (h1 | h2) over Tracked I/O
+//!                                                             ▲ watchdog: header / idle timeout
+//! ```
+
+mod conn;
+pub mod limits;
+pub mod metrics;
+pub mod watchdog;
+
+use std::{future::Future, io, net::SocketAddr, time::Duration};
+
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper_util::{
+    rt::{TokioExecutor, TokioTimer},
+    server::conn::auto,
+};
+use tokio::{net::TcpListener, sync::watch};
+use tokio_rustls::TlsAcceptor;
+use tracing::{debug, info, warn};
+
+use self::{
+    conn::{ConnTask, handshake},
+    limits::{ConnLimit, accept_backoff},
+    metrics::{CloseReason, ServerMetrics},
+    watchdog::Timeouts,
+};
+use crate::{body::ResponseBody, forward::ConnInfo, tunnel::Tunnels};
+
+/// After a timeout, how long a connection gets to send its GOAWAY or 408 before it is dropped;
+/// also how long tunnels get to close after the drain deadline.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Request head size limit; larger heads get 431 (HTTP/1.1) or a stream error (HTTP/2).
+    pub max_header_size: usize,
+    /// How long in-flight requests (and open tunnels) may take to finish once shutdown begins.
+    pub drain_timeout: Duration,
+    /// A client that has not finished its TLS handshake by then is dropped.
+    pub handshake_timeout: Duration,
+    /// From accept (or the end of the TLS handshake) to a complete first request head, and from
+    /// the first byte of each later HTTP/1.1 head to its end; covers protocol detection.
+    pub header_timeout: Duration,
+    /// A connection with no request in flight for this long is closed (HTTP/2: GOAWAY).
+    pub idle_timeout: Duration,
+    /// Open client connections per process, all listeners and workers together.
+    pub max_connections: usize,
+    pub http2_max_concurrent_streams: u32,
+    /// HTTP/2 PING interval; a peer that does not answer within `http2_keep_alive_timeout` is dropped.
+    pub http2_keep_alive_interval: Duration,
+    pub http2_keep_alive_timeout: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            max_header_size: 32 * 1024,
+            drain_timeout: Duration::from_secs(30),
+            handshake_timeout: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(75),
+            max_connections: 16384,
+            http2_max_concurrent_streams: 128,
+            http2_keep_alive_interval: Duration::from_secs(30),
+            http2_keep_alive_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+impl ServerOptions {
+    fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            header: self.header_timeout,
+            idle: self.idle_timeout,
+        }
+    }
+}
+
+/// What all listeners of a process share: the connection budget, metrics and open tunnels.
+#[derive(Clone, Debug)]
+pub struct Listeners {
+    pub limit: ConnLimit,
+    pub tunnels: Tunnels,
+}
+
+impl Listeners {
+    pub fn new(options: &ServerOptions, metrics: ServerMetrics, tunnels: Tunnels) -> Self {
+        Listeners {
+            limit: ConnLimit::new(options.max_connections, metrics),
+            tunnels,
+        }
+    }
+
+    fn metrics(&self) -> &ServerMetrics {
+        self.limit.metrics()
+    }
+}
+
+impl Default for Listeners {
+    fn default() -> Self {
+        Listeners::new(&ServerOptions::default(), ServerMetrics::default(), Tunnels::default())
+    }
+}
+
+fn builder(options: &ServerOptions) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        // Off: hyper's timer also runs while a keep-alive connection waits for its next request,
+        // which is the idle timeout's job. The watchdog covers both (see watchdog.rs).
+        .header_read_timeout(None)
+        .max_buf_size(options.max_header_size.max(8192));
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(u32::try_from(options.max_header_size).unwrap_or(u32::MAX))
+        .max_concurrent_streams(options.http2_max_concurrent_streams)
+        // Rapid reset (CVE-2023-44487): streams the client resets before we accept them count
+        // against this, beyond it the connection gets GOAWAY(ENHANCE_YOUR_CALM). h2's default,
+        // set explicitly so it cannot silently go away. Likewise for streams we reset because
+        // the client misbehaved (MadeYouReset).
+        .max_pending_accept_reset_streams(20)
+        .max_local_error_reset_streams(1024)
+        .keep_alive_interval(options.http2_keep_alive_interval)
+        .keep_alive_timeout(options.http2_keep_alive_timeout);
+    builder
+}
+
+/// Serves connections from `listener` with `handler` (over TLS when `tls` is set) until
+/// `shutdown` resolves, then stops accepting and lets open connections (and tunnels) finish for
+/// up to `drain_timeout`.
+pub async fn serve<H, Fut>(
+    listener: TcpListener,
+    options: &ServerOptions,
+    shared: &Listeners,
+    tls: Option<TlsAcceptor>,
+    handler: H,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()>
+where
+    H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
+{
+    let local = listener.local_addr()?;
+    let builder = builder(options);
+    // Connection tasks hold receivers: `drain.closed()` resolves when the last one ends.
+    let drain = watch::Sender::new(false);
+    let mut failures = 0u32;
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => {
+                    failures = 0;
+                    accepted
+                }
+                Err(error) => {
+                    // Out of file descriptors and friends: back off instead of spinning.
+                    failures = failures.saturating_add(1);
+                    shared.metrics().accept_errors.inc();
+                    warn!(%error, listener.addr = %local, "Accept failed");
+                    tokio::time::sleep(accept_backoff(failures)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Some(permit) = shared.limit.try_acquire() else {
+            debug!(client.addr = %peer, "Connection limit reached, closing");
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let task = ConnTask {
+            builder: builder.clone(),
+            timeouts: options.timeouts(),
+            metrics: shared.metrics().clone(),
+            drain: drain.subscribe(),
+            peer,
+            _permit: permit,
+        };
+        let handler = handler.clone();
+        let info = ConnInfo {
+            peer,
+            tls: tls.is_some(),
+        };
+        match &tls {
+            None => {
+                tokio::spawn(task.run(stream, info, handler));
+            }
+            Some(tls) => {
+                // The handshake runs in the connection's task so a slow client never stalls accepting.
+                let (tls, handshake_timeout) = (tls.clone(), options.handshake_timeout);
+                tokio::spawn(async move {
+                    match handshake(&tls, stream, peer, handshake_timeout).await {
+                        Ok(stream) => task.run(stream, info, handler).await,
+                        Err(timed_out) => {
+                            if timed_out {
+                                task.metrics.closed(CloseReason::HandshakeTimeout);
+                            }
+                        }
+                    }
+                });
+            }
+        }
+    }
+    drop(listener);
+    info!(listener.addr = %local, drain_timeout = ?options.drain_timeout, "Draining connections");
+    drain.send_replace(true);
+    let drained = async {
+        drain.closed().await;
+        shared.tunnels.all_closed().await;
+    };
+    match tokio::time::timeout(options.drain_timeout, drained).await {
+        Ok(()) => debug!(listener.addr = %local, "All connections closed"),
+        Err(_) => {
+            warn!(
+                listener.addr = %local,
+                tunnels = shared.tunnels.open(),
+                "Drain timeout reached, closing remaining connections and tunnels"
+            );
+            shared.tunnels.close_all();
+            let _ = tokio::time::timeout(CLOSE_GRACE, shared.tunnels.all_closed()).await;
+        }
+    }
+    Ok(())
+}
+
+/// Binds a non-blocking std listener (for sharing between worker runtimes with `try_clone`),
+/// naming the address in the error.
+pub fn bind_std(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let named = |error: io::Error| io::Error::new(error.kind(), format!("binding {addr}: {error}"));
+    let listener = std::net::TcpListener::bind(addr).map_err(named)?;
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// Binds a listener, naming the address in the error.
+pub async fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|error| io::Error::new(error.kind(), format!("binding {addr}: {error}")))
+}
