@@ -147,7 +147,9 @@ impl Proxy {
         let host_str = host.to_str().map_err(|_| ProxyError::MissingHost)?;
         let route = {
             let table = inner.routes.load();
-            table.lookup(&normalize_host(host_str), req.uri().path()).cloned()
+            table
+                .lookup_on(&normalize_host(host_str), req.uri().path(), conn.tls)
+                .cloned()
         };
         let route = route.ok_or_else(|| ProxyError::NoRoute {
             host: host_str.to_string(),
@@ -155,6 +157,9 @@ impl Proxy {
         outcome.route = Some(route.clone());
         if route.ssl_redirect && !conn.tls {
             return Ok(https_redirect(host_str, req.uri()));
+        }
+        if let Some(redirect) = &route.redirect {
+            return Ok(crate::redirect::respond(redirect, conn.tls, host_str, req.uri()));
         }
         let upstream = route.upstream.clone();
         if upstream.endpoints.is_empty() {
@@ -192,6 +197,9 @@ impl Proxy {
             &inner.options.trusted_proxies,
         );
         headers.insert(header::HOST, host.clone());
+        if let Some(name) = &route.client_protocol_header {
+            headers.insert(name.clone(), HeaderValue::from_static(scheme));
+        }
         if let Some(protocol) = &upgrade {
             headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
             headers.insert(header::UPGRADE, protocol.clone());

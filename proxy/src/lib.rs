@@ -14,6 +14,7 @@ pub mod forward;
 pub mod headers;
 pub mod metrics;
 pub mod publish;
+pub mod redirect;
 pub mod routes;
 pub mod server;
 pub mod tls;
