@@ -22,7 +22,7 @@ use crate::{
     cli::RunArgs,
     compile::{Diagnostic, ServedIngress, compile},
     dataplane::{Dataplane, Shutdown},
-    dns::{CorednsWriter, DnsExclude, Stanza, served_hosts},
+    dns::{CorednsWriter, Stanza, served_hosts},
     events::{EventReporter, uid_in},
     leader::{Elector, LeaseConfig},
     metrics::ControllerMetrics,
@@ -43,6 +43,8 @@ struct CompileOutcome {
     diagnostics: Vec<Diagnostic>,
     /// Routed hosts, for the CoreDNS rules.
     hosts: Vec<HostMatch>,
+    /// Shadowed hosts left out of the CoreDNS rules, with why.
+    refused: Vec<(HostMatch, String)>,
 }
 
 /// The leader's writers besides Events.
@@ -55,7 +57,7 @@ struct Writers {
 struct ManagedDns {
     writer: CorednsWriter,
     target: String,
-    exclude: Vec<DnsExclude>,
+    rules: crate::cli::DnsRuleArgs,
     /// The rules last written or found in place, and when: unchanged rules are checked again
     /// only after [`crate::standalone::RECOMPILE_EVERY`] (an operator may have edited the ConfigMap).
     synced: Option<(Stanza, Instant)>,
@@ -76,6 +78,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let compiler = tokio::spawn(compile_loop(
         stores.clone(),
         options,
+        args.dns_rules.clone(),
         dataplane.publisher,
         metrics,
         outcome_tx,
@@ -135,7 +138,7 @@ fn managed_dns(client: &Client, args: &RunArgs) -> Option<ManagedDns> {
     Some(ManagedDns {
         writer: CorednsWriter::new(client.clone(), &namespace, &name, target),
         target: args.dns_rules.service_fqdn(publish_service),
-        exclude: args.dns_rules.dns_exclude.clone(),
+        rules: args.dns_rules.clone(),
         synced: None,
         failing: None,
     })
@@ -148,6 +151,7 @@ fn default_identity() -> String {
 async fn compile_loop(
     stores: Stores,
     options: crate::compile::CompileOptions,
+    dns_rules: crate::cli::DnsRuleArgs,
     mut publisher: shunt_proxy::publish::RoutePublisher,
     metrics: ControllerMetrics,
     outcomes: watch::Sender<Option<CompileOutcome>>,
@@ -172,6 +176,7 @@ async fn compile_loop(
             served: compiled.served.clone(),
             diagnostics: compiled.diagnostics.clone(),
             hosts: served_hosts(&compiled.table),
+            refused: dns_rules.shadow_refusals(&compiled.shadow),
         };
         publish(&mut publisher, compiled, &metrics, &mut reported);
         outcomes.send_replace(Some(outcome));
@@ -235,7 +240,7 @@ async fn leader_writes(
             })
             .await;
         if let Some(dns) = &mut writers.coredns {
-            dns.sync(&outcome.hosts).await;
+            dns.sync(&outcome.hosts, &outcome.refused).await;
         }
     }
 }
@@ -243,8 +248,8 @@ async fn leader_writes(
 // === impl ManagedDns ===
 
 impl ManagedDns {
-    async fn sync(&mut self, hosts: &[HostMatch]) {
-        let stanza = Stanza::new(hosts, &self.target, &self.exclude);
+    async fn sync(&mut self, hosts: &[HostMatch], refused: &[(HostMatch, String)]) {
+        let stanza = Stanza::new(hosts, &self.target, &self.rules.excludes(refused)).with_refused(refused);
         let fresh = self
             .synced
             .as_ref()

@@ -50,6 +50,9 @@ pub enum Reason {
     TlsHostNotCovered,
     /// An annotation shunt reads has a value it does not understand; it is ignored.
     InvalidAnnotation,
+    /// A shadowed host whose load-balancer answer shunt cannot reproduce: it keeps resolving
+    /// to the load balancer (see `/shadow` for the reasons).
+    ShadowRefused,
 }
 
 // === impl Diagnostic ===
@@ -79,7 +82,7 @@ impl fmt::Display for Diagnostic {
 
 impl Reason {
     /// Every reason, for metrics that want each label present even at 0.
-    pub const ALL: [Reason; 14] = [
+    pub const ALL: [Reason; 15] = [
         Reason::MissingService,
         Reason::MissingServicePort,
         Reason::ExternalNameService,
@@ -94,6 +97,7 @@ impl Reason {
         Reason::InvalidTlsSecret,
         Reason::TlsHostNotCovered,
         Reason::InvalidAnnotation,
+        Reason::ShadowRefused,
     ];
 
     /// The Event reason and metric label: stable, CamelCase like Kubernetes reasons.
@@ -113,6 +117,7 @@ impl Reason {
             Reason::InvalidTlsSecret => "InvalidTlsSecret",
             Reason::TlsHostNotCovered => "TlsHostNotCovered",
             Reason::InvalidAnnotation => "InvalidAnnotation",
+            Reason::ShadowRefused => "ShadowRefused",
         }
     }
 }

@@ -154,7 +154,8 @@ fn an_empty_state_compiles_to_an_empty_table() {
             table: TableSpec::default(),
             diagnostics: vec![],
             served: vec![],
-            default_certificate_error: None
+            default_certificate_error: None,
+            shadow: vec![],
         }
     );
 }

@@ -27,7 +27,9 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
     };
     let compiled = compile(&state, &args.classes.compile_options());
     let target = args.rules.service_fqdn(&args.publish_service);
-    let stanza = Stanza::new(&served_hosts(&compiled.table), &target, &args.rules.dns_exclude);
+    let refused = args.rules.shadow_refusals(&compiled.shadow);
+    let stanza =
+        Stanza::new(&served_hosts(&compiled.table), &target, &args.rules.excludes(&refused)).with_refused(&refused);
     match args.format {
         DnsFormat::Block => print!("{stanza}"),
         DnsFormat::Override => print!("{}", stanza.override_file()),

@@ -16,6 +16,8 @@ pub struct DnsExclude(HostMatch);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stanza {
     lines: Vec<String>,
+    /// `# refused HOST: reason` lines: served hosts deliberately left out, and why.
+    notes: Vec<String>,
 }
 
 // === impl DnsExclude ===
@@ -29,6 +31,12 @@ impl FromStr for DnsExclude {
             HostMatch::Exact(host) if host.contains('*') => Err(format!("{s:?}: `*` only as the whole first label")),
             pattern => Ok(DnsExclude(pattern)),
         }
+    }
+}
+
+impl From<HostMatch> for DnsExclude {
+    fn from(host: HostMatch) -> Self {
+        DnsExclude(host)
     }
 }
 
@@ -59,23 +67,37 @@ impl Stanza {
             }
         }
         for host in &hosts {
-            let HostMatch::Wildcard(suffix) = host else { continue };
+            let regex = match host {
+                HostMatch::Wildcard(suffix) => one_label_regex(suffix),
+                HostMatch::DeepWildcard(suffix) => any_depth_regex(suffix),
+                _ => continue,
+            };
             if excluded(host) {
                 continue;
             }
             for pattern in exclude {
                 if let HostMatch::Exact(name) = &pattern.0
-                    && name.split_once('.').is_some_and(|(_, rest)| rest == suffix)
+                    && host.covers(&pattern.0)
                 {
                     lines.push(format!("rewrite name exact {name} {name}"));
                 }
             }
-            lines.push(format!(
-                "rewrite stop name regex {} {target}. answer auto",
-                one_label_regex(suffix)
-            ));
+            lines.push(format!("rewrite stop name regex {regex} {target}. answer auto"));
         }
-        Stanza { lines }
+        Stanza {
+            lines,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Adds a `# refused HOST: reason` comment per host left out on purpose (the caller also
+    /// excludes them), so whoever reads the block sees why.
+    pub fn with_refused(mut self, refused: &[(HostMatch, String)]) -> Self {
+        self.notes = refused
+            .iter()
+            .map(|(host, reason)| format!("# refused {host}: {}", reason.replace(['\n', '\r'], " ")))
+            .collect();
+        self
     }
 
     pub fn lines(&self) -> &[String] {
@@ -85,7 +107,7 @@ impl Stanza {
     /// The rules alone, one per line: what a `coredns-custom` `*.override` key holds.
     pub fn override_file(&self) -> String {
         let mut text = format!("{BEGIN_MARKER} (written by shunt; edits are overwritten)\n");
-        for line in &self.lines {
+        for line in self.notes.iter().chain(&self.lines) {
             text.push_str(line);
             text.push('\n');
         }
@@ -99,7 +121,7 @@ impl fmt::Display for Stanza {
     /// The marker block to paste inside the Corefile's `.:53 {` block.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{BEGIN_MARKER}")?;
-        for line in &self.lines {
+        for line in self.notes.iter().chain(&self.lines) {
             writeln!(f, "{line}")?;
         }
         writeln!(f, "{END_MARKER}")
@@ -110,6 +132,12 @@ impl fmt::Display for Stanza {
 /// deeper names nor search-path expansions (`a.example.com.default.svc.cluster.local.`) match.
 pub fn one_label_regex(suffix: &str) -> String {
     format!(r"^[^.]+\.{}\.$", suffix.replace('.', r"\."))
+}
+
+/// `^(?:[^.]+\.)+example\.com\.$`: one or more labels before the suffix (a load balancer's
+/// `*.example.com`), fully qualified.
+pub fn any_depth_regex(suffix: &str) -> String {
+    format!(r"^(?:[^.]+\.)+{}\.$", suffix.replace('.', r"\."))
 }
 
 /// The hosts a table routes, exact and wildcard (host-less rules have no name to rewrite).
