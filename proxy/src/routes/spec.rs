@@ -71,7 +71,7 @@ pub struct VirtualHostSpec {
     pub paths: Vec<PathSpec>,
     /// A request for this host that none of its paths match gets 404 instead of falling through
     /// to wildcard hosts, host-less rules and the default backend (load balancers that key rules
-    /// by domain first). Listener by listener: a host with no path on a listener is unknown there.
+    /// by domain first), on both listeners even when it has paths on one only.
     #[serde(skip_serializing_if = "is_false")]
     pub exclusive: bool,
 }

@@ -248,7 +248,7 @@ impl Hosts {
                     builder.add_slash_redirect(&path.path, slash_redirect(route, path, stats));
                 }
             }
-            if !any {
+            if !any && !vhost.exclusive {
                 // Unknown on this listener: requests fall to wildcards, host-less rules, the default.
                 continue;
             }

@@ -110,8 +110,9 @@ pub fn compile(
         }
     }
 
+    let qcloud_sources: BTreeSet<&str> = lbs.iter().map(|lb| lb.source.as_str()).collect();
     for lb in &lbs {
-        route(lb, sink, &mut verdicts);
+        route(lb, sink, &qcloud_sources, &mut verdicts);
     }
     for lb in &lbs {
         bind_certificates(lb, certificates, options, &mut verdicts);
@@ -174,7 +175,12 @@ fn prepare<'i>(ingress: &'i Ingress, options: &ShadowOptions, diagnostics: &mut 
 
 /// Claims the Ingress's rules. A host without rules on one listener gets the Ingress's
 /// default-domain rules there (the CLB's listener does not know it), or none: 404.
-fn route(lb: &Lb<'_>, sink: &mut Sink<'_>, verdicts: &mut BTreeMap<String, HostVerdict>) {
+fn route(
+    lb: &Lb<'_>,
+    sink: &mut Sink<'_>,
+    qcloud_sources: &BTreeSet<&str>,
+    verdicts: &mut BTreeMap<String, HostVerdict>,
+) {
     let mut rules: Vec<ClbRule> = lb.rules.clone();
     let hosts: BTreeSet<&str> = lb
         .rules
@@ -278,7 +284,10 @@ fn route(lb: &Lb<'_>, sink: &mut Sink<'_>, verdicts: &mut BTreeMap<String, HostV
                     Reason::Conflict,
                     format!("path {path:?} on host \"{host}\" is already routed by ingress {holder:?}"),
                 );
-                if let Some(verdict) = verdicts.get_mut(&rule.host) {
+                // Another qcloud Ingress: ambiguous already, or the same load balancer (a group).
+                if !qcloud_sources.contains(holder.as_str())
+                    && let Some(verdict) = verdicts.get_mut(&rule.host)
+                {
                     verdict
                         .reasons
                         .push(format!("Conflict: path {path} is routed by {holder}"));
