@@ -161,6 +161,10 @@ release namespace, where shunt reads its own Service for --publish-service.
 - --dns-exclude
 - {{ . | quote }}
 {{- end }}
+{{- if eq (.Values.coredns.shadowRewrite | default "refused") "all" }}
+- --shadow-rewrite
+- all
+{{- end }}
 {{- end }}
 {{- with .Values.extraArgs }}
 {{ toYaml . }}
