@@ -248,6 +248,33 @@ mod tests {
     }
 
     #[test]
+    fn refused_hosts_are_left_out_with_a_comment_and_deep_wildcards_match_any_depth() {
+        let served = vec![
+            HostMatch::Exact("shop.example.com".into()),
+            HostMatch::Exact("pay.example.com".into()),
+            HostMatch::DeepWildcard("apps.example.com".into()),
+        ];
+        let refused = vec![(
+            HostMatch::Exact("pay.example.com".into()),
+            "CertificateUnavailable: no".to_string(),
+        )];
+        let exclude: Vec<DnsExclude> = refused.iter().map(|(host, _)| host.clone().into()).collect();
+        let stanza = Stanza::new(&served, TARGET, &exclude).with_refused(&refused);
+        assert_eq!(
+            stanza.to_string(),
+            "# BEGIN shunt\n# refused pay.example.com: CertificateUnavailable: no\n\
+             rewrite name exact shop.example.com shunt.shunt-system.svc.cluster.local\n\
+             rewrite stop name regex ^(?:[^.]+\\.)+apps\\.example\\.com\\.$ shunt.shunt-system.svc.cluster.local. answer auto\n\
+             # END shunt\n"
+        );
+        let regex = Regex::new(&any_depth_regex("apps.example.com")).expect("a valid regex");
+        assert!(regex.is_match("a.apps.example.com."));
+        assert!(regex.is_match("a.b.apps.example.com."));
+        assert!(!regex.is_match("apps.example.com."));
+        assert!(!regex.is_match("a.apps.example.com.default.svc.cluster.local."));
+    }
+
+    #[test]
     fn exclude_patterns_are_checked() {
         assert!("".parse::<DnsExclude>().is_err());
         assert!("a.*.example.com".parse::<DnsExclude>().is_err());
