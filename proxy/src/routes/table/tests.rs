@@ -424,6 +424,11 @@ fn routes_scoped_to_one_listener_are_unknown_on_the_other() {
     let table = mk_profile_table(vec![
         (
             HostMatch::Exact("tls-only.example.com".into()),
+            false,
+            vec![mk_path("/", PathKind::CharPrefix, "secure", Listeners::Tls)],
+        ),
+        (
+            HostMatch::Exact("exclusive.example.com".into()),
             true,
             vec![mk_path("/", PathKind::CharPrefix, "secure", Listeners::Tls)],
         ),
@@ -450,6 +455,11 @@ fn routes_scoped_to_one_listener_are_unknown_on_the_other() {
         hit_on(&table, "tls-only.example.com", "/", false).as_deref(),
         Some("default-domain"),
         "the plain listener does not know the host"
+    );
+    assert_eq!(
+        hit_on(&table, "exclusive.example.com", "/", false),
+        None,
+        "an exclusive host is known on both listeners"
     );
     assert_eq!(
         hit_on(&table, "mixed.example.com", "/x", false).as_deref(),
