@@ -73,6 +73,13 @@ async fn plain_http_hosts_get_character_prefixes_the_default_domain_and_x_client
         "web",
         "an unknown Host gets the default domain"
     );
+    assert_eq!(tke.shunt.get("blog.example.com", "/").await.status, StatusCode::OK);
+    let tls_only = tke.shunt.get("pay.example.com", "/").await;
+    assert_eq!(
+        tls_only.status,
+        StatusCode::NOT_FOUND,
+        "a TLS-only CLB host is not answered on HTTP"
+    );
 }
 
 #[tokio::test]

@@ -7,8 +7,10 @@
 //!     │                                                                 ├─ host, path: paths
 //!     └ Services, EndpointSlices ─────────────────────────────────────▶ ├─ backend: backend
 //!                                                                       └─ first claim wins: table
-//! Compiled { table: TableSpec, diagnostics, served }
+//! Compiled { table: TableSpec, diagnostics, served, shadow }
 //! ```
+//! Shadowed Ingresses of a qcloud-profile class skip the Ingress-spec walk: [`qcloud`] compiles
+//! them as TKE's CLB serves them, after the others, and returns a verdict per host.
 
 mod annotations;
 mod backend;
