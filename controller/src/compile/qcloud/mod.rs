@@ -351,6 +351,11 @@ fn bind_certificates(
         };
         match certificates.bind(&cert_host, namespace, name, &lb.source) {
             Ok(()) => verdict.certificate = Some(format!("{namespace}/{name}")),
+            // In a cluster shunt only sees `kubernetes.io/tls` Secrets: TKE's Opaque ones are "not found".
+            Err(error) if via == "spec.tls" => verdict.reasons.push(format!(
+                "CertificateUnavailable: spec.tls: {error} (a qcloud Ingress's Secret holds a Tencent certificate id; \
+                 give a certificate with {TLS_SECRET} or --shadow-tls)"
+            )),
             Err(error) => verdict.reasons.push(format!("CertificateUnavailable: {via}: {error}")),
         }
     }
