@@ -42,7 +42,9 @@ impl From<HostMatch> for DnsExclude {
 
 impl DnsExclude {
     fn excludes(&self, host: &HostMatch) -> bool {
-        self.0.covers(host)
+        // `*.example.com` as written also names a load balancer's any-depth `*.example.com`.
+        let same_wildcard = matches!((&self.0, host), (HostMatch::Wildcard(a), HostMatch::DeepWildcard(b)) if a == b);
+        same_wildcard || self.0.covers(host)
     }
 }
 
@@ -266,6 +268,11 @@ mod tests {
              rewrite name exact shop.example.com shunt.shunt-system.svc.cluster.local\n\
              rewrite stop name regex ^(?:[^.]+\\.)+apps\\.example\\.com\\.$ shunt.shunt-system.svc.cluster.local. answer auto\n\
              # END shunt\n"
+        );
+        let excluded = Stanza::new(&served, TARGET, &excludes(&["*.apps.example.com", "pay.example.com"]));
+        assert!(
+            excluded.lines().iter().all(|line| !line.contains("apps")),
+            "a written wildcard excludes the any-depth one: {excluded}"
         );
         let regex = Regex::new(&any_depth_regex("apps.example.com")).expect("a valid regex");
         assert!(regex.is_match("a.apps.example.com."));
