@@ -18,6 +18,8 @@ pub struct TableBuilder {
     paths: BTreeMap<(HostMatch, String, PathKind, Listeners), Claim>,
     /// Hosts whose unmatched requests get 404 (see `VirtualHostSpec::exclusive`).
     exclusive: BTreeSet<HostMatch>,
+    /// Some claim is limited to one listener: only then can claims on other keys overlap.
+    scoped: bool,
     default_backend: Option<Claim>,
     backends: BTreeMap<BackendId, BackendSpec>,
 }
@@ -68,13 +70,17 @@ impl TableBuilder {
         ssl_redirect: bool,
         options: RouteOptions,
     ) -> Result<(), String> {
-        for listeners in [Listeners::Both, Listeners::Plain, Listeners::Tls] {
-            if listeners.overlaps(options.listeners)
-                && let Some(held) = self.paths.get(&(host.clone(), path.to_string(), kind, listeners))
-            {
-                return Err(held.source.clone());
+        // Ingress-spec claims (both listeners, nothing scoped yet) need only the entry below.
+        if self.scoped || !options.listeners.is_both() {
+            for listeners in [Listeners::Both, Listeners::Plain, Listeners::Tls] {
+                if listeners.overlaps(options.listeners)
+                    && let Some(held) = self.paths.get(&(host.clone(), path.to_string(), kind, listeners))
+                {
+                    return Err(held.source.clone());
+                }
             }
         }
+        self.scoped |= !options.listeners.is_both();
         let key = (host.clone(), path.to_string(), kind, options.listeners);
         match self.paths.entry(key) {
             Entry::Occupied(held) => Err(held.get().source.clone()),
@@ -91,11 +97,6 @@ impl TableBuilder {
                 Ok(())
             }
         }
-    }
-
-    /// Whether anyone routes `host` on a listener `listeners` shares.
-    pub fn has_host(&self, host: &HostMatch) -> bool {
-        self.paths.keys().any(|(held, ..)| held == host)
     }
 
     /// Marks `host` exclusive: a request for it that no path matches gets 404.
