@@ -13,6 +13,7 @@
 //! paths it lacks instead of falling through.
 
 mod annotations;
+mod certificates;
 mod rules;
 mod verdicts;
 
@@ -24,11 +25,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::networking::v1::Ingress;
 use shunt_proxy::routes::spec::{HostMatch, Listeners, PathKind, RedirectSpec, RouteOptions};
 
+use self::rules::{Action, ClbRule};
 pub use self::verdicts::{ASSUMED, HostVerdict, Verdict, dns_refusals, document};
-use self::{
-    annotations::TLS_SECRET,
-    rules::{Action, ClbRule},
-};
 use super::{Diagnostic, Reason, ingress::Sink, namespace_name, paths, tls::TlsBuilder};
 
 /// The header the CLB sets to the client's protocol (documented for backends).
@@ -115,7 +113,7 @@ pub fn compile(
         route(lb, sink, &qcloud_sources, &mut verdicts);
     }
     for lb in &lbs {
-        bind_certificates(lb, certificates, options, &mut verdicts);
+        certificates::bind(lb, certificates, options, &mut verdicts);
     }
 
     let mut verdicts: Vec<HostVerdict> = verdicts.into_values().collect();
@@ -296,67 +294,6 @@ fn route(
         }
         if host != HostMatch::Any {
             sink.table.set_exclusive(&host);
-        }
-    }
-}
-
-/// Gives every host with HTTPS rules a certificate shunt can serve, or a refusal reason.
-fn bind_certificates(
-    lb: &Lb<'_>,
-    certificates: &mut TlsBuilder<'_>,
-    options: &ShadowOptions,
-    verdicts: &mut BTreeMap<String, HostVerdict>,
-) {
-    let https: BTreeSet<&str> = lb
-        .rules
-        .iter()
-        .filter(|r| !r.host.is_empty() && r.listeners.serves(true))
-        .map(|r| r.host.as_str())
-        .collect();
-    let spec_secrets: Vec<(Vec<String>, String)> = lb
-        .ingress
-        .spec
-        .iter()
-        .flat_map(|spec| spec.tls.iter().flatten())
-        .filter_map(|entry| {
-            let hosts = entry.hosts.clone().unwrap_or_default();
-            Some((hosts, entry.secret_name.clone()?))
-        })
-        .collect();
-    for host in https {
-        let Some(verdict) = verdicts.get_mut(host) else {
-            continue;
-        };
-        let Ok(matched) = host_match(host) else { continue };
-        // Certificates name one label under a wildcard, whatever the CLB matches.
-        let cert_host = match &matched {
-            HostMatch::DeepWildcard(suffix) => HostMatch::Wildcard(suffix.clone()),
-            other => other.clone(),
-        };
-        let source = if let Some((namespace, name)) = options.tls.get(host) {
-            Some((namespace.as_str(), name.as_str(), "--shadow-tls"))
-        } else if let Some(name) = &lb.tls_secret {
-            Some((lb.namespace, name.as_str(), TLS_SECRET))
-        } else {
-            spec_secrets
-                .iter()
-                .find(|(hosts, _)| hosts.is_empty() || hosts.iter().any(|h| h.eq_ignore_ascii_case(host)))
-                .map(|(_, name)| (lb.namespace, name.as_str(), "spec.tls"))
-        };
-        let Some((namespace, name, via)) = source else {
-            verdict.reasons.push(format!(
-                "CertificateUnavailable: no certificate for \"{host}\" (give one with {TLS_SECRET} or --shadow-tls)"
-            ));
-            continue;
-        };
-        match certificates.bind(&cert_host, namespace, name, &lb.source) {
-            Ok(()) => verdict.certificate = Some(format!("{namespace}/{name}")),
-            // In a cluster shunt only sees `kubernetes.io/tls` Secrets: TKE's Opaque ones are "not found".
-            Err(error) if via == "spec.tls" => verdict.reasons.push(format!(
-                "CertificateUnavailable: spec.tls: {error} (a qcloud Ingress's Secret holds a Tencent certificate id; \
-                 give a certificate with {TLS_SECRET} or --shadow-tls)"
-            )),
-            Err(error) => verdict.reasons.push(format!("CertificateUnavailable: {via}: {error}")),
         }
     }
 }
