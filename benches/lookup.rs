@@ -35,6 +35,7 @@ fn mk_spec() -> TableSpec {
                 backend: backend.clone(),
                 source: format!("ns-{h}/ing"),
                 ssl_redirect: false,
+                options: Default::default(),
             })
             .collect();
         paths.push(PathSpec {
@@ -43,10 +44,12 @@ fn mk_spec() -> TableSpec {
             backend: backend.clone(),
             source: format!("ns-{h}/ing"),
             ssl_redirect: false,
+            options: Default::default(),
         });
         hosts.push(VirtualHostSpec {
             host: HostMatch::Exact(format!("host-{h}.example.com")),
             paths,
+            exclusive: false,
         });
         if h % 10 == 0 {
             hosts.push(VirtualHostSpec {
@@ -57,7 +60,9 @@ fn mk_spec() -> TableSpec {
                     backend,
                     source: format!("ns-{h}/wild"),
                     ssl_redirect: false,
+                    options: Default::default(),
                 }],
+                exclusive: false,
             });
         }
     }
@@ -66,6 +71,7 @@ fn mk_spec() -> TableSpec {
         default_backend: None,
         backends,
         tls: Default::default(),
+        documents: Default::default(),
     }
 }
 

@@ -79,9 +79,33 @@ pub struct DnsRuleArgs {
     /// The identity on this release's CoreDNS block and key (NAMESPACE/NAME); --publish-service by default.
     #[arg(long, value_name = "NAMESPACE/NAME")]
     pub release: Option<crate::dns::Release>,
+    /// `refused`: shadowed hosts whose load-balancer answer shunt cannot reproduce keep
+    /// resolving to it (listed as comments); `all`: rewrite them too.
+    #[arg(long, value_enum, default_value_t = ShadowRewrite::Refused)]
+    pub shadow_rewrite: ShadowRewrite,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ShadowRewrite {
+    Refused,
+    All,
 }
 
 impl DnsRuleArgs {
+    /// Shadowed hosts to leave out of the rules, with why (none with `--shadow-rewrite=all`).
+    pub fn shadow_refusals(&self, verdicts: &[crate::compile::HostVerdict]) -> Vec<crate::dns::Refusal> {
+        crate::compile::qcloud::dns_refusals(verdicts, self.shadow_rewrite == ShadowRewrite::All)
+            .into_iter()
+            .map(|(host, detail)| crate::dns::Refusal {
+                host,
+                reason: crate::dns::RefusalReason::Other {
+                    code: "ShadowRefused",
+                    detail,
+                },
+            })
+            .collect()
+    }
+
     /// `NAME.NAMESPACE.svc.DOMAIN` of a Service.
     pub fn service_fqdn(&self, (namespace, name): &(String, String)) -> String {
         format!("{name}.{namespace}.svc.{}", self.cluster_domain.trim_end_matches('.'))
@@ -307,8 +331,17 @@ pub struct ClassArgs {
     #[arg(long)]
     pub watch_ingress_without_class: bool,
     /// Also serve Ingresses of this other class (e.g. the cloud load balancer's); repeatable.
-    #[arg(long = "shadow-class")]
-    pub shadow_classes: Vec<String>,
+    /// `NAME=qcloud` compiles them as TKE's CLB serves them (class `qcloud` does by default).
+    #[arg(long = "shadow-class", value_name = "NAME[=PROFILE]")]
+    pub shadow_classes: Vec<crate::compile::ShadowClass>,
+    /// A `kubernetes.io/tls` Secret serving a shadowed qcloud host's HTTPS (the host as the
+    /// Ingress writes it); repeatable.
+    #[arg(long = "shadow-tls", value_parser = parse_shadow_tls, value_name = "HOST=NAMESPACE/NAME")]
+    pub shadow_tls: Vec<(String, (String, String))>,
+    /// The redirect code of qcloud `auto-rewrite` when `auto-rewrite-code` gives none (TKE does
+    /// not document it precisely).
+    #[arg(long, default_value_t = 302, value_parser = parse_rewrite_code)]
+    pub shadow_rewrite_code: u16,
     /// `kubernetes.io/tls` Secret (NAMESPACE/NAME) for SNI names no Ingress covers and clients
     /// without SNI; a self-signed certificate for `shunt-default.invalid` otherwise.
     #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
@@ -389,9 +422,33 @@ impl ClassArgs {
             ingress_classes: self.ingress_classes.clone(),
             watch_ingress_without_class: self.watch_ingress_without_class,
             shadow_classes: self.shadow_classes.clone(),
+            shadow: crate::compile::ShadowOptions {
+                default_rewrite_code: self.shadow_rewrite_code,
+                tls: self.shadow_tls.iter().cloned().collect(),
+            },
             default_certificate: self.default_ssl_certificate.clone(),
             now: None,
         }
+    }
+}
+
+fn parse_shadow_tls(s: &str) -> Result<(String, (String, String)), String> {
+    let (host, secret) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected HOST=NAMESPACE/NAME, got {s:?}"))?;
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(format!("{s:?}: empty or malformed host"));
+    }
+    Ok((
+        host.trim_end_matches('.').to_ascii_lowercase(),
+        parse_namespaced(secret)?,
+    ))
+}
+
+fn parse_rewrite_code(s: &str) -> Result<u16, String> {
+    match s.parse::<u16>() {
+        Ok(code @ (301 | 302 | 307)) => Ok(code),
+        _ => Err(format!("{s:?}: the CLB redirects with 301, 302 or 307")),
     }
 }
 

@@ -45,6 +45,9 @@ struct CompileOutcome {
     diagnostics: Vec<Diagnostic>,
     /// Routed hosts, for the CoreDNS rules.
     hosts: Vec<HostMatch>,
+    /// Shadowed hosts left out of the CoreDNS rules, with why.
+    /// Shadowed hosts kept out of DNS (`--shadow-rewrite refused`), with why.
+    refused: Vec<crate::dns::Refusal>,
 }
 
 /// The leader's writers besides Events.
@@ -86,6 +89,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let compiler = tokio::spawn(compile_loop(
         stores.clone(),
         options,
+        args.dns_rules.clone(),
         dataplane.publisher,
         metrics.clone(),
         outcome_tx,
@@ -190,6 +194,7 @@ fn default_identity() -> String {
 async fn compile_loop(
     stores: Stores,
     options: crate::compile::CompileOptions,
+    dns_rules: crate::cli::DnsRuleArgs,
     mut publisher: shunt_proxy::publish::RoutePublisher,
     metrics: ControllerMetrics,
     outcomes: watch::Sender<Option<CompileOutcome>>,
@@ -214,6 +219,7 @@ async fn compile_loop(
             served: compiled.served.clone(),
             diagnostics: compiled.diagnostics.clone(),
             hosts: served_hosts(&compiled.table),
+            refused: dns_rules.shadow_refusals(&compiled.shadow),
         };
         publish(&mut publisher, compiled, &metrics, &mut reported);
         outcomes.send_replace(Some(outcome));
@@ -277,7 +283,7 @@ async fn leader_writes(
             }
             let mut diagnostics = outcome.diagnostics.clone();
             if let Some(dns) = &mut writers.coredns {
-                let refused = dns.sync(&outcome.hosts, &[]).await;
+                let refused = dns.sync(&outcome.hosts, &outcome.refused).await;
                 let refused =
                     crate::dns::refusal_diagnostics(&refused, ingresses.iter().map(|i| &**i), &outcome.served);
                 writers.metrics.set_dns_refusals(refused.len());

@@ -16,6 +16,7 @@ pub mod events;
 pub mod leader;
 pub mod manifests;
 pub mod metrics;
+pub mod shadow_log;
 pub mod standalone;
 pub mod status;
 pub mod telemetry;

@@ -6,11 +6,16 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::compile::{Diagnostic, Reason};
+use crate::compile::{Diagnostic, HostVerdict, Reason, Verdict};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabels {
     reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VerdictLabels {
+    verdict: &'static str,
 }
 
 #[derive(Clone, Default)]
@@ -19,6 +24,7 @@ pub struct ControllerMetrics {
     /// Hosts managed DNS refused, counted by the leader after each compile; kept here so a
     /// compile's reset of the family does not drop them.
     dns_refused: Gauge,
+    shadow_hosts: Family<VerdictLabels, Gauge>,
     pub source_errors: Counter,
     pub compiles: Counter,
 }
@@ -37,7 +43,24 @@ impl ControllerMetrics {
             metrics.source_errors.clone(),
         );
         registry.register("shunt_compiles", "Route table compilations", metrics.compiles.clone());
+        registry.register(
+            "shunt_shadow_hosts",
+            "Shadowed load-balancer hosts by verdict: identical (served, rewritten in DNS) or refused (left to the load balancer)",
+            metrics.shadow_hosts.clone(),
+        );
         metrics
+    }
+
+    /// Sets the per-verdict gauges to the last compile's counts, each verdict present even at 0.
+    pub fn set_shadow(&self, verdicts: &[HostVerdict]) {
+        for verdict in Verdict::ALL {
+            let count = verdicts.iter().filter(|v| v.verdict == verdict).count();
+            self.shadow_hosts
+                .get_or_create(&VerdictLabels {
+                    verdict: verdict.as_str(),
+                })
+                .set(i64::try_from(count).unwrap_or(i64::MAX));
+        }
     }
 
     /// Sets the per-reason gauges to the last compile's counts (reasons now absent go to 0).

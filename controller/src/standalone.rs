@@ -194,9 +194,11 @@ pub fn publish(
         table,
         diagnostics,
         default_certificate_error,
+        shadow,
         ..
     } = compiled;
     metrics.set_diagnostics(&diagnostics);
+    metrics.set_shadow(&shadow);
     let mut current: BTreeSet<_> = diagnostics
         .iter()
         .map(|d| {
@@ -220,6 +222,7 @@ pub fn publish(
         }
         current.insert(entry);
     }
+    current.extend(crate::shadow_log::log_verdicts(&shadow, reported));
     *reported = current;
     let hosts = table.hosts.len();
     let paths: usize = table.hosts.iter().map(|h| h.paths.len()).sum();

@@ -1,4 +1,5 @@
-//! The admin listener: liveness, readiness, Prometheus metrics and the live route table.
+//! The admin listener: liveness, readiness, Prometheus metrics, the live route table and the
+//! documents published with it (e.g. `/shadow`).
 
 use std::sync::Arc;
 
@@ -29,7 +30,10 @@ impl Admin {
             "/readyz" => text(StatusCode::SERVICE_UNAVAILABLE, "no route table published yet\n"),
             "/metrics" => self.metrics(),
             "/routes" => self.routes(),
-            _ => plain_response(StatusCode::NOT_FOUND, "try /healthz, /readyz, /metrics or /routes"),
+            path => match self.document(path.trim_start_matches('/')) {
+                Some(response) => response,
+                None => plain_response(StatusCode::NOT_FOUND, "try /healthz, /readyz, /metrics or /routes"),
+            },
         }
     }
 
@@ -50,6 +54,18 @@ impl Admin {
             Ok(json) => with_type(text(StatusCode::OK, json), "application/json"),
             Err(error) => plain_response(StatusCode::INTERNAL_SERVER_ERROR, &format!("encoding routes: {error}")),
         }
+    }
+}
+
+impl Admin {
+    /// One of the table's documents (`TableSpec::documents`), as JSON.
+    fn document(&self, name: &str) -> Option<Response<ResponseBody>> {
+        let table = self.routes.load();
+        let document = table.spec().documents.get(name)?;
+        Some(match serde_json::to_vec_pretty(document) {
+            Ok(json) => with_type(text(StatusCode::OK, json), "application/json"),
+            Err(error) => plain_response(StatusCode::INTERNAL_SERVER_ERROR, &format!("encoding {name}: {error}")),
+        })
     }
 }
 

@@ -173,7 +173,7 @@ impl Proxy {
         let route = {
             let path = normalized.as_ref().map_or(req.uri().path(), PathAndQuery::path);
             let table = inner.routes.load();
-            table.lookup(&normalize_host(host_str), path).cloned()
+            table.lookup_on(&normalize_host(host_str), path, conn.tls).cloned()
         };
         let route = route.ok_or_else(|| ProxyError::NoRoute {
             host: host_str.to_string(),
@@ -182,6 +182,9 @@ impl Proxy {
         if route.ssl_redirect && !conn.tls {
             let path_and_query = normalized.as_ref().or(req.uri().path_and_query());
             return Ok(https_redirect(host_str, path_and_query));
+        }
+        if let Some(redirect) = &route.redirect {
+            return Ok(crate::redirect::respond(redirect, conn.tls, host_str, req.uri()));
         }
         let upstream = route.upstream.clone();
         if upstream.endpoints.is_empty() {
@@ -219,6 +222,9 @@ impl Proxy {
             &inner.options.trusted_proxies,
         );
         headers.insert(header::HOST, host.clone());
+        if let Some(name) = &route.client_protocol_header {
+            headers.insert(name.clone(), HeaderValue::from_static(scheme));
+        }
         if let Some(protocol) = &upgrade {
             headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
             headers.insert(header::UPGRADE, protocol.clone());

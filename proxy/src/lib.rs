@@ -15,6 +15,7 @@ pub mod headers;
 pub mod lograte;
 pub mod metrics;
 pub mod publish;
+pub mod redirect;
 pub mod request;
 pub mod routes;
 pub mod server;

@@ -41,11 +41,14 @@ fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableSpec 
                 backend: backend.clone(),
                 source: "ns/shop".into(),
                 ssl_redirect: false,
+                options: Default::default(),
             }],
+            exclusive: false,
         }],
         default_backend: None,
         backends: BTreeMap::from([(backend, BackendSpec { protocol, endpoints })]),
         tls: Default::default(),
+        documents: Default::default(),
     }
 }
 

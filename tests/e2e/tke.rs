@@ -1,1 +1,223 @@
 //! TKE shadow mode (qcloud profile): CLB answers reproduced, or hosts refused with reasons.
+//!
+//! `examples/tke` (the Ingresses) plus echo backends behind `shop/web` and `shop/api` and the
+//! `shop/shop-tls` certificate, served by `shunt serve --shadow-class qcloud`; real HTTP and
+//! HTTPS requests, `/shadow`, `/metrics` and `shunt dns` over the same files.
+
+use std::{path::Path, process::Output, time::Duration};
+
+use http::{StatusCode, header};
+use serde_json::Value;
+
+use crate::support::*;
+
+const TARGET: &str = "shunt.shunt-system.svc.cluster.local";
+
+/// The example set, the backends it routes to, and shunt serving it.
+struct Tke {
+    _backends: Vec<Backend>,
+    manifests: Manifests,
+    shunt: Shunt,
+    ca: TestCa,
+}
+
+async fn start_tke() -> Tke {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/tke");
+    let manifests = Manifests::new();
+    for entry in std::fs::read_dir(&examples).expect("examples/tke exists") {
+        let path = entry.expect("a directory entry").path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let name = path.file_name().and_then(|n| n.to_str()).expect("a file name");
+            manifests.write_text(name, &std::fs::read_to_string(&path).expect("readable example"));
+        }
+    }
+    let backends = vec![Backend::start("web").await, Backend::start("api").await];
+    let services: Vec<_> = backends
+        .iter()
+        .map(|b| mk_backend_service("shop", &b.name, None, &[b]))
+        .collect();
+    manifests.write("services.yaml", &[&services]);
+    let ca = TestCa::new("tke");
+    let leaf = ca.issue(&["shop.example.com", "*.shop.example.com"]);
+    manifests.write("shop-tls.yaml", &[&mk_tls_secret("shop", "shop-tls", &leaf)]);
+    let shunt = Shunt::start(manifests.path(), &["--shadow-class", "qcloud"]).await;
+    Tke {
+        _backends: backends,
+        manifests,
+        shunt,
+        ca,
+    }
+}
+
+async fn https(tke: &Tke, client: &TlsClient, host: &str, path: &str) -> Reply {
+    client.send(tke.shunt.https, Some(host), get(host, path)).await
+}
+
+fn location(reply: &Reply) -> &str {
+    reply
+        .headers
+        .get(header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_else(|| panic!("a Location header, got {} {:?}", reply.status, reply.headers))
+}
+
+#[tokio::test]
+async fn plain_http_hosts_get_character_prefixes_the_default_domain_and_x_client_proto() {
+    let tke = start_tke().await;
+    let api = tke.shunt.get("blog.example.com", "/apiary").await;
+    assert_eq!(api.backend(), "api", "/api is a character prefix");
+    assert_eq!(api.seen_header("x-client-proto").as_deref(), Some("http"));
+    assert_eq!(tke.shunt.get("blog.example.com", "/").await.backend(), "web");
+    assert_eq!(
+        tke.shunt.get("unknown.example.org", "/x").await.backend(),
+        "web",
+        "an unknown Host gets the default domain"
+    );
+    assert_eq!(tke.shunt.get("blog.example.com", "/").await.status, StatusCode::OK);
+    let tls_only = tke.shunt.get("pay.example.com", "/").await;
+    assert_eq!(
+        tls_only.status,
+        StatusCode::NOT_FOUND,
+        "a TLS-only CLB host is not answered on HTTP"
+    );
+}
+
+#[tokio::test]
+async fn https_hosts_are_served_with_their_certificate_and_http_is_redirected() {
+    let tke = start_tke().await;
+    let client = tke.ca.client();
+    let shop = https(&tke, &client, "shop.example.com", "/cart").await;
+    assert_eq!(shop.backend(), "web");
+    assert_eq!(shop.seen_header("x-client-proto").as_deref(), Some("https"));
+
+    let redirected = tke.shunt.get("shop.example.com", "/cart?item=1").await;
+    assert_eq!(redirected.status, StatusCode::TEMPORARY_REDIRECT, "the per-host code");
+    assert_eq!(location(&redirected), "https://shop.example.com/cart?item=1");
+
+    let slash = https(&tke, &client, "shop.example.com", "/static?v=2").await;
+    assert_eq!(slash.status, StatusCode::MOVED_PERMANENTLY);
+    assert_eq!(location(&slash), "https://shop.example.com/static/?v=2");
+    assert_eq!(
+        https(&tke, &client, "shop.example.com", "/static/app.js")
+            .await
+            .backend(),
+        "api"
+    );
+
+    let one_label = https(&tke, &client, "eu.shop.example.com", "/").await;
+    assert_eq!(one_label.backend(), "api");
+    // X.509 wildcards cover one label: a deeper name is matched by the CLB's rule, not the certificate.
+    let deep = TlsClient::any_certificate();
+    assert_eq!(https(&tke, &deep, "a.eu.shop.example.com", "/").await.backend(), "api");
+    let redirected_deep = tke.shunt.get("a.eu.shop.example.com", "/").await;
+    assert_eq!(redirected_deep.status, StatusCode::FOUND, "the default code");
+}
+
+#[tokio::test]
+async fn shadow_lists_a_verdict_per_host_with_reasons_and_assumptions() {
+    let tke = start_tke().await;
+    let shadow = tke.shunt.admin("/shadow").await.json();
+    assert_eq!(shadow["profile"], "qcloud");
+    assert!(shadow["assumed"].as_array().is_some_and(|a| !a.is_empty()));
+    let verdict = |host: &str| -> Value {
+        shadow["hosts"]
+            .as_array()
+            .and_then(|hosts| hosts.iter().find(|h| h["host"] == host).cloned())
+            .unwrap_or_else(|| panic!("no verdict for {host}: {shadow:#}"))
+    };
+    assert_eq!(verdict("blog.example.com")["verdict"], "identical");
+    assert_eq!(verdict("shop.example.com")["verdict"], "identical");
+    assert_eq!(verdict("shop.example.com")["certificate"], "shop/shop-tls");
+    assert_eq!(verdict("*.shop.example.com")["verdict"], "identical");
+    let pay = verdict("pay.example.com");
+    assert_eq!(pay["verdict"], "refused");
+    assert!(
+        pay["reasons"][0]
+            .as_str()
+            .is_some_and(|r| r.starts_with("CertificateUnavailable")),
+        "{pay}"
+    );
+    let legacy = verdict("legacy.example.com");
+    assert_eq!(legacy["verdict"], "refused");
+    assert_eq!(
+        legacy["ingresses"],
+        serde_json::json!(["shop/legacy-a", "shop/legacy-b"])
+    );
+    assert!(
+        legacy["reasons"][0]
+            .as_str()
+            .is_some_and(|r| r.starts_with("AmbiguousLoadBalancer"))
+    );
+
+    let metrics = tke.shunt.metrics().await;
+    assert_eq!(
+        sample(&metrics, "shunt_shadow_hosts", &[("verdict", "refused")]),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(&metrics, "shunt_shadow_hosts", &[("verdict", "identical")]),
+        Some(3.0)
+    );
+    assert!(
+        tke.shunt.logs().iter().any(|line| line.contains("Shadow verdicts")),
+        "a start-up line"
+    );
+}
+
+async fn shunt_dns(manifests: &Manifests, args: &[&str]) -> String {
+    let output: Output = tokio::process::Command::new(env!("CARGO_BIN_EXE_shunt"))
+        .arg("dns")
+        .arg("--manifests")
+        .arg(manifests.path())
+        .args(["--publish-service", "shunt-system/shunt", "--shadow-class", "qcloud"])
+        .args(args)
+        .output()
+        .await
+        .expect("shunt dns runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).expect("UTF-8")
+}
+
+#[tokio::test]
+async fn shunt_dns_leaves_refused_hosts_out_with_a_comment_saying_why() {
+    let tke = start_tke().await;
+    let within = Duration::from_secs(10);
+    let printed = tokio::time::timeout(within, shunt_dns(&tke.manifests, &[]))
+        .await
+        .expect("shunt dns finishes");
+    for host in ["blog.example.com", "shop.example.com"] {
+        assert!(
+            printed.contains(&format!("rewrite name exact {host} {TARGET}\n")),
+            "{printed}"
+        );
+    }
+    assert!(
+        printed.contains(r"rewrite stop name regex ^(?:[^.]+\.)+shop\.example\.com\.$"),
+        "any depth: {printed}"
+    );
+    assert!(
+        printed.contains("# refused pay.example.com: CertificateUnavailable"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("# refused legacy.example.com: AmbiguousLoadBalancer"),
+        "{printed}"
+    );
+    assert!(
+        !printed.contains(&format!("exact pay.example.com {TARGET}")),
+        "{printed}"
+    );
+    assert!(
+        !printed.contains(&format!("exact legacy.example.com {TARGET}")),
+        "{printed}"
+    );
+
+    let all = tokio::time::timeout(within, shunt_dns(&tke.manifests, &["--shadow-rewrite", "all"]))
+        .await
+        .expect("shunt dns finishes");
+    assert!(
+        all.contains(&format!("rewrite name exact pay.example.com {TARGET}\n")),
+        "{all}"
+    );
+    assert!(!all.contains("# refused"), "{all}");
+}

@@ -213,6 +213,21 @@ def test_shared_cluster_values_reach_the_command_line_only_when_managed():
     assert not [a for a in unmanaged.args if "dns-domain" in a or "coredns" in a]
 
 
+def test_shadow_certificates_and_rewrite_mode_become_flags():
+    default = render("default")
+    assert default.flag("--shadow-tls") == []
+    assert default.flag("--shadow-rewrite") == []
+    rendered = render(
+        {
+            "shadowClasses": ["qcloud"],
+            "shadowTls": {"shop.example.com": "shop/shop-tls", "*.apps.example.com": "certs/apps"},
+            "coredns": {"manage": True, "shadowRewrite": "all"},
+        }
+    )
+    assert sorted(rendered.flag("--shadow-tls")) == ["*.apps.example.com=certs/apps", "shop.example.com=shop/shop-tls"]
+    assert rendered.flag("--shadow-rewrite") == ["all"]
+
+
 def test_the_ingressclass_matches_the_flags_and_is_default_only_when_asked():
     rendered = render("default")
     ingress_class = rendered.one("IngressClass")

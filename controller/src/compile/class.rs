@@ -1,6 +1,6 @@
 //! IngressClass selection: which Ingresses this controller serves, and which only in shadow.
 
-use std::collections::BTreeSet;
+use std::{collections::BTreeSet, fmt, str::FromStr};
 
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 
@@ -10,12 +10,87 @@ use super::CompileOptions;
 const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
 const DEFAULT_CLASS_ANNOTATION: &str = "ingressclass.kubernetes.io/is-default-class";
 
+/// TKE's own class; TKE also treats an Ingress without a class as this one.
+pub const QCLOUD_CLASS: &str = "qcloud";
+
 /// How an Ingress was selected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Selection {
     Ours,
-    /// Only through `shadow_classes`: routed, but its status belongs to another controller.
-    Shadow,
+    /// Only through `shadow_classes`: routed with this profile, but its status belongs to
+    /// another controller.
+    Shadow(Profile),
+}
+
+/// Whose semantics a shadowed class is compiled with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// The Ingress spec's, like our own classes.
+    IngressSpec,
+    /// TKE's CLB (see `qcloud`).
+    Qcloud,
+}
+
+/// `--shadow-class NAME` or `NAME=PROFILE`: class `qcloud` gets the qcloud profile by name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShadowClass {
+    pub name: String,
+    pub profile: Profile,
+}
+
+// === impl ShadowClass ===
+
+impl From<&str> for ShadowClass {
+    /// A bare class name: `qcloud` is TKE's, anything else the Ingress spec's.
+    fn from(name: &str) -> Self {
+        let profile = if name == QCLOUD_CLASS {
+            Profile::Qcloud
+        } else {
+            Profile::IngressSpec
+        };
+        ShadowClass {
+            name: name.to_string(),
+            profile,
+        }
+    }
+}
+
+impl FromStr for ShadowClass {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (name, profile) = match s.split_once('=') {
+            None => {
+                return if s.is_empty() {
+                    Err("empty class name".into())
+                } else {
+                    Ok(s.into())
+                };
+            }
+            Some((name, profile)) => (name, profile),
+        };
+        if name.is_empty() {
+            return Err(format!("{s:?}: empty class name"));
+        }
+        let profile = match profile {
+            "qcloud" => Profile::Qcloud,
+            "ingress" => Profile::IngressSpec,
+            other => return Err(format!("{s:?}: unknown profile {other:?} (expected qcloud or ingress)")),
+        };
+        Ok(ShadowClass {
+            name: name.to_string(),
+            profile,
+        })
+    }
+}
+
+impl fmt::Display for ShadowClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.profile {
+            Profile::Qcloud => write!(f, "{}=qcloud", self.name),
+            Profile::IngressSpec => f.write_str(&self.name),
+        }
+    }
 }
 
 /// The IngressClasses this controller owns, resolved once per compile.
@@ -65,16 +140,19 @@ impl<'a> Classes<'a> {
         let class = field
             .filter(|c| !c.is_empty())
             .or(annotation.map(String::as_str).filter(|c| !c.is_empty()));
+        let shadow = |class: &str| self.options.shadow_classes.iter().find(|shadow| shadow.name == class);
         let Some(class) = class else {
-            return (self.owns_default || self.options.watch_ingress_without_class).then_some(Selection::Ours);
+            if self.owns_default || self.options.watch_ingress_without_class {
+                return Some(Selection::Ours);
+            }
+            // TKE serves class-less Ingresses as `qcloud`: so do we when shadowing it.
+            return shadow(QCLOUD_CLASS).map(|shadow| Selection::Shadow(shadow.profile));
         };
         let named = |list: &[String]| list.iter().any(|name| name == class);
         if self.owned.contains(class) || named(&self.options.ingress_classes) {
             Some(Selection::Ours)
-        } else if named(&self.options.shadow_classes) {
-            Some(Selection::Shadow)
         } else {
-            None
+            shadow(class).map(|shadow| Selection::Shadow(shadow.profile))
         }
     }
 }

@@ -53,6 +53,9 @@ pub enum Reason {
     /// The host is served but cluster DNS does not send it to shunt (`--manage-coredns`): it is
     /// the cluster's own name, a public suffix, outside `--dns-domain` or excluded.
     DnsRewriteRefused,
+    /// A shadowed host whose load-balancer answer shunt cannot reproduce: it keeps resolving
+    /// to the load balancer (see `/shadow` for the reasons).
+    ShadowRefused,
 }
 
 // === impl Diagnostic ===
@@ -82,7 +85,7 @@ impl fmt::Display for Diagnostic {
 
 impl Reason {
     /// Every reason, for metrics that want each label present even at 0.
-    pub const ALL: [Reason; 15] = [
+    pub const ALL: [Reason; 16] = [
         Reason::MissingService,
         Reason::MissingServicePort,
         Reason::ExternalNameService,
@@ -98,6 +101,7 @@ impl Reason {
         Reason::TlsHostNotCovered,
         Reason::InvalidAnnotation,
         Reason::DnsRewriteRefused,
+        Reason::ShadowRefused,
     ];
 
     /// The Event reason and metric label: stable, CamelCase like Kubernetes reasons.
@@ -118,6 +122,7 @@ impl Reason {
             Reason::TlsHostNotCovered => "TlsHostNotCovered",
             Reason::InvalidAnnotation => "InvalidAnnotation",
             Reason::DnsRewriteRefused => "DnsRewriteRefused",
+            Reason::ShadowRefused => "ShadowRefused",
         }
     }
 }

@@ -132,6 +132,7 @@ impl Walk<'_, '_> {
                 let kind = match kind {
                     PathKind::Exact => "exact",
                     PathKind::Prefix => "prefix",
+                    PathKind::CharPrefix => "character prefix",
                 };
                 let message = format!(
                     "{kind} {place} is already routed by {}",

@@ -7,8 +7,10 @@
 //!     │                                                                 ├─ host, path: paths
 //!     └ Services, EndpointSlices ─────────────────────────────────────▶ ├─ backend: backend
 //!                                                                       └─ first claim wins: table
-//! Compiled { table: TableSpec, diagnostics, served }
+//! Compiled { table: TableSpec, diagnostics, served, shadow }
 //! ```
+//! Shadowed Ingresses of a qcloud-profile class skip the Ingress-spec walk: [`qcloud`] compiles
+//! them as TKE's CLB serves them, after the others, and returns a verdict per host.
 
 mod annotations;
 mod backend;
@@ -16,6 +18,7 @@ mod class;
 mod diagnostics;
 mod ingress;
 mod paths;
+pub mod qcloud;
 mod table;
 mod tls;
 
@@ -34,12 +37,16 @@ use k8s_openapi::{
 use serde::Serialize;
 use shunt_proxy::routes::spec::TableSpec;
 
-pub use self::diagnostics::{Diagnostic, Reason};
 // The same host parser checks `--dns-exclude` and `--dns-domain` (dns/).
 pub use self::paths::{HostError, parse_host};
 use self::{
     class::{Classes, Selection},
     ingress::Sink,
+};
+pub use self::{
+    class::{Profile, ShadowClass},
+    diagnostics::{Diagnostic, Reason},
+    qcloud::{HostVerdict, ShadowOptions, Verdict},
 };
 
 /// Where namespaced objects without `metadata.namespace` live, as in `kubectl apply`.
@@ -65,8 +72,10 @@ pub struct CompileOptions {
     pub ingress_classes: Vec<String>,
     /// Serve Ingresses that name no class even when no IngressClass of ours is the default.
     pub watch_ingress_without_class: bool,
-    /// Classes served in shadow: routed, but their status is never written.
-    pub shadow_classes: Vec<String>,
+    /// Classes served in shadow: routed (with their profile), but their status is never written.
+    pub shadow_classes: Vec<ShadowClass>,
+    /// What the qcloud profile needs besides the Ingresses.
+    pub shadow: ShadowOptions,
     /// `--default-ssl-certificate` as (namespace, name).
     pub default_certificate: Option<(String, String)>,
     /// Certificates expired or not yet valid at this instant are refused; `None` skips the
@@ -84,6 +93,8 @@ pub struct Compiled {
     pub served: Vec<ServedIngress>,
     /// Why `--default-ssl-certificate` cannot be used, if it cannot: the self-signed fallback serves.
     pub default_certificate_error: Option<String>,
+    /// A verdict per host of the shadowed qcloud Ingresses, sorted by host (also `/shadow`).
+    pub shadow: Vec<HostVerdict>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -113,10 +124,17 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         diagnostics: Vec::new(),
     };
     let mut certificates = tls::TlsBuilder::new(state, options.now);
-    for (ingress, _) in &selected {
+    let mut qcloud_ingresses = Vec::new();
+    for (ingress, selection) in &selected {
+        if *selection == Selection::Shadow(Profile::Qcloud) {
+            qcloud_ingresses.push(*ingress);
+            continue;
+        }
         ingress::compile_ingress(ingress, &mut sink);
         certificates.ingress(ingress, &mut sink.diagnostics);
     }
+    // After the Ingress-spec ones: a host both claim keeps their routes, and the qcloud one is refused.
+    let shadow = qcloud::compile(&qcloud_ingresses, &mut sink, &mut certificates, &options.shadow);
     let default_certificate_error = options.default_certificate.as_ref().and_then(|(namespace, name)| {
         let error = certificates.default_certificate(namespace, name).err()?;
         Some(format!("default certificate {namespace}/{name}: {error}"))
@@ -129,18 +147,26 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
             ServedIngress {
                 namespace: namespace.into(),
                 name: name.into(),
-                shadow: *selection == Selection::Shadow,
+                shadow: matches!(selection, Selection::Shadow(_)),
             }
         })
         .collect();
     served.sort();
     let mut table = sink.table.finish();
     table.tls = certificates.finish();
+    if options
+        .shadow_classes
+        .iter()
+        .any(|class| class.profile == Profile::Qcloud)
+    {
+        table.documents.insert("shadow".to_string(), qcloud::document(&shadow));
+    }
     Compiled {
         table,
         diagnostics: sink.diagnostics,
         served,
         default_certificate_error,
+        shadow,
     }
 }
 
@@ -166,6 +192,7 @@ impl Default for CompileOptions {
             ingress_classes: vec!["shunt".to_string()],
             watch_ingress_without_class: false,
             shadow_classes: Vec::new(),
+            shadow: ShadowOptions::default(),
             default_certificate: None,
             now: None,
         }

@@ -87,7 +87,7 @@ pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<(PathKind, Stri
     };
     let path = match (path.filter(|p| !p.is_empty()), kind) {
         (Some(path), _) => path,
-        (None, PathKind::Prefix) => "/",
+        (None, PathKind::Prefix | PathKind::CharPrefix) => "/",
         (None, PathKind::Exact) => return Err(PathError::EmptyExact),
     };
     if !path.starts_with('/') {
@@ -100,7 +100,7 @@ pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<(PathKind, Stri
         return Err(PathError::Character(c));
     }
     let path = match kind {
-        PathKind::Exact => path,
+        PathKind::Exact | PathKind::CharPrefix => path,
         PathKind::Prefix => match path.trim_end_matches('/') {
             "" => "/",
             trimmed => trimmed,

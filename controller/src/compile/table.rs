@@ -2,17 +2,24 @@
 //! keeps it, so the table is final before the proxy builds its matchit trees (which reject
 //! conflicts instead of choosing).
 
-use std::collections::{BTreeMap, btree_map::Entry};
+use std::collections::{BTreeMap, BTreeSet, btree_map::Entry};
 
-use shunt_proxy::routes::spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, VirtualHostSpec};
+use shunt_proxy::routes::spec::{
+    BackendId, BackendSpec, HostMatch, Listeners, PathKind, PathSpec, RouteOptions, TableSpec, VirtualHostSpec,
+};
 
 use super::backend::Resolved;
 
 /// Claims in walk order; turns into a sorted [`TableSpec`].
 #[derive(Default)]
 pub struct TableBuilder {
-    /// Keyed in output order: host, then path, then kind.
-    paths: BTreeMap<(HostMatch, String, PathKind), Claim>,
+    /// Keyed in output order: host, then path, then kind, then listeners (which never overlap
+    /// for one host, path and kind).
+    paths: BTreeMap<(HostMatch, String, PathKind, Listeners), Claim>,
+    /// Hosts whose unmatched requests get 404 (see `VirtualHostSpec::exclusive`).
+    exclusive: BTreeSet<HostMatch>,
+    /// Some claim is limited to one listener: only then can claims on other keys overlap.
+    scoped: bool,
     default_backend: Option<Claim>,
     backends: BTreeMap<BackendId, BackendSpec>,
 }
@@ -23,6 +30,7 @@ struct Claim {
     /// The Ingress, `namespace/name`.
     source: String,
     ssl_redirect: bool,
+    options: RouteOptions,
 }
 
 // === impl TableBuilder ===
@@ -38,18 +46,62 @@ impl TableBuilder {
         source: &str,
         ssl_redirect: bool,
     ) -> Result<(), String> {
-        match self.paths.entry((host.clone(), path.to_string(), kind)) {
+        self.claim_route(
+            host,
+            path,
+            kind,
+            Some(backend),
+            source,
+            ssl_redirect,
+            RouteOptions::default(),
+        )
+    }
+
+    /// [`TableBuilder::claim_path`] with profile options; a redirect route needs no backend.
+    /// A claim on one listener conflicts only with claims that share a listener.
+    #[allow(clippy::too_many_arguments, reason = "one claim's parts, all needed")]
+    pub fn claim_route(
+        &mut self,
+        host: &HostMatch,
+        path: &str,
+        kind: PathKind,
+        backend: Option<&Resolved>,
+        source: &str,
+        ssl_redirect: bool,
+        options: RouteOptions,
+    ) -> Result<(), String> {
+        // Ingress-spec claims (both listeners, nothing scoped yet) need only the entry below.
+        if self.scoped || !options.listeners.is_both() {
+            for listeners in [Listeners::Both, Listeners::Plain, Listeners::Tls] {
+                if listeners.overlaps(options.listeners)
+                    && let Some(held) = self.paths.get(&(host.clone(), path.to_string(), kind, listeners))
+                {
+                    return Err(held.source.clone());
+                }
+            }
+        }
+        self.scoped |= !options.listeners.is_both();
+        let key = (host.clone(), path.to_string(), kind, options.listeners);
+        match self.paths.entry(key) {
             Entry::Occupied(held) => Err(held.get().source.clone()),
             Entry::Vacant(slot) => {
                 slot.insert(Claim {
-                    backend: backend.id.clone(),
+                    backend: backend.map(|backend| backend.id.clone()).unwrap_or_default(),
                     source: source.to_string(),
                     ssl_redirect,
+                    options,
                 });
-                self.add_backend(backend);
+                if let Some(backend) = backend {
+                    self.add_backend(backend);
+                }
                 Ok(())
             }
         }
+    }
+
+    /// Marks `host` exclusive: a request for it that no path matches gets 404.
+    pub fn set_exclusive(&mut self, host: &HostMatch) {
+        self.exclusive.insert(host.clone());
     }
 
     /// Makes `backend` the default backend unless one is set; then returns the holder.
@@ -61,6 +113,7 @@ impl TableBuilder {
             backend: backend.id.clone(),
             source: source.to_string(),
             ssl_redirect: false,
+            options: RouteOptions::default(),
         });
         self.add_backend(backend);
         Ok(())
@@ -74,17 +127,19 @@ impl TableBuilder {
 
     pub fn finish(self) -> TableSpec {
         let mut hosts: Vec<VirtualHostSpec> = Vec::new();
-        for ((host, path, kind), claim) in self.paths {
+        for ((host, path, kind, _), claim) in self.paths {
             let spec = PathSpec {
                 path,
                 kind,
                 backend: claim.backend,
                 source: claim.source,
                 ssl_redirect: claim.ssl_redirect,
+                options: claim.options,
             };
             match hosts.last_mut() {
                 Some(last) if last.host == host => last.paths.push(spec),
                 _ => hosts.push(VirtualHostSpec {
+                    exclusive: self.exclusive.contains(&host),
                     host,
                     paths: vec![spec],
                 }),
@@ -95,6 +150,7 @@ impl TableBuilder {
             default_backend: self.default_backend.map(|claim| claim.backend),
             backends: self.backends,
             tls: Default::default(),
+            documents: Default::default(),
         }
     }
 }

@@ -76,6 +76,7 @@ fn prefix(path: &str, backend: &str, source: &str) -> PathSpec {
         backend: backend.into(),
         source: source.into(),
         ssl_redirect: false,
+        options: Default::default(),
     }
 }
 
@@ -90,11 +91,16 @@ fn table(hosts: Vec<(HostMatch, Vec<PathSpec>)>, backends: Vec<(&str, BackendSpe
     TableSpec {
         hosts: hosts
             .into_iter()
-            .map(|(host, paths)| VirtualHostSpec { host, paths })
+            .map(|(host, paths)| VirtualHostSpec {
+                host,
+                paths,
+                exclusive: false,
+            })
             .collect(),
         default_backend: None,
         backends: backends.into_iter().map(|(id, spec)| (id.to_string(), spec)).collect(),
         tls: Default::default(),
+        documents: Default::default(),
     }
 }
 
@@ -148,7 +154,8 @@ fn an_empty_state_compiles_to_an_empty_table() {
             table: TableSpec::default(),
             diagnostics: vec![],
             served: vec![],
-            default_certificate_error: None
+            default_certificate_error: None,
+            shadow: vec![],
         }
     );
 }
@@ -265,6 +272,7 @@ fn a_default_backend_becomes_the_table_default() {
         default_backend: Some("shop/web:http".into()),
         backends: [("shop/web:http".to_string(), web_pods())].into(),
         tls: Default::default(),
+        documents: Default::default(),
     };
     assert_eq!(compiled.table, expected);
     assert_eq!(compiled.diagnostics, vec![]);

@@ -16,6 +16,8 @@ use shunt_proxy::{
 use super::{ClusterState, Diagnostic, Reason, namespace_name, paths};
 
 const TLS_SECRET_TYPE: &str = "kubernetes.io/tls";
+/// The key of TKE's Opaque certificate Secrets: a Tencent certificate id, never PEM.
+const QCLOUD_CERT_ID: &str = "qcloud_cert_id";
 
 /// Collects certificate bindings for one compile.
 pub struct TlsBuilder<'a> {
@@ -129,6 +131,41 @@ impl<'a> TlsBuilder<'a> {
                     }
                 }
             }
+        }
+    }
+
+    /// Binds `host` to the `kubernetes.io/tls` Secret `namespace/name` for `source` (a shadow
+    /// profile's explicit mapping). Why not, when not: missing, unusable, not covering, taken.
+    pub fn bind(&mut self, host: &HostMatch, namespace: &str, name: &str, source: &str) -> Result<(), String> {
+        if let Some(secret) = self.secrets.get(&(namespace, name))
+            && secret_key(secret, QCLOUD_CERT_ID).is_some()
+        {
+            return Err(format!(
+                "secret {namespace}/{name} holds a Tencent certificate id ({QCLOUD_CERT_ID}), not a certificate"
+            ));
+        }
+        let id = format!("{namespace}/{name}");
+        let certificate = self
+            .load(namespace, name)
+            .map_err(|unusable| format!("{}/{}", namespace, unusable.message))?
+            .clone();
+        if !certificate.covers(host) {
+            return Err(format!(
+                "certificate in secret {id} does not cover \"{host}\" (it names {})",
+                certificate.names.join(", ")
+            ));
+        }
+        match self.hosts.entry(host.clone()) {
+            Entry::Vacant(slot) => {
+                slot.insert((id, source.to_string()));
+                Ok(())
+            }
+            Entry::Occupied(held) if held.get().0 == id => Ok(()),
+            Entry::Occupied(held) => Err(format!(
+                "\"{host}\" already uses secret {:?} from {:?}",
+                held.get().0,
+                held.get().1
+            )),
         }
     }
 

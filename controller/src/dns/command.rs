@@ -5,7 +5,7 @@
 use k8s_openapi::{
     NamespaceResourceScope,
     api::{
-        core::v1::Service,
+        core::v1::{Secret, Service},
         discovery::v1::EndpointSlice,
         networking::v1::{Ingress, IngressClass},
     },
@@ -34,7 +34,10 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
         .map_err(|error| anyhow::anyhow!("--publish-service: {error}; name the block with --release"))?;
     // Without the cluster's Corefile at hand, its `kubernetes` zones are not known here: the
     // cluster domain, cluster.local and the reverse zones are refused all the same.
-    let plan = args.rules.policy().plan(&served_hosts(&compiled.table));
+    let mut plan = args.rules.policy().plan(&served_hosts(&compiled.table));
+    for refusal in args.rules.shadow_refusals(&compiled.shadow) {
+        plan.refuse(refusal.host, refusal.reason);
+    }
     let stanza = Stanza::new(&release, &plan, &target);
     match args.format {
         DnsFormat::Block => print!("{stanza}"),
@@ -43,21 +46,23 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One list of each kind compile reads for hosts (Secrets do not change which hosts are served).
+/// One list of each kind compile reads for hosts. TLS Secrets decide shadow verdicts (a
+/// shadowed HTTPS host without a certificate is refused), so they are listed as `run` watches them.
 async fn list_state(client: &Client, namespaces: &[String]) -> anyhow::Result<ClusterState> {
     let classes = Api::<IngressClass>::all(client.clone())
         .list(&ListParams::default())
         .await?;
+    let tls = ListParams::default().fields(crate::watch::TLS_SECRET_SELECTOR);
     Ok(ClusterState {
-        ingresses: list::<Ingress>(client, namespaces).await?,
+        ingresses: list::<Ingress>(client, namespaces, &ListParams::default()).await?,
         ingress_classes: classes.items,
-        services: list::<Service>(client, namespaces).await?,
-        endpoint_slices: list::<EndpointSlice>(client, namespaces).await?,
-        secrets: Vec::new(),
+        services: list::<Service>(client, namespaces, &ListParams::default()).await?,
+        endpoint_slices: list::<EndpointSlice>(client, namespaces, &ListParams::default()).await?,
+        secrets: list::<Secret>(client, namespaces, &tls).await?,
     })
 }
 
-async fn list<K>(client: &Client, namespaces: &[String]) -> anyhow::Result<Vec<K>>
+async fn list<K>(client: &Client, namespaces: &[String], params: &ListParams) -> anyhow::Result<Vec<K>>
 where
     K: Resource<DynamicType = (), Scope = NamespaceResourceScope> + Clone + DeserializeOwned + std::fmt::Debug,
 {
@@ -71,7 +76,7 @@ where
     };
     let mut items = Vec::new();
     for api in apis {
-        items.extend(api.list(&ListParams::default()).await?.items);
+        items.extend(api.list(params).await?.items);
     }
     Ok(items)
 }

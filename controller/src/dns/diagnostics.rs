@@ -7,7 +7,7 @@ use kube::ResourceExt;
 use shunt_proxy::routes::spec::HostMatch;
 use tracing::warn;
 
-use super::policy::Refusal;
+use super::policy::{Refusal, RefusalReason};
 use crate::compile::{Diagnostic, Reason, ServedIngress};
 
 /// One `DnsRewriteRefused` diagnostic per (served Ingress, refused host it names in a rule).
@@ -32,7 +32,11 @@ pub fn refusal_diagnostics<'a>(
             .filter_map(|rule| rule.host.as_deref())
             .map(HostMatch::from_rule_host)
             .collect();
-        for refusal in refused.iter().filter(|r| hosts.contains(&r.host)) {
+        // Refusals from elsewhere (the shadow profile) carry their own diagnostic already.
+        let own = refused
+            .iter()
+            .filter(|r| !matches!(r.reason, RefusalReason::Other { .. }));
+        for refusal in own.filter(|r| hosts.contains(&r.host)) {
             diagnostics.push(Diagnostic::new(
                 &namespace,
                 &name,

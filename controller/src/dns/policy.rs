@@ -168,14 +168,20 @@ impl DnsPolicy {
     /// `None`: rewrite. Safety checks come first, so a host both excluded and a public suffix
     /// is reported as the public suffix.
     pub fn decide(&self, host: &HostMatch) -> Option<RefusalReason> {
-        let (name, wildcard) = match host {
-            HostMatch::Exact(name) => (name.as_str(), false),
-            HostMatch::Wildcard(suffix) => (suffix.as_str(), true),
+        let (name, wildcard, any_depth) = match host {
+            HostMatch::Exact(name) => (name.as_str(), false, false),
+            HostMatch::Wildcard(suffix) => (suffix.as_str(), true, false),
+            HostMatch::DeepWildcard(suffix) => (suffix.as_str(), true, true),
             HostMatch::Any => return None,
         };
         for protected in &self.protected {
-            // A wildcard one label above a zone would also rewrite the zone's own name.
-            let covers_zone = wildcard && protected.zone.split_once('.').is_some_and(|(_, parent)| parent == name);
+            // A wildcard one label above a zone would also rewrite the zone's own name; one of
+            // any depth, every zone below it.
+            let covers_zone = if any_depth {
+                at_or_under(&protected.zone, name)
+            } else {
+                wildcard && protected.zone.split_once('.').is_some_and(|(_, parent)| parent == name)
+            };
             if at_or_under(name, &protected.zone) || covers_zone {
                 return Some(RefusalReason::ClusterZone {
                     zone: protected.zone.clone(),

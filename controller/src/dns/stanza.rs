@@ -39,9 +39,17 @@ impl FromStr for DnsExclude {
     }
 }
 
+impl From<HostMatch> for DnsExclude {
+    fn from(host: HostMatch) -> Self {
+        DnsExclude(host)
+    }
+}
+
 impl DnsExclude {
     pub fn excludes(&self, host: &HostMatch) -> bool {
-        self.0.covers(host)
+        // `*.example.com` as written also names a load balancer's any-depth `*.example.com`.
+        let same_wildcard = matches!((&self.0, host), (HostMatch::Wildcard(a), HostMatch::DeepWildcard(b)) if a == b);
+        same_wildcard || self.0.covers(host)
     }
 
     pub fn host(&self) -> &HostMatch {
@@ -64,16 +72,17 @@ impl Stanza {
             }
         }
         for host in &plan.rewrite {
-            let HostMatch::Wildcard(suffix) = host else { continue };
+            let regex = match host {
+                HostMatch::Wildcard(suffix) => one_label_regex(suffix),
+                HostMatch::DeepWildcard(suffix) => any_depth_regex(suffix),
+                _ => continue,
+            };
             for name in &plan.keep_public {
-                if name.split_once('.').is_some_and(|(_, rest)| rest == suffix) {
+                if host.covers(&HostMatch::Exact(name.clone())) {
                     rules.push(format!("rewrite name exact {name} {name}"));
                 }
             }
-            rules.push(format!(
-                "rewrite stop name regex {} {target}. answer auto",
-                one_label_regex(suffix)
-            ));
+            rules.push(format!("rewrite stop name regex {regex} {target}. answer auto"));
         }
         Stanza {
             release: release.clone(),
@@ -137,6 +146,12 @@ pub fn one_label_regex(suffix: &str) -> String {
     format!(r"^[^.]+\.{}\.$", suffix.replace('.', r"\."))
 }
 
+/// `^(?:[^.]+\.)+example\.com\.$`: one or more labels before the suffix (a load balancer's
+/// `*.example.com`), fully qualified.
+pub fn any_depth_regex(suffix: &str) -> String {
+    format!(r"^(?:[^.]+\.)+{}\.$", suffix.replace('.', r"\."))
+}
+
 /// The hosts a table routes, exact and wildcard (host-less rules have no name to rewrite).
 pub fn served_hosts(table: &TableSpec) -> Vec<HostMatch> {
     table
@@ -183,6 +198,24 @@ mod tests {
                 "rewrite name exact shop.example.com shunt.shunt-system.svc.cluster.local",
             ]
         );
+    }
+
+    #[test]
+    fn an_any_depth_wildcard_gets_a_regex_matching_every_depth_below_its_suffix_only() {
+        let plan = DnsPolicy::new("cluster.local", Vec::new(), Vec::new())
+            .plan(&[HostMatch::DeepWildcard("apps.example.com".into())]);
+        let stanza = Stanza::new(&mk_release(), &plan, TARGET);
+        assert_eq!(
+            stanza.rules(),
+            [format!(
+                r"rewrite stop name regex ^(?:[^.]+\.)+apps\.example\.com\.$ {TARGET}. answer auto"
+            )]
+        );
+        let regex = Regex::new(&any_depth_regex("apps.example.com")).expect("a valid regex");
+        assert!(regex.is_match("a.apps.example.com."));
+        assert!(regex.is_match("a.b.apps.example.com."));
+        assert!(!regex.is_match("apps.example.com."));
+        assert!(!regex.is_match("a.apps.example.com.default.svc.cluster.local."));
     }
 
     #[test]

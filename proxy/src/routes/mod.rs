@@ -1,9 +1,12 @@
 //! Route selection: the immutable [`RouteTable`] and its lookup by (host, path). No I/O.
 //!
 //! ```text
-//! TableSpec ──build──▶ RouteTable { exact hosts, wildcard hosts, any-host, default }
-//!                                   └─ each a PathTable (matchit tree of Exact/Prefix slots)
+//! TableSpec ──build──▶ RouteTable { exact, wildcard, deep wildcard, any-host hosts; default }
+//!                                   └─ each a PathTable (matchit tree of Exact/Prefix slots,
+//!                                      plus a longest-first CharPrefix list where a host has them)
 //! ```
+//! When some route is limited to one listener, the table holds a second set of hosts for the
+//! TLS listener; otherwise one set serves both at no extra cost.
 
 mod host;
 mod paths;

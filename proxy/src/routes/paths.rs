@@ -9,6 +9,10 @@
 //! finds nothing (a catch-all never matches an empty remainder, and a failed static branch is
 //! not retried against a shorter prefix), [`PathTable::lookup`] walks up the path's ancestors
 //! and accepts only `Prefix` slots there.
+//!
+//! `CharPrefix` paths (nginx locations) do not fit matchit's segment model; they live in a
+//! [`Locations`] list beside the tree, built only for hosts that have them. Order of lookup:
+//! `Exact`, then the longest `CharPrefix`, then the longest `Prefix`.
 
 use std::{collections::BTreeMap, sync::Arc};
 
@@ -17,6 +21,17 @@ use super::{spec::PathKind, table::Route};
 #[derive(Default)]
 pub(super) struct PathTable {
     router: matchit::Router<Slot>,
+    locations: Option<Locations>,
+}
+
+/// Character-prefix rules of one host, longest first: the first that starts the path is the
+/// longest match. A linear scan, bounded by the rules of one host (a load balancer's listener
+/// holds tens, not thousands).
+#[derive(Default)]
+struct Locations {
+    rules: Vec<(Box<str>, Arc<Route>)>,
+    /// `/abc` for each rule `/abc/`: answered with a 301 to `/abc/` unless a rule is exactly `/abc`.
+    slash_redirects: BTreeMap<Box<str>, Arc<Route>>,
 }
 
 #[derive(Default)]
@@ -30,6 +45,8 @@ struct Slot {
 #[derive(Default)]
 pub(super) struct PathTableBuilder {
     slots: BTreeMap<String, Slot>,
+    locations: BTreeMap<String, Arc<Route>>,
+    slash_redirects: BTreeMap<String, Arc<Route>>,
 }
 
 // === impl PathTableBuilder ===
@@ -37,8 +54,13 @@ pub(super) struct PathTableBuilder {
 impl PathTableBuilder {
     /// Adds a path. The first route given for a `(path, kind)` keeps it.
     pub(super) fn add(&mut self, path: &str, kind: PathKind, route: Arc<Route>) {
+        if kind == PathKind::CharPrefix {
+            self.locations.entry(path.to_string()).or_insert(route);
+            return;
+        }
         let escaped = escape(path);
         match kind {
+            PathKind::CharPrefix => unreachable!("handled above"),
             PathKind::Exact => {
                 self.slots.entry(escaped).or_default().exact.get_or_insert(route);
             }
@@ -56,6 +78,13 @@ impl PathTableBuilder {
         }
     }
 
+    /// The 301 a `CharPrefix` rule `path` (ending in `/`) gives for `path` without its slash.
+    pub(super) fn add_slash_redirect(&mut self, path: &str, route: Arc<Route>) {
+        if let Some(bare) = path.strip_suffix('/').filter(|bare| !bare.is_empty()) {
+            self.slash_redirects.entry(bare.to_string()).or_insert(route);
+        }
+    }
+
     /// Builds the tree; patterns matchit refuses come back as `(pattern, reason)`.
     pub(super) fn build(self) -> (PathTable, Vec<(String, String)>) {
         let mut router = matchit::Router::new();
@@ -65,7 +94,21 @@ impl PathTableBuilder {
                 rejected.push((pattern, error.to_string()));
             }
         }
-        (PathTable { router }, rejected)
+        let locations = (!self.locations.is_empty()).then(|| {
+            let mut rules: Vec<(Box<str>, Arc<Route>)> = self
+                .locations
+                .into_iter()
+                .map(|(path, route)| (path.into(), route))
+                .collect();
+            rules.sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+            let slash_redirects = self
+                .slash_redirects
+                .into_iter()
+                .map(|(path, route)| (path.into(), route))
+                .collect();
+            Locations { rules, slash_redirects }
+        });
+        (PathTable { router, locations }, rejected)
     }
 }
 
@@ -73,17 +116,24 @@ impl PathTableBuilder {
 
 impl PathTable {
     pub(super) fn lookup(&self, path: &str) -> Option<&Arc<Route>> {
-        if let Ok(found) = self.router.at(path) {
-            // matchit backtracks into a shorter catch-all when `/p/{*rest}` would match an
-            // empty rest: `/p/` lands on `/{*rest}`. A `Prefix /p` is the longer match there.
-            let short_catch_all = !found.params.is_empty() && path.len() > 1 && path.ends_with('/');
-            if short_catch_all && let Some(route) = self.prefix_at(path.trim_end_matches('/')) {
-                return Some(route);
-            }
-            let slot = found.value;
-            if let Some(route) = slot.exact.as_ref().or(slot.prefix.as_ref()) {
-                return Some(route);
-            }
+        let found = self.router.at(path).ok();
+        let slot = found.as_ref().map(|found| found.value);
+        if let Some(route) = slot.and_then(|slot| slot.exact.as_ref()) {
+            return Some(route);
+        }
+        if let Some(route) = self.locations.as_ref().and_then(|locations| locations.lookup(path)) {
+            return Some(route);
+        }
+        // matchit backtracks into a shorter catch-all when `/p/{*rest}` would match an
+        // empty rest: `/p/` lands on `/{*rest}`. A `Prefix /p` is the longer match there.
+        let short_catch_all = found
+            .as_ref()
+            .is_some_and(|found| !found.params.is_empty() && path.len() > 1 && path.ends_with('/'));
+        if short_catch_all && let Some(route) = self.prefix_at(path.trim_end_matches('/')) {
+            return Some(route);
+        }
+        if let Some(route) = slot.and_then(|slot| slot.prefix.as_ref()) {
+            return Some(route);
         }
         // Ancestors, longest first: "/a/b/c" tries "/a/b", "/a", "/"; "/a/b/" tries "/a/b" first.
         let mut rest = path;
@@ -105,6 +155,20 @@ impl PathTable {
     fn prefix_at(&self, path: &str) -> Option<&Arc<Route>> {
         let found = self.router.at(path).ok()?;
         found.value.prefix.as_ref()
+    }
+}
+
+// === impl Locations ===
+
+impl Locations {
+    fn lookup(&self, path: &str) -> Option<&Arc<Route>> {
+        let longest = self.rules.iter().find(|(rule, _)| path.starts_with(&**rule));
+        if let Some((rule, route)) = longest
+            && rule.len() == path.len()
+        {
+            return Some(route);
+        }
+        self.slash_redirects.get(path).or(longest.map(|(_, route)| route))
     }
 }
 

@@ -18,6 +18,10 @@ pub struct TableSpec {
     pub backends: BTreeMap<BackendId, BackendSpec>,
     /// Server certificates by SNI name.
     pub tls: TlsSpec,
+    /// Read-only JSON documents the admin listener serves at `/{name}` (e.g. a profile's report).
+    /// Published with the table, so they always describe the routes being served.
+    #[serde(skip)]
+    pub documents: BTreeMap<String, serde_json::Value>,
 }
 
 /// Names a certificate: `namespace/secret`.
@@ -53,6 +57,9 @@ pub enum HostMatch {
     Exact(String),
     /// `*.example.com` stored as `example.com`: matches exactly one extra label.
     Wildcard(String),
+    /// `*.example.com` as cloud load balancers and nginx read it, stored as `example.com`:
+    /// matches one or more extra labels. Shown as `**.example.com`.
+    DeepWildcard(String),
     /// Rules without a host.
     Any,
 }
@@ -60,8 +67,13 @@ pub enum HostMatch {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct VirtualHostSpec {
     pub host: HostMatch,
-    /// At most one entry per `(path, kind)`; order does not matter for matching.
+    /// At most one entry per `(path, kind)` on each listener; order does not matter for matching.
     pub paths: Vec<PathSpec>,
+    /// A request for this host that none of its paths match gets 404 instead of falling through
+    /// to wildcard hosts, host-less rules and the default backend (load balancers that key rules
+    /// by domain first), on both listeners even when it has paths on one only.
+    #[serde(skip_serializing_if = "is_false")]
+    pub exclusive: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -75,6 +87,102 @@ pub struct PathSpec {
     /// Plain-HTTP requests get a 308 to the same URL over HTTPS.
     #[serde(skip_serializing_if = "is_false")]
     pub ssl_redirect: bool,
+    /// What profiles other than Ingress-spec add; the default changes nothing.
+    #[serde(flatten)]
+    pub options: RouteOptions,
+}
+
+/// Per-route behaviour beyond "forward to the backend".
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RouteOptions {
+    /// Which listeners serve the route.
+    #[serde(skip_serializing_if = "Listeners::is_both")]
+    pub listeners: Listeners,
+    /// Answer with a redirect instead of forwarding; `backend` is then not used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redirect: Option<RedirectSpec>,
+    /// A request header set to `http` or `https` by the listener the request arrived on
+    /// (e.g. `X-Client-Proto`), replacing any value the client sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_protocol_header: Option<String>,
+}
+
+/// The listeners a route is served on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Listeners {
+    #[default]
+    Both,
+    /// The plain-HTTP listener only.
+    Plain,
+    /// The HTTPS listener only.
+    Tls,
+}
+
+/// A redirect answer: `Location` is the request's URL with the parts given here replaced. The
+/// query string is always kept. Unset parts keep the request's; a changed scheme or host drops
+/// the request's port unless `port` names one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RedirectSpec {
+    /// 301, 302, 303, 307 or 308.
+    pub code: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<Scheme>,
+    /// A lowercase DNS name without port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Starts with `/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheme {
+    Http,
+    Https,
+}
+
+// === impl Listeners ===
+
+impl Listeners {
+    pub fn is_both(&self) -> bool {
+        *self == Listeners::Both
+    }
+
+    /// Whether a request on the TLS (or plain) listener may use the route.
+    pub fn serves(self, tls: bool) -> bool {
+        match self {
+            Listeners::Both => true,
+            Listeners::Plain => !tls,
+            Listeners::Tls => tls,
+        }
+    }
+
+    /// Whether some listener serves both routes.
+    pub fn overlaps(self, other: Listeners) -> bool {
+        self == Listeners::Both || other == Listeners::Both || self == other
+    }
+}
+
+// === impl Scheme ===
+
+impl Scheme {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+
+    pub const fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        }
+    }
 }
 
 fn is_false(value: &bool) -> bool {
@@ -84,7 +192,11 @@ fn is_false(value: &bool) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum PathKind {
     Exact,
+    /// Ingress-spec `Prefix`: whole path segments (`/foo` matches `/foo/bar`, not `/foobar`).
     Prefix,
+    /// An nginx-style location: a character prefix (`/foo` matches `/foobar`); the longest
+    /// wins, and a rule ending in `/` answers the same path without it with a 301 to itself.
+    CharPrefix,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -166,6 +278,12 @@ impl HostMatch {
             (HostMatch::Any, _) | (_, HostMatch::Any) => false,
             (pattern, host) if pattern == host => true,
             (HostMatch::Wildcard(suffix), HostMatch::Exact(name)) => HostMatch::wildcard_suffix(name) == Some(suffix),
+            (HostMatch::DeepWildcard(suffix), HostMatch::Exact(name) | HostMatch::Wildcard(name)) => name
+                .strip_suffix(suffix.as_str())
+                .is_some_and(|labels| labels.len() > 1 && labels.ends_with('.')),
+            (HostMatch::DeepWildcard(suffix), HostMatch::DeepWildcard(name)) => name
+                .strip_suffix(suffix.as_str())
+                .is_some_and(|labels| labels.ends_with('.')),
             _ => false,
         }
     }
@@ -184,6 +302,7 @@ impl fmt::Display for HostMatch {
         match self {
             HostMatch::Exact(host) => f.write_str(host),
             HostMatch::Wildcard(suffix) => write!(f, "*.{suffix}"),
+            HostMatch::DeepWildcard(suffix) => write!(f, "**.{suffix}"),
             HostMatch::Any => f.write_str("*"),
         }
     }

@@ -2,9 +2,11 @@
 
 use std::{collections::HashMap, fmt, sync::Arc};
 
+use http::HeaderName;
+
 use super::{
     paths::{PathTable, PathTableBuilder},
-    spec::{BackendId, HostMatch, TableSpec},
+    spec::{BackendId, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec},
 };
 use crate::{metrics::RouteStats, tls::CertificateIndex, upstream::Upstream};
 
@@ -14,20 +16,50 @@ pub struct Route {
     pub name: Arc<str>,
     /// The object that asked for this route, `namespace/name`.
     pub source: Arc<str>,
+    /// For a redirect route, an upstream without endpoints that is never used.
     pub upstream: Arc<Upstream>,
     pub stats: RouteStats,
     /// Answer plain-HTTP requests with a 308 to HTTPS.
     pub ssl_redirect: bool,
+    /// Answer with this redirect instead of forwarding.
+    pub redirect: Option<RedirectSpec>,
+    /// Set to `http` or `https` on forwarded requests, by listener.
+    pub client_protocol_header: Option<HeaderName>,
 }
 
 pub struct RouteTable {
     spec: Arc<TableSpec>,
-    exact_hosts: HashMap<Box<str>, PathTable>,
-    /// Keyed by the suffix after `*.`.
-    wildcard_hosts: HashMap<Box<str>, PathTable>,
-    any_host: Option<PathTable>,
+    /// Every route when all are served on both listeners; else the plain listener's.
+    plain: Hosts,
+    /// The TLS listener's routes, when some route is limited to one listener.
+    tls: Option<Hosts>,
     default_route: Option<Arc<Route>>,
     certificates: CertificateIndex,
+}
+
+/// The virtual hosts one listener serves.
+#[derive(Default)]
+struct Hosts {
+    exact: HashMap<Box<str>, VirtualHost>,
+    /// Keyed by the suffix after `*.`.
+    wildcard: HashMap<Box<str>, VirtualHost>,
+    /// Keyed by the suffix after `*.`; matched from the longest suffix down.
+    deep_wildcard: HashMap<Box<str>, VirtualHost>,
+    any: Option<VirtualHost>,
+}
+
+struct VirtualHost {
+    paths: PathTable,
+    /// No match here is a 404, not a fall-through (see `VirtualHostSpec::exclusive`).
+    exclusive: bool,
+}
+
+/// The outcome of looking up one virtual host.
+enum Found<'t> {
+    Route(&'t Arc<Route>),
+    /// The host is known and exclusive: stop with 404.
+    Stop,
+    Next,
 }
 
 /// A path the table could not take; the rest of the table is unaffected.
@@ -68,13 +100,19 @@ impl RouteTable {
             made
         };
         let mut warnings = Vec::new();
-        let mut exact_hosts = HashMap::new();
-        let mut wildcard_hosts = HashMap::new();
-        let mut any_host = None;
+        // Redirect routes forward nowhere; they share one upstream without endpoints.
+        let nowhere = Arc::new(Upstream::new(
+            "redirect",
+            Default::default(),
+            Vec::new(),
+            Default::default(),
+        ));
+        let mut routes: Vec<Vec<(Arc<Route>, &PathSpec)>> = Vec::with_capacity(spec.hosts.len());
         for vhost in &spec.hosts {
-            let mut builder = PathTableBuilder::default();
+            let mut built = Vec::with_capacity(vhost.paths.len());
             for path in &vhost.paths {
-                if !spec.backends.contains_key(&path.backend) {
+                let redirect = path.options.redirect.clone();
+                if redirect.is_none() && !spec.backends.contains_key(&path.backend) {
                     warnings.push(BuildWarning {
                         host: vhost.host.clone(),
                         pattern: path.path.clone(),
@@ -82,32 +120,46 @@ impl RouteTable {
                     });
                     continue;
                 }
+                let client_protocol_header = match path.options.client_protocol_header.as_deref() {
+                    None => None,
+                    Some(name) => match HeaderName::from_bytes(name.as_bytes()) {
+                        Ok(name) => Some(name),
+                        Err(error) => {
+                            warnings.push(BuildWarning {
+                                host: vhost.host.clone(),
+                                pattern: path.path.clone(),
+                                reason: format!("client protocol header {name:?}: {error}"),
+                            });
+                            continue;
+                        }
+                    },
+                };
                 let name = format!("{}{}", vhost.host, path.path);
+                let upstream = match redirect {
+                    Some(_) => nowhere.clone(),
+                    None => upstream_for(&path.backend),
+                };
                 let route = Route {
                     stats: stats(&name, &path.source),
                     name: name.into(),
                     source: path.source.as_str().into(),
-                    upstream: upstream_for(&path.backend),
+                    upstream,
                     ssl_redirect: path.ssl_redirect,
+                    redirect,
+                    client_protocol_header,
                 };
-                builder.add(&path.path, path.kind, Arc::new(route));
+                built.push((Arc::new(route), path));
             }
-            let (table, rejected) = builder.build();
-            warnings.extend(rejected.into_iter().map(|(pattern, reason)| BuildWarning {
-                host: vhost.host.clone(),
-                pattern,
-                reason,
-            }));
-            match &vhost.host {
-                HostMatch::Exact(host) => {
-                    exact_hosts.insert(host.as_str().into(), table);
-                }
-                HostMatch::Wildcard(suffix) => {
-                    wildcard_hosts.insert(suffix.as_str().into(), table);
-                }
-                HostMatch::Any => any_host = Some(table),
-            }
+            routes.push(built);
         }
+        let scoped = spec
+            .hosts
+            .iter()
+            .flat_map(|vhost| &vhost.paths)
+            .any(|path| !path.options.listeners.is_both());
+        let mut slash_stats = |name: &str, source: &str| stats(name, source);
+        let plain = Hosts::build(&spec, &routes, scoped.then_some(false), &mut slash_stats, &mut warnings);
+        let tls = scoped.then(|| Hosts::build(&spec, &routes, Some(true), &mut slash_stats, &mut warnings));
         let default_route = spec
             .default_backend
             .as_ref()
@@ -119,14 +171,15 @@ impl RouteTable {
                     stats: stats("default", id),
                     upstream: upstream_for(id),
                     ssl_redirect: false,
+                    redirect: None,
+                    client_protocol_header: None,
                 })
             });
         let certificates = CertificateIndex::default();
         let table = RouteTable {
             spec,
-            exact_hosts,
-            wildcard_hosts,
-            any_host,
+            plain,
+            tls,
             default_route,
             certificates,
         };
@@ -134,21 +187,25 @@ impl RouteTable {
     }
 
     /// Finds the route for a normalised host (see [`super::normalize_host`]) and a path
-    /// without its query. Exact host, then wildcard, then host-less rules, then the default.
+    /// without its query, as the plain listener sees it. Exact host, then one-label wildcard,
+    /// then deeper wildcards, then host-less rules, then the default.
     pub fn lookup(&self, host: &str, path: &str) -> Option<&Arc<Route>> {
-        if let Some(route) = self.exact_hosts.get(host).and_then(|paths| paths.lookup(path)) {
-            return Some(route);
+        self.lookup_on(host, path, false)
+    }
+
+    /// [`RouteTable::lookup`] for a request that arrived on the TLS listener (`tls`) or the
+    /// plain one: routes limited to the other listener do not exist for it. An exclusive host
+    /// that matches no path gives `None` without trying the rest.
+    pub fn lookup_on(&self, host: &str, path: &str, tls: bool) -> Option<&Arc<Route>> {
+        let hosts = match (&self.tls, tls) {
+            (Some(hosts), true) => hosts,
+            _ => &self.plain,
+        };
+        match hosts.find(host, path) {
+            Found::Route(route) => Some(route),
+            Found::Stop => None,
+            Found::Next => self.default_route.as_ref(),
         }
-        if !self.wildcard_hosts.is_empty()
-            && let Some(suffix) = HostMatch::wildcard_suffix(host)
-            && let Some(route) = self.wildcard_hosts.get(suffix).and_then(|paths| paths.lookup(path))
-        {
-            return Some(route);
-        }
-        if let Some(route) = self.any_host.as_ref().and_then(|paths| paths.lookup(path)) {
-            return Some(route);
-        }
-        self.default_route.as_ref()
     }
 
     /// Server certificates by SNI name; the publisher loads them (see `spec.tls`).
@@ -164,6 +221,134 @@ impl RouteTable {
     pub fn spec(&self) -> &Arc<TableSpec> {
         &self.spec
     }
+}
+
+// === impl Hosts ===
+
+impl Hosts {
+    /// The hosts serving `tls` (or plain) requests; `None` takes every route.
+    fn build(
+        spec: &TableSpec,
+        routes: &[Vec<(Arc<Route>, &PathSpec)>],
+        tls: Option<bool>,
+        stats: &mut impl FnMut(&str, &str) -> RouteStats,
+        warnings: &mut Vec<BuildWarning>,
+    ) -> Self {
+        let mut hosts = Hosts::default();
+        for (vhost, built) in spec.hosts.iter().zip(routes) {
+            let mut builder = PathTableBuilder::default();
+            let mut any = false;
+            for (route, path) in built {
+                if tls.is_some_and(|tls| !path.options.listeners.serves(tls)) {
+                    continue;
+                }
+                any = true;
+                builder.add(&path.path, path.kind, route.clone());
+                if path.kind == PathKind::CharPrefix && path.path.len() > 1 && path.path.ends_with('/') {
+                    builder.add_slash_redirect(&path.path, slash_redirect(route, path, stats));
+                }
+            }
+            if !any && !vhost.exclusive {
+                // Unknown on this listener: requests fall to wildcards, host-less rules, the default.
+                continue;
+            }
+            let (paths, rejected) = builder.build();
+            // Both listener views reject the same patterns; report them once.
+            if tls != Some(true) {
+                warnings.extend(rejected.into_iter().map(|(pattern, reason)| BuildWarning {
+                    host: vhost.host.clone(),
+                    pattern,
+                    reason,
+                }));
+            }
+            let table = VirtualHost {
+                paths,
+                exclusive: vhost.exclusive,
+            };
+            match &vhost.host {
+                HostMatch::Exact(host) => {
+                    hosts.exact.insert(host.as_str().into(), table);
+                }
+                HostMatch::Wildcard(suffix) => {
+                    hosts.wildcard.insert(suffix.as_str().into(), table);
+                }
+                HostMatch::DeepWildcard(suffix) => {
+                    hosts.deep_wildcard.insert(suffix.as_str().into(), table);
+                }
+                HostMatch::Any => hosts.any = Some(table),
+            }
+        }
+        hosts
+    }
+
+    fn find(&self, host: &str, path: &str) -> Found<'_> {
+        if let Some(vhost) = self.exact.get(host) {
+            match vhost.find(path) {
+                Found::Next => {}
+                found => return found,
+            }
+        }
+        if !self.wildcard.is_empty()
+            && let Some(suffix) = HostMatch::wildcard_suffix(host)
+            && let Some(vhost) = self.wildcard.get(suffix)
+        {
+            match vhost.find(path) {
+                Found::Next => {}
+                found => return found,
+            }
+        }
+        // Same rule for the first label as one-label wildcards: `.example.com` is no name under it.
+        if !self.deep_wildcard.is_empty() && HostMatch::wildcard_suffix(host).is_some() {
+            // Longest suffix first: `a.b.example.com` tries `b.example.com`, then `example.com`.
+            // Bounded by the host's labels.
+            let mut rest = host;
+            while let Some((_, suffix)) = rest.split_once('.') {
+                if let Some(vhost) = self.deep_wildcard.get(suffix) {
+                    match vhost.find(path) {
+                        Found::Next => {}
+                        found => return found,
+                    }
+                }
+                rest = suffix;
+            }
+        }
+        match self.any.as_ref().map(|vhost| vhost.find(path)) {
+            Some(Found::Route(route)) => Found::Route(route),
+            _ => Found::Next,
+        }
+    }
+}
+
+// === impl VirtualHost ===
+
+impl VirtualHost {
+    fn find(&self, path: &str) -> Found<'_> {
+        match self.paths.lookup(path) {
+            Some(route) => Found::Route(route),
+            None if self.exclusive => Found::Stop,
+            None => Found::Next,
+        }
+    }
+}
+
+/// The 301 from `/abc` to `/abc/` that a `CharPrefix` rule `/abc/` gives, as nginx does.
+fn slash_redirect(route: &Arc<Route>, path: &PathSpec, stats: &mut impl FnMut(&str, &str) -> RouteStats) -> Arc<Route> {
+    let name = format!("{} (add slash)", route.name);
+    Arc::new(Route {
+        stats: stats(&name, &path.source),
+        name: name.into(),
+        source: route.source.clone(),
+        upstream: route.upstream.clone(),
+        ssl_redirect: false,
+        redirect: Some(RedirectSpec {
+            code: 301,
+            scheme: None,
+            host: None,
+            port: None,
+            path: Some(path.path.clone()),
+        }),
+        client_protocol_header: None,
+    })
 }
 
 impl fmt::Debug for RouteTable {

@@ -23,7 +23,8 @@ impl CertificateIndex {
         match host {
             HostMatch::Exact(name) => self.exact.insert(name.as_str().into(), key),
             HostMatch::Wildcard(suffix) => self.wildcard.insert(suffix.as_str().into(), key),
-            HostMatch::Any => None,
+            // X.509 wildcards cover one label: a deeper pattern never names a certificate.
+            HostMatch::DeepWildcard(_) | HostMatch::Any => None,
         };
     }
 

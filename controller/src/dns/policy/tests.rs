@@ -52,6 +52,24 @@ fn names_the_cluster_answers_and_public_suffixes_are_refused_once_each() {
 }
 
 #[test]
+fn any_depth_wildcards_are_refused_over_public_suffixes_and_above_cluster_zones() {
+    let policy = mk_policy("corp.example.net", &[]);
+    let deep = |suffix: &str| HostMatch::DeepWildcard(suffix.into());
+    for (suffix, refused) in [
+        ("com", true),
+        ("co.uk", true),
+        ("example.net", true),
+        ("net", true),
+        ("svc.corp.example.net", true),
+        ("apps.example.com", false),
+    ] {
+        let plan = policy.plan(&[deep(suffix)]);
+        assert_eq!(plan.refused.len(), usize::from(refused), "**.{suffix}: {plan:?}");
+        assert_eq!(plan.rewrite.is_empty(), refused, "**.{suffix}: {plan:?}");
+    }
+}
+
+#[test]
 fn a_custom_cluster_domain_is_protected_and_so_is_cluster_local() {
     let policy = mk_policy("corp.example.net", &[]);
     for name in [
@@ -178,16 +196,18 @@ fn mk_host() -> impl Strategy<Value = HostMatch> {
         mk_name("example.com"),
         mk_name("example.org"),
     ];
-    (name, any::<bool>()).prop_map(|(name, wildcard)| {
-        let raw = if wildcard { format!("*.{name}") } else { name };
-        parse_host(&raw).expect("generated hosts are valid")
+    (name, 0u8..3).prop_map(|(name, kind)| match kind {
+        0 => parse_host(&name).expect("generated hosts are valid"),
+        1 => parse_host(&format!("*.{name}")).expect("generated hosts are valid"),
+        // The shadow profile's any-depth wildcard (a load balancer's `*.name`).
+        _ => HostMatch::DeepWildcard(name),
     })
 }
 
 /// The name a rule for `host` would capture that lies deepest toward the zone.
 fn names_of(host: &HostMatch) -> &str {
     match host {
-        HostMatch::Exact(name) | HostMatch::Wildcard(name) => name,
+        HostMatch::Exact(name) | HostMatch::Wildcard(name) | HostMatch::DeepWildcard(name) => name,
         HostMatch::Any => "",
     }
 }
@@ -216,6 +236,9 @@ proptest! {
                 prop_assert!(!at_or_under(name, zone), "{host} is in {zone}");
                 if let HostMatch::Wildcard(suffix) = &host {
                     prop_assert!(zone.split_once('.').map(|(_, p)| p) != Some(suffix.as_str()), "{host} covers {zone}");
+                }
+                if let HostMatch::DeepWildcard(suffix) = &host {
+                    prop_assert!(!at_or_under(zone, suffix), "{host} covers {zone}");
                 }
             }
             prop_assert!(psl::suffix_str(name) != Some(name), "{host} is (on) a public suffix");

@@ -121,6 +121,10 @@ release namespace, where shunt reads its own Service for --publish-service.
 - --shadow-class
 - {{ . | quote }}
 {{- end }}
+{{- range $host, $secret := .Values.shadowTls }}
+- --shadow-tls
+- {{ printf "%s=%s" $host $secret | quote }}
+{{- end }}
 {{- if .Values.watchIngressWithoutClass }}
 - --watch-ingress-without-class
 {{- end }}
@@ -164,6 +168,10 @@ release namespace, where shunt reads its own Service for --publish-service.
 {{- with .Values.coredns.version }}
 - --coredns-version
 - {{ . | quote }}
+{{- end }}
+{{- if eq (.Values.coredns.shadowRewrite | default "refused") "all" }}
+- --shadow-rewrite
+- all
 {{- end }}
 {{- end }}
 {{- with .Values.extraArgs }}

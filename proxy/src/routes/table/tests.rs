@@ -5,7 +5,10 @@ use std::{collections::BTreeMap, sync::Arc};
 use super::*;
 use crate::{
     metrics::{RouteStats, UpstreamStats},
-    routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
+    routes::spec::{
+        BackendSpec, HostMatch, Listeners, PathKind, PathSpec, RouteOptions, TableSpec, UpstreamProtocol,
+        VirtualHostSpec,
+    },
     upstream::Upstream,
 };
 
@@ -33,10 +36,15 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
                     backend,
                     source: "ns/ing".into(),
                     ssl_redirect: false,
+                    options: Default::default(),
                 }
             })
             .collect();
-        vhosts.push(VirtualHostSpec { host, paths });
+        vhosts.push(VirtualHostSpec {
+            host,
+            paths,
+            exclusive: false,
+        });
     }
     let default_backend = default.map(|d| {
         backends.insert(
@@ -53,6 +61,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
         default_backend,
         backends,
         tls: Default::default(),
+        documents: Default::default(),
     };
     let (table, warnings) = RouteTable::build(
         Arc::new(spec),
@@ -244,11 +253,14 @@ fn paths_naming_unknown_backends_are_reported_not_built() {
                 backend: "missing".into(),
                 source: "ns/ing".into(),
                 ssl_redirect: false,
+                options: Default::default(),
             }],
+            exclusive: false,
         }],
         default_backend: None,
         backends: BTreeMap::new(),
         tls: Default::default(),
+        documents: Default::default(),
     };
     let (table, warnings) = RouteTable::build(
         Arc::new(spec),
@@ -257,4 +269,232 @@ fn paths_naming_unknown_backends_are_reported_not_built() {
     );
     assert_eq!(warnings.len(), 1);
     assert_eq!(hit(&table, "x", "/"), None);
+}
+
+/// A table from full path specs; backends are named after the path's `source`.
+fn mk_profile_table(hosts: Vec<(HostMatch, bool, Vec<PathSpec>)>) -> RouteTable {
+    let mut backends = BTreeMap::new();
+    let hosts = hosts
+        .into_iter()
+        .map(|(host, exclusive, paths)| {
+            for path in &paths {
+                backends.insert(
+                    path.backend.clone(),
+                    BackendSpec {
+                        protocol: UpstreamProtocol::Http1,
+                        endpoints: vec![],
+                    },
+                );
+            }
+            VirtualHostSpec { host, paths, exclusive }
+        })
+        .collect();
+    let spec = TableSpec {
+        hosts,
+        default_backend: None,
+        backends,
+        tls: Default::default(),
+        documents: Default::default(),
+    };
+    let (table, warnings) = RouteTable::build(
+        Arc::new(spec),
+        |id| {
+            Arc::new(Upstream::new(
+                id,
+                UpstreamProtocol::Http1,
+                vec![],
+                UpstreamStats::default(),
+            ))
+        },
+        |_, _| RouteStats::detached(),
+    );
+    assert_eq!(warnings, vec![]);
+    table
+}
+
+fn mk_path(path: &str, kind: PathKind, backend: &str, listeners: Listeners) -> PathSpec {
+    PathSpec {
+        path: path.into(),
+        kind,
+        backend: backend.into(),
+        source: "ns/ing".into(),
+        ssl_redirect: false,
+        options: RouteOptions {
+            listeners,
+            ..Default::default()
+        },
+    }
+}
+
+/// Which backend (or `redirect LOCATION-PATH`) answers on the plain (`tls = false`) or TLS listener.
+fn hit_on(table: &RouteTable, host: &str, path: &str, tls: bool) -> Option<String> {
+    let route = table.lookup_on(host, path, tls)?;
+    Some(match &route.redirect {
+        Some(redirect) => format!("redirect {}", redirect.path.as_deref().unwrap_or("")),
+        None => route.upstream.id.to_string(),
+    })
+}
+
+#[test]
+fn character_prefixes_match_inside_segments_and_the_longest_wins() {
+    let host = HostMatch::Exact("a.example.com".into());
+    let table = mk_profile_table(vec![(
+        host,
+        true,
+        vec![
+            mk_path("/", PathKind::CharPrefix, "root", Listeners::Both),
+            mk_path("/foo", PathKind::CharPrefix, "foo", Listeners::Both),
+            mk_path("/foobar/x", PathKind::CharPrefix, "foobar-x", Listeners::Both),
+            mk_path("/foo", PathKind::Exact, "exact-foo", Listeners::Both),
+        ],
+    )]);
+    let h = |path| hit_on(&table, "a.example.com", path, false);
+    assert_eq!(h("/foobar").as_deref(), Some("foo"));
+    assert_eq!(h("/foo/bar").as_deref(), Some("foo"));
+    assert_eq!(h("/foobar/xy").as_deref(), Some("foobar-x"));
+    assert_eq!(h("/foo").as_deref(), Some("exact-foo"), "Exact is nginx's `=` and wins");
+    assert_eq!(h("/fo").as_deref(), Some("root"));
+}
+
+#[test]
+fn a_rule_ending_in_a_slash_answers_the_bare_path_with_a_redirect_unless_a_rule_is_exactly_it() {
+    let table = mk_profile_table(vec![
+        (
+            HostMatch::Exact("a.example.com".into()),
+            true,
+            vec![
+                mk_path("/", PathKind::CharPrefix, "root", Listeners::Both),
+                mk_path("/abc/", PathKind::CharPrefix, "abc", Listeners::Both),
+            ],
+        ),
+        (
+            HostMatch::Exact("b.example.com".into()),
+            true,
+            vec![
+                mk_path("/abc/", PathKind::CharPrefix, "abc", Listeners::Both),
+                mk_path("/abc", PathKind::CharPrefix, "bare", Listeners::Both),
+            ],
+        ),
+    ]);
+    assert_eq!(
+        hit_on(&table, "a.example.com", "/abc", false).as_deref(),
+        Some("redirect /abc/")
+    );
+    assert_eq!(hit_on(&table, "a.example.com", "/abc/d", false).as_deref(), Some("abc"));
+    assert_eq!(hit_on(&table, "a.example.com", "/abcd", false).as_deref(), Some("root"));
+    let redirect = table.lookup_on("a.example.com", "/abc", true).expect("a route");
+    assert_eq!(redirect.redirect.as_ref().map(|r| r.code), Some(301));
+    assert_eq!(hit_on(&table, "b.example.com", "/abc", false).as_deref(), Some("bare"));
+}
+
+#[test]
+fn a_deep_wildcard_matches_any_number_of_labels_and_exact_hosts_win() {
+    let table = mk_profile_table(vec![
+        (
+            HostMatch::DeepWildcard("example.com".into()),
+            true,
+            vec![mk_path("/", PathKind::CharPrefix, "wild", Listeners::Both)],
+        ),
+        (
+            HostMatch::Exact("a.b.example.com".into()),
+            true,
+            vec![mk_path("/", PathKind::CharPrefix, "exact", Listeners::Both)],
+        ),
+        (
+            HostMatch::DeepWildcard("b.example.com".into()),
+            true,
+            vec![mk_path("/", PathKind::CharPrefix, "deeper", Listeners::Both)],
+        ),
+    ]);
+    assert_eq!(hit_on(&table, "x.example.com", "/", false).as_deref(), Some("wild"));
+    assert_eq!(hit_on(&table, "x.y.z.example.com", "/", false).as_deref(), Some("wild"));
+    assert_eq!(hit_on(&table, "a.b.example.com", "/", false).as_deref(), Some("exact"));
+    assert_eq!(
+        hit_on(&table, "c.b.example.com", "/", false).as_deref(),
+        Some("deeper"),
+        "longest suffix"
+    );
+    assert_eq!(hit_on(&table, "example.com", "/", false), None);
+    assert_eq!(hit_on(&table, "xexample.com", "/", false), None);
+}
+
+#[test]
+fn an_exclusive_host_stops_at_404_while_unknown_hosts_fall_to_host_less_rules() {
+    let table = mk_profile_table(vec![
+        (
+            HostMatch::Exact("a.example.com".into()),
+            true,
+            vec![mk_path("/app", PathKind::CharPrefix, "app", Listeners::Both)],
+        ),
+        (
+            HostMatch::Any,
+            false,
+            vec![mk_path("/", PathKind::CharPrefix, "default-domain", Listeners::Both)],
+        ),
+    ]);
+    assert_eq!(hit_on(&table, "a.example.com", "/other", false), None);
+    assert_eq!(
+        hit_on(&table, "unknown.test", "/other", false).as_deref(),
+        Some("default-domain")
+    );
+}
+
+#[test]
+fn routes_scoped_to_one_listener_are_unknown_on_the_other() {
+    let table = mk_profile_table(vec![
+        (
+            HostMatch::Exact("tls-only.example.com".into()),
+            false,
+            vec![mk_path("/", PathKind::CharPrefix, "secure", Listeners::Tls)],
+        ),
+        (
+            HostMatch::Exact("exclusive.example.com".into()),
+            true,
+            vec![mk_path("/", PathKind::CharPrefix, "secure", Listeners::Tls)],
+        ),
+        (
+            HostMatch::Exact("mixed.example.com".into()),
+            true,
+            vec![
+                mk_path("/", PathKind::CharPrefix, "plain", Listeners::Plain),
+                mk_path("/", PathKind::CharPrefix, "secure", Listeners::Tls),
+                mk_path("/both", PathKind::CharPrefix, "both", Listeners::Both),
+            ],
+        ),
+        (
+            HostMatch::Any,
+            false,
+            vec![mk_path("/", PathKind::CharPrefix, "default-domain", Listeners::Plain)],
+        ),
+    ]);
+    assert_eq!(
+        hit_on(&table, "tls-only.example.com", "/", true).as_deref(),
+        Some("secure")
+    );
+    assert_eq!(
+        hit_on(&table, "tls-only.example.com", "/", false).as_deref(),
+        Some("default-domain"),
+        "the plain listener does not know the host"
+    );
+    assert_eq!(
+        hit_on(&table, "exclusive.example.com", "/", false),
+        None,
+        "an exclusive host is known on both listeners"
+    );
+    assert_eq!(
+        hit_on(&table, "mixed.example.com", "/x", false).as_deref(),
+        Some("plain")
+    );
+    assert_eq!(
+        hit_on(&table, "mixed.example.com", "/x", true).as_deref(),
+        Some("secure")
+    );
+    assert_eq!(
+        hit_on(&table, "mixed.example.com", "/both", true).as_deref(),
+        Some("both")
+    );
+    assert_eq!(
+        hit_on(&table, "mixed.example.com", "/both", false).as_deref(),
+        Some("both")
+    );
 }
