@@ -7,7 +7,7 @@
 //! leader.rs Lease ─────────────────────────────────┘
 //! ```
 
-use std::{collections::BTreeSet, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::{
@@ -20,13 +20,13 @@ use tracing::{info, warn};
 
 use crate::{
     cli::RunArgs,
-    compile::{Diagnostic, ServedIngress, compile},
+    compile::{Diagnostic, ServedIngress},
+    control::ControlPlane,
     dataplane::{Dataplane, Shutdown},
     dns::{CorednsWriter, DnsExclude, Stanza, served_hosts},
     events::{EventReporter, uid_in},
     leader::{Elector, LeaseConfig},
     metrics::ControllerMetrics,
-    standalone::publish,
     status::StatusWriter,
     watch::Stores,
 };
@@ -66,20 +66,21 @@ struct ManagedDns {
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let client = connect(args.kubeconfig.as_deref()).await?;
     let mut registry = shunt_proxy::Registry::default();
-    let dataplane = Dataplane::new(&mut registry);
+    let dataplane = Dataplane::new(&mut registry, args.proxy.metrics_options());
     let metrics = ControllerMetrics::register(&mut registry);
     let shutdown = Shutdown::on_signals();
 
     let stores = Stores::spawn(&client, &args.watch_namespaces);
     let (outcome_tx, outcome_rx) = watch::channel(None::<CompileOutcome>);
     let options = args.classes.compile_options();
-    let compiler = tokio::spawn(compile_loop(
-        stores.clone(),
-        options,
-        dataplane.publisher,
-        metrics,
-        outcome_tx,
-    ));
+    let control = ControlPlane::new(dataplane.publisher, metrics);
+    let (loop_stores, stop) = (stores.clone(), shutdown.clone().requested());
+    crate::control::spawn_thread(move || async move {
+        tokio::select! {
+            () = compile_loop(loop_stores, options, control, outcome_tx) => {}
+            () = stop => {}
+        }
+    })?;
 
     let (leader_tx, leader_rx) = watch::channel(false);
     let identity = args.pod_name.clone().unwrap_or_else(default_identity);
@@ -103,7 +104,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let writers = tokio::spawn(leader_writes(client, stores, writers, identity, leader_rx, outcome_rx));
 
     let served = crate::dataplane::serve(&args.proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await;
-    compiler.abort();
     election.abort();
     writers.abort();
     served
@@ -145,11 +145,11 @@ fn default_identity() -> String {
     std::env::var("HOSTNAME").unwrap_or_else(|_| format!("shunt-{}", std::process::id()))
 }
 
+/// Runs on the control thread: snapshot, compile and table build never touch a proxy worker.
 async fn compile_loop(
     stores: Stores,
     options: crate::compile::CompileOptions,
-    mut publisher: shunt_proxy::publish::RoutePublisher,
-    metrics: ControllerMetrics,
+    mut control: ControlPlane,
     outcomes: watch::Sender<Option<CompileOutcome>>,
 ) {
     info!("Waiting for the first list of every watched kind");
@@ -158,26 +158,26 @@ async fn compile_loop(
         return;
     }
     info!("Initial lists complete");
-    let mut reported = BTreeSet::new();
     loop {
         let state = stores.snapshot();
         let mut task_options = options.clone();
         task_options.now = Some(k8s_openapi::jiff::Timestamp::now());
-        let Ok(compiled) = tokio::task::spawn_blocking(move || compile(&state, &task_options)).await else {
-            warn!("Compile panicked; keeping the last table");
-            continue;
-        };
-        metrics.compiles.inc();
-        let outcome = CompileOutcome {
+        let outcome = control.compile_and_publish(&state, &task_options, |compiled| CompileOutcome {
             served: compiled.served.clone(),
             diagnostics: compiled.diagnostics.clone(),
             hosts: served_hosts(&compiled.table),
-        };
-        publish(&mut publisher, compiled, &metrics, &mut reported);
-        outcomes.send_replace(Some(outcome));
+        });
+        drop(state);
+        let panicked = outcome.is_none();
+        if let Some(outcome) = outcome {
+            outcomes.send_replace(Some(outcome));
+        }
 
-        // Nothing changed for a while: compile anyway, a certificate may have expired.
-        if tokio::time::timeout(crate::standalone::RECOMPILE_EVERY, stores.changed.notified())
+        // Nothing changed for a while: compile anyway, a certificate may have expired. Not
+        // after a panic: the same objects would panic the same way.
+        if panicked {
+            stores.changed.notified().await;
+        } else if tokio::time::timeout(crate::standalone::RECOMPILE_EVERY, stores.changed.notified())
             .await
             .is_err()
         {

@@ -18,6 +18,7 @@ pub struct ControllerMetrics {
     diagnostics: Family<ReasonLabels, Gauge>,
     pub source_errors: Counter,
     pub compiles: Counter,
+    pub compile_panics: Counter,
 }
 
 impl ControllerMetrics {
@@ -34,6 +35,11 @@ impl ControllerMetrics {
             metrics.source_errors.clone(),
         );
         registry.register("shunt_compiles", "Route table compilations", metrics.compiles.clone());
+        registry.register(
+            "shunt_compile_panics",
+            "Compiles that panicked; the last table kept serving until the next change",
+            metrics.compile_panics.clone(),
+        );
         metrics
     }
 
