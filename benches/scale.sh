@@ -9,6 +9,9 @@
 #   INGRESSES=20000 ENDPOINTS_PER_SERVICE=5 FILES=200 EDITS=5 benches/scale.sh
 #   SHUNT_BIN=/work/bench-target/release/shunt benches/scale.sh
 #
+# `shunt run`'s memory with the same objects (from the in-test API server, with managedFields and
+# last-applied copies): cargo test -p shunt-controller --test cluster scale:: -- --ignored --nocapture
+#
 # Bounded: readiness and each republish are awaited at most READY_TIMEOUT seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."

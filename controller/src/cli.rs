@@ -293,6 +293,10 @@ pub struct ProxyArgs {
     /// One log line per request (target `shunt::access`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub access_log: bool,
+    /// A latency histogram per route in /metrics (about 20 series per route that served);
+    /// per-backend latency is always there.
+    #[arg(long)]
+    pub metrics_per_route_latency: bool,
     /// Proxy worker threads, each serving its own connections; defaults to the available cores.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
@@ -363,6 +367,12 @@ pub enum LogFormat {
 // === impl ProxyArgs ===
 
 impl ProxyArgs {
+    pub fn metrics_options(&self) -> shunt_proxy::metrics::MetricsOptions {
+        shunt_proxy::metrics::MetricsOptions {
+            per_route_latency: self.metrics_per_route_latency,
+        }
+    }
+
     pub fn proxy_options(&self) -> ProxyOptions {
         ProxyOptions {
             trusted_proxies: self.trusted_proxies.clone(),

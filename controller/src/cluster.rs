@@ -7,7 +7,7 @@
 //! leader.rs Lease ─────────────────────────────────┘
 //! ```
 
-use std::{collections::BTreeSet, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use anyhow::Context as _;
 
@@ -22,13 +22,13 @@ use tracing::{info, warn};
 
 use crate::{
     cli::RunArgs,
-    compile::{Diagnostic, ServedIngress, compile},
+    compile::{Diagnostic, ServedIngress},
+    control::ControlPlane,
     dataplane::{Dataplane, Shutdown},
     dns::{ManagedDns, ManagedDnsConfig, served_hosts},
     events::{EventReporter, uid_in},
     leader::{Elector, LeaseConfig, WallClock},
     metrics::ControllerMetrics,
-    standalone::publish,
     status::StatusWriter,
     watch::Stores,
 };
@@ -78,7 +78,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let elector = Elector::new(clients.api.clone(), lease)?;
     let client = clients.api;
     let mut registry = shunt_proxy::Registry::default();
-    let dataplane = Dataplane::new(&mut registry);
+    let dataplane = Dataplane::new(&mut registry, args.proxy.metrics_options());
     let metrics = ControllerMetrics::register(&mut registry);
     elector.register(&mut registry);
     let shutdown = Shutdown::on_signals();
@@ -86,14 +86,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let stores = Stores::spawn(&clients.watch, &args.watch_namespaces);
     let (outcome_tx, outcome_rx) = watch::channel(None::<CompileOutcome>);
     let options = args.classes.compile_options();
-    let compiler = tokio::spawn(compile_loop(
-        stores.clone(),
-        options,
-        args.dns_rules.clone(),
-        dataplane.publisher,
-        metrics.clone(),
-        outcome_tx,
-    ));
+    let control = ControlPlane::new(dataplane.publisher, metrics.clone());
+    let (loop_stores, stop) = (stores.clone(), shutdown.clone().requested());
+    let dns_rules = args.dns_rules.clone();
+    crate::control::spawn_thread(move || async move {
+        tokio::select! {
+            () = compile_loop(loop_stores, options, dns_rules, control, outcome_tx) => {}
+            () = stop => {}
+        }
+    })?;
 
     let (leader_tx, leader_rx) = watch::channel(false);
     let mut election = tokio::spawn(elector.run(leader_tx, shutdown.clone().requested()));
@@ -107,7 +108,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let writers = tokio::spawn(leader_writes(client, stores, writers, identity, leader_rx, outcome_rx));
 
     let served = crate::dataplane::serve(&args.proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await;
-    compiler.abort();
     // The elector saw the same shutdown and is releasing the Lease (bounded by a retry period):
     // let it finish, so the next replica leads at once instead of after a lease duration.
     let release = args.election.retry_period + Duration::from_secs(1);
@@ -191,12 +191,12 @@ fn default_identity() -> String {
     std::env::var("HOSTNAME").unwrap_or_else(|_| format!("shunt-{}", std::process::id()))
 }
 
+/// Runs on the control thread: snapshot, compile and table build never touch a proxy worker.
 async fn compile_loop(
     stores: Stores,
     options: crate::compile::CompileOptions,
     dns_rules: crate::cli::DnsRuleArgs,
-    mut publisher: shunt_proxy::publish::RoutePublisher,
-    metrics: ControllerMetrics,
+    mut control: ControlPlane,
     outcomes: watch::Sender<Option<CompileOutcome>>,
 ) {
     info!("Waiting for the first list of every watched kind");
@@ -205,27 +205,27 @@ async fn compile_loop(
         return;
     }
     info!("Initial lists complete");
-    let mut reported = BTreeSet::new();
     loop {
         let state = stores.snapshot();
         let mut task_options = options.clone();
         task_options.now = Some(k8s_openapi::jiff::Timestamp::now());
-        let Ok(compiled) = tokio::task::spawn_blocking(move || compile(&state, &task_options)).await else {
-            warn!("Compile panicked; keeping the last table");
-            continue;
-        };
-        metrics.compiles.inc();
-        let outcome = CompileOutcome {
+        let outcome = control.compile_and_publish(&state, &task_options, |compiled| CompileOutcome {
             served: compiled.served.clone(),
             diagnostics: compiled.diagnostics.clone(),
             hosts: served_hosts(&compiled.table),
             refused: dns_rules.shadow_refusals(&compiled.shadow),
-        };
-        publish(&mut publisher, compiled, &metrics, &mut reported);
-        outcomes.send_replace(Some(outcome));
+        });
+        drop(state);
+        let panicked = outcome.is_none();
+        if let Some(outcome) = outcome {
+            outcomes.send_replace(Some(outcome));
+        }
 
-        // Nothing changed for a while: compile anyway, a certificate may have expired.
-        if tokio::time::timeout(crate::standalone::RECOMPILE_EVERY, stores.changed.notified())
+        // Nothing changed for a while: compile anyway, a certificate may have expired. Not
+        // after a panic: the same objects would panic the same way.
+        if panicked {
+            stores.changed.notified().await;
+        } else if tokio::time::timeout(crate::standalone::RECOMPILE_EVERY, stores.changed.notified())
             .await
             .is_err()
         {

@@ -12,7 +12,7 @@ use shunt_proxy::{
     Registry,
     admin::Admin,
     forward::{Proxy, ProxyOptions},
-    metrics::ProxyMetrics,
+    metrics::{MetricsOptions, ProxyMetrics},
     publish::{RoutePublisher, RouteReader},
     server::{self, Listeners, metrics::ServerMetrics},
     tls,
@@ -39,8 +39,8 @@ pub struct Dataplane {
 
 impl Dataplane {
     /// Registers the proxy's metrics in `registry`; the caller adds its own before serving.
-    pub fn new(registry: &mut Registry) -> Self {
-        let metrics = ProxyMetrics::register(registry);
+    pub fn new(registry: &mut Registry, options: MetricsOptions) -> Self {
+        let metrics = ProxyMetrics::register_with(registry, options);
         let (publisher, reader) = RoutePublisher::new(metrics.clone());
         Dataplane {
             publisher,
@@ -96,7 +96,8 @@ async fn wait_for_signal() {
 /// The proxy runs on `--threads` workers, each a single-threaded runtime with its own upstream
 /// pools, all accepting from the same listening sockets (the kernel hands each connection to
 /// one of them), the way nginx workers do: no task hops between threads on the request path.
-/// Worker 0 shares this runtime with the control plane and the admin listener.
+/// The calling runtime keeps only the admin listener (and, in `shunt run`, the watchers); the
+/// compile runs on the control thread (see `control.rs`), so no worker ever waits for either.
 pub async fn serve(
     args: &ProxyArgs,
     reader: RouteReader,
@@ -130,8 +131,8 @@ pub async fn serve(
     info!(listener = "https", addr = %https.local_addr()?, workers, "Listening");
     info!(listener = "admin", addr = %admin_listener.local_addr()?, "Listening");
 
-    let mut others = Vec::with_capacity(workers - 1);
-    for index in 1..workers {
+    let mut finished_workers = Vec::with_capacity(workers);
+    for index in 0..workers {
         let (http, https) = (http.try_clone()?, https.try_clone()?);
         let (done, finished) = oneshot::channel();
         let worker = worker.clone();
@@ -145,7 +146,7 @@ pub async fn serve(
                 };
                 let _ = done.send(result);
             })?;
-        others.push(finished);
+        finished_workers.push(finished);
     }
 
     let admin = Admin::new(reader, Arc::new(registry));
@@ -167,9 +168,9 @@ pub async fn serve(
         },
         shutdown.requested(),
     );
-    let admin_server = async { admin_server.await.map_err(anyhow::Error::from) };
-    tokio::try_join!(worker.serve(http, https), admin_server)?;
-    for finished in others {
+    drop((worker, http, https));
+    admin_server.await?;
+    for finished in finished_workers {
         // A worker that panicked dropped its sender: its connections are gone either way.
         finished.await.unwrap_or(Ok(()))?;
     }

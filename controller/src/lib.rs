@@ -3,12 +3,13 @@
 //! ```text
 //! manifests.rs (files) ─┐
 //!                       ├─▶ ClusterState ─▶ compile (pure) ─▶ Compiled { table, diagnostics }
-//! (API watchers, later) ┘                                         └─▶ standalone::publish ─▶ proxy
+//! watch.rs (API)       ┘                                         └─▶ control.rs publish ─▶ proxy
 //! ```
 
 pub mod cli;
 pub mod cluster;
 pub mod compile;
+pub mod control;
 pub mod dataplane;
 pub mod demo;
 pub mod dns;

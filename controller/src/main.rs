@@ -31,8 +31,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     };
     // Flushes buffered log lines when `run` returns.
     let _logs = telemetry::init(log);
-    // The control plane, the admin listener and proxy worker 0 share this thread; the other
-    // proxy workers get their own (see `dataplane::serve`). Compiles run on the blocking pool.
+    // This thread runs the admin listener and the API watchers; the proxy workers and the
+    // compile loop each get a thread of their own (see `dataplane::serve`, `control.rs`).
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
         match cli.command {

@@ -27,6 +27,7 @@ pub struct ControllerMetrics {
     shadow_hosts: Family<VerdictLabels, Gauge>,
     pub source_errors: Counter,
     pub compiles: Counter,
+    pub compile_panics: Counter,
 }
 
 impl ControllerMetrics {
@@ -47,6 +48,11 @@ impl ControllerMetrics {
             "shunt_shadow_hosts",
             "Shadowed load-balancer hosts by verdict: identical (served, rewritten in DNS) or refused (left to the load balancer)",
             metrics.shadow_hosts.clone(),
+        );
+        registry.register(
+            "shunt_compile_panics",
+            "Compiles that panicked; the last table kept serving until the next change",
+            metrics.compile_panics.clone(),
         );
         metrics
     }

@@ -2,7 +2,7 @@
 //! edit is live within a poll interval whatever the editor or volume does to the file.
 //!
 //! ```text
-//! files ─poll─▶ last good objects per file ─▶ ClusterState ─compile─▶ TableSpec ─▶ RoutePublisher
+//! files ─poll─▶ last good objects per file ─▶ ClusterState ─compile─▶ TableSpec ─▶ ControlPlane
 //!   └ parse error: reported (path, document), that file's previous objects kept
 //! ```
 
@@ -13,11 +13,11 @@ use std::{
 };
 
 use k8s_openapi::jiff::Timestamp;
-use shunt_proxy::publish::{Published, RoutePublisher};
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 
 use crate::{
-    compile::{ClusterState, CompileOptions, Compiled, compile},
+    compile::{ClusterState, CompileOptions},
+    control::ControlPlane,
     manifests::{self, Object},
     metrics::ControllerMetrics,
 };
@@ -146,102 +146,34 @@ fn fingerprint(path: &std::path::Path) -> Option<Fingerprint> {
     })
 }
 
-/// Polls, compiles and publishes until `shutdown` resolves.
+/// Polls, compiles and publishes until `shutdown` resolves. Runs on the control thread, so the
+/// polling and compiling may block it.
 pub async fn run(
     mut watcher: ManifestWatcher,
     options: CompileOptions,
-    mut publisher: RoutePublisher,
-    metrics: ControllerMetrics,
+    mut control: ControlPlane,
     interval: Duration,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     tokio::pin!(shutdown);
-    let mut reported = BTreeSet::new();
     let mut last_compile: Option<Instant> = None;
+    // After a panic, only a change compiles again: the same files would panic the same way.
+    let mut panicked = false;
     loop {
-        let task_metrics = metrics.clone();
-        let mut task_options = options.clone();
-        task_options.now = Some(Timestamp::now());
+        let changed = watcher.poll(control.metrics());
         // Also recompile now and then with nothing changed: a certificate may have expired.
-        let due = last_compile.is_none_or(|at| at.elapsed() >= RECOMPILE_EVERY);
-        let poll = tokio::task::spawn_blocking(move || {
-            let changed = watcher.poll(&task_metrics);
-            let compiled = (changed || due).then(|| compile(&watcher.state(), &task_options));
-            (watcher, compiled)
-        });
-        let compiled;
-        (watcher, compiled) = poll.await.expect("manifest polling does not panic");
-        if let Some(compiled) = compiled {
+        let due = !panicked && last_compile.is_none_or(|at| at.elapsed() >= RECOMPILE_EVERY);
+        if changed || due {
+            let mut task_options = options.clone();
+            task_options.now = Some(Timestamp::now());
             last_compile = Some(Instant::now());
-            metrics.compiles.inc();
-            publish(&mut publisher, compiled, &metrics, &mut reported);
+            panicked = control
+                .compile_and_publish(&watcher.state(), &task_options, |_| ())
+                .is_none();
         }
         tokio::select! {
             () = tokio::time::sleep(interval) => {}
             () = &mut shutdown => return,
-        }
-    }
-}
-
-/// Reports new diagnostics and publishes the table. Shared by every route source.
-pub fn publish(
-    publisher: &mut RoutePublisher,
-    compiled: Compiled,
-    metrics: &ControllerMetrics,
-    reported: &mut BTreeSet<(String, String, String)>,
-) {
-    let Compiled {
-        table,
-        diagnostics,
-        default_certificate_error,
-        shadow,
-        ..
-    } = compiled;
-    metrics.set_diagnostics(&diagnostics);
-    metrics.set_shadow(&shadow);
-    let mut current: BTreeSet<_> = diagnostics
-        .iter()
-        .map(|d| {
-            (
-                format!("{}/{}", d.namespace, d.name),
-                d.reason.as_str().to_string(),
-                d.message.clone(),
-            )
-        })
-        .collect();
-    for (ingress, reason, message) in current.difference(reported) {
-        warn!(ingress = %ingress, reason = %reason, "{message}");
-    }
-    if let Some(error) = default_certificate_error {
-        let entry = (String::new(), "DefaultCertificate".to_string(), error);
-        if !reported.contains(&entry) {
-            warn!(
-                "{}; clients without a matching certificate get the self-signed fallback",
-                entry.2
-            );
-        }
-        current.insert(entry);
-    }
-    current.extend(crate::shadow_log::log_verdicts(&shadow, reported));
-    *reported = current;
-    let hosts = table.hosts.len();
-    let paths: usize = table.hosts.iter().map(|h| h.paths.len()).sum();
-    let backends = table.backends.len();
-    let endpoints: usize = table.backends.values().map(|b| b.endpoints.len()).sum();
-    match publisher.publish(table) {
-        Published::Unchanged => debug!("Route table unchanged"),
-        Published::Swapped { warnings } => {
-            for warning in warnings {
-                warn!(host = %warning.host, pattern = %warning.pattern, reason = %warning.reason, "Path left out of the table");
-            }
-            info!(
-                hosts,
-                paths,
-                backends,
-                endpoints,
-                diagnostics = diagnostics.len(),
-                "Published route table"
-            );
         }
     }
 }
@@ -254,18 +186,14 @@ pub async fn serve(
     poll_interval: Duration,
 ) -> anyhow::Result<()> {
     let mut registry = shunt_proxy::Registry::default();
-    let dataplane = crate::dataplane::Dataplane::new(&mut registry);
+    let dataplane = crate::dataplane::Dataplane::new(&mut registry, proxy.metrics_options());
     let metrics = ControllerMetrics::register(&mut registry);
     let shutdown = crate::dataplane::Shutdown::on_signals();
-    let source = tokio::spawn(run(
-        watcher,
-        options,
-        dataplane.publisher,
-        metrics,
-        poll_interval,
-        shutdown.clone().requested(),
-    ));
-    crate::dataplane::serve(proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await?;
-    source.abort();
-    Ok(())
+    let control = ControlPlane::new(dataplane.publisher, metrics);
+    let stop = shutdown.clone().requested();
+    crate::control::spawn_thread(move || run(watcher, options, control, poll_interval, stop))?;
+    crate::dataplane::serve(proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,8 @@
 //! One reflector store per kind (and per watched namespace), readiness, and a change signal.
 //!
 //! ```text
-//! API ─watch─▶ watcher (backoff, relist on 410) ─reflect─▶ Store<K> ──snapshot──▶ ClusterState
-//!                                                  └─ every event: changed.notify_one()
+//! API ─watch─▶ watcher (backoff, relist on 410) ─slim─▶ reflect ─▶ Store<K> ──snapshot──▶ ClusterState
+//!                                                                └─ every event: changed.notify_one()
 //! ```
 //! kube-runtime keeps a store's old contents until a relist completes, so a lost API connection
 //! leaves the last good objects in place while the watcher backs off and resumes.
@@ -30,6 +30,9 @@ use tokio::sync::Notify;
 use tracing::{debug, warn};
 
 use crate::compile::ClusterState;
+
+mod slim;
+pub use slim::Slim;
 
 /// Secrets are cached only when they can hold certificates: shunt never sees other secrets.
 pub const TLS_SECRET_SELECTOR: &str = "type=kubernetes.io/tls";
@@ -138,13 +141,13 @@ where
 /// watcher's backoff) is reported.
 fn reflect<K>(api: Api<K>, config: watcher::Config, changed: &Arc<Notify>) -> Store<K>
 where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource + Slim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
 {
     let (reader, writer) = reflector::store();
     let kind = K::kind(&K::DynamicType::default()).to_string();
     let changed = changed.clone();
-    let events = watcher(api, config).default_backoff().reflect(writer);
+    let events = watcher(api, config).default_backoff().modify(K::slim).reflect(writer);
     tokio::spawn(async move {
         let mut events = std::pin::pin!(events);
         while let Some(event) = events.next().await {

@@ -134,8 +134,8 @@ impl Proxy {
         };
         let status = response.status();
         match &outcome.route {
-            Some(route) => route.stats.record(status),
-            None => self.0.metrics.unmatched().record(status),
+            Some(route) => route.record(status, started.elapsed()),
+            None => self.0.metrics.unmatched().record(status, started.elapsed()),
         }
         if let Some((method, uri)) = logged {
             let host = outcome.host.as_ref().and_then(|h| h.to_str().ok()).unwrap_or("");
@@ -298,7 +298,7 @@ impl Proxy {
                     });
                 }
                 Ok(Ok(response)) => {
-                    upstream.stats.latency.observe(sent.elapsed().as_secs_f64());
+                    upstream.stats.observe_latency(sent.elapsed().as_secs_f64());
                     let tunnels = &inner.options.tunnels;
                     return Ok(respond(response, guard, client_upgrade, accepts_trailers, tunnels));
                 }
@@ -306,7 +306,7 @@ impl Proxy {
             };
             drop(guard);
             if error.is_connect() {
-                upstream.stats.connect_errors.inc();
+                upstream.stats.connect_error();
                 tried.push(index);
                 let more = tried.len() < inner.options.connect_attempts.min(upstream.endpoints.len());
                 if let (true, Some(next)) = (more, replay(&slot)) {

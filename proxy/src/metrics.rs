@@ -1,5 +1,14 @@
-//! Prometheus metrics for the data plane. Handles are fetched when a table is built and kept on
+//! Prometheus metrics for the data plane. Handles are made when a table is built and kept on
 //! its routes and upstreams, so a request touches only atomics, never a label lookup.
+//!
+//! ```text
+//! publish ──▶ RouteStats / UpstreamStats (labels, empty cells) ──first request──▶ Family child
+//!    └─ route or backend gone: retire() ──▶ Family::remove (its series leave /metrics)
+//! ```
+//! A series enters its family on its first use, not at publish: a scrape at 10,000 idle routes
+//! stays small, and a route's series cost nothing until it serves.
+
+use std::sync::{Arc, OnceLock};
 
 use hyper::StatusCode;
 use prometheus_client::{
@@ -21,8 +30,20 @@ struct RequestLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+    ingress: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BackendLabels {
     backend: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BackendClassLabels {
+    backend: String,
+    code: &'static str,
 }
 
 fn latency_histogram() -> Histogram {
@@ -30,87 +51,146 @@ fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.0005, 2.0, 16))
 }
 
-#[derive(Clone)]
-pub struct ProxyMetrics {
+const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+
+fn class_index(status: StatusCode) -> usize {
+    usize::from(status.as_u16() / 100).clamp(1, 5) - 1
+}
+
+/// What the data plane records beyond the defaults.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MetricsOptions {
+    /// A latency histogram per route (`shunt_route_response_seconds`): about 20 series per
+    /// active route, so off unless asked for.
+    pub per_route_latency: bool,
+}
+
+/// Every family the data plane writes; shared by all handles.
+struct Families {
     requests: Family<RequestLabels, Counter>,
-    upstream_latency: Family<BackendLabels, Histogram, fn() -> Histogram>,
+    route_latency: Option<Family<RouteLabels, Histogram>>,
+    backend_responses: Family<BackendClassLabels, Counter>,
+    upstream_latency: Family<BackendLabels, Histogram>,
     connect_errors: Family<BackendLabels, Counter>,
     endpoints: Family<BackendLabels, Gauge>,
     publishes: Counter,
+}
+
+#[derive(Clone)]
+pub struct ProxyMetrics {
+    families: Arc<Families>,
     unmatched: RouteStats,
 }
 
-/// Responses of one route by status class.
-#[derive(Clone, Debug, Default)]
-pub struct RouteStats {
-    by_class: [Counter; 5],
+/// Responses of one route by status class (and its latency with `per_route_latency`).
+#[derive(Clone)]
+pub struct RouteStats(Arc<RouteSeries>);
+
+struct RouteSeries {
+    families: Arc<Families>,
+    route: String,
+    ingress: String,
+    by_class: [OnceLock<Counter>; 5],
+    latency: OnceLock<Histogram>,
 }
 
 /// What one backend records per request.
-#[derive(Clone, Debug, Default)]
-pub struct UpstreamStats {
-    pub latency: LatencyHistogram,
-    pub connect_errors: Counter,
+#[derive(Clone)]
+pub struct UpstreamStats(Arc<UpstreamSeries>);
+
+struct UpstreamSeries {
+    families: Arc<Families>,
+    backend: String,
+    by_class: [OnceLock<Counter>; 5],
+    latency: OnceLock<Histogram>,
+    connect_errors: OnceLock<Counter>,
 }
 
-/// A histogram handle that may be detached from any registry (tests, empty tables).
-#[derive(Clone, Debug)]
-pub struct LatencyHistogram(Histogram);
+/// The series' value: its family's child once used (or retired), else nothing yet.
+fn cell_value(cell: &OnceLock<Counter>) -> u64 {
+    cell.get().map_or(0, Counter::get)
+}
 
-impl Default for LatencyHistogram {
-    fn default() -> Self {
-        LatencyHistogram(latency_histogram())
+/// Detaches `cell` for good, then drops `labels` from `family`. Filling the cell first means a
+/// request of an older table still in flight cannot put the series back after the removal.
+fn retire<L, M>(cell: &OnceLock<M>, family: &Family<L, M>, labels: &L, detached: fn() -> M)
+where
+    L: Clone + std::hash::Hash + Eq,
+{
+    cell.get_or_init(detached);
+    family.remove(labels);
+}
+
+// === impl Families ===
+
+impl Families {
+    fn new(options: MetricsOptions) -> Self {
+        Families {
+            requests: Family::default(),
+            route_latency: options
+                .per_route_latency
+                .then(|| Family::new_with_constructor(latency_histogram as fn() -> Histogram)),
+            backend_responses: Family::default(),
+            upstream_latency: Family::new_with_constructor(latency_histogram as fn() -> Histogram),
+            connect_errors: Family::default(),
+            endpoints: Family::default(),
+            publishes: Counter::default(),
+        }
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "shunt_requests",
+            "Responses sent, by route and status class",
+            self.requests.clone(),
+        );
+        if let Some(route_latency) = &self.route_latency {
+            registry.register(
+                "shunt_route_response_seconds",
+                "Time from a request's arrival to its response head, by route",
+                route_latency.clone(),
+            );
+        }
+        registry.register(
+            "shunt_backend_responses",
+            "Responses sent for requests routed to a backend, by status class",
+            self.backend_responses.clone(),
+        );
+        registry.register(
+            "shunt_upstream_response_seconds",
+            "Time from sending a request upstream to its response head",
+            self.upstream_latency.clone(),
+        );
+        registry.register(
+            "shunt_upstream_connect_errors",
+            "Failed connection attempts to backend endpoints",
+            self.connect_errors.clone(),
+        );
+        registry.register(
+            "shunt_backend_endpoints",
+            "Endpoints currently routed to, by backend",
+            self.endpoints.clone(),
+        );
+        registry.register(
+            "shunt_table_publishes",
+            "Route tables published",
+            self.publishes.clone(),
+        );
     }
 }
-
-impl LatencyHistogram {
-    pub fn observe(&self, seconds: f64) {
-        self.0.observe(seconds);
-    }
-}
-
-const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 
 // === impl ProxyMetrics ===
 
 impl ProxyMetrics {
     pub fn register(registry: &mut Registry) -> Self {
-        let requests = Family::<RequestLabels, Counter>::default();
-        registry.register(
-            "shunt_requests",
-            "Responses sent, by route and status class",
-            requests.clone(),
-        );
-        let upstream_latency = Family::new_with_constructor(latency_histogram as fn() -> Histogram);
-        registry.register(
-            "shunt_upstream_response_seconds",
-            "Time from sending a request upstream to its response head",
-            upstream_latency.clone(),
-        );
-        let connect_errors = Family::<BackendLabels, Counter>::default();
-        registry.register(
-            "shunt_upstream_connect_errors",
-            "Failed connection attempts to backend endpoints",
-            connect_errors.clone(),
-        );
-        let endpoints = Family::<BackendLabels, Gauge>::default();
-        registry.register(
-            "shunt_backend_endpoints",
-            "Endpoints currently routed to, by backend",
-            endpoints.clone(),
-        );
-        let publishes = Counter::default();
-        registry.register("shunt_table_publishes", "Route tables published", publishes.clone());
-        let mut metrics = ProxyMetrics {
-            requests,
-            upstream_latency,
-            connect_errors,
-            endpoints,
-            publishes,
-            unmatched: RouteStats::default(),
-        };
-        metrics.unmatched = metrics.route_stats("", "");
-        metrics
+        Self::register_with(registry, MetricsOptions::default())
+    }
+
+    pub fn register_with(registry: &mut Registry, options: MetricsOptions) -> Self {
+        let families = Arc::new(Families::new(options));
+        families.register(registry);
+        let unmatched = RouteStats::new(families.clone(), "", "");
+        ProxyMetrics { families, unmatched }
     }
 
     /// Metrics that go nowhere, for tests and tools.
@@ -119,15 +199,7 @@ impl ProxyMetrics {
     }
 
     pub fn route_stats(&self, route: &str, ingress: &str) -> RouteStats {
-        let by_class = CLASSES.map(|code| {
-            let labels = RequestLabels {
-                route: route.to_string(),
-                ingress: ingress.to_string(),
-                code,
-            };
-            self.requests.get_or_create(&labels).clone()
-        });
-        RouteStats { by_class }
+        RouteStats::new(self.families.clone(), route, ingress)
     }
 
     /// Counts responses that matched no route (404s, 400s).
@@ -136,29 +208,24 @@ impl ProxyMetrics {
     }
 
     pub fn upstream_stats(&self, backend: &str) -> UpstreamStats {
-        let labels = BackendLabels {
-            backend: backend.to_string(),
-        };
-        UpstreamStats {
-            latency: LatencyHistogram(self.upstream_latency.get_or_create(&labels).clone()),
-            connect_errors: self.connect_errors.get_or_create(&labels).clone(),
-        }
+        UpstreamStats::new(self.families.clone(), backend)
     }
 
-    /// Replaces the endpoint gauges with the new table's backends.
+    /// Sets the endpoint gauges: backends gone lose theirs, the others get their new count.
     pub fn set_endpoints<'a>(
         &self,
         previous: impl Iterator<Item = &'a str>,
         current: impl Iterator<Item = (&'a str, usize)>,
     ) {
         for backend in previous {
-            self.endpoints.remove(&BackendLabels {
+            self.families.endpoints.remove(&BackendLabels {
                 backend: backend.to_string(),
             });
         }
         for (backend, count) in current {
             let count = i64::try_from(count).unwrap_or(i64::MAX);
-            self.endpoints
+            self.families
+                .endpoints
                 .get_or_create(&BackendLabels {
                     backend: backend.to_string(),
                 })
@@ -167,25 +234,186 @@ impl ProxyMetrics {
     }
 
     pub fn record_publish(&self) {
-        self.publishes.inc();
+        self.families.publishes.inc();
     }
 }
 
 // === impl RouteStats ===
 
 impl RouteStats {
-    /// Counters attached to no registry.
-    pub fn detached() -> Self {
-        Self::default()
+    fn new(families: Arc<Families>, route: &str, ingress: &str) -> Self {
+        RouteStats(Arc::new(RouteSeries {
+            families,
+            route: route.to_string(),
+            ingress: ingress.to_string(),
+            by_class: Default::default(),
+            latency: OnceLock::new(),
+        }))
     }
 
-    pub fn record(&self, status: StatusCode) {
-        let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
-        self.by_class[class].inc();
+    /// Counters attached to no registry.
+    pub fn detached() -> Self {
+        Self::new(Arc::new(Families::new(MetricsOptions::default())), "", "")
+    }
+
+    /// Counts a response; `elapsed` goes to the route's histogram when there is one.
+    pub fn record(&self, status: StatusCode, elapsed: std::time::Duration) {
+        let series = &*self.0;
+        let class = class_index(status);
+        series.by_class[class]
+            .get_or_init(|| series.families.requests.get_or_create_owned(&series.labels(class)))
+            .inc();
+        if let Some(family) = &series.families.route_latency {
+            series
+                .latency
+                .get_or_init(|| family.get_or_create_owned(&series.route_labels()))
+                .observe(elapsed.as_secs_f64());
+        }
     }
 
     /// Responses counted so far with this status class (1..=5).
     pub fn count(&self, class: usize) -> u64 {
-        self.by_class[class.clamp(1, 5) - 1].get()
+        cell_value(&self.0.by_class[class.clamp(1, 5) - 1])
+    }
+
+    /// Removes this route's series from /metrics; later records go nowhere.
+    pub fn retire(&self) {
+        let series = &*self.0;
+        for (class, cell) in series.by_class.iter().enumerate() {
+            retire(cell, &series.families.requests, &series.labels(class), Counter::default);
+        }
+        if let Some(family) = &series.families.route_latency {
+            retire(&series.latency, family, &series.route_labels(), latency_histogram);
+        }
     }
 }
+
+impl RouteSeries {
+    fn labels(&self, class: usize) -> RequestLabels {
+        RequestLabels {
+            route: self.route.clone(),
+            ingress: self.ingress.clone(),
+            code: CLASSES[class],
+        }
+    }
+
+    fn route_labels(&self) -> RouteLabels {
+        RouteLabels {
+            route: self.route.clone(),
+            ingress: self.ingress.clone(),
+        }
+    }
+}
+
+impl Default for RouteStats {
+    fn default() -> Self {
+        Self::detached()
+    }
+}
+
+impl std::fmt::Debug for RouteStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RouteStats").field(&self.0.route).finish()
+    }
+}
+
+// === impl UpstreamStats ===
+
+impl UpstreamStats {
+    fn new(families: Arc<Families>, backend: &str) -> Self {
+        UpstreamStats(Arc::new(UpstreamSeries {
+            families,
+            backend: backend.to_string(),
+            by_class: Default::default(),
+            latency: OnceLock::new(),
+            connect_errors: OnceLock::new(),
+        }))
+    }
+
+    /// Counts a response sent for a request routed to this backend.
+    pub fn record(&self, status: StatusCode) {
+        let series = &*self.0;
+        let class = class_index(status);
+        series.by_class[class]
+            .get_or_init(|| {
+                series
+                    .families
+                    .backend_responses
+                    .get_or_create_owned(&BackendClassLabels {
+                        backend: series.backend.clone(),
+                        code: CLASSES[class],
+                    })
+            })
+            .inc();
+    }
+
+    /// Time from sending a request upstream to its response head.
+    pub fn observe_latency(&self, seconds: f64) {
+        let series = &*self.0;
+        series
+            .latency
+            .get_or_init(|| series.families.upstream_latency.get_or_create_owned(&series.labels()))
+            .observe(seconds);
+    }
+
+    pub fn connect_error(&self) {
+        let series = &*self.0;
+        series
+            .connect_errors
+            .get_or_init(|| series.families.connect_errors.get_or_create_owned(&series.labels()))
+            .inc();
+    }
+
+    /// Responses counted so far with this status class (1..=5).
+    pub fn count(&self, class: usize) -> u64 {
+        cell_value(&self.0.by_class[class.clamp(1, 5) - 1])
+    }
+
+    /// Removes this backend's series from /metrics; later records go nowhere.
+    pub fn retire(&self) {
+        let series = &*self.0;
+        for (class, cell) in series.by_class.iter().enumerate() {
+            let labels = BackendClassLabels {
+                backend: series.backend.clone(),
+                code: CLASSES[class],
+            };
+            retire(cell, &series.families.backend_responses, &labels, Counter::default);
+        }
+        let labels = series.labels();
+        retire(
+            &series.latency,
+            &series.families.upstream_latency,
+            &labels,
+            latency_histogram,
+        );
+        retire(
+            &series.connect_errors,
+            &series.families.connect_errors,
+            &labels,
+            Counter::default,
+        );
+    }
+}
+
+impl UpstreamSeries {
+    fn labels(&self) -> BackendLabels {
+        BackendLabels {
+            backend: self.backend.clone(),
+        }
+    }
+}
+
+impl Default for UpstreamStats {
+    fn default() -> Self {
+        Self::new(Arc::new(Families::new(MetricsOptions::default())), "")
+    }
+}
+
+impl std::fmt::Debug for UpstreamStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("UpstreamStats").field(&self.0.backend).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -129,12 +129,12 @@ impl RoutePublisher {
                                     .unwrap_or_else(|| Arc::new(Endpoint::new(*addr)))
                             })
                             .collect();
-                        Arc::new(Upstream::new(
-                            id,
-                            backend.protocol,
-                            members,
-                            self.metrics.upstream_stats(id),
-                        ))
+                        // Same backend, new endpoints: its counters carry on.
+                        let stats = match self.upstreams.get(id) {
+                            Some((_, previous)) => previous.stats.clone(),
+                            None => self.metrics.upstream_stats(id),
+                        };
+                        Arc::new(Upstream::new(id, backend.protocol, members, stats))
                     }
                 };
                 next_upstreams.insert(id.clone(), (backend, upstream.clone()));
@@ -150,6 +150,17 @@ impl RoutePublisher {
                 stats
             },
         );
+        // Routes and backends gone from the table take their series out of /metrics.
+        for (key, stats) in &self.route_stats {
+            if !next_route_stats.contains_key(key) {
+                stats.retire();
+            }
+        }
+        for (id, (_, upstream)) in &self.upstreams {
+            if !next_upstreams.contains_key(id) {
+                upstream.stats.retire();
+            }
+        }
         self.route_stats = next_route_stats;
         table.set_certificates(self.load_certificates(&spec.tls, &mut warnings));
         let gone = self

@@ -16,6 +16,7 @@ mod faults;
 mod leader;
 mod rbac;
 mod routing;
+mod scale;
 mod shared_dns;
 mod startup;
 mod status;

@@ -70,6 +70,16 @@ pub struct BuildWarning {
     pub reason: String,
 }
 
+// === impl Route ===
+
+impl Route {
+    /// Counts a response for this route and its backend.
+    pub fn record(&self, status: http::StatusCode, elapsed: std::time::Duration) {
+        self.stats.record(status, elapsed);
+        self.upstream.stats.record(status);
+    }
+}
+
 // === impl RouteTable ===
 
 impl RouteTable {

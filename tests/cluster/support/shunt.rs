@@ -65,7 +65,9 @@ impl Shunt {
     /// `shunt run` as replica `identity` (its Lease identity and its API token), returning once
     /// both listeners are up: routes may not be published yet.
     pub async fn spawn(api: &ApiServer, dir: &Path, identity: &str, args: &[&str]) -> Shunt {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_shunt"));
+        // SHUNT_BIN: another build of the binary (a release build, for tests/cluster/scale.rs).
+        let binary = std::env::var_os("SHUNT_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_shunt").into());
+        let mut command = Command::new(binary);
         command
             .arg("run")
             .arg("--kubeconfig")
@@ -264,6 +266,11 @@ impl Shunt {
                 .then(|| line["addr"].as_str()?.parse().ok())
                 .flatten()
         })
+    }
+
+    /// The process id, for reading its memory from /proc.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
     }
 
     pub fn logs(&self) -> Vec<String> {

@@ -1,0 +1,165 @@
+//! The control plane, kept off the data path: compile and table build run on a thread of their
+//! own, and only the publish (one `ArcSwap` store) reaches the proxy workers.
+//!
+//! ```text
+//! shunt-control thread:  snapshot ─▶ compile ─▶ RouteTable::build ─▶ store ══▶ proxy workers
+//!                                       └ panic: logged, shunt_compile_panics_total + 1,
+//!                                         last table keeps serving, next try on the next change
+//! ```
+
+use std::{
+    collections::BTreeSet,
+    future::Future,
+    panic::{AssertUnwindSafe, catch_unwind},
+};
+
+use shunt_proxy::publish::{Published, RoutePublisher};
+use tracing::{debug, error, info, warn};
+
+use crate::{
+    compile::{ClusterState, CompileOptions, Compiled, compile},
+    metrics::ControllerMetrics,
+};
+
+/// The compile step; a seam so tests can make it panic.
+pub type CompileFn = fn(&ClusterState, &CompileOptions) -> Compiled;
+
+/// Compiles states and publishes their tables; owned by the control thread.
+pub struct ControlPlane {
+    publisher: RoutePublisher,
+    metrics: ControllerMetrics,
+    /// Diagnostics already logged, so each is logged once while it lasts.
+    reported: BTreeSet<(String, String, String)>,
+    compile: CompileFn,
+}
+
+/// Runs `task` on a new thread with its own single-threaded runtime, so whatever it computes
+/// never stalls a proxy worker's connections or health probes.
+pub fn spawn_thread<F, Fut>(task: F) -> std::io::Result<std::thread::JoinHandle<()>>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    std::thread::Builder::new().name("shunt-control".into()).spawn(move || {
+        match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(runtime) => runtime.block_on(task()),
+            Err(error) => error!(%error, "Control plane runtime failed to start; no table will be published"),
+        }
+    })
+}
+
+// === impl ControlPlane ===
+
+impl ControlPlane {
+    pub fn new(publisher: RoutePublisher, metrics: ControllerMetrics) -> Self {
+        ControlPlane {
+            publisher,
+            metrics,
+            reported: BTreeSet::new(),
+            compile,
+        }
+    }
+
+    /// Replaces the compile step (tests inject one that panics).
+    pub fn with_compile(mut self, compile: CompileFn) -> Self {
+        self.compile = compile;
+        self
+    }
+
+    pub fn metrics(&self) -> &ControllerMetrics {
+        &self.metrics
+    }
+
+    /// Compiles `state`, hands the result to `keep` (what the caller needs besides the table),
+    /// then publishes. `None` when any of it panicked: counted and logged, the live table stays.
+    pub fn compile_and_publish<T>(
+        &mut self,
+        state: &ClusterState,
+        options: &CompileOptions,
+        keep: impl FnOnce(&Compiled) -> T,
+    ) -> Option<T> {
+        let step = AssertUnwindSafe(|| {
+            let compiled = (self.compile)(state, options);
+            self.metrics.compiles.inc();
+            let kept = keep(&compiled);
+            self.publish(compiled);
+            kept
+        });
+        match catch_unwind(step) {
+            Ok(kept) => Some(kept),
+            Err(panic) => {
+                self.metrics.compile_panics.inc();
+                let message = panic_message(&*panic);
+                error!(panic = %message, "Compile panicked; the last table keeps serving until the next change");
+                None
+            }
+        }
+    }
+
+    /// Reports new diagnostics and publishes the table.
+    fn publish(&mut self, compiled: Compiled) {
+        let Compiled {
+            table,
+            diagnostics,
+            default_certificate_error,
+            shadow,
+            ..
+        } = compiled;
+        self.metrics.set_diagnostics(&diagnostics);
+        self.metrics.set_shadow(&shadow);
+        let mut current: BTreeSet<_> = diagnostics
+            .iter()
+            .map(|d| {
+                (
+                    format!("{}/{}", d.namespace, d.name),
+                    d.reason.as_str().to_string(),
+                    d.message.clone(),
+                )
+            })
+            .collect();
+        for (ingress, reason, message) in current.difference(&self.reported) {
+            warn!(ingress = %ingress, reason = %reason, "{message}");
+        }
+        if let Some(error) = default_certificate_error {
+            let entry = (String::new(), "DefaultCertificate".to_string(), error);
+            if !self.reported.contains(&entry) {
+                warn!(
+                    "{}; clients without a matching certificate get the self-signed fallback",
+                    entry.2
+                );
+            }
+            current.insert(entry);
+        }
+        current.extend(crate::shadow_log::log_verdicts(&shadow, &self.reported));
+        self.reported = current;
+        let hosts = table.hosts.len();
+        let paths: usize = table.hosts.iter().map(|h| h.paths.len()).sum();
+        let backends = table.backends.len();
+        let endpoints: usize = table.backends.values().map(|b| b.endpoints.len()).sum();
+        match self.publisher.publish(table) {
+            Published::Unchanged => debug!("Route table unchanged"),
+            Published::Swapped { warnings } => {
+                for warning in warnings {
+                    warn!(host = %warning.host, pattern = %warning.pattern, reason = %warning.reason, "Path left out of the table");
+                }
+                info!(
+                    hosts,
+                    paths,
+                    backends,
+                    endpoints,
+                    diagnostics = diagnostics.len(),
+                    "Published route table"
+                );
+            }
+        }
+    }
+}
+
+/// The text a panic was raised with, when it was a string.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(not a string)")
+}

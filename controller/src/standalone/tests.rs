@@ -1,0 +1,99 @@
+//! The manifest loop end to end on a temporary directory: a compile that panics is counted,
+//! keeps the last table, is not retried until a file changes, and the next change recovers.
+
+use std::{path::Path, time::Duration};
+
+use shunt_proxy::{metrics::ProxyMetrics, publish::RoutePublisher};
+use tokio::sync::oneshot;
+
+use super::*;
+use crate::{
+    compile::{ClusterState, Compiled, compile},
+    control::ControlPlane,
+};
+
+/// Poll this often: short, so the test waits little.
+const POLL: Duration = Duration::from_millis(10);
+
+/// Compile, except that an Ingress named `boom` panics it (the injected failure).
+fn compile_or_panic(state: &ClusterState, options: &CompileOptions) -> Compiled {
+    if state
+        .ingresses
+        .iter()
+        .any(|i| i.metadata.name.as_deref() == Some("boom"))
+    {
+        panic!("injected compile failure");
+    }
+    compile(state, options)
+}
+
+/// An Ingress per name, `{name}.example.com/` to a Service with one ready endpoint.
+fn mk_manifest(names: &[&str]) -> String {
+    let mut yaml = String::new();
+    for name in names {
+        yaml.push_str(&format!(
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: {name}, namespace: shop}}\n\
+             spec:\n  ingressClassName: shunt\n  rules:\n    - host: {name}.example.com\n      http:\n        paths:\n\
+             \x20         - {{path: /, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}\n---\n"
+        ));
+    }
+    yaml.push_str(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{name: http, port: 80}]}\n---\n\
+         apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n\
+         metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}\n\
+         addressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints: [{addresses: [\"127.0.0.1\"], conditions: {ready: true}}]\n",
+    );
+    yaml
+}
+
+/// Waits (bounded: 5 s) until `done` holds.
+async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+fn routes(reader: &shunt_proxy::publish::RouteReader, host: &str) -> bool {
+    reader.load().lookup(host, "/").is_some()
+}
+
+fn write(path: &Path, names: &[&str]) {
+    std::fs::write(path, mk_manifest(names)).expect("writing the manifest");
+}
+
+#[tokio::test]
+async fn a_panicking_compile_is_counted_and_the_next_change_recovers() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let file = dir.path().join("apps.yaml");
+    write(&file, &["web"]);
+    let (publisher, reader) = RoutePublisher::new(ProxyMetrics::detached());
+    let metrics = ControllerMetrics::default();
+    let control = ControlPlane::new(publisher, metrics.clone()).with_compile(compile_or_panic);
+    let watcher = ManifestWatcher::new(vec![dir.path().to_path_buf()]).expect("the directory exists");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(run(watcher, CompileOptions::default(), control, POLL, async {
+        let _ = stopped.await;
+    }));
+    eventually("the first table is published", || routes(&reader, "web.example.com")).await;
+
+    write(&file, &["web", "boom"]);
+    eventually("the compile panicked", || metrics.compile_panics.get() == 1).await;
+    let compiles = metrics.compiles.get();
+    // Twenty polls with nothing changed: no retry of the same input.
+    tokio::time::sleep(POLL * 20).await;
+    assert_eq!((metrics.compile_panics.get(), metrics.compiles.get()), (1, compiles));
+    assert!(routes(&reader, "web.example.com"), "the last table keeps serving");
+
+    write(&file, &["web", "fixed"]);
+    eventually("the next change is published", || routes(&reader, "fixed.example.com")).await;
+    assert_eq!(metrics.compile_panics.get(), 1);
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the loop stops on shutdown")
+        .expect("the loop does not panic");
+}
