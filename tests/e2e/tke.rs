@@ -196,11 +196,11 @@ async fn shunt_dns_leaves_refused_hosts_out_with_a_comment_saying_why() {
         "any depth: {printed}"
     );
     assert!(
-        printed.contains("# refused pay.example.com: CertificateUnavailable"),
+        printed.contains("# refused pay.example.com: ShadowRefused: CertificateUnavailable"),
         "{printed}"
     );
     assert!(
-        printed.contains("# refused legacy.example.com: AmbiguousLoadBalancer"),
+        printed.contains("# refused legacy.example.com: ShadowRefused: AmbiguousLoadBalancer"),
         "{printed}"
     );
     assert!(
