@@ -35,15 +35,17 @@ pub struct ProxyMetrics {
     requests: Family<RequestLabels, Counter>,
     upstream_latency: Family<BackendLabels, Histogram, fn() -> Histogram>,
     connect_errors: Family<BackendLabels, Counter>,
+    upstream_connections: Family<BackendLabels, Gauge>,
+    pool_timeouts: Family<BackendLabels, Counter>,
     endpoints: Family<BackendLabels, Gauge>,
     publishes: Counter,
     unmatched: RouteStats,
 }
 
-/// Responses of one route by status class.
+/// Responses of one route by status class, and client aborts (nginx's 499) on their own.
 #[derive(Clone, Debug, Default)]
 pub struct RouteStats {
-    by_class: [Counter; 5],
+    by_class: [Counter; 6],
 }
 
 /// What one backend records per request.
@@ -51,6 +53,10 @@ pub struct RouteStats {
 pub struct UpstreamStats {
     pub latency: LatencyHistogram,
     pub connect_errors: Counter,
+    /// This process's open connections to the backend's endpoints.
+    pub connections: Gauge,
+    /// Requests that found the endpoint at its connection cap and gave up waiting (503).
+    pub pool_timeouts: Counter,
 }
 
 /// A histogram handle that may be detached from any registry (tests, empty tables).
@@ -69,7 +75,9 @@ impl LatencyHistogram {
     }
 }
 
-const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+/// `499` (the client went away before the response) is kept apart from the `4xx` we answer.
+const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "499"];
+const CLIENT_CLOSED: u16 = 499;
 
 // === impl ProxyMetrics ===
 
@@ -93,6 +101,18 @@ impl ProxyMetrics {
             "Failed connection attempts to backend endpoints",
             connect_errors.clone(),
         );
+        let upstream_connections = Family::<BackendLabels, Gauge>::default();
+        registry.register(
+            "shunt_upstream_connections",
+            "Open connections to backend endpoints",
+            upstream_connections.clone(),
+        );
+        let pool_timeouts = Family::<BackendLabels, Counter>::default();
+        registry.register(
+            "shunt_upstream_pool_timeouts",
+            "Requests that waited for a free connection to an endpoint at its cap and got 503",
+            pool_timeouts.clone(),
+        );
         let endpoints = Family::<BackendLabels, Gauge>::default();
         registry.register(
             "shunt_backend_endpoints",
@@ -105,6 +125,8 @@ impl ProxyMetrics {
             requests,
             upstream_latency,
             connect_errors,
+            upstream_connections,
+            pool_timeouts,
             endpoints,
             publishes,
             unmatched: RouteStats::default(),
@@ -142,6 +164,8 @@ impl ProxyMetrics {
         UpstreamStats {
             latency: LatencyHistogram(self.upstream_latency.get_or_create(&labels).clone()),
             connect_errors: self.connect_errors.get_or_create(&labels).clone(),
+            connections: self.upstream_connections.get_or_create(&labels).clone(),
+            pool_timeouts: self.pool_timeouts.get_or_create(&labels).clone(),
         }
     }
 
@@ -180,12 +204,20 @@ impl RouteStats {
     }
 
     pub fn record(&self, status: StatusCode) {
-        let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
-        self.by_class[class].inc();
+        let index = match status.as_u16() {
+            CLIENT_CLOSED => 5,
+            code => usize::from(code / 100).clamp(1, 5) - 1,
+        };
+        self.by_class[index].inc();
     }
 
     /// Responses counted so far with this status class (1..=5).
     pub fn count(&self, class: usize) -> u64 {
         self.by_class[class.clamp(1, 5) - 1].get()
+    }
+
+    /// Requests whose client went away first (recorded as 499).
+    pub fn client_aborts(&self) -> u64 {
+        self.by_class[5].get()
     }
 }
