@@ -61,7 +61,9 @@ pub struct PoolKey {
 
 /// Keeps a pooled HTTP/1 connection busy until the response body is done; dropping it returns
 /// the connection to the pool.
-pub struct Lease(#[allow(dead_code)] Pooled<PoolKey, Http1>);
+pub struct Lease {
+    _conn: Pooled<PoolKey, Http1>,
+}
 
 pub struct Http1(http1::SendRequest<RequestBody>);
 
@@ -127,7 +129,7 @@ impl UpstreamClients {
         };
         let response = conn.0.send_request(req).await;
         let response = response.map_err(|error| UpstreamError::Request(error.into()))?;
-        Ok((response, Some(Lease(conn))))
+        Ok((response, Some(Lease { _conn: conn })))
     }
 
     /// Open HTTP/1 connections to `addr` from this worker, for tests and benches.
