@@ -34,6 +34,8 @@ const BACKEND: &str = "web/up:80";
 struct Origin {
     addr: SocketAddr,
     accepted: Arc<AtomicUsize>,
+    /// Connections the peer (shunt) closed.
+    closed: Arc<AtomicUsize>,
     max_in_flight: Arc<AtomicUsize>,
     accept: JoinHandle<()>,
 }
@@ -49,9 +51,9 @@ async fn start_counting_origin(delay: Duration) -> Origin {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("binding an origin");
     let addr = listener.local_addr().expect("a bound listener has an address");
     let (accepted, max_in_flight) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let in_flight = Arc::new(AtomicUsize::new(0));
+    let (in_flight, closed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let accept = tokio::spawn({
-        let (accepted, max_in_flight) = (accepted.clone(), max_in_flight.clone());
+        let (accepted, max_in_flight, closed) = (accepted.clone(), max_in_flight.clone(), closed.clone());
         async move {
             // Bounded: the test aborts this task when the origin is dropped.
             while let Ok((stream, _)) = listener.accept().await {
@@ -70,13 +72,18 @@ async fn start_counting_origin(delay: Duration) -> Origin {
                 });
                 let connection =
                     hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-                tokio::spawn(async move { drop(connection.await) });
+                let closed = closed.clone();
+                tokio::spawn(async move {
+                    drop(connection.await);
+                    closed.fetch_add(1, Ordering::SeqCst);
+                });
             }
         }
     });
     Origin {
         addr,
         accepted,
+        closed,
         max_in_flight,
         accept,
     }
@@ -185,6 +192,40 @@ async fn a_request_that_finds_the_endpoint_at_its_cap_too_long_gets_503() {
     );
     assert_eq!(slow.await.expect("no panic").status, StatusCode::OK);
     assert_eq!(origin.accepted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn an_idle_upstream_connection_is_closed_after_the_idle_timeout_and_reused_before() {
+    let origin = start_counting_origin(Duration::ZERO).await;
+    let args = ["--upstream-idle-timeout", "300ms", "--threads", "1"];
+    let (_manifests, shunt) = serve_host(HOST, "up", None, &[origin.addr.port()], &args).await;
+    let mut sender = h2_client(&shunt).await;
+    for i in 0..3 {
+        let reply = send(&mut sender, mk_request("GET", &format!("/{i}"), Bytes::new())).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    }
+    assert_eq!(
+        origin.accepted.load(Ordering::SeqCst),
+        1,
+        "sequential requests reuse one connection"
+    );
+    // Closed within the idle timeout plus the reaper's half period, with room for a busy machine.
+    eventually("the idle connection closed", Duration::from_secs(3), async || {
+        (origin.closed.load(Ordering::SeqCst) == 1).then_some(())
+    })
+    .await;
+    let metrics = shunt.metrics().await;
+    assert_eq!(
+        sample(&metrics, "shunt_upstream_connections", &[("backend", BACKEND)]),
+        Some(0.0)
+    );
+    let reply = send(&mut sender, mk_request("GET", "/again", Bytes::new())).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(
+        origin.accepted.load(Ordering::SeqCst),
+        2,
+        "a new connection after the idle one closed"
+    );
 }
 
 /// An h2c origin: every connection is numbered, requests to `/goaway` make the connection they
