@@ -278,6 +278,10 @@ pub struct ProxyArgs {
     /// Idle pooled connections are closed after this; keep it below your backends' keep-alive timeouts.
     #[arg(long, default_value = "4s", value_parser = parse_duration)]
     pub upstream_idle_timeout: Duration,
+    /// HTTP/1 connections per backend endpoint per worker thread; a request beyond it waits for
+    /// a free one up to --connect-timeout, then gets 503.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    pub upstream_max_connections: u32,
     /// Endpoints one request may try when connecting fails.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
     pub connect_attempts: u16,
@@ -399,8 +403,8 @@ impl ProxyArgs {
         Ok(ClientOptions {
             connect_timeout: self.connect_timeout,
             pool_idle_timeout: self.upstream_idle_timeout,
+            max_connections_per_endpoint: usize::try_from(self.upstream_max_connections).unwrap_or(usize::MAX),
             tls: tls::client_config(roots),
-            ..ClientOptions::default()
         })
     }
 

@@ -1,12 +1,16 @@
-//! Body types on both sides of the proxy. Bodies stream; nothing is buffered.
+//! Body types on both sides of the proxy. Bodies stream; nothing is buffered beyond a bounded
+//! replay copy.
 //!
-//! A request body waits in a [`BodySlot`] until the upstream connection first polls it, so a
-//! request whose connection attempt failed still has its body and can go to another endpoint.
+//! A request body lives in a [`BodySlot`] that every attempt reads through. The slot keeps the
+//! first [`REPLAY_LIMIT`] bytes it handed out, so a request the pod never processed (a refused
+//! h2 stream, a graceful GOAWAY, a connection that failed) can go again with its body: the next
+//! attempt replays the copy, then reads on from the client. A body larger than the limit is
+//! streamed without a copy and is not retried once any of it was sent.
 
 use std::{
     future::Future,
     pin::Pin,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, MutexGuard},
     task::{Context, Poll},
     time::Duration,
 };
@@ -16,7 +20,10 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use tokio::time::{Instant, Sleep};
 
-use crate::upstream::EndpointGuard;
+use crate::upstream::{EndpointGuard, Lease};
+
+/// Bytes of a request body kept for a retry; see the module docs.
+pub const REPLAY_LIMIT: usize = 64 * 1024;
 
 /// The body we send upstream.
 pub enum RequestBody {
@@ -24,21 +31,38 @@ pub enum RequestBody {
     Stream(StreamBody),
 }
 
+/// One attempt's view of the client's body.
 pub struct StreamBody {
     slot: Arc<BodySlot>,
-    body: Option<Incoming>,
-    hint: SizeHint,
+    /// Which attempt this is; an older attempt's body reads nothing more.
+    attempt: u32,
+    /// Next replayed chunk to send, an index into the slot's copy.
+    replayed: usize,
     /// Bytes still allowed by `--max-body-size`.
     remaining: Option<u64>,
     limit: u64,
-    /// `--client-body-timeout`: the longest wait for the next frame, armed while one is awaited.
+    /// `--client-body-timeout`: the longest wait for the client's next frame, armed while one
+    /// is awaited.
     read_timeout: Duration,
     stalled: Option<Pin<Box<Sleep>>>,
 }
 
-/// Holds a request body until it is first polled; see the module docs.
-#[derive(Default)]
-pub struct BodySlot(Mutex<Option<Incoming>>);
+/// The client's body, shared by the attempts; see the module docs.
+pub struct BodySlot(Mutex<SlotState>);
+
+struct SlotState {
+    body: Incoming,
+    hint: SizeHint,
+    /// The latest attempt; only it may read.
+    attempt: u32,
+    /// What was read so far, while it fits [`REPLAY_LIMIT`] and `replayable` holds.
+    copy: Vec<Bytes>,
+    copied: usize,
+    /// False once something was read that the copy does not hold (too much, or trailers).
+    replayable: bool,
+    /// Reading from the client failed: it went away or broke the body.
+    client_failed: bool,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RequestBodyError {
@@ -57,31 +81,53 @@ pub enum ResponseBody {
         body: Incoming,
         /// Keeps the endpoint's in-flight count until the body is done.
         _guard: Option<EndpointGuard>,
+        /// Returns the HTTP/1 connection to the pool once the body is done (dropped).
+        _lease: Option<Lease>,
     },
 }
 
 // === impl RequestBody ===
 
 impl RequestBody {
-    /// Wraps a client's body; `slot` lets the caller recover it if it was never polled.
+    /// Wraps a client's body; `slot` gives later attempts a body of their own.
     pub fn stream(body: Incoming, max_size: Option<u64>, read_timeout: Duration) -> (Self, Arc<BodySlot>) {
-        let hint = body.size_hint();
-        let slot = Arc::new(BodySlot(Mutex::new(Some(body))));
-        (Self::resume(&slot, hint, max_size, read_timeout), slot)
+        let state = SlotState {
+            hint: body.size_hint(),
+            body,
+            attempt: 0,
+            copy: Vec::new(),
+            copied: 0,
+            replayable: true,
+            client_failed: false,
+        };
+        let slot = Arc::new(BodySlot(Mutex::new(state)));
+        (Self::attempt(&slot, 0, max_size, read_timeout), slot)
     }
 
-    /// A body reading from `slot` again, after an attempt that never polled it failed.
-    pub fn resume(slot: &Arc<BodySlot>, hint: SizeHint, max_size: Option<u64>, read_timeout: Duration) -> Self {
-        let body = StreamBody {
+    /// The body for another attempt, from the start, or `None` when what was sent cannot be
+    /// replayed. Earlier attempts' bodies end.
+    pub fn resume(slot: &Arc<BodySlot>, max_size: Option<u64>, read_timeout: Duration) -> Option<Self> {
+        let attempt = {
+            let mut state = slot.lock();
+            if !state.replayable {
+                return None;
+            }
+            state.attempt += 1;
+            state.attempt
+        };
+        Some(Self::attempt(slot, attempt, max_size, read_timeout))
+    }
+
+    fn attempt(slot: &Arc<BodySlot>, attempt: u32, max_size: Option<u64>, read_timeout: Duration) -> Self {
+        RequestBody::Stream(StreamBody {
             slot: slot.clone(),
-            body: None,
-            hint,
+            attempt,
+            replayed: 0,
             remaining: max_size,
             limit: max_size.unwrap_or(0),
             read_timeout,
             stalled: None,
-        };
-        RequestBody::Stream(body)
+        })
     }
 }
 
@@ -94,28 +140,40 @@ impl Body for RequestBody {
             RequestBody::Empty => return Poll::Ready(None),
             RequestBody::Stream(stream) => stream,
         };
-        if this.body.is_none() {
-            this.body = this.slot.take();
-        }
-        let Some(body) = this.body.as_mut() else {
+        let mut state = this.slot.lock();
+        if state.attempt != this.attempt {
             return Poll::Ready(None);
-        };
-        let frame = match Pin::new(body).poll_frame(cx) {
-            Poll::Ready(Some(Ok(frame))) => frame,
-            Poll::Ready(Some(Err(error))) => return Poll::Ready(Some(Err(RequestBodyError::Read(error)))),
-            Poll::Ready(None) => return Poll::Ready(None),
-            Poll::Pending => {
-                let timeout = this.read_timeout;
-                let stalled = this
-                    .stalled
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(Instant::now() + timeout)));
-                if stalled.as_mut().poll(cx).is_ready() {
-                    this.stalled = None;
-                    return Poll::Ready(Some(Err(RequestBodyError::Timeout { timeout })));
+        }
+        let frame = if let Some(chunk) = state.copy.get(this.replayed) {
+            this.replayed += 1;
+            Frame::data(chunk.clone())
+        } else {
+            match Pin::new(&mut state.body).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => {
+                    state.record(&frame);
+                    this.replayed = state.copy.len();
+                    frame
                 }
-                return Poll::Pending;
+                Poll::Ready(Some(Err(error))) => {
+                    state.client_failed = true;
+                    return Poll::Ready(Some(Err(RequestBodyError::Read(error))));
+                }
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => {
+                    drop(state);
+                    let timeout = this.read_timeout;
+                    let stalled = this
+                        .stalled
+                        .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(Instant::now() + timeout)));
+                    if stalled.as_mut().poll(cx).is_ready() {
+                        this.stalled = None;
+                        return Poll::Ready(Some(Err(RequestBodyError::Timeout { timeout })));
+                    }
+                    return Poll::Pending;
+                }
             }
         };
+        drop(state);
         this.stalled = None;
         if let (Some(remaining), Some(data)) = (this.remaining.as_mut(), frame.data_ref()) {
             let len = data.len() as u64;
@@ -130,14 +188,17 @@ impl Body for RequestBody {
     fn is_end_stream(&self) -> bool {
         match self {
             RequestBody::Empty => true,
-            RequestBody::Stream(stream) => stream.body.as_ref().is_some_and(Body::is_end_stream),
+            RequestBody::Stream(stream) => {
+                let state = stream.slot.lock();
+                stream.replayed >= state.copy.len() && state.body.is_end_stream()
+            }
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match self {
             RequestBody::Empty => SizeHint::with_exact(0),
-            RequestBody::Stream(stream) => stream.body.as_ref().map_or_else(|| stream.hint, Body::size_hint),
+            RequestBody::Stream(stream) => stream.slot.lock().hint,
         }
     }
 }
@@ -145,14 +206,34 @@ impl Body for RequestBody {
 // === impl BodySlot ===
 
 impl BodySlot {
-    /// The body, if nothing has polled it yet.
-    pub fn take(&self) -> Option<Incoming> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
+    /// True when reading the body from the client failed: the client aborted, not the pod.
+    pub fn client_failed(&self) -> bool {
+        self.lock().client_failed
     }
 
-    /// True while the body is still here, i.e. it can be sent again.
-    pub fn is_full(&self) -> bool {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_some()
+    fn lock(&self) -> MutexGuard<'_, SlotState> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl SlotState {
+    /// Keeps `frame` for a replay while the copy stays within [`REPLAY_LIMIT`].
+    fn record(&mut self, frame: &Frame<Bytes>) {
+        if !self.replayable {
+            return;
+        }
+        match frame.data_ref() {
+            Some(data) if self.copied + data.len() <= REPLAY_LIMIT => {
+                self.copied += data.len();
+                self.copy.push(data.clone());
+            }
+            // Too large, or trailers: give up the copy, this body goes once.
+            _ => {
+                self.replayable = false;
+                self.copy = Vec::new();
+                self.copied = 0;
+            }
+        }
     }
 }
 

@@ -30,6 +30,11 @@ pub enum ProxyError {
         #[source]
         source: crate::upstream::UpstreamError,
     },
+    #[error("backend {backend}: no free connection (all in use)")]
+    PoolExhausted { backend: Arc<str> },
+    /// The client went away, or broke its request body, before the response.
+    #[error("client closed the request")]
+    ClientAborted,
     #[error("backend {backend} connect timed out")]
     ConnectTimeout { backend: Arc<str> },
     #[error("backend {backend} did not answer within {timeout:?}")]
@@ -41,6 +46,12 @@ pub enum ProxyError {
         source: crate::upstream::UpstreamError,
     },
 }
+
+/// nginx's "client closed request": never sent (nobody is listening), only counted and logged.
+pub const CLIENT_CLOSED_REQUEST: StatusCode = match StatusCode::from_u16(499) {
+    Ok(status) => status,
+    Err(_) => panic!("499 is a valid status code"),
+};
 
 /// Who caused a failure, for logs: the caller, a backend, or us.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +70,8 @@ impl ProxyError {
             ProxyError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProxyError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ProxyError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
-            ProxyError::NoEndpoints { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ProxyError::NoEndpoints { .. } | ProxyError::PoolExhausted { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ProxyError::ClientAborted => CLIENT_CLOSED_REQUEST,
             ProxyError::Unreachable { .. } | ProxyError::UpstreamFailed { .. } => StatusCode::BAD_GATEWAY,
             ProxyError::ConnectTimeout { .. } | ProxyError::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         }
@@ -71,8 +83,9 @@ impl ProxyError {
             | ProxyError::MissingHost
             | ProxyError::BadRequest(_)
             | ProxyError::BodyTooLarge { .. }
-            | ProxyError::BodyTimeout { .. } => ErrorSource::Client,
-            ProxyError::NoEndpoints { .. } => ErrorSource::Proxy,
+            | ProxyError::BodyTimeout { .. }
+            | ProxyError::ClientAborted => ErrorSource::Client,
+            ProxyError::NoEndpoints { .. } | ProxyError::PoolExhausted { .. } => ErrorSource::Proxy,
             _ => ErrorSource::Upstream,
         }
     }

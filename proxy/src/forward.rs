@@ -7,7 +7,6 @@
 //! ```
 
 use std::{
-    error::Error as StdError,
     io,
     net::SocketAddr,
     sync::Arc,
@@ -20,8 +19,8 @@ use hyper_util::rt::TokioIo;
 use tracing::{debug, info, warn};
 
 use crate::{
-    body::{RequestBody, RequestBodyError, ResponseBody},
-    error::ProxyError,
+    body::{BodySlot, RequestBody, RequestBodyError, ResponseBody},
+    error::{CLIENT_CLOSED_REQUEST, ErrorSource, ProxyError},
     headers::{
         ForwardedContext, TrustedProxies, drop_length_beside_transfer_encoding, join_cookies, request_id,
         set_forwarded, strip_hop_by_hop, upgrade_protocol,
@@ -32,7 +31,10 @@ use crate::{
     request::{check_method, check_target, normalized_path_and_query},
     routes::{Route, authority_host, normalize_host, spec::UpstreamProtocol},
     tunnel::Tunnels,
-    upstream::{EndpointGuard, UpstreamClients, UpstreamError},
+    upstream::{
+        EndpointGuard, Lease, UpstreamClients, UpstreamError,
+        retry::{self, chain_has, find_in_chain},
+    },
 };
 
 #[derive(Clone, Debug)]
@@ -93,6 +95,18 @@ struct Outcome {
     request_id: Option<HeaderValue>,
 }
 
+/// Counts and logs a request when dropped: after its response head, or when hyper drops the
+/// request because the client went away (then it is a 499, like nginx's).
+struct Record<'a> {
+    proxy: &'a Proxy,
+    conn: ConnInfo,
+    started: Instant,
+    logged: Option<(Method, http::Uri)>,
+    outcome: Outcome,
+    /// `None` until a response exists.
+    status: Option<StatusCode>,
+}
+
 // === impl Proxy ===
 
 impl Proxy {
@@ -108,51 +122,34 @@ impl Proxy {
 
     /// Answers one request; failures become short plain-text responses.
     pub async fn serve(&self, req: Request<Incoming>, conn: ConnInfo) -> Response<ResponseBody> {
-        let started = Instant::now();
-        // Kept only for the access log line.
-        let logged = self
-            .0
-            .options
-            .access_log
-            .then(|| (req.method().clone(), req.uri().clone()));
-        let mut outcome = Outcome::default();
-        let response = match self.forward(req, conn, &mut outcome).await {
+        let mut record = Record {
+            proxy: self,
+            conn,
+            started: Instant::now(),
+            // Kept only for the access log line.
+            logged: self
+                .0
+                .options
+                .access_log
+                .then(|| (req.method().clone(), req.uri().clone())),
+            outcome: Outcome::default(),
+            status: None,
+        };
+        let response = match self.forward(req, conn, &mut record.outcome).await {
             Ok(response) => response,
             Err(error) => {
-                match error.status() {
-                    StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST | StatusCode::METHOD_NOT_ALLOWED => {
-                        debug!(%error, "Request refused")
-                    }
-                    _ => {
+                match error.source_side() {
+                    ErrorSource::Client => debug!(%error, client.addr = %conn.peer, "Request refused"),
+                    side => {
                         if let Some(suppressed) = self.0.failures.admit(&error.to_string()) {
-                            warn!(%error, client.addr = %conn.peer, side = ?error.source_side(), suppressed, "Request failed");
+                            warn!(%error, client.addr = %conn.peer, ?side, suppressed, "Request failed");
                         }
                     }
                 }
                 error.into_response()
             }
         };
-        let status = response.status();
-        match &outcome.route {
-            Some(route) => route.record(status, started.elapsed()),
-            None => self.0.metrics.unmatched().record(status, started.elapsed()),
-        }
-        if let Some((method, uri)) = logged {
-            let host = outcome.host.as_ref().and_then(|h| h.to_str().ok()).unwrap_or("");
-            info!(
-                target: "shunt::access",
-                client = %conn.peer.ip(),
-                %method,
-                host,
-                path = uri.path(),
-                status = status.as_u16(),
-                route = outcome.route.as_ref().map_or("", |r| &*r.name),
-                upstream = outcome.endpoint.map(|a| a.to_string()).unwrap_or_default(),
-                duration_ms = started.elapsed().as_secs_f64() * 1000.0,
-                request_id = outcome.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or(""),
-                "Request",
-            );
-        }
+        record.status = Some(response.status());
         response
     }
 
@@ -244,26 +241,20 @@ impl Proxy {
         if version == Version::HTTP_11 {
             join_cookies(&mut headers);
         }
-        let hint = http_body::Body::size_hint(&body);
         let (mut body, slot) = if http_body::Body::is_end_stream(&body) {
             (RequestBody::Empty, None)
         } else {
             let (body, slot) = RequestBody::stream(body, max_body, inner.options.client_body_timeout);
             (body, Some(slot))
         };
-        let replay = |slot: &Option<Arc<crate::body::BodySlot>>| match slot {
+        let replay = |slot: &Option<Arc<BodySlot>>| match slot {
             None => Some(RequestBody::Empty),
-            Some(slot) if slot.is_full() => Some(RequestBody::resume(
-                slot,
-                hint,
-                max_body,
-                inner.options.client_body_timeout,
-            )),
-            Some(_) => None,
+            Some(slot) => RequestBody::resume(slot, max_body, inner.options.client_body_timeout),
         };
 
         let mut tried: Vec<usize> = Vec::new();
         let mut stale_retry_left = is_idempotent(&method);
+        let mut unprocessed_retry_left = true;
         loop {
             let Some(index) = upstream.pick(&tried) else {
                 return Err(ProxyError::NoEndpoints {
@@ -287,7 +278,7 @@ impl Proxy {
             let sent = Instant::now();
             let error = match tokio::time::timeout(
                 inner.options.upstream_timeout,
-                inner.clients.send(upstream.protocol, endpoint.addr, request),
+                inner.clients.send(&upstream, &endpoint, request),
             )
             .await
             {
@@ -297,14 +288,34 @@ impl Proxy {
                         timeout: inner.options.upstream_timeout,
                     });
                 }
-                Ok(Ok(response)) => {
+                Ok(Ok((response, lease))) => {
                     upstream.stats.observe_latency(sent.elapsed().as_secs_f64());
                     let tunnels = &inner.options.tunnels;
-                    return Ok(respond(response, guard, client_upgrade, accepts_trailers, tunnels));
+                    return Ok(respond(
+                        response,
+                        guard,
+                        lease,
+                        client_upgrade,
+                        accepts_trailers,
+                        tunnels,
+                    ));
                 }
                 Ok(Err(error)) => error,
             };
             drop(guard);
+            // Who failed first: a client that went away is not the pod's fault.
+            if slot.as_ref().is_some_and(|slot| slot.client_failed()) {
+                return Err(ProxyError::ClientAborted);
+            }
+            if let Some(RequestBodyError::TooLarge { limit }) = find_in_chain::<RequestBodyError>(&error) {
+                return Err(ProxyError::BodyTooLarge { limit: *limit });
+            }
+            if let UpstreamError::PoolTimeout(_) = error {
+                upstream.stats.pool_timeout();
+                return Err(ProxyError::PoolExhausted {
+                    backend: upstream.id.clone(),
+                });
+            }
             if error.is_connect() {
                 upstream.stats.connect_error();
                 tried.push(index);
@@ -324,14 +335,20 @@ impl Proxy {
                     source: error,
                 });
             }
-            if let Some(RequestBodyError::TooLarge { limit }) = find_in_chain::<RequestBodyError>(&error) {
-                return Err(ProxyError::BodyTooLarge { limit: *limit });
+            if unprocessed_retry_left
+                && retry::never_processed(&error)
+                && let Some(next) = replay(&slot)
+            {
+                debug!(%error, endpoint = %endpoint.addr, "Backend did not process the request, retrying once");
+                unprocessed_retry_left = false;
+                body = next;
+                continue;
             }
             if let Some(RequestBodyError::Timeout { timeout }) = find_in_chain::<RequestBodyError>(&error) {
                 return Err(ProxyError::BodyTimeout { timeout: *timeout });
             }
             if stale_retry_left
-                && is_stale_connection(&error)
+                && retry::is_stale_connection(&error)
                 && let Some(next) = replay(&slot)
             {
                 debug!(%error, endpoint = %endpoint.addr, "Pooled connection closed under us, retrying once");
@@ -347,6 +364,38 @@ impl Proxy {
     }
 }
 
+// === impl Record ===
+
+impl Drop for Record<'_> {
+    fn drop(&mut self) {
+        let status = self.status.unwrap_or_else(|| {
+            debug!(client.addr = %self.conn.peer, "Client went away before the response");
+            CLIENT_CLOSED_REQUEST
+        });
+        let outcome = &self.outcome;
+        match &outcome.route {
+            Some(route) => route.record(status, self.started.elapsed()),
+            None => self.proxy.0.metrics.unmatched().record(status, self.started.elapsed()),
+        }
+        if let Some((method, uri)) = &self.logged {
+            let host = outcome.host.as_ref().and_then(|h| h.to_str().ok()).unwrap_or("");
+            info!(
+                target: "shunt::access",
+                client = %self.conn.peer.ip(),
+                %method,
+                host,
+                path = uri.path(),
+                status = status.as_u16(),
+                route = outcome.route.as_ref().map_or("", |r| &*r.name),
+                upstream = outcome.endpoint.map(|a| a.to_string()).unwrap_or_default(),
+                duration_ms = self.started.elapsed().as_secs_f64() * 1000.0,
+                request_id = outcome.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or(""),
+                "Request",
+            );
+        }
+    }
+}
+
 /// Turns the upstream's answer into ours: tunnels an accepted upgrade, otherwise strips
 /// hop-by-hop headers and streams the body, holding the endpoint's in-flight count until done.
 /// `Trailer` stays for a client that sent `TE: trailers`: hyper only writes HTTP/1.1 trailer
@@ -354,6 +403,7 @@ impl Proxy {
 fn respond(
     mut response: Response<Incoming>,
     guard: EndpointGuard,
+    lease: Option<Lease>,
     client_upgrade: Option<OnUpgrade>,
     accepts_trailers: bool,
     tunnels: &Tunnels,
@@ -362,6 +412,8 @@ fn respond(
         && let Some(client_upgrade) = client_upgrade
     {
         let upstream_upgrade = hyper::upgrade::on(&mut response);
+        // The connection leaves the pool for good: it becomes the tunnel's.
+        drop(lease);
         tokio::spawn(tunnel(client_upgrade, upstream_upgrade, guard, tunnels.clone()));
         let (parts, _) = response.into_parts();
         return Response::from_parts(parts, ResponseBody::empty());
@@ -379,6 +431,7 @@ fn respond(
     response.map(|body| ResponseBody::Upstream {
         body,
         _guard: Some(guard),
+        _lease: lease,
     })
 }
 
@@ -433,37 +486,4 @@ fn is_idempotent(method: &Method) -> bool {
         *method,
         Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
     )
-}
-
-/// A reused connection the backend closed as we wrote to it: nothing of a response came back.
-fn is_stale_connection(error: &UpstreamError) -> bool {
-    chain_has(error, |e: &hyper::Error| e.is_incomplete_message())
-        || chain_has(error, |e: &io::Error| {
-            matches!(
-                e.kind(),
-                io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted
-            )
-        })
-}
-
-fn find_in_chain<'a, E: StdError + 'static>(error: &'a (dyn StdError + 'static)) -> Option<&'a E> {
-    let mut current = Some(error);
-    while let Some(error) = current {
-        if let Some(found) = error.downcast_ref::<E>() {
-            return Some(found);
-        }
-        current = error.source();
-    }
-    None
-}
-
-fn chain_has<E: StdError + 'static>(error: &(dyn StdError + 'static), test: impl Fn(&E) -> bool) -> bool {
-    let mut current = Some(error);
-    while let Some(error) = current {
-        if error.downcast_ref::<E>().is_some_and(&test) {
-            return true;
-        }
-        current = error.source();
-    }
-    false
 }

@@ -51,10 +51,16 @@ fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.0005, 2.0, 16))
 }
 
-const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+/// `499` (the client went away before the response, as nginx logs it) is kept apart from the
+/// `4xx` we answer ourselves.
+const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "499"];
+const CLIENT_CLOSED: u16 = 499;
 
 fn class_index(status: StatusCode) -> usize {
-    usize::from(status.as_u16() / 100).clamp(1, 5) - 1
+    match status.as_u16() {
+        CLIENT_CLOSED => 5,
+        code => usize::from(code / 100).clamp(1, 5) - 1,
+    }
 }
 
 /// What the data plane records beyond the defaults.
@@ -72,6 +78,8 @@ struct Families {
     backend_responses: Family<BackendClassLabels, Counter>,
     upstream_latency: Family<BackendLabels, Histogram>,
     connect_errors: Family<BackendLabels, Counter>,
+    upstream_connections: Family<BackendLabels, Gauge>,
+    pool_timeouts: Family<BackendLabels, Counter>,
     endpoints: Family<BackendLabels, Gauge>,
     publishes: Counter,
 }
@@ -90,7 +98,7 @@ struct RouteSeries {
     families: Arc<Families>,
     route: String,
     ingress: String,
-    by_class: [OnceLock<Counter>; 5],
+    by_class: [OnceLock<Counter>; 6],
     latency: OnceLock<Histogram>,
 }
 
@@ -101,9 +109,13 @@ pub struct UpstreamStats(Arc<UpstreamSeries>);
 struct UpstreamSeries {
     families: Arc<Families>,
     backend: String,
-    by_class: [OnceLock<Counter>; 5],
+    by_class: [OnceLock<Counter>; 6],
     latency: OnceLock<Histogram>,
     connect_errors: OnceLock<Counter>,
+    /// Open connections to the backend's endpoints; the pool holds a clone for each
+    /// connection's life, so one made before a retire still counts down after it.
+    connections: OnceLock<Gauge>,
+    pool_timeouts: OnceLock<Counter>,
 }
 
 /// The series' value: its family's child once used (or retired), else nothing yet.
@@ -133,6 +145,8 @@ impl Families {
             backend_responses: Family::default(),
             upstream_latency: Family::new_with_constructor(latency_histogram as fn() -> Histogram),
             connect_errors: Family::default(),
+            upstream_connections: Family::default(),
+            pool_timeouts: Family::default(),
             endpoints: Family::default(),
             publishes: Counter::default(),
         }
@@ -165,6 +179,16 @@ impl Families {
             "shunt_upstream_connect_errors",
             "Failed connection attempts to backend endpoints",
             self.connect_errors.clone(),
+        );
+        registry.register(
+            "shunt_upstream_connections",
+            "Open connections to backend endpoints, by backend",
+            self.upstream_connections.clone(),
+        );
+        registry.register(
+            "shunt_upstream_pool_timeouts",
+            "Requests that waited for a free connection to an endpoint at its cap and got 503",
+            self.pool_timeouts.clone(),
         );
         registry.register(
             "shunt_backend_endpoints",
@@ -286,6 +310,11 @@ impl RouteStats {
             retire(&series.latency, family, &series.route_labels(), latency_histogram);
         }
     }
+
+    /// Requests whose client went away first (recorded as 499).
+    pub fn client_aborts(&self) -> u64 {
+        cell_value(&self.0.by_class[5])
+    }
 }
 
 impl RouteSeries {
@@ -327,6 +356,8 @@ impl UpstreamStats {
             by_class: Default::default(),
             latency: OnceLock::new(),
             connect_errors: OnceLock::new(),
+            connections: OnceLock::new(),
+            pool_timeouts: OnceLock::new(),
         }))
     }
 
@@ -354,6 +385,29 @@ impl UpstreamStats {
             .latency
             .get_or_init(|| series.families.upstream_latency.get_or_create_owned(&series.labels()))
             .observe(seconds);
+    }
+
+    /// The gauge of open connections, entered in `/metrics` from the first connection on.
+    pub fn connections(&self) -> Gauge {
+        let series = &*self.0;
+        series
+            .connections
+            .get_or_init(|| {
+                series
+                    .families
+                    .upstream_connections
+                    .get_or_create_owned(&series.labels())
+            })
+            .clone()
+    }
+
+    /// A request gave up waiting for a free connection at the endpoint's cap.
+    pub fn pool_timeout(&self) {
+        let series = &*self.0;
+        series
+            .pool_timeouts
+            .get_or_init(|| series.families.pool_timeouts.get_or_create_owned(&series.labels()))
+            .inc();
     }
 
     pub fn connect_error(&self) {
@@ -391,6 +445,18 @@ impl UpstreamStats {
             &series.families.connect_errors,
             &labels,
             Counter::default,
+        );
+        retire(
+            &series.pool_timeouts,
+            &series.families.pool_timeouts,
+            &labels,
+            Counter::default,
+        );
+        retire(
+            &series.connections,
+            &series.families.upstream_connections,
+            &labels,
+            Gauge::default,
         );
     }
 }

@@ -33,7 +33,9 @@ fn mk_spec(apps: &[&str]) -> TableSpec {
                 backend,
                 source: format!("ns/{app}"),
                 ssl_redirect: false,
+                options: Default::default(),
             }],
+            exclusive: false,
         });
     }
     TableSpec {

@@ -1,29 +1,32 @@
-//! Connections to pods: HTTP/1.1 (cleartext or TLS) through hyper-util's pool (keyed by
-//! scheme and `ip:port`), h2c through one multiplexed connection per pod.
+//! Sending to pods: HTTP/1.1 (cleartext or TLS) through the worker's [`Pool`], h2c through one
+//! multiplexed connection per pod.
 
-use std::{net::SocketAddr, time::Duration};
-
-use http::{Request, Response, Uri};
-use hyper::body::Incoming;
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::{
-    client::legacy::{Client, connect::HttpConnector},
-    rt::{TokioExecutor, TokioTimer},
+use std::{
+    net::SocketAddr,
+    task::{Context, Poll},
+    time::Duration,
 };
 
-use super::{UpstreamError, h2::H2Connections};
-use crate::{body::RequestBody, routes::spec::UpstreamProtocol};
+use http::{Request, Response, Uri};
+use hyper::{body::Incoming, client::conn::http1};
+use tokio_rustls::TlsConnector;
 
-type HttpClient = Client<HttpConnector, RequestBody>;
-type HttpsClient = Client<HttpsConnector<HttpConnector>, RequestBody>;
+use super::{
+    Endpoint, Upstream, UpstreamError, connect,
+    h2::H2Connections,
+    pool::{Checkout, Pool, PoolOptions, Poolable, Pooled},
+};
+use crate::{body::RequestBody, routes::spec::UpstreamProtocol};
 
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
+    /// Bounds connecting (TCP, TLS, HTTP handshake) and waiting for a free pooled connection.
     pub connect_timeout: Duration,
     /// Below the idle timeouts of common backends (Node.js closes after 5 s, gunicorn after
     /// 2 s is its own problem), so we drop an idle connection before the pod does.
     pub pool_idle_timeout: Duration,
-    pub pool_max_idle_per_endpoint: usize,
+    /// HTTP/1 connections per endpoint per worker, idle or busy. Must be at least 1.
+    pub max_connections_per_endpoint: usize,
     /// For `appProtocol: https` backends: see [`crate::tls::client_config`].
     pub tls: rustls::ClientConfig,
 }
@@ -33,105 +36,128 @@ impl Default for ClientOptions {
         ClientOptions {
             connect_timeout: Duration::from_secs(5),
             pool_idle_timeout: Duration::from_secs(4),
-            pool_max_idle_per_endpoint: 256,
+            max_connections_per_endpoint: 256,
             tls: crate::tls::client_config(rustls::RootCertStore::empty()),
         }
     }
 }
 
-/// The clients every request shares; cheap to clone.
+/// One worker's connections to pods; cheap to clone.
 #[derive(Clone)]
 pub struct UpstreamClients {
-    http1: HttpClient,
-    https: HttpsClient,
+    http1: Pool<PoolKey, Http1>,
+    tls: TlsConnector,
     h2c: H2Connections,
+    connect_timeout: Duration,
+}
+
+/// HTTP/1 connections are pooled by pod address and by whether they speak TLS (one TLS
+/// config per process, so nothing else changes a connection).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PoolKey {
+    addr: SocketAddr,
+    tls: bool,
+}
+
+/// Keeps a pooled HTTP/1 connection busy until the response body is done; dropping it returns
+/// the connection to the pool.
+pub struct Lease {
+    _conn: Pooled<PoolKey, Http1>,
+}
+
+pub struct Http1(http1::SendRequest<RequestBody>);
+
+impl Poolable for Http1 {
+    fn is_open(&self) -> bool {
+        !self.0.is_closed()
+    }
+
+    fn poll_reusable(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        self.0.poll_ready(cx).map(|ready| ready.is_ok())
+    }
 }
 
 impl UpstreamClients {
     pub fn new(options: &ClientOptions) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(options.connect_timeout));
-        connector.set_keepalive(Some(Duration::from_secs(30)));
-        let mut builder = Client::builder(TokioExecutor::new());
-        builder
-            .pool_timer(TokioTimer::new())
-            .timer(TokioTimer::new())
-            .pool_idle_timeout(options.pool_idle_timeout)
-            .pool_max_idle_per_host(options.pool_max_idle_per_endpoint)
-            // We set Host ourselves: the pool key is the pod address, the Host stays the caller's.
-            .set_host(false);
-        let http1 = builder.build(connector.clone());
-        // The inner connector must accept `https://` URIs: `wrap_connector` (unlike hyper-rustls'
-        // own build path) leaves HttpConnector's http-only check on.
-        let mut tcp_for_tls = connector.clone();
-        tcp_for_tls.enforce_http(false);
-        // HTTP/1.1 only: upgrades (WebSocket) need it, and pods rarely gain from h2 behind us.
-        let tls = HttpsConnectorBuilder::new()
-            .with_tls_config(options.tls.clone())
-            .https_only()
-            .enable_http1()
-            .wrap_connector(tcp_for_tls);
-        let https = builder.build(tls);
+        let pool = PoolOptions {
+            max_per_endpoint: options.max_connections_per_endpoint.max(1),
+            idle_timeout: options.pool_idle_timeout,
+            wait_timeout: options.connect_timeout,
+        };
         UpstreamClients {
-            http1,
-            https,
+            http1: Pool::new(pool),
+            tls: connect::tls_connector(&options.tls),
             h2c: H2Connections::new(options.connect_timeout),
+            connect_timeout: options.connect_timeout,
         }
     }
 
-    /// Sends `req` to the pod at `addr`. For HTTP/1.1 the URI must name the pod (it is the pool
-    /// key); for h2c it names the caller's host (it becomes `:authority`).
+    /// Sends `req` to `endpoint` of `upstream`. The URI is [`Self::request_uri`]'s. An HTTP/1
+    /// response comes with the [`Lease`] to hold until its body is done.
     pub async fn send(
         &self,
-        protocol: UpstreamProtocol,
-        addr: SocketAddr,
+        upstream: &Upstream,
+        endpoint: &Endpoint,
         req: Request<RequestBody>,
-    ) -> Result<Response<Incoming>, UpstreamError> {
-        let pooled = match protocol {
-            UpstreamProtocol::Http1 => self.http1.request(req).await,
-            UpstreamProtocol::Https => self.https.request(req).await,
-            UpstreamProtocol::H2c => return self.h2c.send(addr, req).await,
-        };
-        pooled.map_err(|error| {
-            if error.is_connect() {
-                UpstreamError::Connect(error.into())
-            } else {
-                UpstreamError::Request(error.into())
+    ) -> Result<(Response<Incoming>, Option<Lease>), UpstreamError> {
+        let tls = match upstream.protocol {
+            UpstreamProtocol::Http1 => false,
+            UpstreamProtocol::Https => true,
+            UpstreamProtocol::H2c => {
+                let response = self.h2c.send(endpoint.addr, &upstream.stats, req).await?;
+                return Ok((response, None));
             }
-        })
+        };
+        let key = PoolKey {
+            addr: endpoint.addr,
+            tls,
+        };
+        let mut conn = match self.http1.checkout(&key).await {
+            Ok(Checkout::Idle(conn)) => conn,
+            Ok(Checkout::Connect(permit)) => {
+                let hold = (permit, connect::OpenConnection::new(upstream.stats.connections()));
+                let tls = tls.then_some(&self.tls);
+                let sender = match tokio::time::timeout(self.connect_timeout, connect::http1(key.addr, tls, hold)).await
+                {
+                    Ok(Ok(sender)) => sender,
+                    Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
+                    Err(_) => return Err(UpstreamError::connect_timeout()),
+                };
+                self.http1.pooled(key, Http1(sender))
+            }
+            Err(timeout) => return Err(UpstreamError::PoolTimeout(timeout)),
+        };
+        let response = conn.0.send_request(req).await;
+        let response = response.map_err(|error| UpstreamError::Request(error.into()))?;
+        Ok((response, Some(Lease { _conn: conn })))
     }
 
-    /// The URI a request to `addr` carries for `protocol`; see [`Self::send`].
+    /// Open HTTP/1 connections to `addr` from this worker, for tests and benches.
+    pub fn open_connections(&self, addr: SocketAddr, tls: bool) -> usize {
+        self.http1.open(&PoolKey { addr, tls })
+    }
+
+    /// The URI a request carries for `protocol`: origin-form (`/path?query`) on HTTP/1.1, where
+    /// the `Host` header names the site; for h2c the caller's host (it becomes `:authority`), or
+    /// the pod when the caller sent none.
     pub fn request_uri(
         protocol: UpstreamProtocol,
         pod: &http::uri::Authority,
         host: &str,
         path: &http::uri::PathAndQuery,
     ) -> Uri {
-        let build = |authority: &str| {
+        let absolute = |authority: &str| {
             Uri::builder()
                 .scheme("http")
                 .authority(authority)
                 .path_and_query(path.clone())
                 .build()
         };
-        let pod_uri = || {
-            let scheme = if protocol == UpstreamProtocol::Https {
-                "https"
-            } else {
-                "http"
-            };
-            Uri::builder()
-                .scheme(scheme)
-                .authority(pod.clone())
-                .path_and_query(path.clone())
-                .build()
-                .expect("scheme, pod address and path are each valid")
-        };
         match protocol {
-            UpstreamProtocol::Http1 | UpstreamProtocol::Https => pod_uri(),
-            UpstreamProtocol::H2c => build(host).unwrap_or_else(|_| pod_uri()),
+            UpstreamProtocol::Http1 | UpstreamProtocol::Https => Uri::from(path.clone()),
+            UpstreamProtocol::H2c => absolute(host)
+                .or_else(|_| absolute(pod.as_str()))
+                .expect("scheme, pod address and path are each valid"),
         }
     }
 }

@@ -1,82 +1,100 @@
 //! HTTP/2 cleartext (h2c) to pods: one multiplexed connection per endpoint.
 //!
-//! Kept apart from the pooled HTTP/1 client on purpose. HTTP/2 sends the request URI's authority
-//! as `:authority`, which backends treat as the Host; here the URI keeps the caller's host while
+//! Kept apart from the HTTP/1 pool on purpose. HTTP/2 sends the request URI's authority as
+//! `:authority`, which backends treat as the Host; here the URI keeps the caller's host while
 //! the connection goes to the pod address, so a backend sees the name it was asked for.
+//!
+//! A pod that sends GOAWAY (a rollout, a graceful restart) keeps its in-flight streams, but
+//! new ones fail on that connection: the first stream to fail that way drops the connection
+//! from the map, and the next request opens a new one.
 
 use std::{
     collections::HashMap,
     net::SocketAddr,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicU64, Ordering},
+    },
     time::Duration,
 };
 
 use http::{Request, Response};
 use hyper::{body::Incoming, client::conn::http2::SendRequest};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use tokio::net::TcpStream;
-use tracing::debug;
 
-use super::UpstreamError;
-use crate::body::RequestBody;
+use super::{UpstreamError, connect, retry};
+use crate::{body::RequestBody, metrics::UpstreamStats};
 
 #[derive(Clone)]
 pub struct H2Connections {
-    connections: Arc<Mutex<HashMap<SocketAddr, SendRequest<RequestBody>>>>,
+    connections: Arc<Mutex<HashMap<SocketAddr, Connection>>>,
+    next_id: Arc<AtomicU64>,
     connect_timeout: Duration,
+}
+
+#[derive(Clone)]
+struct Connection {
+    /// Tells this connection from its successor, so a late failure never drops a newer one.
+    id: u64,
+    sender: SendRequest<RequestBody>,
 }
 
 impl H2Connections {
     pub fn new(connect_timeout: Duration) -> Self {
         H2Connections {
             connections: Default::default(),
+            next_id: Default::default(),
             connect_timeout,
         }
     }
 
-    pub async fn send(&self, addr: SocketAddr, req: Request<RequestBody>) -> Result<Response<Incoming>, UpstreamError> {
-        let mut sender = self.sender(addr).await?;
-        sender.ready().await.map_err(|e| UpstreamError::Request(e.into()))?;
-        sender
-            .send_request(req)
-            .await
-            .map_err(|e| UpstreamError::Request(e.into()))
+    pub async fn send(
+        &self,
+        addr: SocketAddr,
+        stats: &UpstreamStats,
+        req: Request<RequestBody>,
+    ) -> Result<Response<Incoming>, UpstreamError> {
+        let Connection { id, mut sender } = self.connection(addr, stats).await?;
+        let sent = async {
+            sender.ready().await?;
+            sender.send_request(req).await
+        };
+        sent.await.map_err(|error| {
+            if retry::is_going_away(&error) {
+                self.forget(addr, id);
+            }
+            UpstreamError::Request(error.into())
+        })
     }
 
-    async fn sender(&self, addr: SocketAddr) -> Result<SendRequest<RequestBody>, UpstreamError> {
-        if let Some(sender) = self.lock().get(&addr).filter(|s| !s.is_closed()).cloned() {
-            return Ok(sender);
+    async fn connection(&self, addr: SocketAddr, stats: &UpstreamStats) -> Result<Connection, UpstreamError> {
+        if let Some(connection) = self.lock().get(&addr).filter(|c| !c.sender.is_closed()).cloned() {
+            return Ok(connection);
         }
-        let connect = TcpStream::connect(addr);
-        let stream = match tokio::time::timeout(self.connect_timeout, connect).await {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(error)) => return Err(UpstreamError::Connect(error.into())),
-            Err(_) => {
-                let timeout = std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out");
-                return Err(UpstreamError::Connect(timeout.into()));
-            }
+        let open = connect::OpenConnection::new(stats.connections());
+        let sender = match tokio::time::timeout(self.connect_timeout, connect::h2c(addr, open)).await {
+            Ok(Ok(sender)) => sender,
+            Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
+            Err(_) => return Err(UpstreamError::connect_timeout()),
         };
-        let _ = stream.set_nodelay(true);
-        let (sender, connection) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .keep_alive_interval(Duration::from_secs(20))
-            .keep_alive_timeout(Duration::from_secs(10))
-            .handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| UpstreamError::Connect(e.into()))?;
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                debug!(%error, endpoint = %addr, "h2c connection closed");
-            }
-        });
+        let connection = Connection {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            sender,
+        };
         let mut connections = self.lock();
         // Connections to pods that went away close on their own; forget them here.
-        connections.retain(|_, sender| !sender.is_closed());
-        connections.insert(addr, sender.clone());
-        Ok(sender)
+        connections.retain(|_, c| !c.sender.is_closed());
+        connections.insert(addr, connection.clone());
+        Ok(connection)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SocketAddr, SendRequest<RequestBody>>> {
+    fn forget(&self, addr: SocketAddr, id: u64) {
+        let mut connections = self.lock();
+        if connections.get(&addr).is_some_and(|c| c.id == id) {
+            connections.remove(&addr);
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<SocketAddr, Connection>> {
         self.connections.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

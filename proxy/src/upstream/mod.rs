@@ -1,8 +1,12 @@
-//! Backends: a set of pod endpoints with load counters, and how to pick one.
+//! Backends: a set of pod endpoints with load counters, how to pick one, and the worker's
+//! connections to them.
 
 mod balance;
 mod client;
+mod connect;
 mod h2;
+pub mod pool;
+pub mod retry;
 
 use std::{
     fmt,
@@ -17,7 +21,7 @@ use http::uri::Authority;
 
 pub use self::{
     balance::EndpointGuard,
-    client::{ClientOptions, UpstreamClients},
+    client::{ClientOptions, Lease, UpstreamClients},
 };
 use crate::{metrics::UpstreamStats, routes::spec::UpstreamProtocol};
 
@@ -29,6 +33,9 @@ pub enum UpstreamError {
     /// Nothing was sent: the request (and its body) can go to another endpoint.
     #[error("connect: {0}")]
     Connect(#[source] BoxError),
+    /// The endpoint was at `--upstream-max-connections` and none came free in time.
+    #[error("waiting for a connection: {0}")]
+    PoolTimeout(#[source] pool::WaitTimeout),
     #[error("{0}")]
     Request(#[source] BoxError),
 }
@@ -36,6 +43,10 @@ pub enum UpstreamError {
 impl UpstreamError {
     pub fn is_connect(&self) -> bool {
         matches!(self, UpstreamError::Connect(_))
+    }
+
+    fn connect_timeout() -> Self {
+        UpstreamError::Connect(std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out").into())
     }
 }
 

@@ -1,0 +1,100 @@
+//! Dialing pods: TCP (no Nagle, keep-alive), TLS for `appProtocol: https`, then the HTTP
+//! handshake, with the connection's task spawned on the worker's runtime.
+
+use std::{io, net::SocketAddr, sync::Arc, time::Duration};
+
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use prometheus_client::metrics::gauge::Gauge;
+use rustls::pki_types::ServerName;
+use socket2::{SockRef, TcpKeepalive};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tracing::debug;
+
+use super::BoxError;
+use crate::body::RequestBody;
+
+/// Counts one open connection on its backend's gauge until dropped.
+pub struct OpenConnection(Gauge);
+
+impl OpenConnection {
+    pub fn new(gauge: Gauge) -> Self {
+        gauge.inc();
+        OpenConnection(gauge)
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+/// A TCP connection to `addr` with TCP_NODELAY (requests are written whole, so Nagle only
+/// adds latency) and keep-alive probes (a pod that vanished without a FIN is noticed).
+pub async fn tcp(addr: SocketAddr) -> io::Result<TcpStream> {
+    let stream = TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let keepalive = TcpKeepalive::new().with_time(Duration::from_secs(30));
+    SockRef::from(&stream).set_tcp_keepalive(&keepalive)?;
+    Ok(stream)
+}
+
+/// Opens an HTTP/1.1 connection (over TLS when `tls` is set). Its task keeps `hold` (the pool
+/// permit and the gauge) until the connection closes or is handed to an upgrade.
+pub async fn http1<H: Send + 'static>(
+    addr: SocketAddr,
+    tls: Option<&TlsConnector>,
+    hold: H,
+) -> Result<http1::SendRequest<RequestBody>, BoxError> {
+    let stream = tcp(addr).await?;
+    let builder = http1::Builder::new();
+    match tls {
+        None => {
+            let (sender, connection) = builder.handshake(TokioIo::new(stream)).await?;
+            spawn(addr, async move { connection.with_upgrades().await }, hold);
+            Ok(sender)
+        }
+        Some(connector) => {
+            // Pod certificates never name the pod IP; see `crate::tls::upstream` for what is checked.
+            let stream = connector.connect(ServerName::from(addr.ip()), stream).await?;
+            let (sender, connection) = builder.handshake(TokioIo::new(stream)).await?;
+            spawn(addr, async move { connection.with_upgrades().await }, hold);
+            Ok(sender)
+        }
+    }
+}
+
+/// Opens an h2c (HTTP/2 prior knowledge) connection, pinged so a dead pod is noticed.
+pub async fn h2c<H: Send + 'static>(addr: SocketAddr, hold: H) -> Result<http2::SendRequest<RequestBody>, BoxError> {
+    let stream = tcp(addr).await?;
+    let (sender, connection) = http2::Builder::new(TokioExecutor::new())
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Duration::from_secs(20))
+        .keep_alive_timeout(Duration::from_secs(10))
+        .handshake(TokioIo::new(stream))
+        .await?;
+    spawn(addr, connection, hold);
+    Ok(sender)
+}
+
+/// The client config for HTTPS pods, speaking HTTP/1.1 (upgrades need it).
+pub fn tls_connector(config: &rustls::ClientConfig) -> TlsConnector {
+    let mut config = config.clone();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    TlsConnector::from(Arc::new(config))
+}
+
+fn spawn<F, H>(addr: SocketAddr, connection: F, hold: H)
+where
+    F: Future<Output = hyper::Result<()>> + Send + 'static,
+    H: Send + 'static,
+{
+    tokio::spawn(async move {
+        if let Err(error) = connection.await {
+            debug!(%error, endpoint = %addr, "Upstream connection closed");
+        }
+        drop(hold);
+    });
+}
