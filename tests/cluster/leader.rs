@@ -194,6 +194,14 @@ async fn a_leader_whose_api_stops_answering_stops_leading_before_another_may_tak
     tokio::time::sleep(Duration::from_secs(1)).await;
     cluster.api.stall("leases", Some("shunt-a"), Stall::BlackHole);
     until_holder(&cluster, "shunt-b", Duration::from_secs(10)).await;
+    // The Lease changes hands before shunt-b's log line says so (logs go through a background writer).
+    let b_leads = async || {
+        b.leadership()
+            .last()
+            .is_some_and(|(_, end)| end.is_none())
+            .then_some(())
+    };
+    eventually("shunt-b to log that it leads", WITHIN, b_leads).await;
 
     let renewed = last_lease_write(&cluster, "shunt-a");
     let a_led = a.leadership();
