@@ -110,9 +110,9 @@ cpu_us_per_request() { awk -v a="$1" -v b="$2" -v n="$3" -v hz="$CLK_TCK" 'BEGIN
 
 # wrk's "Requests/sec", the 99% latency in ms, non-2xx count, socket error count and the number of
 # requests, on one line.
-# Bounded twice: wrk's own -d, and a hard timeout well past it.
+# Bounded twice: wrk's own -d, and a hard timeout well past it (WRK_TIMEOUT seconds, default 120).
 run_wrk() { # wrk arguments...
-    timeout 120 "${LOAD_CPUS[@]}" wrk --latency "$@" |
+    timeout "${WRK_TIMEOUT:-120}" "${LOAD_CPUS[@]}" wrk --latency "$@" |
         awk '/Requests\/sec/ { rps = $2 }
              /^ +99%/ { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
                         ms = (u == "us") ? v / 1000 : (u == "s") ? v * 1000 : (u == "m") ? v * 60000 : v; p99 = ms }

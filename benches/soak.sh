@@ -194,15 +194,19 @@ for ((i = 0; i < SLOW_BODIES; i++)); do
 done
 
 # Steady traffic for the whole soak.
-run_wrk -t1 -c"$CONNECTIONS" -d"${SOAK_SECONDS}s" -H 'Host: soak.example.com' "http://$SHUNT/" > "$work/wrk.txt" &
+WRK_TIMEOUT=$((SOAK_SECONDS + 60)) run_wrk -t1 -c"$CONNECTIONS" -d"${SOAK_SECONDS}s" -H 'Host: soak.example.com' \
+    "http://$SHUNT/" > "$work/wrk.txt" &
 wrk_pid=$!
 
 # Churn until the soak ends: table changes spread over the run, a pod restart every few seconds.
 started=$(date +%s)
-interval=$(awk -v s="$SOAK_SECONDS" -v c="$CHANGES" 'BEGIN { printf "%.3f", (s - 5) / c }')
+# At most one edit per pass: shunt re-reads files every 250 ms, so edits closer than that coalesce.
+interval=0.26
 change=0; restarts=0; next_restart=$((started + 5)); pod=0
 while (($(date +%s) < started + SOAK_SECONDS - 2)); do
-    if ((change < CHANGES)); then
+    # Edits are spread over the run by the clock, so a slow pod restart is caught up after.
+    due=$(awk -v e="$(($(date +%s) - started))" -v s="$SOAK_SECONDS" -v c="$CHANGES" 'BEGIN { d = int(e * c / (s - 5)) + 1; print (d > c) ? c : d }')
+    if ((change < due)); then
         change=$((change + 1)); write_churn "$change"
     fi
     if (($(date +%s) >= next_restart)); then
