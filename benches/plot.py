@@ -3,12 +3,14 @@
 
     RESULTS=/tmp/r.tsv benches/load.sh; RESULTS=/tmp/r.tsv PIN=1 benches/load.sh; ...
     benches/plot.py /tmp/r.tsv > benches/perf.svg
+    PLOT_PROTOCOLS=http1,https1,h2 benches/plot.py /tmp/r.tsv > benches/perf.svg   # some protocols only
 
 One panel per measure (req/s, CPU per request, p99), one group of bars per protocol and pinning,
 one bar per server (direct, shunt, nginx): the bar is the median over runs, the whisker the range
 (min to max), because these machines are shared and one run is not a figure. Standard library only.
 """
 
+import os
 import statistics
 import sys
 from collections import defaultdict
@@ -36,7 +38,8 @@ def load(paths):
 
 
 def groups_of(runs):
-    keys = {(protocol, pinned) for protocol, pinned, _ in runs}
+    wanted = [p for p in os.environ.get("PLOT_PROTOCOLS", "").split(",") if p]
+    keys = {(protocol, pinned) for protocol, pinned, _ in runs if not wanted or protocol in wanted}
     order = {p: i for i, p in enumerate(PROTOCOL_ORDER)}
     return sorted(keys, key=lambda k: (order.get(k[0], 99), k[0], k[1]))
 
@@ -44,7 +47,8 @@ def groups_of(runs):
 def panel(runs, groups, measure, title, top):
     width, height, left, bar = 860, 220, 70, 18
     group_width = (width - left - 20) / max(len(groups), 1)
-    values = [v[measure] for rs in runs.values() for v in rs]
+    shown = set(groups)
+    values = [v[measure] for (protocol, pinned, _), rs in runs.items() if (protocol, pinned) in shown for v in rs]
     peak = max(values) if values else 1
     scale = (height - 60) / peak if peak else 1
     out = [f'<text x="{left}" y="{top + 16}" font-size="14" font-weight="bold">{title}</text>']
