@@ -28,8 +28,9 @@ use crate::{
     lograte::LogRate,
     metrics::ProxyMetrics,
     publish::RouteReader,
+    redirect,
     request::{check_method, check_target, normalized_path_and_query},
-    routes::{Route, authority_host, normalize_host, spec::UpstreamProtocol},
+    routes::{Route, normalize_host, spec::UpstreamProtocol},
     tunnel::Tunnels,
     upstream::{
         EndpointGuard, Lease, UpstreamClients, UpstreamError,
@@ -176,12 +177,14 @@ impl Proxy {
             host: host_str.to_string(),
         })?;
         outcome.route = Some(route.clone());
+        let root = PathAndQuery::from_static("/");
         if route.ssl_redirect && !conn.tls {
-            let path_and_query = normalized.as_ref().or(req.uri().path_and_query());
-            return Ok(https_redirect(host_str, path_and_query));
+            let target = normalized.as_ref().or(req.uri().path_and_query()).unwrap_or(&root);
+            return Ok(redirect::respond(&redirect::to_https(), false, host_str, target));
         }
         if let Some(redirect) = &route.redirect {
-            return Ok(crate::redirect::respond(redirect, conn.tls, host_str, req.uri()));
+            let target = req.uri().path_and_query().unwrap_or(&root);
+            return Ok(redirect::respond(redirect, conn.tls, host_str, target));
         }
         let upstream = route.upstream.clone();
         if upstream.endpoints.is_empty() {
@@ -448,20 +451,6 @@ async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard, tu
         .run(TokioIo::new(client), TokioIo::new(upstream), endpoint)
         .await;
     drop(guard);
-}
-
-/// 308 (method and body kept) to the same URL over HTTPS on the standard port: the Service
-/// maps 443 to our HTTPS listener.
-fn https_redirect(host: &str, path_and_query: Option<&PathAndQuery>) -> Response<ResponseBody> {
-    let host = authority_host(host);
-    let path = path_and_query.map_or("/", PathAndQuery::as_str);
-    let location = format!("https://{host}{path}");
-    let mut response = Response::new(ResponseBody::empty());
-    *response.status_mut() = StatusCode::PERMANENT_REDIRECT;
-    if let Ok(value) = HeaderValue::from_str(&location) {
-        response.headers_mut().insert(header::LOCATION, value);
-    }
-    response
 }
 
 /// The authority the caller asked for: the URI's (HTTP/2, absolute-form) or the Host header.

@@ -1,7 +1,7 @@
 //! Redirect answers for routes that carry a [`RedirectSpec`]: the request's URL with some parts
 //! replaced, query string kept.
 
-use http::{HeaderValue, Response, StatusCode, Uri, header};
+use http::{HeaderValue, Response, StatusCode, header, uri::PathAndQuery};
 
 use crate::{
     body::ResponseBody,
@@ -11,18 +11,31 @@ use crate::{
     },
 };
 
-/// The redirect for a request that arrived with `authority` (Host) on the TLS listener or not.
-pub fn respond(redirect: &RedirectSpec, tls: bool, authority: &str, uri: &Uri) -> Response<ResponseBody> {
+/// `ssl-redirect`: 308 (method and body kept) to the same URL over HTTPS on the standard port,
+/// which the Service maps to our HTTPS listener.
+pub fn to_https() -> RedirectSpec {
+    RedirectSpec {
+        code: StatusCode::PERMANENT_REDIRECT.as_u16(),
+        scheme: Some(Scheme::Https),
+        host: None,
+        port: None,
+        path: None,
+    }
+}
+
+/// The redirect for a request for `target` that arrived with `authority` (Host) on the TLS
+/// listener or not.
+pub fn respond(redirect: &RedirectSpec, tls: bool, authority: &str, target: &PathAndQuery) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::empty());
     *response.status_mut() = StatusCode::from_u16(redirect.code).unwrap_or(StatusCode::FOUND);
-    if let Ok(value) = HeaderValue::from_str(&location(redirect, tls, authority, uri)) {
+    if let Ok(value) = HeaderValue::from_str(&location(redirect, tls, authority, target)) {
         response.headers_mut().insert(header::LOCATION, value);
     }
     response
 }
 
 /// `Location` for `redirect`: see [`RedirectSpec`] for which parts are kept.
-pub fn location(redirect: &RedirectSpec, tls: bool, authority: &str, uri: &Uri) -> String {
+pub fn location(redirect: &RedirectSpec, tls: bool, authority: &str, target: &PathAndQuery) -> String {
     let requested = if tls { Scheme::Https } else { Scheme::Http };
     let scheme = redirect.scheme.unwrap_or(requested);
     let keep_authority = redirect.host.is_none() && redirect.port.is_none() && scheme == requested;
@@ -35,9 +48,9 @@ pub fn location(redirect: &RedirectSpec, tls: bool, authority: &str, uri: &Uri) 
             _ => host.to_string(),
         }
     };
-    let path = redirect.path.as_deref().unwrap_or_else(|| uri.path());
+    let path = redirect.path.as_deref().unwrap_or_else(|| target.path());
     let path = if path.is_empty() { "/" } else { path };
-    match uri.query() {
+    match target.query() {
         Some(query) => format!("{}://{authority}{path}?{query}", scheme.as_str()),
         None => format!("{}://{authority}{path}", scheme.as_str()),
     }
@@ -58,7 +71,7 @@ mod tests {
     }
 
     fn at(redirect: &RedirectSpec, tls: bool, authority: &str, uri: &str) -> String {
-        location(redirect, tls, authority, &uri.parse().expect("a valid uri"))
+        location(redirect, tls, authority, &uri.parse().expect("a valid path and query"))
     }
 
     #[test]

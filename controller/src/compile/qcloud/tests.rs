@@ -58,11 +58,11 @@ fn answer(compiled: &Compiled, tls: bool, host: &str, path_and_query: &str) -> S
         |_, _| RouteStats::detached(),
     );
     assert_eq!(warnings, vec![]);
-    let uri: http::Uri = path_and_query.parse().expect("a valid path");
-    match table.lookup_on(host, uri.path(), tls) {
+    let target: http::uri::PathAndQuery = path_and_query.parse().expect("a valid path");
+    match table.lookup_on(host, target.path(), tls) {
         None => "404".to_string(),
         Some(route) => match &route.redirect {
-            Some(to) => format!("{} {}", to.code, redirect::location(to, tls, host, &uri)),
+            Some(to) => format!("{} {}", to.code, redirect::location(to, tls, host, &target)),
             None => route.upstream.id.to_string(),
         },
     }
