@@ -46,6 +46,10 @@ SHUNT_ADMIN=127.0.0.1:18690
 NGINX_HTTP=127.0.0.1:18682
 NGINX_HTTPS=127.0.0.1:18644
 HOST=shop.example.com
+# The calls a proxied request is made of (socket reads and writes, readiness waits), counted one by one.
+SYSCALLS=$(printf 'syscalls:sys_enter_%s,' read write readv writev recvfrom sendto recvmsg sendmsg epoll_wait epoll_pwait \
+    epoll_ctl futex accept4 close)
+SYSCALLS=${SYSCALLS%,}
 
 need_commands perf:linux-perf wrk:wrk nginx:nginx-light h2load:nghttp2-client openssl:openssl curl:curl
 nginx -V 2>&1 | grep -q -- --with-http_v2_module || { echo "this nginx has no http_v2 module" >&2; exit 1; }
@@ -127,10 +131,24 @@ load() { # proxy protocol seconds
     esac
 }
 
-# Share of self time per DSO, as "name pct" lines, from perf report's dso sort.
-dso_shares() { # perf.data
-    perf report --no-inline -i "$1" --no-children --sort dso --stdio -g none 2>/dev/null |
-        awk '/^ +[0-9.]+%/ { sub(/%/, "", $1); print $2, $1 }'
+# perf report's self-time lines ("pct dso [k|.] symbol") for a recording, every symbol.
+self_times() { # perf.data
+    perf report --no-inline -i "$1" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -E '^ +[0-9.]+%' || true
+}
+
+# Self time summed per DSO, or (with a DSO name) per crate within that DSO: the first path segment of
+# the symbol; mimalloc for its `mi_` functions, ring for its `ring_core_` assembly and C.
+shares() { # report [dso]
+    awk -v dso="${2:-}" '{ pct = $1; sub(/%/, "", pct)
+        if (dso == "") { s[$2] += pct; next }
+        if ($2 != dso) next
+        sym = $0; sub(/^.*\[.\] /, "", sym); sub(/^</, "", sym)
+        if (sym ~ /^_?mi_/) c = "mimalloc"
+        else if (sym ~ /^ring_core_/) c = "ring"
+        else if (match(sym, /^[A-Za-z_][A-Za-z0-9_]*::/)) c = substr(sym, 1, RLENGTH - 2)
+        else c = "(other)"
+        s[c] += pct }
+        END { for (k in s) printf "  %6.2f%%  %s\n", s[k], k }' "$1" | sort -rn | awk 'NR <= 15'
 }
 
 echo "record=${RECORD}s freq=${FREQ}Hz call-graph=$CALL_GRAPH connections=$CONNECTIONS h2=${H2_CLIENTS}x${H2_STREAMS} pin=${PIN:-0}"
@@ -142,7 +160,7 @@ for protocol in $PROTOCOLS; do
 
         echo "$(date +%T) $name: perf stat" >&2
         # CPU, syscalls and context switches per request, from a whole load run under perf stat (no sampling).
-        perf stat -x, -e cpu-clock,raw_syscalls:sys_enter,context-switches -p "$pid" -o "$work/$name.stat" &
+        perf stat -x, -e "cpu-clock,context-switches,raw_syscalls:sys_enter,$SYSCALLS" -p "$pid" -o "$work/$name.stat" &
         stat_pid=$!
         sleep 0.2
         requests=$(load "$proxy" "$protocol" "$STAT_SECONDS")
@@ -172,15 +190,21 @@ for protocol in $PROTOCOLS; do
             echo
             awk -F, -v n="$requests" -v s="$STAT_SECONDS" '
                 $3 == "cpu-clock" { cpu = $1 } $3 == "raw_syscalls:sys_enter" { sys = $1 } $3 == "context-switches" { cs = $1 }
-                END { printf "per request (perf stat over a %s s run, %d requests): CPU %.1f us, syscalls %.2f, context switches %.3f\n\n",
-                      s, n, cpu * 1000 / n, sys / n, cs / n }' "$work/$name.stat"
+                $3 ~ /^syscalls:sys_enter_/ && $1 > 0 { sub(/^syscalls:sys_enter_/, "", $3); each = each sprintf(" %s %.2f", $3, $1 / n) }
+                END { printf "per request (perf stat over a %s s run, %d requests): CPU %.1f us, syscalls %.2f, context switches %.3f\n",
+                      s, n, cpu * 1000 / n, sys / n, cs / n
+                      printf "syscalls per request:%s\n\n", each }' "$work/$name.stat"
+            self_times "$data" > "$work/$name.report"
             echo "self time by DSO:"
-            dso_shares "$data" | awk '{ printf "  %6.2f%%  %s\n", $2, $1 }'
+            shares "$work/$name.report"
+            if [ "$proxy" = shunt ]; then
+                echo
+                echo "self time in the shunt binary by crate (share of all samples):"
+                shares "$work/$name.report" "$(basename "$SHUNT_BIN")"
+            fi
             echo
             echo "top $TOP symbols by self time (perf report --no-children --sort dso,sym):"
-            # awk, not head: head would end perf report with SIGPIPE, a failure under pipefail.
-            perf report --no-inline -i "$data" --no-children --sort dso,sym --stdio -g none 2>/dev/null |
-                awk -v top="$TOP" '/^ +[0-9.]+%/ && n++ < top { print substr($0, 1, 160) }'
+            awk -v top="$TOP" 'NR <= top { print substr($0, 1, 160) }' "$work/$name.report"
         } > "$OUT/$name.txt"
         printf '%-14s %s, %s KB svg\n' "$name" "$(sed -n 6p "$OUT/$name.txt")" "$(($(stat -c %s "$OUT/$name.svg") / 1024))"
         [ -z "${KEEP_DATA:-}" ] || cp "$data" "$KEEP_DATA/$name.data"
