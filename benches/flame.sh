@@ -15,6 +15,7 @@
 #   benches/flame.sh
 #   SHUNT_BIN=/work/bench-target/release/shunt RECORD=10 PROTOCOLS="http1 h2" PROXIES=shunt benches/flame.sh
 #   PIN=1 benches/flame.sh      # proxy alone on CPU 1, load generator and backend on CPU 0
+#   SHUNT_COMMIT=$(git rev-parse --short HEAD) KEEP_DATA=/tmp/perf benches/flame.sh   # name the build; keep perf.data
 #
 # Needs root or kernel.perf_event_paranoid <= 1 to attach to a PID. Installs linux-perf, wrk, h2load and nginx
 # with apt-get and inferno with `cargo install` (into target/bench-tools) when missing. Listens on 127.0.0.1
@@ -33,18 +34,18 @@ CONNECTIONS=${CONNECTIONS:-64}
 WORKERS=${WORKERS:-1}
 H2_CLIENTS=${H2_CLIENTS:-16}
 H2_STREAMS=${H2_STREAMS:-8}
-MINWIDTH=${MINWIDTH:-0.5}
+MINWIDTH=${MINWIDTH:-0.1}
 TOP=${TOP:-25}
 OUT=${OUT:-benches/flame}
 TOOLS=${TOOLS:-target/bench-tools}
 PATH_UNDER_TEST=${PATH_UNDER_TEST:-/api/orders?id=42}
 SHUNT_LOG=${SHUNT_LOG:-warn,rustls=error}
-BACKEND=127.0.0.1:18681
-SHUNT_HTTP=127.0.0.1:18680
-SHUNT_HTTPS=127.0.0.1:18643
-SHUNT_ADMIN=127.0.0.1:18690
-NGINX_HTTP=127.0.0.1:18682
-NGINX_HTTPS=127.0.0.1:18644
+BACKEND=127.0.0.1:18781
+SHUNT_HTTP=127.0.0.1:18780
+SHUNT_HTTPS=127.0.0.1:18743
+SHUNT_ADMIN=127.0.0.1:18790
+NGINX_HTTP=127.0.0.1:18782
+NGINX_HTTPS=127.0.0.1:18744
 HOST=shop.example.com
 # The calls a proxied request is made of (socket reads and writes, readiness waits), counted one by one.
 SYSCALLS=$(printf 'syscalls:sys_enter_%s,' read write readv writev recvfrom sendto recvmsg sendmsg epoll_wait epoll_pwait \
@@ -184,7 +185,7 @@ for protocol in $PROTOCOLS; do
 
         {
             echo "# $name: perf record -e cpu-clock -F $FREQ -g --call-graph $CALL_GRAPH -p <$proxy pid> -- sleep $RECORD"
-            echo "# $(git log -1 --format='commit %h' 2>/dev/null), $("$SHUNT_BIN" --version), $(nginx -v 2>&1), $(date -u +%FT%TZ)"
+            echo "# shunt ${SHUNT_COMMIT:+at $SHUNT_COMMIT }($SHUNT_BIN), $(nginx -v 2>&1 | sed 's/^nginx version: //'), $(date -u +%FT%TZ)"
             echo "# Shared, noisy 2-core VM (other builds running; load average $(cut -d' ' -f1-3 /proc/loadavg)): compare"
             echo "# proportions and per-request counts, not absolute rates. pin=${PIN:-0}."
             echo
