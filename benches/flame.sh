@@ -9,8 +9,8 @@
 #   benches/flame/<proxy>-<protocol>.txt   top symbols by self time, shares per DSO (kernel, shunt, libc, ...),
 #                                          and, from a separate run under `perf stat`, CPU us, syscalls and
 #                                          context switches per request
-# cpu-clock because this VM has no hardware counters; dwarf because the release build has no frame pointers
-# (its line tables let perf name inlined frames' callers).
+# cpu-clock because this VM has no hardware counters; dwarf because the release build has no frame pointers.
+# Inlined functions count in their caller (`--no-inline`): resolving them takes perf minutes per recording.
 #
 #   benches/flame.sh
 #   SHUNT_BIN=/work/bench-target/release/shunt RECORD=10 PROTOCOLS="http1 h2" PROXIES=shunt benches/flame.sh
@@ -48,8 +48,10 @@ NGINX_HTTP=127.0.0.1:18782
 NGINX_HTTPS=127.0.0.1:18744
 HOST=shop.example.com
 # The calls a proxied request is made of (socket reads and writes, readiness waits), counted one by one.
-SYSCALLS=$(printf 'syscalls:sys_enter_%s,' read write readv writev recvfrom sendto recvmsg sendmsg epoll_wait epoll_pwait \
-    epoll_ctl futex accept4 close)
+SYSCALL_NAMES=${SYSCALL_NAMES:-read write readv writev recvfrom sendto recvmsg sendmsg epoll_wait epoll_pwait epoll_ctl futex \
+    accept4 close}
+# shellcheck disable=SC2086 # one tracepoint per name
+SYSCALLS=$(printf 'syscalls:sys_enter_%s,' $SYSCALL_NAMES)
 SYSCALLS=${SYSCALLS%,}
 
 need_commands perf:linux-perf wrk:wrk nginx:nginx-light h2load:nghttp2-client openssl:openssl curl:curl
@@ -163,6 +165,7 @@ for protocol in $PROTOCOLS; do
         # CPU, syscalls and context switches per request, from a whole load run under perf stat (no sampling).
         perf stat -x, -e "cpu-clock,context-switches,raw_syscalls:sys_enter,$SYSCALLS" -p "$pid" -o "$work/$name.stat" &
         stat_pid=$!
+        pids+=("$stat_pid")
         sleep 0.2
         requests=$(load "$proxy" "$protocol" "$STAT_SECONDS")
         kill -INT "$stat_pid"; wait "$stat_pid" || true
@@ -172,9 +175,10 @@ for protocol in $PROTOCOLS; do
         # The recording starts a second into the load and ends a second before it.
         load "$proxy" "$protocol" $((RECORD + 2)) > "$work/$name.requests" &
         load_pid=$!
+        pids+=("$load_pid")
         sleep 1
         timeout $((RECORD + 30)) perf record -q -e cpu-clock -F "$FREQ" -g --call-graph "$CALL_GRAPH" -p "$pid" \
-            -o "$data" -- sleep "$RECORD" 2>/dev/null
+            -o "$data" -- sleep "$RECORD" 2>"$work/$name.record.log" || { cat "$work/$name.record.log" >&2; exit 1; }
         wait "$load_pid"
         [ "$(cat "$work/$name.requests")" -gt 0 ] || { echo "$name: no requests completed while recording"; exit 1; }
 
@@ -208,7 +212,7 @@ for protocol in $PROTOCOLS; do
             awk -v top="$TOP" 'NR <= top { print substr($0, 1, 160) }' "$work/$name.report"
         } > "$OUT/$name.txt"
         printf '%-14s %s, %s KB svg\n' "$name" "$(sed -n 6p "$OUT/$name.txt")" "$(($(stat -c %s "$OUT/$name.svg") / 1024))"
-        [ -z "${KEEP_DATA:-}" ] || cp "$data" "$KEEP_DATA/$name.data"
+        [ -z "${KEEP_DATA:-}" ] || { mkdir -p "$KEEP_DATA" && cp "$data" "$KEEP_DATA/$name.data"; }
         rm -f "$data"
     done
 done
