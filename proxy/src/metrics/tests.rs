@@ -327,4 +327,19 @@ fn metrics_of_ten_thousand_active_routes_fit_in_two_megabytes() {
         "{} bytes with every route active",
         active.len()
     );
+    // What Prometheus downloads: it always sends `Accept-Encoding: gzip`.
+    let mut headers = http::HeaderMap::new();
+    headers.insert(http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("gzip"));
+    let gzipped = super::scrape::scrape(&registry, &headers).expect("encoded");
+    println!(
+        "idle {} bytes, active {} bytes, gzipped {} bytes",
+        idle.len(),
+        active.len(),
+        gzipped.body.len()
+    );
+    assert!(
+        gzipped.body.len() < active.len() / 8,
+        "{} bytes gzipped",
+        gzipped.body.len()
+    );
 }
