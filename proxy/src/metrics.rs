@@ -14,9 +14,10 @@
 mod histogram;
 mod register;
 pub mod scrape;
+mod seconds;
 
 use std::{
-    sync::{Arc, OnceLock, atomic::AtomicU64},
+    sync::{Arc, OnceLock},
     time::Duration,
 };
 
@@ -29,6 +30,7 @@ use prometheus_client::{
 
 pub use histogram::{Histogram, LATENCY_BOUNDS};
 pub use register::{gauge_value, register};
+pub use seconds::Seconds;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -47,9 +49,6 @@ struct RouteLabels {
 struct BackendLabels {
     backend: String,
 }
-
-/// A running total of seconds; `f64` so `/metrics` shows seconds, not an internal unit.
-type Seconds = Counter<f64, AtomicU64>;
 
 /// `499` (the client went away before the response, as nginx logs it) is kept apart from the
 /// `4xx` we answer ourselves.
@@ -156,7 +155,7 @@ impl Families {
                 registry,
                 "shunt_response_seconds",
                 "Time from a request's arrival to its response head, all routes",
-                Histogram::latency(),
+                Histogram::shared(),
             ),
             backend_seconds: register(
                 registry,
@@ -169,7 +168,7 @@ impl Families {
                 registry,
                 "shunt_upstream_response_seconds",
                 "Time from sending a request upstream to its response head, all backends",
-                Histogram::latency(),
+                Histogram::shared(),
             ),
             connect_errors: register(
                 registry,
@@ -393,7 +392,7 @@ impl UpstreamStats {
         series
             .seconds
             .get_or_init(|| series.families.backend_seconds.get_or_create_owned(&series.labels()))
-            .inc_by(elapsed.as_secs_f64());
+            .add(elapsed.as_secs_f64());
     }
 
     /// Time from sending a request upstream to its response head.

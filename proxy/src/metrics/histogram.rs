@@ -1,9 +1,11 @@
 //! A latency histogram on atomics: observing is a bucket search and two relaxed adds, never a
-//! lock (prometheus-client's `Histogram` takes a mutex on every `observe`).
+//! lock (prometheus-client's `Histogram` takes a mutex on every `observe`). The global ones are
+//! split in shards, one per proxy worker thread as far as they go, so workers on different cores
+//! do not bounce one cache line on every request.
 
 use std::sync::{
     Arc,
-    atomic::{AtomicU64, Ordering},
+    atomic::{AtomicU64, AtomicUsize, Ordering},
 };
 
 use prometheus_client::{
@@ -16,67 +18,88 @@ pub const LATENCY_BOUNDS: [f64; 16] = [
     0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384,
 ];
 
+/// Shards of a histogram every worker writes; more workers than this share them.
+const SHARDS: usize = 8;
+
 /// Cheap to clone; every clone observes into the same buckets.
 #[derive(Clone, Debug)]
-pub struct Histogram(Arc<Buckets>);
+pub struct Histogram(Arc<[Shard]>);
 
-#[derive(Debug)]
-struct Buckets {
-    /// Ascending; an observation lands in the first bucket whose bound is at least its value.
-    bounds: &'static [f64],
+/// Aligned so two shards never share a cache line.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Shard {
     /// One count per bound, then the `+Inf` bucket; not cumulative (the encoder sums them).
-    counts: Box<[AtomicU64]>,
+    counts: [AtomicU64; LATENCY_BOUNDS.len() + 1],
     /// In nanoseconds, so adding is one `fetch_add` instead of a compare-and-swap loop on an f64.
     sum_nanos: AtomicU64,
+}
+
+/// The shard the current thread writes to, picked round-robin at its first observation.
+fn shard_index() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    INDEX.with(|index| *index)
+}
+
+/// `seconds` as whole nanoseconds; `as` saturates, so NaN and negatives give 0.
+pub(super) fn nanos(seconds: f64) -> u64 {
+    (seconds * 1e9) as u64
 }
 
 // === impl Histogram ===
 
 impl Histogram {
-    pub fn new(bounds: &'static [f64]) -> Self {
-        let counts = (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect();
-        Histogram(Arc::new(Buckets {
-            bounds,
-            counts,
-            sum_nanos: AtomicU64::new(0),
-        }))
+    /// A histogram one series of one route or backend writes: a single shard.
+    pub fn latency() -> Self {
+        Histogram(Arc::new([Shard::default()]))
     }
 
-    /// A latency histogram with [`LATENCY_BOUNDS`].
-    pub fn latency() -> Self {
-        Self::new(&LATENCY_BOUNDS)
+    /// A histogram every request writes, from any worker.
+    pub fn shared() -> Self {
+        Histogram((0..SHARDS).map(|_| Shard::default()).collect())
     }
 
     /// Counts one observation of `seconds`; negative and NaN count as 0.
     pub fn observe(&self, seconds: f64) {
-        let buckets = &*self.0;
-        let index = buckets.bounds.partition_point(|bound| *bound < seconds);
-        buckets.counts[index].fetch_add(1, Ordering::Relaxed);
-        // `as` saturates: NaN and negatives give 0, absurdly large values u64::MAX.
-        buckets.sum_nanos.fetch_add((seconds * 1e9) as u64, Ordering::Relaxed);
+        let shard = &self.0[shard_index() % self.0.len()];
+        let bucket = LATENCY_BOUNDS.partition_point(|bound| *bound < seconds);
+        shard.counts[bucket].fetch_add(1, Ordering::Relaxed);
+        shard.sum_nanos.fetch_add(nanos(seconds), Ordering::Relaxed);
+    }
+
+    /// Observations per bucket (not cumulative), the `+Inf` bucket last.
+    fn counts(&self) -> [u64; LATENCY_BOUNDS.len() + 1] {
+        let mut counts = [0; LATENCY_BOUNDS.len() + 1];
+        for shard in &*self.0 {
+            for (total, count) in counts.iter_mut().zip(&shard.counts) {
+                *total += count.load(Ordering::Relaxed);
+            }
+        }
+        counts
     }
 
     /// Observations so far.
     pub fn count(&self) -> u64 {
-        self.0.counts.iter().map(|count| count.load(Ordering::Relaxed)).sum()
+        self.counts().iter().sum()
     }
 
     /// Sum of the observations so far, in seconds.
     pub fn sum(&self) -> f64 {
-        self.0.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9
+        let nanos: u64 = self.0.iter().map(|shard| shard.sum_nanos.load(Ordering::Relaxed)).sum();
+        nanos as f64 / 1e9
     }
 }
 
 impl EncodeMetric for Histogram {
     fn encode(&self, mut encoder: MetricEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let buckets = &*self.0;
-        let upper_bounds = buckets.bounds.iter().copied().chain([f64::INFINITY]);
-        let counts: Vec<(f64, u64)> = upper_bounds
-            .zip(buckets.counts.iter().map(|count| count.load(Ordering::Relaxed)))
-            .collect();
+        let upper_bounds = LATENCY_BOUNDS.iter().copied().chain([f64::INFINITY]);
+        let buckets: Vec<(f64, u64)> = upper_bounds.zip(self.counts()).collect();
         // The count is the buckets' own total, so `_count` always equals the `+Inf` bucket.
-        let count = counts.iter().map(|(_, count)| count).sum();
-        encoder.encode_histogram::<NoLabelSet>(self.sum(), count, &counts, None)
+        let count = buckets.iter().map(|(_, count)| count).sum();
+        encoder.encode_histogram::<NoLabelSet>(self.sum(), count, &buckets, None)
     }
 
     fn metric_type(&self) -> MetricType {
@@ -125,5 +148,31 @@ mod tests {
         assert!(text.contains("latency_seconds_count 6"), "{text}");
         assert_eq!(histogram.count(), 6);
         assert!((histogram.sum() - 20.0061).abs() < 1e-9, "{}", histogram.sum());
+    }
+
+    #[test]
+    fn observations_from_many_threads_all_count_in_one_scrape() {
+        let histogram = Histogram::shared();
+        std::thread::scope(|scope| {
+            for _ in 0..(SHARDS + 3) {
+                scope.spawn(|| {
+                    for _ in 0..100 {
+                        histogram.observe(0.001);
+                    }
+                });
+            }
+        });
+        let text = mk_encoded(&histogram);
+        let total = (SHARDS + 3) * 100;
+        assert!(text.contains(&format!("latency_seconds_count {total}\n")), "{text}");
+        assert!(
+            text.contains(&format!(r#"latency_seconds_bucket{{le="0.001"}} {total}"#)),
+            "{text}"
+        );
+        assert!(
+            (histogram.sum() - total as f64 * 0.001).abs() < 1e-9,
+            "{}",
+            histogram.sum()
+        );
     }
 }
