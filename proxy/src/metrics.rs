@@ -8,8 +8,8 @@
 //! A series enters its family on its first use, not at publish: a scrape at 10,000 idle routes
 //! stays small, and a route's series cost nothing until it serves. At scale every byte of a
 //! series is paid once per route, so the defaults are one counter line per route and status
-//! class (which also names the backend) and one latency sum per backend; histograms are global,
-//! or per route behind `--metrics-per-route-latency`.
+//! class (which also names the backend) and one latency sum per backend; the upstream latency
+//! histogram is global, and per-route histograms wait for `--metrics-per-route-latency`.
 
 mod histogram;
 mod register;
@@ -73,7 +73,6 @@ pub struct MetricsOptions {
 /// Every family the data plane writes; shared by all handles.
 struct Families {
     requests: Family<RequestLabels, Counter>,
-    responses: Histogram,
     backend_seconds: Family<BackendLabels, Seconds>,
     route_latency: Option<Family<RouteLabels, Histogram>>,
     upstream_latency: Histogram,
@@ -150,12 +149,6 @@ impl Families {
                 "shunt_requests",
                 "Responses sent, by route, the backend it forwards to and status class",
                 Family::default(),
-            ),
-            responses: register(
-                registry,
-                "shunt_response_seconds",
-                "Time from a request's arrival to its response head, all routes",
-                Histogram::shared(),
             ),
             backend_seconds: register(
                 registry,
@@ -306,13 +299,11 @@ impl RouteStats {
         series.by_class[class]
             .get_or_init(|| series.families.requests.get_or_create_owned(&series.labels(class)))
             .inc();
-        let seconds = elapsed.as_secs_f64();
-        series.families.responses.observe(seconds);
         if let Some(family) = &series.families.route_latency {
             series
                 .latency
                 .get_or_init(|| family.get_or_create_owned(&series.route_labels()))
-                .observe(seconds);
+                .observe(elapsed.as_secs_f64());
         }
     }
 

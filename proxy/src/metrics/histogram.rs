@@ -3,9 +3,12 @@
 //! split in shards, one per proxy worker thread as far as they go, so workers on different cores
 //! do not bounce one cache line on every request.
 
-use std::sync::{
-    Arc,
-    atomic::{AtomicU64, AtomicUsize, Ordering},
+use std::{
+    cell::Cell,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, AtomicUsize, Ordering},
+    },
 };
 
 use prometheus_client::{
@@ -18,7 +21,8 @@ pub const LATENCY_BOUNDS: [f64; 16] = [
     0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384,
 ];
 
-/// Shards of a histogram every worker writes; more workers than this share them.
+/// Shards of a histogram every worker writes; more workers than this share them. A power of
+/// two, like 1, so a mask picks the shard.
 const SHARDS: usize = 8;
 
 /// Cheap to clone; every clone observes into the same buckets.
@@ -39,9 +43,16 @@ struct Shard {
 fn shard_index() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
-        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+        static INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
     }
-    INDEX.with(|index| *index)
+    INDEX.with(|index| match index.get() {
+        usize::MAX => {
+            let picked = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+            index.set(picked);
+            picked
+        }
+        picked => picked,
+    })
 }
 
 /// `seconds` as whole nanoseconds; `as` saturates, so NaN and negatives give 0.
@@ -64,7 +75,7 @@ impl Histogram {
 
     /// Counts one observation of `seconds`; negative and NaN count as 0.
     pub fn observe(&self, seconds: f64) {
-        let shard = &self.0[shard_index() % self.0.len()];
+        let shard = &self.0[shard_index() & (self.0.len() - 1)];
         let bucket = LATENCY_BOUNDS.partition_point(|bound| *bound < seconds);
         shard.counts[bucket].fetch_add(1, Ordering::Relaxed);
         shard.sum_nanos.fetch_add(nanos(seconds), Ordering::Relaxed);

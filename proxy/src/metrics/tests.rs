@@ -131,8 +131,7 @@ fn a_served_route_counts_by_route_and_backend_without_a_route_histogram() {
         ],
         "{text}"
     );
-    // Latency distributions are global by default.
-    assert!(text.contains("\nshunt_response_seconds_count 2\n"), "{text}");
+    // The upstream latency distribution is global by default.
     assert!(text.contains("\nshunt_upstream_response_seconds_count 2\n"), "{text}");
     assert!(!text.contains("shunt_route_response_seconds"), "{text}");
 }
