@@ -6,6 +6,8 @@ use prometheus_client::{
     registry::Registry,
 };
 
+use shunt_proxy::metrics::{gauge_value, register};
+
 use crate::compile::{Diagnostic, HostVerdict, Reason, Verdict};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -32,29 +34,39 @@ pub struct ControllerMetrics {
 
 impl ControllerMetrics {
     pub fn register(registry: &mut Registry) -> Self {
-        let metrics = ControllerMetrics::default();
-        registry.register(
-            "shunt_ingress_diagnostics",
-            "Problems the last compile found in Ingresses, by reason (each skipped its path or backend)",
-            metrics.diagnostics.clone(),
-        );
-        registry.register(
-            "shunt_source_errors",
-            "Manifest files or API objects that failed to load; the last good version kept serving",
-            metrics.source_errors.clone(),
-        );
-        registry.register("shunt_compiles", "Route table compilations", metrics.compiles.clone());
-        registry.register(
-            "shunt_shadow_hosts",
-            "Shadowed load-balancer hosts by verdict: identical (served, rewritten in DNS) or refused (left to the load balancer)",
-            metrics.shadow_hosts.clone(),
-        );
-        registry.register(
-            "shunt_compile_panics",
-            "Compiles that panicked; the last table kept serving until the next change",
-            metrics.compile_panics.clone(),
-        );
-        metrics
+        ControllerMetrics {
+            diagnostics: register(
+                registry,
+                "shunt_ingress_diagnostics",
+                "Problems the last compile found in Ingresses, by reason (each skipped its path or backend)",
+                Family::default(),
+            ),
+            dns_refused: Gauge::default(),
+            shadow_hosts: register(
+                registry,
+                "shunt_shadow_hosts",
+                "Shadowed load-balancer hosts by verdict: identical (served, rewritten in DNS) or refused (left to the load balancer)",
+                Family::default(),
+            ),
+            source_errors: register(
+                registry,
+                "shunt_source_errors",
+                "Manifest files or API objects that failed to load; the last good version kept serving",
+                Counter::default(),
+            ),
+            compiles: register(
+                registry,
+                "shunt_compiles",
+                "Route table compilations",
+                Counter::default(),
+            ),
+            compile_panics: register(
+                registry,
+                "shunt_compile_panics",
+                "Compiles that panicked; the last table kept serving until the next change",
+                Counter::default(),
+            ),
+        }
     }
 
     /// Sets the per-verdict gauges to the last compile's counts, each verdict present even at 0.
@@ -65,7 +77,7 @@ impl ControllerMetrics {
                 .get_or_create(&VerdictLabels {
                     verdict: verdict.as_str(),
                 })
-                .set(i64::try_from(count).unwrap_or(i64::MAX));
+                .set(gauge_value(count));
         }
     }
 
@@ -84,7 +96,7 @@ impl ControllerMetrics {
 
     /// Sets the `DnsRewriteRefused` count (leader, `--manage-coredns`).
     pub fn set_dns_refusals(&self, count: usize) {
-        self.dns_refused.set(i64::try_from(count).unwrap_or(i64::MAX));
+        self.dns_refused.set(gauge_value(count));
         self.set_dns_refusals_label();
     }
 

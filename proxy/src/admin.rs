@@ -7,7 +7,7 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use prometheus_client::registry::Registry;
 
-use crate::{body::ResponseBody, error::plain_response, publish::RouteReader};
+use crate::{body::ResponseBody, error::plain_response, metrics, publish::RouteReader};
 
 #[derive(Clone)]
 pub struct Admin {
@@ -28,7 +28,7 @@ impl Admin {
             "/healthz" => text(StatusCode::OK, "ok\n"),
             "/readyz" if self.routes.is_ready() => text(StatusCode::OK, "ready\n"),
             "/readyz" => text(StatusCode::SERVICE_UNAVAILABLE, "no route table published yet\n"),
-            "/metrics" => self.metrics(),
+            "/metrics" => self.metrics(req.headers()),
             "/routes" => self.routes(),
             path => match self.document(path.trim_start_matches('/')) {
                 Some(response) => response,
@@ -37,15 +37,21 @@ impl Admin {
         }
     }
 
-    fn metrics(&self) -> Response<ResponseBody> {
-        let mut body = String::new();
-        if let Err(error) = prometheus_client::encoding::text::encode(&mut body, &self.registry) {
-            return plain_response(StatusCode::INTERNAL_SERVER_ERROR, &format!("encoding metrics: {error}"));
-        }
-        with_type(
-            text(StatusCode::OK, body),
+    fn metrics(&self, headers: &http::HeaderMap) -> Response<ResponseBody> {
+        let scrape = match metrics::scrape::scrape(&self.registry, headers) {
+            Ok(scrape) => scrape,
+            Err(error) => return plain_response(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
+        };
+        let mut response = with_type(
+            text(StatusCode::OK, scrape.body),
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        )
+        );
+        let headers = response.headers_mut();
+        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+        if let Some(encoding) = scrape.content_encoding {
+            headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+        }
+        response
     }
 
     fn routes(&self) -> Response<ResponseBody> {

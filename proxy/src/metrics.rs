@@ -1,54 +1,53 @@
 //! Prometheus metrics for the data plane. Handles are made when a table is built and kept on
-//! its routes and upstreams, so a request touches only atomics, never a label lookup.
+//! its routes and upstreams, so a request touches only atomics: no label lookup, no lock.
 //!
 //! ```text
 //! publish ──▶ RouteStats / UpstreamStats (labels, empty cells) ──first request──▶ Family child
 //!    └─ route or backend gone: retire() ──▶ Family::remove (its series leave /metrics)
 //! ```
 //! A series enters its family on its first use, not at publish: a scrape at 10,000 idle routes
-//! stays small, and a route's series cost nothing until it serves.
+//! stays small, and a route's series cost nothing until it serves. At scale every byte of a
+//! series is paid once per route, so the defaults are one counter line per route and status
+//! class (which also names the backend) and one latency sum per backend; the upstream latency
+//! histogram is global, and per-route histograms wait for `--metrics-per-route-latency`.
 
-use std::sync::{Arc, OnceLock};
+mod histogram;
+mod register;
+pub mod scrape;
+mod seconds;
+
+use std::{
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
 
 use hyper::StatusCode;
 use prometheus_client::{
     encoding::EncodeLabelSet,
-    metrics::{
-        counter::Counter,
-        family::Family,
-        gauge::Gauge,
-        histogram::{Histogram, exponential_buckets},
-    },
+    metrics::{counter::Counter, family::Family, gauge::Gauge},
     registry::Registry,
 };
+
+pub use histogram::{Histogram, LATENCY_BOUNDS};
+pub use register::{gauge_value, register};
+pub use seconds::Seconds;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     route: String,
-    ingress: String,
+    backend: String,
     code: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
     route: String,
-    ingress: String,
+    backend: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BackendLabels {
     backend: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct BackendClassLabels {
-    backend: String,
-    code: &'static str,
-}
-
-fn latency_histogram() -> Histogram {
-    // 0.5 ms .. ~16 s
-    Histogram::new(exponential_buckets(0.0005, 2.0, 16))
 }
 
 /// `499` (the client went away before the response, as nginx logs it) is kept apart from the
@@ -66,21 +65,22 @@ fn class_index(status: StatusCode) -> usize {
 /// What the data plane records beyond the defaults.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MetricsOptions {
-    /// A latency histogram per route (`shunt_route_response_seconds`): about 20 series per
-    /// active route, so off unless asked for.
+    /// A latency histogram per route (`shunt_route_response_seconds`): 19 series per active
+    /// route, so off unless asked for.
     pub per_route_latency: bool,
 }
 
 /// Every family the data plane writes; shared by all handles.
 struct Families {
     requests: Family<RequestLabels, Counter>,
+    backend_seconds: Family<BackendLabels, Seconds>,
     route_latency: Option<Family<RouteLabels, Histogram>>,
-    backend_responses: Family<BackendClassLabels, Counter>,
-    upstream_latency: Family<BackendLabels, Histogram>,
+    upstream_latency: Histogram,
     connect_errors: Family<BackendLabels, Counter>,
-    upstream_connections: Family<BackendLabels, Gauge>,
     pool_timeouts: Family<BackendLabels, Counter>,
-    endpoints: Family<BackendLabels, Gauge>,
+    upstream_connections: Gauge,
+    endpoints: Gauge,
+    without_endpoints: Family<BackendLabels, Gauge>,
     publishes: Counter,
 }
 
@@ -96,25 +96,23 @@ pub struct RouteStats(Arc<RouteSeries>);
 
 struct RouteSeries {
     families: Arc<Families>,
+    /// `host` + `path` as configured; empty for requests no route matched.
     route: String,
-    ingress: String,
+    /// The backend the route forwards to; empty when it forwards nowhere (redirects, no route).
+    backend: String,
     by_class: [OnceLock<Counter>; 6],
     latency: OnceLock<Histogram>,
 }
 
-/// What one backend records per request.
+/// What one backend records: its share of the response time, and rare failures.
 #[derive(Clone)]
 pub struct UpstreamStats(Arc<UpstreamSeries>);
 
 struct UpstreamSeries {
     families: Arc<Families>,
     backend: String,
-    by_class: [OnceLock<Counter>; 6],
-    latency: OnceLock<Histogram>,
+    seconds: OnceLock<Seconds>,
     connect_errors: OnceLock<Counter>,
-    /// Open connections to the backend's endpoints; the pool holds a clone for each
-    /// connection's life, so one made before a retire still counts down after it.
-    connections: OnceLock<Gauge>,
     pool_timeouts: OnceLock<Counter>,
 }
 
@@ -136,70 +134,77 @@ where
 // === impl Families ===
 
 impl Families {
-    fn new(options: MetricsOptions) -> Self {
+    fn register(registry: &mut Registry, options: MetricsOptions) -> Self {
+        let route_latency = options.per_route_latency.then(|| {
+            register(
+                registry,
+                "shunt_route_response_seconds",
+                "Time from a request's arrival to its response head, by route and backend (--metrics-per-route-latency)",
+                Family::new_with_constructor(Histogram::latency as fn() -> Histogram),
+            )
+        });
         Families {
-            requests: Family::default(),
-            route_latency: options
-                .per_route_latency
-                .then(|| Family::new_with_constructor(latency_histogram as fn() -> Histogram)),
-            backend_responses: Family::default(),
-            upstream_latency: Family::new_with_constructor(latency_histogram as fn() -> Histogram),
-            connect_errors: Family::default(),
-            upstream_connections: Family::default(),
-            pool_timeouts: Family::default(),
-            endpoints: Family::default(),
-            publishes: Counter::default(),
+            requests: register(
+                registry,
+                "shunt_requests",
+                "Responses sent, by route, the backend it forwards to and status class",
+                Family::default(),
+            ),
+            backend_seconds: register(
+                registry,
+                "shunt_backend_response_seconds",
+                "Time from a request's arrival to its response head, summed over the requests routed to a backend (divide by shunt_requests_total for the mean)",
+                Family::default(),
+            ),
+            route_latency,
+            upstream_latency: register(
+                registry,
+                "shunt_upstream_response_seconds",
+                "Time from sending a request upstream to its response head, all backends",
+                Histogram::shared(),
+            ),
+            connect_errors: register(
+                registry,
+                "shunt_upstream_connect_errors",
+                "Failed connection attempts to backend endpoints",
+                Family::default(),
+            ),
+            pool_timeouts: register(
+                registry,
+                "shunt_upstream_pool_timeouts",
+                "Requests that waited for a free connection to an endpoint at its cap and got 503",
+                Family::default(),
+            ),
+            upstream_connections: register(
+                registry,
+                "shunt_upstream_connections",
+                "Open connections to backend endpoints, all backends",
+                Gauge::default(),
+            ),
+            endpoints: register(
+                registry,
+                "shunt_endpoints",
+                "Endpoints currently routed to, summed over backends",
+                Gauge::default(),
+            ),
+            without_endpoints: register(
+                registry,
+                "shunt_backend_without_endpoints",
+                "1 for each backend routed to that has no endpoints (its requests get 503)",
+                Family::default(),
+            ),
+            publishes: register(
+                registry,
+                "shunt_table_publishes",
+                "Route tables published",
+                Counter::default(),
+            ),
         }
     }
 
-    fn register(&self, registry: &mut Registry) {
-        registry.register(
-            "shunt_requests",
-            "Responses sent, by route and status class",
-            self.requests.clone(),
-        );
-        if let Some(route_latency) = &self.route_latency {
-            registry.register(
-                "shunt_route_response_seconds",
-                "Time from a request's arrival to its response head, by route",
-                route_latency.clone(),
-            );
-        }
-        registry.register(
-            "shunt_backend_responses",
-            "Responses sent for requests routed to a backend, by status class",
-            self.backend_responses.clone(),
-        );
-        registry.register(
-            "shunt_upstream_response_seconds",
-            "Time from sending a request upstream to its response head",
-            self.upstream_latency.clone(),
-        );
-        registry.register(
-            "shunt_upstream_connect_errors",
-            "Failed connection attempts to backend endpoints",
-            self.connect_errors.clone(),
-        );
-        registry.register(
-            "shunt_upstream_connections",
-            "Open connections to backend endpoints, by backend",
-            self.upstream_connections.clone(),
-        );
-        registry.register(
-            "shunt_upstream_pool_timeouts",
-            "Requests that waited for a free connection to an endpoint at its cap and got 503",
-            self.pool_timeouts.clone(),
-        );
-        registry.register(
-            "shunt_backend_endpoints",
-            "Endpoints currently routed to, by backend",
-            self.endpoints.clone(),
-        );
-        registry.register(
-            "shunt_table_publishes",
-            "Route tables published",
-            self.publishes.clone(),
-        );
+    /// Families in no registry.
+    fn detached() -> Arc<Self> {
+        Arc::new(Self::register(&mut Registry::default(), MetricsOptions::default()))
     }
 }
 
@@ -211,8 +216,7 @@ impl ProxyMetrics {
     }
 
     pub fn register_with(registry: &mut Registry, options: MetricsOptions) -> Self {
-        let families = Arc::new(Families::new(options));
-        families.register(registry);
+        let families = Arc::new(Families::register(registry, options));
         let unmatched = RouteStats::new(families.clone(), "", "");
         ProxyMetrics { families, unmatched }
     }
@@ -222,8 +226,10 @@ impl ProxyMetrics {
         Self::register(&mut Registry::default())
     }
 
-    pub fn route_stats(&self, route: &str, ingress: &str) -> RouteStats {
-        RouteStats::new(self.families.clone(), route, ingress)
+    /// The counters of the route `route` (`host` + `path`) forwarding to `backend` (empty for
+    /// redirects).
+    pub fn route_stats(&self, route: &str, backend: &str) -> RouteStats {
+        RouteStats::new(self.families.clone(), route, backend)
     }
 
     /// Counts responses that matched no route (404s, 400s).
@@ -235,26 +241,32 @@ impl ProxyMetrics {
         UpstreamStats::new(self.families.clone(), backend)
     }
 
-    /// Sets the endpoint gauges: backends gone lose theirs, the others get their new count.
+    /// Keeps the endpoint series current: backends `gone` leave, `changed` ones (new, or a new
+    /// endpoint count) are listed in `shunt_backend_without_endpoints` exactly when they have
+    /// none, and `total` is the sum over every backend in the table.
     pub fn set_endpoints<'a>(
         &self,
-        previous: impl Iterator<Item = &'a str>,
-        current: impl Iterator<Item = (&'a str, usize)>,
+        gone: impl Iterator<Item = &'a str>,
+        changed: impl Iterator<Item = (&'a str, usize)>,
+        total: usize,
     ) {
-        for backend in previous {
-            self.families.endpoints.remove(&BackendLabels {
+        let family = &self.families.without_endpoints;
+        for backend in gone {
+            family.remove(&BackendLabels {
                 backend: backend.to_string(),
             });
         }
-        for (backend, count) in current {
-            let count = i64::try_from(count).unwrap_or(i64::MAX);
-            self.families
-                .endpoints
-                .get_or_create(&BackendLabels {
-                    backend: backend.to_string(),
-                })
-                .set(count);
+        for (backend, count) in changed {
+            let labels = BackendLabels {
+                backend: backend.to_string(),
+            };
+            if count == 0 {
+                family.get_or_create(&labels).set(1);
+            } else {
+                family.remove(&labels);
+            }
         }
+        self.families.endpoints.set(gauge_value(total));
     }
 
     pub fn record_publish(&self) {
@@ -265,11 +277,11 @@ impl ProxyMetrics {
 // === impl RouteStats ===
 
 impl RouteStats {
-    fn new(families: Arc<Families>, route: &str, ingress: &str) -> Self {
+    fn new(families: Arc<Families>, route: &str, backend: &str) -> Self {
         RouteStats(Arc::new(RouteSeries {
             families,
             route: route.to_string(),
-            ingress: ingress.to_string(),
+            backend: backend.to_string(),
             by_class: Default::default(),
             latency: OnceLock::new(),
         }))
@@ -277,11 +289,11 @@ impl RouteStats {
 
     /// Counters attached to no registry.
     pub fn detached() -> Self {
-        Self::new(Arc::new(Families::new(MetricsOptions::default())), "", "")
+        Self::new(Families::detached(), "", "")
     }
 
-    /// Counts a response; `elapsed` goes to the route's histogram when there is one.
-    pub fn record(&self, status: StatusCode, elapsed: std::time::Duration) {
+    /// Counts a response and its time from the request's arrival to the response head.
+    pub fn record(&self, status: StatusCode, elapsed: Duration) {
         let series = &*self.0;
         let class = class_index(status);
         series.by_class[class]
@@ -293,6 +305,11 @@ impl RouteStats {
                 .get_or_init(|| family.get_or_create_owned(&series.route_labels()))
                 .observe(elapsed.as_secs_f64());
         }
+    }
+
+    /// True when the route forwards to a backend, whose [`UpstreamStats`] then count it too.
+    pub fn has_backend(&self) -> bool {
+        !self.0.backend.is_empty()
     }
 
     /// Responses counted so far with this status class (1..=5).
@@ -307,7 +324,7 @@ impl RouteStats {
             retire(cell, &series.families.requests, &series.labels(class), Counter::default);
         }
         if let Some(family) = &series.families.route_latency {
-            retire(&series.latency, family, &series.route_labels(), latency_histogram);
+            retire(&series.latency, family, &series.route_labels(), Histogram::latency);
         }
     }
 
@@ -321,7 +338,7 @@ impl RouteSeries {
     fn labels(&self, class: usize) -> RequestLabels {
         RequestLabels {
             route: self.route.clone(),
-            ingress: self.ingress.clone(),
+            backend: self.backend.clone(),
             code: CLASSES[class],
         }
     }
@@ -329,7 +346,7 @@ impl RouteSeries {
     fn route_labels(&self) -> RouteLabels {
         RouteLabels {
             route: self.route.clone(),
-            ingress: self.ingress.clone(),
+            backend: self.backend.clone(),
         }
     }
 }
@@ -353,52 +370,31 @@ impl UpstreamStats {
         UpstreamStats(Arc::new(UpstreamSeries {
             families,
             backend: backend.to_string(),
-            by_class: Default::default(),
-            latency: OnceLock::new(),
+            seconds: OnceLock::new(),
             connect_errors: OnceLock::new(),
-            connections: OnceLock::new(),
             pool_timeouts: OnceLock::new(),
         }))
     }
 
-    /// Counts a response sent for a request routed to this backend.
-    pub fn record(&self, status: StatusCode) {
+    /// Adds the time of a response sent for a request routed to this backend (the route
+    /// counted the response itself).
+    pub fn record(&self, elapsed: Duration) {
         let series = &*self.0;
-        let class = class_index(status);
-        series.by_class[class]
-            .get_or_init(|| {
-                series
-                    .families
-                    .backend_responses
-                    .get_or_create_owned(&BackendClassLabels {
-                        backend: series.backend.clone(),
-                        code: CLASSES[class],
-                    })
-            })
-            .inc();
+        series
+            .seconds
+            .get_or_init(|| series.families.backend_seconds.get_or_create_owned(&series.labels()))
+            .add(elapsed.as_secs_f64());
     }
 
     /// Time from sending a request upstream to its response head.
     pub fn observe_latency(&self, seconds: f64) {
-        let series = &*self.0;
-        series
-            .latency
-            .get_or_init(|| series.families.upstream_latency.get_or_create_owned(&series.labels()))
-            .observe(seconds);
+        self.0.families.upstream_latency.observe(seconds);
     }
 
-    /// The gauge of open connections, entered in `/metrics` from the first connection on.
+    /// The gauge of open upstream connections; the pool holds a clone for each connection's
+    /// life, so one made before a retire still counts down after it.
     pub fn connections(&self) -> Gauge {
-        let series = &*self.0;
-        series
-            .connections
-            .get_or_init(|| {
-                series
-                    .families
-                    .upstream_connections
-                    .get_or_create_owned(&series.labels())
-            })
-            .clone()
+        self.0.families.upstream_connections.clone()
     }
 
     /// A request gave up waiting for a free connection at the endpoint's cap.
@@ -418,45 +414,28 @@ impl UpstreamStats {
             .inc();
     }
 
-    /// Responses counted so far with this status class (1..=5).
-    pub fn count(&self, class: usize) -> u64 {
-        cell_value(&self.0.by_class[class.clamp(1, 5) - 1])
+    /// Seconds recorded so far for this backend's responses.
+    pub fn seconds(&self) -> f64 {
+        self.0.seconds.get().map_or(0.0, Seconds::get)
     }
 
     /// Removes this backend's series from /metrics; later records go nowhere.
     pub fn retire(&self) {
         let series = &*self.0;
-        for (class, cell) in series.by_class.iter().enumerate() {
-            let labels = BackendClassLabels {
-                backend: series.backend.clone(),
-                code: CLASSES[class],
-            };
-            retire(cell, &series.families.backend_responses, &labels, Counter::default);
-        }
         let labels = series.labels();
-        retire(
-            &series.latency,
-            &series.families.upstream_latency,
-            &labels,
-            latency_histogram,
-        );
+        let families = &series.families;
+        retire(&series.seconds, &families.backend_seconds, &labels, Seconds::default);
         retire(
             &series.connect_errors,
-            &series.families.connect_errors,
+            &families.connect_errors,
             &labels,
             Counter::default,
         );
         retire(
             &series.pool_timeouts,
-            &series.families.pool_timeouts,
+            &families.pool_timeouts,
             &labels,
             Counter::default,
-        );
-        retire(
-            &series.connections,
-            &series.families.upstream_connections,
-            &labels,
-            Gauge::default,
         );
     }
 }
@@ -471,7 +450,7 @@ impl UpstreamSeries {
 
 impl Default for UpstreamStats {
     fn default() -> Self {
-        Self::new(Arc::new(Families::new(MetricsOptions::default())), "")
+        Self::new(Families::detached(), "")
     }
 }
 

@@ -40,7 +40,7 @@ pub struct RoutePublisher {
     metrics: ProxyMetrics,
     /// The live table's backends, for reuse by the next build.
     upstreams: HashMap<String, (BackendSpec, Arc<Upstream>)>,
-    /// The live table's per-route counters, keyed by (route, source): label lookups are the
+    /// The live table's per-route counters, keyed by (route, backend): label lookups are the
     /// slow part of a build, and most routes survive a publish.
     route_stats: HashMap<(String, String), RouteStats>,
     /// The live table's parsed certificates: a Secret that did not change is not parsed again.
@@ -140,11 +140,11 @@ impl RoutePublisher {
                 next_upstreams.insert(id.clone(), (backend, upstream.clone()));
                 upstream
             },
-            |route, source| {
-                let key = (route.to_string(), source.to_string());
+            |route, backend| {
+                let key = (route.to_string(), backend.to_string());
                 let stats = match self.route_stats.get(&key) {
                     Some(stats) => stats.clone(),
-                    None => self.metrics.route_stats(route, source),
+                    None => self.metrics.route_stats(route, backend),
                 };
                 next_route_stats.insert(key, stats.clone());
                 stats
@@ -176,7 +176,8 @@ impl RoutePublisher {
                     .is_none_or(|(previous, _)| previous.endpoints.len() != spec.endpoints.len())
             })
             .map(|(id, (_, upstream))| (id.as_str(), upstream.endpoints.len()));
-        self.metrics.set_endpoints(gone, changed);
+        let total = next_upstreams.values().map(|(spec, _)| spec.endpoints.len()).sum();
+        self.metrics.set_endpoints(gone, changed, total);
         self.upstreams = next_upstreams;
         self.current.store(Arc::new(table));
         self.ready.store(true, Ordering::Release);

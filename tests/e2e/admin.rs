@@ -120,31 +120,46 @@ async fn metrics_count_requests_by_route_and_status_class() {
     assert_eq!(shop.shunt.get("www.blog.example.com", "/").await.status, StatusCode::OK);
 
     let metrics = shop.shunt.metrics().await;
-    let requests = |route: &str, ingress: &str, code: &str| {
+    let requests = |route: &str, backend: &str, code: &str| {
         sample(
             &metrics,
             "shunt_requests_total",
-            &[("route", route), ("ingress", ingress), ("code", code)],
+            &[("route", route), ("backend", backend), ("code", code)],
         )
     };
     assert_eq!(
-        requests("shop.example.com/", "shop/shop", "2xx"),
+        requests("shop.example.com/", "shop/web:80", "2xx"),
         Some(3.0),
         "{metrics}"
     );
     assert_eq!(
-        requests("shop.example.com/empty", "shop/shop", "5xx"),
+        requests("shop.example.com/empty", "shop/empty:80", "5xx"),
         Some(1.0),
         "{metrics}"
     );
     assert_eq!(
-        requests("*.blog.example.com/", "shop/blog", "2xx"),
+        requests("*.blog.example.com/", "shop/web:80", "2xx"),
         Some(1.0),
         "{metrics}"
     );
     assert_eq!(
-        requests("shop.example.com/health", "shop/shop", "2xx").unwrap_or(0.0),
+        requests("shop.example.com/health", "shop/web:80", "2xx").unwrap_or(0.0),
         0.0,
+        "{metrics}"
+    );
+    // Each backend's response time summed, for its mean; the upstream distribution is global.
+    let seconds = |backend: &str| {
+        sample(
+            &metrics,
+            "shunt_backend_response_seconds_total",
+            &[("backend", backend)],
+        )
+    };
+    assert!(seconds("shop/web:80").is_some_and(|sum| sum > 0.0), "{metrics}");
+    assert!(seconds("shop/empty:80").is_some(), "{metrics}");
+    assert_eq!(
+        sample(&metrics, "shunt_upstream_response_seconds_count", &[]),
+        Some(4.0),
         "{metrics}"
     );
 }
@@ -169,17 +184,31 @@ async fn metrics_report_publishes_endpoints_and_diagnostics() {
     let metrics = shop.shunt.metrics().await;
     let publishes = sample(&metrics, "shunt_table_publishes_total", &[]);
     assert!(publishes.is_some_and(|count| count >= 1.0), "{metrics}");
-    assert_eq!(
-        sample(&metrics, "shunt_backend_endpoints", &[("backend", "shop/web:80")]),
-        Some(2.0),
-        "{metrics}"
-    );
-    assert_eq!(
-        sample(&metrics, "shunt_backend_endpoints", &[("backend", "shop/empty:80")]),
-        Some(0.0),
-        "{metrics}"
-    );
+    // web's two endpoints and api's one.
+    assert_eq!(sample(&metrics, "shunt_endpoints", &[]), Some(3.0), "{metrics}");
+    let without_endpoints =
+        |backend: &str| sample(&metrics, "shunt_backend_without_endpoints", &[("backend", backend)]);
+    assert_eq!(without_endpoints("shop/empty:80"), Some(1.0), "{metrics}");
+    assert_eq!(without_endpoints("shop/web:80"), None, "{metrics}");
     let diagnostics = |reason: &str| sample(&metrics, "shunt_ingress_diagnostics", &[("reason", reason)]);
     assert_eq!(diagnostics("MissingService"), Some(1.0), "{metrics}");
     assert_eq!(diagnostics("NoEndpoints"), Some(1.0), "{metrics}");
+}
+
+#[tokio::test]
+async fn metrics_are_gzipped_for_a_scraper_that_accepts_gzip() {
+    let (_manifests, shunt) = serve(&[&mk_ingress("shop", "nothing")], &[]).await;
+    let url = format!("http://{}/metrics", shunt.admin);
+    // curl --compressed asks for gzip and decodes the body; --include shows the headers.
+    let (gzipped, status) = curl(&["--compressed", "--include", &url]).await;
+    assert_eq!(status, "200 1.1", "{gzipped}");
+    let head = |reply: &str| reply.split("\r\n\r\n").next().unwrap_or("").to_ascii_lowercase();
+    assert!(head(&gzipped).contains("content-encoding: gzip"), "{gzipped}");
+    assert!(gzipped.contains("\nshunt_table_publishes_total "), "{gzipped}");
+    assert!(gzipped.ends_with("# EOF\n"), "{gzipped}");
+
+    let (plain, status) = curl(&["--include", &url]).await;
+    assert_eq!(status, "200 1.1", "{plain}");
+    assert!(!head(&plain).contains("content-encoding"), "{plain}");
+    assert!(plain.contains("\nshunt_table_publishes_total "), "{plain}");
 }

@@ -8,7 +8,9 @@ use prometheus_client::{encoding::text::encode, registry::Registry};
 use super::*;
 use crate::{
     publish::RoutePublisher,
-    routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
+    routes::spec::{
+        BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, UpstreamProtocol, VirtualHostSpec,
+    },
 };
 
 /// One host per app, `{app}.example.com/` to backend `ns/{app}:80` with one endpoint.
@@ -58,8 +60,8 @@ fn serve_one(publisher: &RoutePublisher, app: &str) {
     let route = table
         .lookup(&format!("{app}.example.com"), "/")
         .unwrap_or_else(|| panic!("{app} is routed"));
+    route.upstream.stats.observe_latency(0.002);
     route.record(StatusCode::OK, Duration::from_millis(3));
-    route.upstream.stats.observe_latency(0.003);
     route.upstream.stats.connect_error();
 }
 
@@ -77,15 +79,40 @@ fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
 }
 
 #[test]
-fn an_idle_route_has_only_its_endpoint_gauge() {
+fn an_idle_route_adds_no_series() {
     let (registry, mut publisher) = mk_publisher(MetricsOptions::default());
     publisher.publish(mk_spec(&["idle"]));
     let text = scrape(&registry);
+    assert_eq!(lines_with(&text, "idle"), Vec::<&str>::new(), "{text}");
+    assert!(text.contains("\nshunt_endpoints 1\n"), "{text}");
+}
+
+#[test]
+fn a_backend_without_endpoints_is_listed_until_it_has_some() {
+    let (registry, mut publisher) = mk_publisher(MetricsOptions::default());
+    let mut spec = mk_spec(&["empty", "full"]);
+    spec.backends
+        .get_mut("ns/empty:80")
+        .expect("a backend")
+        .endpoints
+        .clear();
+    publisher.publish(spec);
+    let text = scrape(&registry);
     assert_eq!(
-        lines_with(&text, "idle"),
-        vec![r#"shunt_backend_endpoints{backend="ns/idle:80"} 1"#],
+        lines_with(&text, "shunt_backend_without_endpoints"),
+        vec![r#"shunt_backend_without_endpoints{backend="ns/empty:80"} 1"#],
         "{text}"
     );
+    assert!(text.contains("\nshunt_endpoints 1\n"), "{text}");
+
+    publisher.publish(mk_spec(&["empty", "full"]));
+    let text = scrape(&registry);
+    assert_eq!(
+        lines_with(&text, "shunt_backend_without_endpoints"),
+        Vec::<&str>::new(),
+        "{text}"
+    );
+    assert!(text.contains("\nshunt_endpoints 2\n"), "{text}");
 }
 
 #[test]
@@ -95,25 +122,17 @@ fn a_served_route_counts_by_route_and_backend_without_a_route_histogram() {
     serve_one(&publisher, "shop");
     serve_one(&publisher, "shop");
     let text = scrape(&registry);
-    let lines = lines_with(&text, "shop");
-    assert!(
-        lines.contains(&r#"shunt_requests_total{route="shop.example.com/",ingress="ns/shop",code="2xx"} 2"#),
+    assert_eq!(
+        lines_with(&text, "shop"),
+        vec![
+            r#"shunt_requests_total{route="shop.example.com/",backend="ns/shop:80",code="2xx"} 2"#,
+            r#"shunt_backend_response_seconds_total{backend="ns/shop:80"} 0.006"#,
+            r#"shunt_upstream_connect_errors_total{backend="ns/shop:80"} 2"#,
+        ],
         "{text}"
     );
-    assert!(
-        lines.contains(&r#"shunt_backend_responses_total{backend="ns/shop:80",code="2xx"} 2"#),
-        "{text}"
-    );
-    assert!(
-        lines.contains(&r#"shunt_upstream_response_seconds_count{backend="ns/shop:80"} 2"#),
-        "{text}"
-    );
-    assert!(
-        lines.contains(&r#"shunt_upstream_connect_errors_total{backend="ns/shop:80"} 2"#),
-        "{text}"
-    );
-    // Classes never seen stay out of the scrape.
-    assert!(!text.contains(r#"code="5xx""#), "{text}");
+    // The upstream latency distribution is global by default.
+    assert!(text.contains("\nshunt_upstream_response_seconds_count 2\n"), "{text}");
     assert!(!text.contains("shunt_route_response_seconds"), "{text}");
 }
 
@@ -126,9 +145,37 @@ fn per_route_latency_is_a_histogram_per_route_when_asked_for() {
     serve_one(&publisher, "shop");
     let text = scrape(&registry);
     assert!(
-        text.contains(r#"shunt_route_response_seconds_count{route="shop.example.com/",ingress="ns/shop"} 1"#),
+        text.contains(r#"shunt_route_response_seconds_count{route="shop.example.com/",backend="ns/shop:80"} 1"#),
         "{text}"
     );
+    assert!(
+        text.contains(
+            r#"shunt_route_response_seconds_bucket{le="0.004",route="shop.example.com/",backend="ns/shop:80"} 1"#
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_redirect_counts_for_its_route_and_no_backend() {
+    let (registry, mut publisher) = mk_publisher(MetricsOptions::default());
+    let mut spec = mk_spec(&["old"]);
+    spec.hosts[0].paths[0].options.redirect = Some(RedirectSpec {
+        code: 301,
+        scheme: None,
+        host: Some("new.example.com".into()),
+        port: None,
+        path: None,
+    });
+    publisher.publish(spec);
+    serve_one(&publisher, "old");
+    let text = scrape(&registry);
+    assert_eq!(
+        lines_with(&text, "old.example.com"),
+        vec![r#"shunt_requests_total{route="old.example.com/",backend="",code="2xx"} 1"#],
+        "{text}"
+    );
+    assert!(!text.contains("shunt_backend_response_seconds_total{"), "{text}");
 }
 
 #[test]
@@ -140,13 +187,14 @@ fn a_removed_route_and_its_backend_leave_the_scrape_at_publish() {
     serve_one(&publisher, "stays");
     serve_one(&publisher, "preview");
     let old_table = Arc::clone(&publisher.reader().load());
-    assert!(!lines_with(&scrape(&registry), "preview").is_empty());
+    // Its counter, its 19-line histogram, its backend's latency sum and connect errors.
+    assert_eq!(lines_with(&scrape(&registry), "preview").len(), 22);
 
     publisher.publish(mk_spec(&["stays"]));
     let text = scrape(&registry);
     assert_eq!(lines_with(&text, "preview"), Vec::<&str>::new(), "{text}");
     assert!(
-        text.contains(r#"shunt_requests_total{route="stays.example.com/",ingress="ns/stays",code="2xx"} 1"#),
+        text.contains(r#"shunt_requests_total{route="stays.example.com/",backend="ns/stays:80",code="2xx"} 1"#),
         "{text}"
     );
 
@@ -155,7 +203,7 @@ fn a_removed_route_and_its_backend_leave_the_scrape_at_publish() {
         .lookup("preview.example.com", "/")
         .expect("routed in the old table");
     route.record(StatusCode::INTERNAL_SERVER_ERROR, Duration::from_millis(1));
-    route.upstream.stats.observe_latency(0.001);
+    route.upstream.stats.connect_error();
     let text = scrape(&registry);
     assert_eq!(lines_with(&text, "preview"), Vec::<&str>::new(), "{text}");
 }
@@ -174,13 +222,14 @@ fn a_route_that_stays_keeps_counting_across_publishes() {
     serve_one(&publisher, "shop");
     let text = scrape(&registry);
     assert!(
-        text.contains(r#"shunt_requests_total{route="shop.example.com/",ingress="ns/shop",code="2xx"} 2"#),
+        text.contains(r#"shunt_requests_total{route="shop.example.com/",backend="ns/shop:80",code="2xx"} 2"#),
         "{text}"
     );
     assert!(
-        text.contains(r#"shunt_backend_responses_total{backend="ns/shop:80",code="2xx"} 2"#),
+        text.contains(r#"shunt_backend_response_seconds_total{backend="ns/shop:80"} 0.006"#),
         "{text}"
     );
+    assert!(text.contains("\nshunt_endpoints 2\n"), "{text}");
 }
 
 #[test]
@@ -197,5 +246,99 @@ fn status_classes_are_counted_apart() {
     assert_eq!(
         (stats.count(2), stats.count(4), stats.count(5), stats.count(3)),
         (1, 2, 1, 0)
+    );
+}
+
+/// 10k routes named as benches/scale.sh names them.
+fn mk_scale_spec(count: usize) -> TableSpec {
+    let mut backends = BTreeMap::new();
+    let mut hosts = Vec::new();
+    for i in 0..count {
+        let (namespace, name) = (format!("team-{}", i % 100), format!("app-{i}"));
+        let backend = format!("{namespace}/{name}:80");
+        let endpoints = (1..=5)
+            .map(|k| SocketAddr::from(([10, (i / 250 % 250) as u8, (i % 250) as u8, k], 8080)))
+            .collect();
+        backends.insert(
+            backend.clone(),
+            BackendSpec {
+                protocol: UpstreamProtocol::Http1,
+                endpoints,
+            },
+        );
+        hosts.push(VirtualHostSpec {
+            host: HostMatch::from_rule_host(&format!("{name}.example.com")),
+            paths: vec![PathSpec {
+                path: "/".into(),
+                kind: PathKind::Prefix,
+                backend,
+                source: format!("{namespace}/{name}"),
+                ssl_redirect: false,
+                options: Default::default(),
+            }],
+            exclusive: false,
+        });
+    }
+    TableSpec {
+        hosts,
+        backends,
+        ..Default::default()
+    }
+}
+
+/// Serves one request on each of `count` scale routes, the way the proxy records it, and holds
+/// an upstream connection to each backend.
+fn serve_scale(publisher: &RoutePublisher, count: usize) -> Vec<Gauge> {
+    let table = Arc::clone(&publisher.reader().load());
+    (0..count)
+        .map(|i| {
+            let route = table.lookup(&format!("app-{i}.example.com"), "/").expect("routed");
+            route.upstream.stats.observe_latency(0.002);
+            route.record(StatusCode::OK, Duration::from_millis(3));
+            let connection = route.upstream.stats.connections();
+            connection.inc();
+            connection
+        })
+        .collect()
+}
+
+#[test]
+fn metrics_of_ten_thousand_active_routes_fit_in_two_megabytes() {
+    const ROUTES: usize = 10_000;
+    let (registry, mut publisher) = mk_publisher(MetricsOptions::default());
+    publisher.publish(mk_scale_spec(ROUTES));
+    let idle = scrape(&registry);
+    let _connections = serve_scale(&publisher, ROUTES);
+    let active = scrape(&registry);
+    if let Ok(dir) = std::env::var("SHUNT_METRICS_DUMP") {
+        std::fs::write(format!("{dir}/metrics-idle.txt"), &idle).expect("writing the idle scrape");
+        std::fs::write(format!("{dir}/metrics-active.txt"), &active).expect("writing the active scrape");
+    }
+    // Every route served: one counter line per route and one latency sum per backend.
+    assert_eq!(lines_with(&active, "shunt_requests_total{").len(), ROUTES);
+    assert_eq!(
+        lines_with(&active, "shunt_backend_response_seconds_total{").len(),
+        ROUTES
+    );
+    assert!(idle.len() < 4_000, "{} bytes idle", idle.len());
+    assert!(
+        active.len() <= 2_000_000,
+        "{} bytes with every route active",
+        active.len()
+    );
+    // What Prometheus downloads: it always sends `Accept-Encoding: gzip`.
+    let mut headers = http::HeaderMap::new();
+    headers.insert(http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("gzip"));
+    let gzipped = super::scrape::scrape(&registry, &headers).expect("encoded");
+    println!(
+        "idle {} bytes, active {} bytes, gzipped {} bytes",
+        idle.len(),
+        active.len(),
+        gzipped.body.len()
+    );
+    assert!(
+        gzipped.body.len() < active.len() / 8,
+        "{} bytes gzipped",
+        gzipped.body.len()
     );
 }

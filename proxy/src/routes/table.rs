@@ -76,7 +76,9 @@ impl Route {
     /// Counts a response for this route and its backend.
     pub fn record(&self, status: http::StatusCode, elapsed: std::time::Duration) {
         self.stats.record(status, elapsed);
-        self.upstream.stats.record(status);
+        if self.stats.has_backend() {
+            self.upstream.stats.record(elapsed);
+        }
     }
 }
 
@@ -94,7 +96,8 @@ impl RouteTable {
     }
 
     /// Builds the indexes. `upstream` turns a backend id into its shared `Upstream` (so the
-    /// caller can reuse the previous table's); `stats` hands out per-route counters.
+    /// caller can reuse the previous table's); `stats` hands out per-route counters, given the
+    /// route's name and the backend it forwards to (empty for redirects).
     pub fn build(
         spec: Arc<TableSpec>,
         mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
@@ -149,8 +152,10 @@ impl RouteTable {
                     Some(_) => nowhere.clone(),
                     None => upstream_for(&path.backend),
                 };
+                // Metrics name the backend a route forwards to; a redirect forwards nowhere.
+                let backend = if redirect.is_some() { "" } else { path.backend.as_str() };
                 let route = Route {
-                    stats: stats(&name, &path.source),
+                    stats: stats(&name, backend),
                     name: name.into(),
                     source: path.source.as_str().into(),
                     upstream,
@@ -345,7 +350,7 @@ impl VirtualHost {
 fn slash_redirect(route: &Arc<Route>, path: &PathSpec, stats: &mut impl FnMut(&str, &str) -> RouteStats) -> Arc<Route> {
     let name = format!("{} (add slash)", route.name);
     Arc::new(Route {
-        stats: stats(&name, &path.source),
+        stats: stats(&name, ""),
         name: name.into(),
         source: route.source.clone(),
         upstream: route.upstream.clone(),

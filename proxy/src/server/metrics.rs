@@ -7,6 +7,8 @@ use prometheus_client::{
     registry::Registry,
 };
 
+use crate::metrics::register;
+
 /// Why shunt closed a client connection itself.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub enum CloseReason {
@@ -54,33 +56,38 @@ pub struct ServerMetrics {
 
 impl ServerMetrics {
     pub fn register(registry: &mut Registry) -> Self {
-        let metrics = ServerMetrics::default();
-        registry.register(
-            "shunt_client_connections",
-            "Client connections open now, all listeners and workers",
-            metrics.open_connections.clone(),
-        );
-        registry.register(
-            "shunt_client_connections_rejected",
-            "Client connections closed at accept because --max-connections were open",
-            metrics.rejected_connections.clone(),
-        );
-        registry.register(
-            "shunt_accept_errors",
-            "Failed accepts (e.g. EMFILE), each followed by a short back-off",
-            metrics.accept_errors.clone(),
-        );
-        registry.register(
-            "shunt_tunnels",
-            "Upgraded connections (WebSocket and others) open now",
-            metrics.open_tunnels.clone(),
-        );
-        registry.register(
-            "shunt_client_connections_closed",
-            "Client connections and tunnels shunt closed, by reason",
-            metrics.closed.clone(),
-        );
-        metrics
+        ServerMetrics {
+            open_connections: register(
+                registry,
+                "shunt_client_connections",
+                "Client connections open now, all listeners and workers",
+                Gauge::default(),
+            ),
+            rejected_connections: register(
+                registry,
+                "shunt_client_connections_rejected",
+                "Client connections closed at accept because --max-connections were open",
+                Counter::default(),
+            ),
+            accept_errors: register(
+                registry,
+                "shunt_accept_errors",
+                "Failed accepts (e.g. EMFILE), each followed by a short back-off",
+                Counter::default(),
+            ),
+            open_tunnels: register(
+                registry,
+                "shunt_tunnels",
+                "Upgraded connections (WebSocket and others) open now",
+                Gauge::default(),
+            ),
+            closed: register(
+                registry,
+                "shunt_client_connections_closed",
+                "Client connections and tunnels shunt closed, by reason",
+                Family::default(),
+            ),
+        }
     }
 
     pub fn closed(&self, reason: CloseReason) {
