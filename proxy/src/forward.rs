@@ -136,7 +136,11 @@ impl Proxy {
             outcome: Outcome::default(),
             status: None,
         };
-        let response = match self.forward(req, conn, &mut record.outcome).await {
+        // Boxed: the forwarding future is kilobytes (the upstream exchange, its timeout, the
+        // request's parts), and every layer above (our handler, hyper's dispatcher) would
+        // otherwise copy it whole when it takes the future.
+        let forwarded = Box::pin(self.forward(req, conn, &mut record.outcome));
+        let response = match forwarded.await {
             Ok(response) => response,
             Err(error) => {
                 match error.source_side() {
@@ -475,4 +479,25 @@ fn is_idempotent(method: &Method) -> bool {
         *method,
         Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size of the future `make` returns, without making one.
+    fn future_size<A, F>(_make: impl Fn(A) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    #[test]
+    fn the_request_future_hyper_holds_stays_small_because_forwarding_is_boxed() {
+        let conn = ConnInfo {
+            peer: "127.0.0.1:1".parse().unwrap(),
+            tls: false,
+        };
+        let serve = future_size(|(proxy, req): (&'static Proxy, Request<Incoming>)| proxy.serve(req, conn));
+        // Every layer above (our handler, hyper's dispatcher) copies this future when it takes it.
+        assert!(serve < 1536, "serve's future is {serve} bytes");
+    }
 }

@@ -3,12 +3,12 @@
 //! Incoming forwarding headers are believed only from peers in `--trusted-proxies`; from anyone
 //! else they are replaced, so a caller cannot forge its address to the backend.
 
-use std::{fmt::Write as _, net::IpAddr, str::FromStr};
+use std::{net::IpAddr, str::FromStr};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use ipnet::IpNet;
 
-use super::{client_ip::client_from_chain, rfc7239::set_forwarded_header};
+use super::{client_ip::client_from_chain, ip_text::ip_value, rfc7239::set_forwarded_header};
 
 static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
@@ -77,18 +77,22 @@ pub fn set_forwarded(headers: &mut HeaderMap, ctx: &ForwardedContext<'_>, truste
         None
     };
 
-    let mut xff = String::with_capacity(prior_chain.as_ref().map_or(0, String::len) + 41);
-    if let Some(chain) = &prior_chain {
-        xff.push_str(chain);
-        xff.push_str(", ");
+    // From an untrusted peer (the common case) both headers are the peer's address: one value.
+    let peer_value = ip_value(peer);
+    match &prior_chain {
+        None => {
+            headers.insert(X_FORWARDED_FOR.clone(), peer_value.clone());
+            headers.insert(X_REAL_IP.clone(), peer_value);
+        }
+        Some(chain) => {
+            let mut xff = String::with_capacity(chain.len() + 2 + peer_value.len());
+            xff.push_str(chain);
+            xff.push_str(", ");
+            xff.push_str(peer_value.to_str().expect("an address is ASCII"));
+            insert(headers, &X_FORWARDED_FOR, &xff);
+            headers.insert(X_REAL_IP.clone(), ip_value(client_from_chain(chain, peer, trusted)));
+        }
     }
-    let _ = write!(xff, "{peer}");
-    let real_ip = match &prior_chain {
-        Some(chain) => client_from_chain(chain, peer, trusted),
-        None => peer,
-    };
-    insert(headers, &X_FORWARDED_FOR, &xff);
-    insert(headers, &X_REAL_IP, &real_ip.to_string());
     set_forwarded_header(headers, peer, ctx.scheme, ctx.host, peer_trusted);
 
     if !(peer_trusted && headers.contains_key(&X_FORWARDED_PROTO)) {

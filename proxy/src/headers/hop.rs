@@ -13,6 +13,11 @@ const FIXED: [header::HeaderName; 5] = [
 /// Removes hop-by-hop headers: those named by `Connection`, the fixed list, and `Proxy-*`.
 /// `TE: trailers` survives: HTTP/2 allows it and gRPC servers expect it.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    // Most messages carry none: one look at each name instead of a lookup per listed name.
+    // `Connection` is in FIXED, so a message naming extra hop-by-hop headers never skips.
+    if !headers.keys().any(is_hop_by_hop) {
+        return;
+    }
     let keep_te_trailers = headers
         .get(header::TE)
         .is_some_and(|te| te.as_bytes().eq_ignore_ascii_case(b"trailers"));
@@ -45,6 +50,10 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
+fn is_hop_by_hop(name: &header::HeaderName) -> bool {
+    FIXED.contains(name) || name == "keep-alive" || name.as_str().starts_with("proxy-")
+}
+
 /// The protocol an HTTP/1.1 request asks to switch to (`Connection: upgrade` + `Upgrade: X`).
 pub fn upgrade_protocol(headers: &HeaderMap) -> Option<HeaderValue> {
     let wants_upgrade = headers
@@ -62,6 +71,8 @@ pub fn upgrade_protocol(headers: &HeaderMap) -> Option<HeaderValue> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn mk_headers(pairs: &[(&str, &str)]) -> HeaderMap {
@@ -94,6 +105,40 @@ mod tests {
         let mut left: Vec<_> = headers.keys().map(|k| k.as_str()).collect();
         left.sort();
         assert_eq!(left, ["host", "x-kept"]);
+    }
+
+    #[test]
+    fn a_lone_keep_alive_or_proxy_header_is_removed() {
+        for name in ["keep-alive", "proxy-authorization", "te", "trailer"] {
+            let mut headers = mk_headers(&[(name, "x"), ("x-kept", "yes")]);
+            strip_hop_by_hop(&mut headers);
+            assert_eq!(
+                headers.keys().map(|k| k.as_str()).collect::<Vec<_>>(),
+                ["x-kept"],
+                "{name}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn stripping_leaves_every_end_to_end_header_and_no_hop_by_hop_one(
+            names in proptest::collection::vec(
+                prop_oneof![
+                    Just("connection"), Just("keep-alive"), Just("te"), Just("trailer"), Just("upgrade"),
+                    Just("transfer-encoding"), Just("proxy-x"), Just("host"), Just("x-a"), Just("cookie"),
+                ],
+                0..8,
+            )
+        ) {
+            let pairs: Vec<(&str, &str)> = names.iter().map(|name| (*name, "v")).collect();
+            let mut headers = mk_headers(&pairs);
+            strip_hop_by_hop(&mut headers);
+            for name in &names {
+                let hop = is_hop_by_hop(&header::HeaderName::from_static(name));
+                prop_assert_eq!(headers.contains_key(*name), !hop, "{}", name);
+            }
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod cookie;
 mod forwarded;
 mod framing;
 mod hop;
+mod ip_text;
 mod rfc7239;
 
 pub use cookie::join_cookies;

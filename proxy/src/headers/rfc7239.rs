@@ -5,9 +5,12 @@
 //! is appended. Shunt's element says what X-Forwarded-For's last entry and this hop's proto
 //! and host say: `for=<peer>;proto=<scheme>;host=<host>`.
 
-use std::{fmt::Write as _, net::IpAddr};
+use std::net::IpAddr;
 
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, header};
+
+use super::ip_text;
 
 /// Replaces (`keep_existing == false`) or extends the request's `Forwarded` with our element.
 pub(super) fn set_forwarded_header(
@@ -20,45 +23,51 @@ pub(super) fn set_forwarded_header(
     if !keep_existing {
         headers.remove(header::FORWARDED);
     }
-    if let Ok(value) = HeaderValue::from_str(&element(peer, scheme, host)) {
+    // Only a host that is no valid field value (never one that came in a request) fails here.
+    if let Ok(value) = HeaderValue::from_maybe_shared(Bytes::from(element(peer, scheme, host))) {
         headers.append(header::FORWARDED, value);
     }
 }
 
 /// One forwarded-element. IPv6 nodes are bracketed and quoted (RFC 7239 §6); a host that is
 /// not a token (it has a `:port`, say) is a quoted-string.
-fn element(peer: IpAddr, scheme: &str, host: &str) -> String {
-    let mut out = String::with_capacity(host.len() + 64);
+fn element(peer: IpAddr, scheme: &str, host: &str) -> Vec<u8> {
+    // Quoting at most doubles the host, plus its quotes.
+    let mut out = Vec::with_capacity(32 + ip_text::MAX_LEN + scheme.len() + 2 * host.len());
     match peer {
-        IpAddr::V4(v4) => {
-            let _ = write!(out, "for={v4}");
+        IpAddr::V4(_) => {
+            out.extend_from_slice(b"for=");
+            ip_text::push_ip(&mut out, peer);
         }
-        IpAddr::V6(v6) => {
-            let _ = write!(out, "for=\"[{v6}]\"");
+        IpAddr::V6(_) => {
+            out.extend_from_slice(b"for=\"[");
+            ip_text::push_ip(&mut out, peer);
+            out.extend_from_slice(b"]\"");
         }
     }
-    let _ = write!(out, ";proto={scheme}");
+    out.extend_from_slice(b";proto=");
+    out.extend_from_slice(scheme.as_bytes());
     if !host.is_empty() {
-        out.push_str(";host=");
+        out.extend_from_slice(b";host=");
         push_value(&mut out, host);
     }
     out
 }
 
 /// A token as is, anything else as a quoted-string (RFC 9110 §5.6.2, §5.6.4).
-fn push_value(out: &mut String, value: &str) {
+fn push_value(out: &mut Vec<u8>, value: &str) {
     if value.bytes().all(is_tchar) {
-        out.push_str(value);
+        out.extend_from_slice(value.as_bytes());
         return;
     }
-    out.push('"');
-    for c in value.chars() {
-        if c == '"' || c == '\\' {
-            out.push('\\');
+    out.push(b'"');
+    for b in value.bytes() {
+        if b == b'"' || b == b'\\' {
+            out.push(b'\\');
         }
-        out.push(c);
+        out.push(b);
     }
-    out.push('"');
+    out.push(b'"');
 }
 
 fn is_tchar(b: u8) -> bool {
@@ -83,6 +92,10 @@ mod tests {
             .iter()
             .map(|v| v.to_str().unwrap())
             .collect()
+    }
+
+    fn element_text(peer: IpAddr, scheme: &str, host: &str) -> String {
+        String::from_utf8(element(peer, scheme, host)).unwrap()
     }
 
     #[test]
@@ -120,15 +133,15 @@ mod tests {
     #[test]
     fn ipv6_nodes_are_bracketed_and_quoted_and_hosts_with_ports_quoted() {
         assert_eq!(
-            element("2001:db8::1".parse().unwrap(), "http", "shop.example.com:8080"),
+            element_text("2001:db8::1".parse().unwrap(), "http", "shop.example.com:8080"),
             "for=\"[2001:db8::1]\";proto=http;host=\"shop.example.com:8080\""
         );
         assert_eq!(
-            element("::1".parse().unwrap(), "https", "[::1]:8443"),
+            element_text("::1".parse().unwrap(), "https", "[::1]:8443"),
             "for=\"[::1]\";proto=https;host=\"[::1]:8443\""
         );
         assert_eq!(
-            element("10.0.0.7".parse().unwrap(), "http", ""),
+            element_text("10.0.0.7".parse().unwrap(), "http", ""),
             "for=10.0.0.7;proto=http"
         );
     }

@@ -19,6 +19,7 @@ use tracing::debug;
 
 use super::{
     CLOSE_GRACE,
+    gate::Gated,
     limits::ConnPermit,
     metrics::{CloseReason, ServerMetrics},
     watchdog::{ConnActivity, Expiry, Timeouts, Tracked, TrackedBody},
@@ -54,20 +55,31 @@ impl ConnTask {
         let connection = self.builder.serve_connection_with_upgrades(io, service);
         tokio::pin!(connection);
         let peer = self.peer;
-        let mut draining = false;
+        let (timeouts, drain) = (self.timeouts, &mut self.drain);
+        // Gated: polled only when its timer or the drain signal fires, not on every wake-up
+        // hyper's I/O gives this task (see gate.rs).
+        let mut watch = Gated::new(async {
+            tokio::select! {
+                expiry = activity.expired(&timeouts) => Watch::Expired(expiry),
+                _ = drain.wait_for(|drain| *drain) => Watch::Drain,
+            }
+        });
         let expiry = loop {
             tokio::select! {
+                biased;
                 result = connection.as_mut() => {
                     if let Err(error) = result {
                         debug!(%error, client.addr = %peer, "Connection closed with error");
                     }
                     return;
                 }
-                expiry = activity.expired(&self.timeouts) => break expiry,
-                _ = self.drain.wait_for(|drain| *drain), if !draining => {
-                    draining = true;
-                    connection.as_mut().graceful_shutdown();
-                }
+                event = &mut watch => match event {
+                    Watch::Expired(expiry) => break expiry,
+                    Watch::Drain => {
+                        connection.as_mut().graceful_shutdown();
+                        watch = Gated::new(async { Watch::Expired(activity.expired(&timeouts).await) });
+                    }
+                },
             }
         };
         let reason = match expiry {
@@ -85,6 +97,12 @@ impl ConnTask {
         debug!(client.addr = %peer, reason = reason.as_str(), "Closing connection");
         let _ = tokio::time::timeout(CLOSE_GRACE, connection).await;
     }
+}
+
+/// What ends the wait beside the connection itself.
+enum Watch {
+    Expired(Expiry),
+    Drain,
 }
 
 /// The TLS stream, or whether the handshake timed out (`true`) or failed.

@@ -8,6 +8,7 @@
 //! ```
 
 mod conn;
+mod gate;
 pub mod limits;
 pub mod metrics;
 pub mod watchdog;

@@ -24,7 +24,6 @@ use http::Version;
 use http_body::{Body, Frame, SizeHint};
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
-    sync::Notify,
     time::Instant,
 };
 
@@ -92,7 +91,6 @@ pub struct ConnActivity {
     h1_bytes: AtomicBool,
     /// Set by the watchdog: the next read ends the connection.
     kill: AtomicBool,
-    changed: Notify,
 }
 
 /// One request in flight; dropped when its response is done (or abandoned).
@@ -112,7 +110,6 @@ impl ConnActivity {
             read_since_idle_ms: AtomicU64::new(NONE),
             h1_bytes: AtomicBool::new(false),
             kill: AtomicBool::new(false),
-            changed: Notify::new(),
         })
     }
 
@@ -134,14 +131,12 @@ impl ConnActivity {
             let n = bytes.len().min(H2_PREFACE.len());
             self.h1_bytes.store(bytes[..n] != H2_PREFACE[..n], Ordering::Release);
         }
-        if self.in_flight.load(Ordering::Acquire) == 0
-            && self
+        // Only the first read after going idle is stamped (the header deadline starts there);
+        // the load keeps the clock read off every other read.
+        if self.in_flight.load(Ordering::Acquire) == 0 && self.read_since_idle_ms.load(Ordering::Acquire) == NONE {
+            let _ = self
                 .read_since_idle_ms
-                .compare_exchange(NONE, self.now_ms(), Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
-            // The header deadline may now come before the idle one.
-            self.changed.notify_one();
+                .compare_exchange(NONE, self.now_ms(), Ordering::AcqRel, Ordering::Acquire);
         }
     }
 
@@ -156,24 +151,32 @@ impl ConnActivity {
         }
     }
 
-    /// Resolves when the deadline that applies passes; follows state changes as they happen.
+    /// Resolves when the deadline that applies passes.
+    ///
+    /// Nothing wakes the watchdog when requests come and go: that would cost every request a
+    /// wake-up of its connection's task and a timer re-registration. Instead it sleeps until the
+    /// current deadline or one `horizon` from now, whichever is first, and then looks again.
+    /// That is never late: whatever happens after a look (a request ends, a byte arrives) sets
+    /// a deadline at least `horizon` after it, the shorter of the two timeouts.
     pub async fn expired(&self, timeouts: &Timeouts) -> Expiry {
+        // Floored so zero timeouts cannot spin the connection's task; late by at most this.
+        let horizon = timeouts.header.min(timeouts.idle).max(Duration::from_millis(1));
+        let sleep = tokio::time::sleep_until(self.origin);
+        tokio::pin!(sleep);
         loop {
-            // Registered before the snapshot so a change in between is not missed.
-            let changed = self.changed.notified();
-            match next_deadline(&self.snapshot(), timeouts) {
+            let now = Instant::now();
+            let wake = match next_deadline(&self.snapshot(), timeouts) {
                 Some((at, expiry)) => {
                     let at = self.origin + at;
-                    if Instant::now() >= at {
+                    if now >= at {
                         return expiry;
                     }
-                    tokio::select! {
-                        () = tokio::time::sleep_until(at) => {}
-                        () = changed => {}
-                    }
+                    at.min(now + horizon)
                 }
-                None => changed.await,
-            }
+                None => now + horizon,
+            };
+            sleep.as_mut().reset(wake);
+            sleep.as_mut().await;
         }
     }
 
@@ -195,7 +198,6 @@ impl Drop for InFlight {
         if activity.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
             activity.idle_since_ms.store(activity.now_ms(), Ordering::Release);
             activity.read_since_idle_ms.store(NONE, Ordering::Release);
-            activity.changed.notify_one();
         }
     }
 }

@@ -117,8 +117,10 @@ impl UpstreamClients {
             Ok(Checkout::Connect(permit)) => {
                 let hold = (permit, connect::OpenConnection::new(upstream.stats.connections()));
                 let tls = tls.then_some(&self.tls);
-                let sender = match tokio::time::timeout(self.connect_timeout, connect::http1(key.addr, tls, hold)).await
-                {
+                // Boxed: dialing (TCP, TLS, handshake) is the rare case, and its future is the
+                // largest part of this one, which every request would otherwise carry and move.
+                let dial = Box::pin(connect::http1(key.addr, tls, hold));
+                let sender = match tokio::time::timeout(self.connect_timeout, dial).await {
                     Ok(Ok(sender)) => sender,
                     Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
                     Err(_) => return Err(UpstreamError::connect_timeout()),

@@ -71,7 +71,9 @@ impl H2Connections {
             return Ok(connection);
         }
         let open = connect::OpenConnection::new(stats.connections());
-        let sender = match tokio::time::timeout(self.connect_timeout, connect::h2c(addr, open)).await {
+        // Boxed: dialing is rare, and its future would otherwise make every request's larger.
+        let dial = Box::pin(connect::h2c(addr, open));
+        let sender = match tokio::time::timeout(self.connect_timeout, dial).await {
             Ok(Ok(sender)) => sender,
             Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
             Err(_) => return Err(UpstreamError::connect_timeout()),

@@ -83,6 +83,24 @@ async fn the_watchdog_follows_requests_and_expires_when_idle() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn one_watchdog_sees_a_request_end_without_being_told_and_expires_on_time() {
+    let activity = ConnActivity::new();
+    let request = activity.request_started(Version::HTTP_11);
+    let watchdog = tokio::spawn({
+        let activity = activity.clone();
+        async move {
+            let started = Instant::now();
+            (activity.expired(&TIMEOUTS).await, started.elapsed())
+        }
+    });
+    tokio::time::sleep(secs(101)).await;
+    drop(request);
+    let (expiry, after) = watchdog.await.expect("watchdog task");
+    assert_eq!(expiry, Expiry::Idle);
+    assert_eq!(after, secs(101) + TIMEOUTS.idle);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_byte_after_idle_switches_to_the_header_timeout_at_once() {
     let (client, server) = tokio::io::duplex(64);
     let activity = ConnActivity::new();

@@ -1,0 +1,95 @@
+//! Header rewriting on every proxied request: hop-by-hop removal and the forwarding headers
+//! (X-Forwarded-*, X-Real-IP, `Forwarded`, X-Request-Id), on a typical browser-like request.
+//! `cargo bench -p shunt-proxy --bench headers`
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use http::{HeaderMap, HeaderValue, header};
+use shunt_proxy::headers::{ForwardedContext, TrustedProxies, set_forwarded, strip_hop_by_hop};
+
+fn mk_request_headers() -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for (name, value) in [
+        ("host", "shop.example.com"),
+        (
+            "user-agent",
+            "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0",
+        ),
+        (
+            "accept",
+            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        ),
+        ("accept-language", "en-US,en;q=0.5"),
+        ("accept-encoding", "gzip, deflate, br"),
+        ("cookie", "session=abc123; theme=dark"),
+    ] {
+        headers.insert(header::HeaderName::from_static(name), HeaderValue::from_static(value));
+    }
+    headers
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("headers");
+    let untrusted = TrustedProxies::default();
+    let trusted: TrustedProxies = "10.0.0.0/8".parse().expect("a CIDR");
+    let ctx = ForwardedContext {
+        peer: "10.1.2.3".parse().expect("an address"),
+        scheme: "http",
+        host: "shop.example.com",
+    };
+    group.bench_function("strip_hop_by_hop_none_present", |b| {
+        b.iter_batched(
+            mk_request_headers,
+            |mut h| {
+                strip_hop_by_hop(&mut h);
+                h
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("strip_hop_by_hop_connection_keep_alive", |b| {
+        let mk = || {
+            let mut h = mk_request_headers();
+            h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive"));
+            h
+        };
+        b.iter_batched(
+            mk,
+            |mut h| {
+                strip_hop_by_hop(&mut h);
+                h
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("set_forwarded_untrusted_peer", |b| {
+        b.iter_batched(
+            mk_request_headers,
+            |mut h| {
+                set_forwarded(&mut h, black_box(&ctx), &untrusted);
+                h
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("set_forwarded_trusted_peer_with_chain", |b| {
+        let mk = || {
+            let mut h = mk_request_headers();
+            h.insert("x-forwarded-for", HeaderValue::from_static("203.0.113.9, 10.9.9.9"));
+            h
+        };
+        b.iter_batched(
+            mk,
+            |mut h| {
+                set_forwarded(&mut h, black_box(&ctx), &trusted);
+                h
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
