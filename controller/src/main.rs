@@ -4,6 +4,8 @@ use clap::Parser;
 
 // A proxy allocates and frees small buffers per request from every thread; mimalloc's
 // per-thread free lists beat glibc malloc there (and on table builds) without tuning.
+// `--features system-allocator` leaves it out for heap profilers, which cannot see mimalloc.
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use shunt_controller::{
