@@ -29,8 +29,11 @@ use serde_json::{Map, Value};
 
 use crate::compile::{ClusterState, DEFAULT_NAMESPACE};
 
+mod compact;
 #[cfg(test)]
 mod tests;
+
+pub use compact::CompactObjects;
 
 /// One object from a manifest.
 #[derive(Clone, Debug, PartialEq)]
