@@ -28,6 +28,10 @@ pub struct CompactObjects {
 
 /// The kinds compile reads, tagged so they decode back into their own type.
 #[derive(Serialize, Deserialize)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "as `Object`: decoded values only pass through on their way into it"
+)]
 enum Compact {
     Ingress(Ingress),
     IngressClass(IngressClass),
