@@ -69,6 +69,13 @@ pub enum ManifestError {
         #[source]
         source: io::Error,
     },
+    /// The objects parsed but could not be kept (see [`CompactObjects::encode`]).
+    #[error("{}: keeping the objects: {source}", path.display())]
+    Keep {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
     /// `document` counts from 0 and skips empty documents, as the parser does.
     #[error("{}: document {document}{}: {source}", path.display(), Described(object))]
     Document {

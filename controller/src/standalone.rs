@@ -106,10 +106,15 @@ impl ManifestWatcher {
                     continue;
                 }
                 entry.fingerprint = fingerprint;
-                match manifests::parse_file(&path) {
+                let parsed = manifests::parse_file(&path).and_then(|objects| {
+                    debug!(path = %path.display(), objects = objects.len(), "Loaded manifest file");
+                    CompactObjects::encode(objects).map_err(|source| manifests::ManifestError::Keep {
+                        path: path.clone(),
+                        source,
+                    })
+                });
+                match parsed {
                     Ok(objects) => {
-                        debug!(path = %path.display(), objects = objects.len(), "Loaded manifest file");
-                        let objects = CompactObjects::encode(objects);
                         if entry.objects != objects {
                             entry.objects = objects;
                             changed = true;

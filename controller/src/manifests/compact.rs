@@ -43,7 +43,9 @@ enum Compact {
 // === impl CompactObjects ===
 
 impl CompactObjects {
-    pub fn encode(objects: Vec<Object>) -> Self {
+    /// Fails only for an object k8s-openapi cannot write back or read again (it checks that
+    /// the bytes decode), which the caller treats as it treats a file that does not parse.
+    pub fn encode(objects: Vec<Object>) -> Result<Self, serde_json::Error> {
         let compact: Vec<Compact> = objects
             .into_iter()
             .filter_map(|object| match object {
@@ -55,14 +57,17 @@ impl CompactObjects {
                 Object::Skipped(_) => None,
             })
             .collect();
-        let json = serde_json::to_vec(&compact).expect("k8s-openapi objects always serialize to JSON");
-        CompactObjects { json: json.into() }
+        let json = serde_json::to_vec(&compact)?;
+        serde_json::from_slice::<Vec<Compact>>(&json)?;
+        Ok(CompactObjects { json: json.into() })
     }
 
-    /// The objects back, in the order they were encoded.
+    /// The objects back, in the order they were encoded. `encode` checked that they decode.
     pub fn decode(&self) -> Vec<Object> {
-        let compact: Vec<Compact> =
-            serde_json::from_slice(&self.json).expect("bytes written by `encode` decode into the same types");
+        let compact: Vec<Compact> = serde_json::from_slice(&self.json).unwrap_or_else(|error| {
+            tracing::error!(%error, "Kept manifest objects no longer decode; leaving them out");
+            Vec::new()
+        });
         compact
             .into_iter()
             .map(|object| match object {
