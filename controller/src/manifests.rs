@@ -29,8 +29,11 @@ use serde_json::{Map, Value};
 
 use crate::compile::{ClusterState, DEFAULT_NAMESPACE};
 
+mod compact;
 #[cfg(test)]
 mod tests;
+
+pub use compact::CompactObjects;
 
 /// One object from a manifest.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,6 +68,13 @@ pub enum ManifestError {
         path: PathBuf,
         #[source]
         source: io::Error,
+    },
+    /// The objects parsed but could not be kept (see [`CompactObjects::encode`]).
+    #[error("{}: keeping the objects: {source}", path.display())]
+    Keep {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
     },
     /// `document` counts from 0 and skips empty documents, as the parser does.
     #[error("{}: document {document}{}: {source}", path.display(), Described(object))]

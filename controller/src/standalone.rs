@@ -18,7 +18,7 @@ use tracing::{debug, warn};
 use crate::{
     compile::{ClusterState, CompileOptions},
     control::ControlPlane,
-    manifests::{self, Object},
+    manifests::{self, CompactObjects, Object},
     metrics::ControllerMetrics,
 };
 
@@ -37,7 +37,8 @@ pub struct ManifestWatcher {
 struct WatchedFile {
     root: usize,
     fingerprint: Option<Fingerprint>,
-    objects: Vec<Object>,
+    /// Compact: at 10,000 objects parsed values would be most of the process's memory.
+    objects: CompactObjects,
 }
 
 /// Cheap change detection: any edit, replace or rename changes one of these.
@@ -99,15 +100,21 @@ impl ManifestWatcher {
                 let entry = self.files.entry(path.clone()).or_insert_with(|| WatchedFile {
                     root: root_index,
                     fingerprint: None,
-                    objects: Vec::new(),
+                    objects: CompactObjects::default(),
                 });
                 if fingerprint.is_some() && entry.fingerprint == fingerprint {
                     continue;
                 }
                 entry.fingerprint = fingerprint;
-                match manifests::parse_file(&path) {
+                let parsed = manifests::parse_file(&path).and_then(|objects| {
+                    debug!(path = %path.display(), objects = objects.len(), "Loaded manifest file");
+                    CompactObjects::encode(objects).map_err(|source| manifests::ManifestError::Keep {
+                        path: path.clone(),
+                        source,
+                    })
+                });
+                match parsed {
                     Ok(objects) => {
-                        debug!(path = %path.display(), objects = objects.len(), "Loaded manifest file");
                         if entry.objects != objects {
                             entry.objects = objects;
                             changed = true;
@@ -131,7 +138,7 @@ impl ManifestWatcher {
             .fixed
             .iter()
             .cloned()
-            .chain(self.files.values().flat_map(|f| f.objects.iter().cloned()));
+            .chain(self.files.values().flat_map(|f| f.objects.decode()));
         ClusterState::from_objects(objects)
     }
 }

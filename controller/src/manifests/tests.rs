@@ -1,7 +1,10 @@
 //! Manifest parsing: YAML and JSON as kubectl writes them, lists, skipped kinds, errors that
 //! point at the file and document, and directory expansion.
 
-use std::path::{Path, PathBuf};
+use std::{
+    collections::BTreeSet,
+    path::{Path, PathBuf},
+};
 
 use super::*;
 use crate::compile::{CompileOptions, compile};
@@ -558,4 +561,48 @@ fn load_reads_every_file_and_names_the_file_that_fails() {
     );
     let error = load(std::slice::from_ref(&missing)).expect_err("no such root");
     assert!(matches!(&error, ManifestError::Read { path, .. } if *path == missing));
+}
+
+// === CompactObjects ===
+
+#[test]
+fn compact_objects_decode_to_the_objects_compile_reads_in_their_order() {
+    let mut objects = Vec::new();
+    for (name, text) in crate::demo::DEMO_MANIFESTS {
+        objects.extend(parse_documents(text, Path::new(name)).expect("demo manifests parse"));
+    }
+    objects.extend(parse(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n",
+    ));
+    let kinds: BTreeSet<_> = objects.iter().map(|o| o.kind().to_string()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Deployment",
+            "EndpointSlice",
+            "Ingress",
+            "IngressClass",
+            "Secret",
+            "Service"
+        ]
+        .map(String::from)
+        .into(),
+        "every kind, so each round-trips"
+    );
+    let compact = CompactObjects::encode(objects.clone()).expect("parsed objects encode");
+    let read: Vec<Object> = objects
+        .into_iter()
+        .filter(|o| !matches!(o, Object::Skipped(_)))
+        .collect();
+    assert_eq!(compact.decode(), read);
+}
+
+#[test]
+fn compact_objects_are_equal_exactly_when_the_objects_are() {
+    let encode = |objects| CompactObjects::encode(objects).expect("parsed objects encode");
+    let one = encode(parse(SERVICE));
+    assert_eq!(one, encode(parse(SERVICE)));
+    let edited = encode(parse(&SERVICE.replace("port: 80", "port: 81")));
+    assert_ne!(one, edited);
+    assert!(encode(Vec::new()).len() < one.len());
 }

@@ -13,13 +13,22 @@
 //! `CharPrefix` paths (nginx locations) do not fit matchit's segment model; they live in a
 //! [`Locations`] list beside the tree, built only for hosts that have them. Order of lookup:
 //! `Exact`, then the longest `CharPrefix`, then the longest `Prefix`.
+//!
+//! A host whose one rule is `Prefix /` (most hosts of a large cluster) gets no tree: every path
+//! is that route, and 10,000 two-pattern matchit trees would cost about 1 KB a host.
 
 use std::{collections::BTreeMap, sync::Arc};
 
 use super::{spec::PathKind, table::Route};
 
-#[derive(Default)]
-pub(super) struct PathTable {
+pub(super) enum PathTable {
+    /// The host's only rule is `Prefix /`.
+    Root(Arc<Route>),
+    /// Boxed: a host's table sits in a map entry per host.
+    Tree(Box<PathTree>),
+}
+
+pub(super) struct PathTree {
     router: matchit::Router<Slot>,
     locations: Option<Locations>,
 }
@@ -87,6 +96,9 @@ impl PathTableBuilder {
 
     /// Builds the tree; patterns matchit refuses come back as `(pattern, reason)`.
     pub(super) fn build(self) -> (PathTable, Vec<(String, String)>) {
+        if let Some(route) = self.root_only() {
+            return (PathTable::Root(route), Vec::new());
+        }
         let mut router = matchit::Router::new();
         let mut rejected = Vec::new();
         for (pattern, slot) in self.slots {
@@ -108,7 +120,23 @@ impl PathTableBuilder {
                 .collect();
             Locations { rules, slash_redirects }
         });
-        (PathTable { router, locations }, rejected)
+        (PathTable::Tree(Box::new(PathTree { router, locations })), rejected)
+    }
+
+    /// The route of a host whose paths are exactly one `Prefix /`.
+    fn root_only(&self) -> Option<Arc<Route>> {
+        if self.slots.len() != 2 || !self.locations.is_empty() || !self.slash_redirects.is_empty() {
+            return None;
+        }
+        let only_prefix = |pattern: &str| match self.slots.get(pattern)? {
+            Slot {
+                exact: None,
+                prefix: Some(route),
+            } => Some(route),
+            _ => None,
+        };
+        let (root, rest) = (only_prefix("/")?, only_prefix("/{*rest}")?);
+        Arc::ptr_eq(root, rest).then(|| root.clone())
     }
 }
 
@@ -116,6 +144,17 @@ impl PathTableBuilder {
 
 impl PathTable {
     pub(super) fn lookup(&self, path: &str) -> Option<&Arc<Route>> {
+        match self {
+            PathTable::Root(route) => Some(route),
+            PathTable::Tree(tree) => tree.lookup(path),
+        }
+    }
+}
+
+// === impl PathTree ===
+
+impl PathTree {
+    fn lookup(&self, path: &str) -> Option<&Arc<Route>> {
         let found = self.router.at(path).ok();
         let slot = found.as_ref().map(|found| found.value);
         if let Some(route) = slot.and_then(|slot| slot.exact.as_ref()) {

@@ -98,6 +98,20 @@ fn prefix_root_matches_every_path() {
     }
 }
 
+proptest::proptest! {
+    /// A host with only `Prefix /` skips the matchit tree; one with a tree beside it (an extra
+    /// `Exact` path no request here takes) must answer every other path the same way.
+    #[test]
+    fn a_root_only_host_answers_every_path_as_a_host_with_a_tree_does(path in "[/a-z{}*.%]{0,12}") {
+        proptest::prop_assume!(path != "/zz");
+        let table = mk_table(&[("root.example", &[(Prefix, "/")]), ("tree.example", &[(Prefix, "/"), (Exact, "/zz")])], None);
+        let root = hit(&table, "root.example", &path).map(|id| id.replace("root.example ", ""));
+        let tree = hit(&table, "tree.example", &path).map(|id| id.replace("tree.example ", ""));
+        proptest::prop_assert_eq!(root.as_deref(), Some("Prefix /"));
+        proptest::prop_assert_eq!(tree, root);
+    }
+}
+
 #[test]
 fn exact_matches_only_the_identical_path() {
     let paths = [(Exact, "/foo")];
