@@ -1,9 +1,10 @@
-//! `compile` over 10,000 Ingresses, 10,000 Services and 50,000 endpoints, and the table build
-//! that publishing adds. `cargo bench -p shunt-controller --bench compile`
+//! `compile` over 10,000 Ingresses, 10,000 Services and 50,000 endpoints, the table build
+//! that publishing adds, and a one-object edit republished next to a live table.
+//! `cargo bench -p shunt-controller --bench compile`
 
 use std::{collections::BTreeMap, hint::black_box};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use k8s_openapi::{
     api::{
         core::v1::{Service, ServicePort, ServiceSpec},
@@ -16,7 +17,10 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
 use shunt_controller::compile::{ClusterState, CompileOptions, compile};
-use shunt_proxy::{metrics::ProxyMetrics, publish::RoutePublisher};
+use shunt_proxy::{
+    metrics::ProxyMetrics,
+    publish::{Published, RoutePublisher},
+};
 
 // The same allocator as the `shunt` binary, so the figures are the binary's.
 #[global_allocator]
@@ -106,6 +110,27 @@ pub fn mk_state() -> ClusterState {
     state
 }
 
+/// `state` with one endpoint address of one EndpointSlice changed (the scale.sh edit).
+fn mk_endpoint_edit(state: &ClusterState) -> ClusterState {
+    let mut edited = state.clone();
+    let slice = &mut edited.endpoint_slices[INGRESSES / 2];
+    slice.endpoints[0].addresses[0] = "11.0.0.1".to_string();
+    edited
+}
+
+/// `state` with one more path on one Ingress.
+fn mk_ingress_edit(state: &ClusterState) -> ClusterState {
+    let mut edited = state.clone();
+    let ingress = &mut edited.ingresses[INGRESSES / 2];
+    let name = ingress.metadata.name.clone().unwrap_or_default();
+    let rules = ingress.spec.as_mut().and_then(|spec| spec.rules.as_mut());
+    let http = rules
+        .and_then(|rules| rules[0].http.as_mut())
+        .expect("the bench's ingresses have rules");
+    http.paths.push(mk_path("/v2", &name));
+    edited
+}
+
 fn bench_compile(c: &mut Criterion) {
     let state = mk_state();
     let options = CompileOptions::default();
@@ -117,19 +142,43 @@ fn bench_compile(c: &mut Criterion) {
     group.bench_function("10k ingresses, 50k endpoints", |b| {
         b.iter(|| black_box(compile(black_box(&state), &options)))
     });
-    group.bench_function("compile + publish (table build), 10k ingresses", |b| {
-        let (mut publisher, _reader) = RoutePublisher::new(ProxyMetrics::detached());
-        let mut flip = false;
-        b.iter(|| {
-            // Alternate two distinct tables so every publish really builds and swaps.
-            flip = !flip;
-            let mut table = compile(&state, &options).table;
-            if flip {
-                table.default_backend = table.backends.keys().next().cloned();
-            }
-            black_box(publisher.publish(table))
-        })
+    group.bench_function("clone of the cluster state (a snapshot), 10k ingresses", |b| {
+        b.iter(|| black_box(state.clone()))
     });
+    group.bench_function("full compile + publish into a new publisher, 10k ingresses", |b| {
+        b.iter_batched(
+            || RoutePublisher::new(ProxyMetrics::detached()).0,
+            |mut publisher| {
+                publisher.publish(compile(&state, &options).table);
+                // Dropped outside the timing: the old tables' teardown is not the publish.
+                publisher
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    for (name, edited) in [
+        (
+            "one endpoint edit: compile + publish, 10k ingresses",
+            mk_endpoint_edit(&state),
+        ),
+        (
+            "one ingress edit: compile + publish, 10k ingresses",
+            mk_ingress_edit(&state),
+        ),
+    ] {
+        group.bench_function(name, |b| {
+            let (mut publisher, _reader) = RoutePublisher::new(ProxyMetrics::detached());
+            publisher.publish(compile(&state, &options).table);
+            let mut flip = false;
+            b.iter(|| {
+                // Alternate the two states so every publish is a one-object change.
+                flip = !flip;
+                let next = if flip { &edited } else { &state };
+                let published = publisher.publish(compile(next, &options).table);
+                assert!(matches!(published, Published::Swapped { .. }));
+            })
+        });
+    }
     group.finish();
 }
 

@@ -307,6 +307,11 @@ impl RouteStats {
         }
     }
 
+    /// The `(route, backend)` labels these counters were made for.
+    pub fn key(&self) -> (&str, &str) {
+        (&self.0.route, &self.0.backend)
+    }
+
     /// True when the route forwards to a backend, whose [`UpstreamStats`] then count it too.
     pub fn has_backend(&self) -> bool {
         !self.0.backend.is_empty()

@@ -5,7 +5,7 @@
 //! and unchanged pods their `Endpoint`, so in-flight counts and metrics carry over.
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeMap, HashMap, HashSet},
     net::SocketAddr,
     sync::{
         Arc,
@@ -19,8 +19,8 @@ use rustls::sign::CertifiedKey;
 use crate::{
     metrics::{ProxyMetrics, RouteStats},
     routes::{
-        BuildWarning, RouteTable,
-        spec::{BackendSpec, CertificateId, CertificateSpec, HostMatch, TableSpec, TlsSpec},
+        BuildWarning, Rebuilt, RouteTable,
+        spec::{BackendId, BackendSpec, CertificateId, CertificateSpec, HostMatch, TableSpec, TlsSpec},
     },
     tls::{CertificateIndex, LoadedCertificate},
     upstream::{Endpoint, Upstream},
@@ -38,8 +38,8 @@ pub struct RoutePublisher {
     current: Arc<ArcSwap<RouteTable>>,
     ready: Arc<AtomicBool>,
     metrics: ProxyMetrics,
-    /// The live table's backends, for reuse by the next build.
-    upstreams: HashMap<String, (BackendSpec, Arc<Upstream>)>,
+    /// The live table's backends by id (their specs are the live table's), for reuse by the next build.
+    upstreams: HashMap<BackendId, Arc<Upstream>>,
     /// The live table's per-route counters, keyed by (route, backend): label lookups are the
     /// slow part of a build, and most routes survive a publish.
     route_stats: HashMap<(String, String), RouteStats>,
@@ -94,95 +94,137 @@ impl RoutePublisher {
         )
     }
 
-    /// Builds and swaps in a table for `spec`, unless it equals the live one.
+    /// Builds and swaps in a table for `spec`, unless it equals the live one. Hosts and
+    /// backends equal to the live table's are taken over, not built again.
     pub fn publish(&mut self, spec: TableSpec) -> Published {
-        let live = self.current.load();
+        let live = self.current.load_full();
         if self.ready.load(Ordering::Acquire) && **live.spec() == spec {
             return Published::Unchanged;
         }
-        let endpoints: HashMap<SocketAddr, Arc<Endpoint>> = self
-            .upstreams
-            .values()
-            .flat_map(|(_, upstream)| upstream.endpoints.iter())
-            .map(|endpoint| (endpoint.addr, endpoint.clone()))
-            .collect();
         let spec = Arc::new(spec);
-        let mut next_upstreams = HashMap::with_capacity(spec.backends.len());
-        let mut next_route_stats = HashMap::with_capacity(self.route_stats.len());
-        let (mut table, mut warnings) = RouteTable::build(
+        self.update_upstreams(&live.spec().backends, &spec.backends);
+        let mut claimed: HashSet<(String, String)> = HashSet::new();
+        let Rebuilt {
+            mut table,
+            mut warnings,
+            dropped,
+            ..
+        } = RouteTable::rebuild(
             spec.clone(),
-            |id| {
-                let backend = spec.backends.get(id).cloned().unwrap_or_else(|| BackendSpec {
-                    protocol: Default::default(),
-                    endpoints: Vec::new(),
-                });
-                let upstream = match self.upstreams.get(id) {
-                    Some((previous, upstream)) if *previous == backend => upstream.clone(),
-                    _ => {
-                        let members = backend
-                            .endpoints
-                            .iter()
-                            .map(|addr| {
-                                endpoints
-                                    .get(addr)
-                                    .cloned()
-                                    .unwrap_or_else(|| Arc::new(Endpoint::new(*addr)))
-                            })
-                            .collect();
-                        // Same backend, new endpoints: its counters carry on.
-                        let stats = match self.upstreams.get(id) {
-                            Some((_, previous)) => previous.stats.clone(),
-                            None => self.metrics.upstream_stats(id),
-                        };
-                        Arc::new(Upstream::new(id, backend.protocol, members, stats))
-                    }
-                };
-                next_upstreams.insert(id.clone(), (backend, upstream.clone()));
-                upstream
+            Some(&live),
+            |id| match self.upstreams.get(id) {
+                Some(upstream) => upstream.clone(),
+                // The table asks only for backends of its spec, all made above.
+                None => Arc::new(Upstream::new(id, Default::default(), Vec::new(), Default::default())),
             },
             |route, backend| {
                 let key = (route.to_string(), backend.to_string());
                 let stats = match self.route_stats.get(&key) {
                     Some(stats) => stats.clone(),
-                    None => self.metrics.route_stats(route, backend),
+                    None => {
+                        let stats = self.metrics.route_stats(route, backend);
+                        self.route_stats.insert(key.clone(), stats.clone());
+                        stats
+                    }
                 };
-                next_route_stats.insert(key, stats.clone());
+                claimed.insert(key);
                 stats
             },
         );
-        // Routes and backends gone from the table take their series out of /metrics.
-        for (key, stats) in &self.route_stats {
-            if !next_route_stats.contains_key(key) {
+        // Routes gone from the table take their series out of /metrics; a route built again
+        // under the same name kept its counters above.
+        for key in dropped {
+            if !claimed.contains(&key)
+                && let Some(stats) = self.route_stats.remove(&key)
+            {
                 stats.retire();
             }
         }
-        for (id, (_, upstream)) in &self.upstreams {
-            if !next_upstreams.contains_key(id) {
-                upstream.stats.retire();
-            }
-        }
-        self.route_stats = next_route_stats;
         table.set_certificates(self.load_certificates(&spec.tls, &mut warnings));
-        let gone = self
-            .upstreams
-            .keys()
-            .filter(|id| !next_upstreams.contains_key(*id))
-            .map(String::as_str);
-        let changed = next_upstreams
-            .iter()
-            .filter(|(id, (spec, _))| {
-                self.upstreams
-                    .get(*id)
-                    .is_none_or(|(previous, _)| previous.endpoints.len() != spec.endpoints.len())
-            })
-            .map(|(id, (_, upstream))| (id.as_str(), upstream.endpoints.len()));
-        let total = next_upstreams.values().map(|(spec, _)| spec.endpoints.len()).sum();
-        self.metrics.set_endpoints(gone, changed, total);
-        self.upstreams = next_upstreams;
+        drop(live);
         self.current.store(Arc::new(table));
         self.ready.store(true, Ordering::Release);
         self.metrics.record_publish();
         Published::Swapped { warnings }
+    }
+
+    /// Makes `self.upstreams` hold an `Upstream` for each of `next`: kept where the backend
+    /// equals the live one, else made anew (keeping the counters of its id and the `Endpoint`s
+    /// of addresses that stay). Retires the ones gone and sets the endpoint gauges that changed.
+    fn update_upstreams(&mut self, live: &BTreeMap<BackendId, BackendSpec>, next: &BTreeMap<BackendId, BackendSpec>) {
+        let changed: Vec<(&BackendId, &BackendSpec)> = next
+            .iter()
+            .filter(|(id, backend)| live.get(*id) != Some(*backend) || !self.upstreams.contains_key(*id))
+            .collect();
+        let added = changed
+            .iter()
+            .filter(|(id, _)| !self.upstreams.contains_key(*id))
+            .count();
+        let mut gone = Vec::new();
+        // Counts alone tell when no backend left, without a lookup per backend.
+        if self.upstreams.len() + added != next.len() {
+            self.upstreams.retain(|id, upstream| {
+                let keep = next.contains_key(id);
+                if !keep {
+                    upstream.stats.retire();
+                    gone.push(id.clone());
+                }
+                keep
+            });
+        }
+        // Pods that moved between backends keep their `Endpoint`: indexed only when needed.
+        let mut every_endpoint: Option<HashMap<SocketAddr, Arc<Endpoint>>> = None;
+        let mut made = Vec::with_capacity(changed.len());
+        for (id, backend) in &changed {
+            let previous = self.upstreams.get(*id);
+            let members = backend
+                .endpoints
+                .iter()
+                .map(|addr| {
+                    let own = previous.and_then(|upstream| {
+                        let found = upstream.endpoints.binary_search_by(|endpoint| endpoint.addr.cmp(addr));
+                        found.ok().map(|index| upstream.endpoints[index].clone())
+                    });
+                    own.unwrap_or_else(|| {
+                        let index = every_endpoint.get_or_insert_with(|| {
+                            self.upstreams
+                                .values()
+                                .flat_map(|upstream| upstream.endpoints.iter())
+                                .map(|endpoint| (endpoint.addr, endpoint.clone()))
+                                .collect()
+                        });
+                        index
+                            .get(addr)
+                            .cloned()
+                            .unwrap_or_else(|| Arc::new(Endpoint::new(*addr)))
+                    })
+                })
+                .collect();
+            // Same backend, new endpoints: its counters carry on.
+            let stats = match previous {
+                Some(previous) => previous.stats.clone(),
+                None => self.metrics.upstream_stats(id),
+            };
+            let count_changed = live
+                .get(*id)
+                .is_none_or(|old| old.endpoints.len() != backend.endpoints.len());
+            made.push((
+                (*id).clone(),
+                Arc::new(Upstream::new(id, backend.protocol, members, stats)),
+                count_changed,
+            ));
+        }
+        let counts: Vec<(&str, usize)> = made
+            .iter()
+            .filter(|(_, _, count_changed)| *count_changed)
+            .map(|(id, upstream, _)| (id.as_str(), upstream.endpoints.len()))
+            .collect();
+        let total = next.values().map(|backend| backend.endpoints.len()).sum();
+        self.metrics
+            .set_endpoints(gone.iter().map(String::as_str), counts.into_iter(), total);
+        for (id, upstream, _) in made {
+            self.upstreams.insert(id, upstream);
+        }
     }
 
     /// Indexes the table's certificates, reusing parsed keys whose PEM did not change.
@@ -226,3 +268,6 @@ impl RoutePublisher {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

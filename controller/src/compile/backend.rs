@@ -7,9 +7,10 @@
 //! ```
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::HashMap,
     fmt,
     net::{IpAddr, SocketAddr},
+    rc::Rc,
 };
 
 use k8s_openapi::api::{
@@ -67,7 +68,8 @@ pub struct Backends<'a> {
     services: HashMap<(&'a str, &'a str), &'a Service>,
     /// By namespace and the Service named in their `kubernetes.io/service-name` label.
     slices: HashMap<(&'a str, &'a str), Vec<&'a EndpointSlice>>,
-    resolved: BTreeMap<BackendId, Result<Resolved, BackendError>>,
+    /// Shared: every path naming a backend gets the same one, not a copy of its endpoints.
+    resolved: HashMap<BackendId, Result<Rc<Resolved>, BackendError>>,
 }
 
 // === impl BackendError ===
@@ -119,7 +121,7 @@ impl<'a> Backends<'a> {
         Backends {
             services,
             slices,
-            resolved: BTreeMap::new(),
+            resolved: HashMap::new(),
         }
     }
 
@@ -132,7 +134,7 @@ impl<'a> Backends<'a> {
         namespace: &str,
         backend: &IngressBackend,
         protocol: Option<UpstreamProtocol>,
-    ) -> Result<Resolved, BackendError> {
+    ) -> Result<Rc<Resolved>, BackendError> {
         let (service, port) = service_ref(namespace, backend)?;
         let mut id = match &port {
             PortRef::Number(number) => format!("{namespace}/{service}:{number}"),
@@ -146,7 +148,7 @@ impl<'a> Backends<'a> {
         }
         let result = self.lookup(namespace, service, &port).map(|mut spec| {
             spec.protocol = protocol.unwrap_or(spec.protocol);
-            Resolved { id: id.clone(), spec }
+            Rc::new(Resolved { id: id.clone(), spec })
         });
         self.resolved.insert(id, result.clone());
         result

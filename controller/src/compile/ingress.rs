@@ -1,7 +1,7 @@
 //! One Ingress into the table: its default backend, then each rule and path in order. Every
 //! problem becomes a [`Diagnostic`] and skips only the rule or path it concerns.
 
-use std::{collections::BTreeSet, fmt};
+use std::{collections::BTreeSet, fmt, rc::Rc};
 
 use k8s_openapi::api::networking::v1::{HTTPIngressPath, Ingress, IngressBackend, IngressRule};
 use shunt_proxy::routes::spec::{BackendId, HostMatch, PathKind};
@@ -143,7 +143,7 @@ impl Walk<'_, '_> {
         }
     }
 
-    fn resolve(&mut self, backend: &IngressBackend, place: Place<'_>) -> Option<Resolved> {
+    fn resolve(&mut self, backend: &IngressBackend, place: Place<'_>) -> Option<Rc<Resolved>> {
         match self
             .sink
             .backends

@@ -14,8 +14,9 @@ use super::backend::Resolved;
 #[derive(Default)]
 pub struct TableBuilder {
     /// Keyed in output order: host, then path, then kind, then listeners (which never overlap
-    /// for one host, path and kind).
-    paths: BTreeMap<(HostMatch, String, PathKind, Listeners), Claim>,
+    /// for one host, path and kind). Nested, so a claim looks up by reference and allocates
+    /// only what it inserts.
+    paths: BTreeMap<HostMatch, HostClaims>,
     /// Hosts whose unmatched requests get 404 (see `VirtualHostSpec::exclusive`).
     exclusive: BTreeSet<HostMatch>,
     /// Some claim is limited to one listener: only then can claims on other keys overlap.
@@ -23,6 +24,9 @@ pub struct TableBuilder {
     default_backend: Option<Claim>,
     backends: BTreeMap<BackendId, BackendSpec>,
 }
+
+/// One host's claims: path, then (kind, listeners).
+type HostClaims = BTreeMap<String, BTreeMap<(PathKind, Listeners), Claim>>;
 
 /// Who holds a slot and where it sends requests.
 struct Claim {
@@ -70,19 +74,26 @@ impl TableBuilder {
         ssl_redirect: bool,
         options: RouteOptions,
     ) -> Result<(), String> {
+        let host_paths = match self.paths.get_mut(host) {
+            Some(found) => found,
+            None => self.paths.entry(host.clone()).or_default(),
+        };
+        let slots = match host_paths.get_mut(path) {
+            Some(found) => found,
+            None => host_paths.entry(path.to_string()).or_default(),
+        };
         // Ingress-spec claims (both listeners, nothing scoped yet) need only the entry below.
         if self.scoped || !options.listeners.is_both() {
             for listeners in [Listeners::Both, Listeners::Plain, Listeners::Tls] {
                 if listeners.overlaps(options.listeners)
-                    && let Some(held) = self.paths.get(&(host.clone(), path.to_string(), kind, listeners))
+                    && let Some(held) = slots.get(&(kind, listeners))
                 {
                     return Err(held.source.clone());
                 }
             }
         }
         self.scoped |= !options.listeners.is_both();
-        let key = (host.clone(), path.to_string(), kind, options.listeners);
-        match self.paths.entry(key) {
+        match slots.entry((kind, options.listeners)) {
             Entry::Occupied(held) => Err(held.get().source.clone()),
             Entry::Vacant(slot) => {
                 slot.insert(Claim {
@@ -120,30 +131,44 @@ impl TableBuilder {
     }
 
     fn add_backend(&mut self, backend: &Resolved) {
-        self.backends
-            .entry(backend.id.clone())
-            .or_insert_with(|| backend.spec.clone());
+        // Most paths name a backend already added: look up before cloning the id.
+        if !self.backends.contains_key(&backend.id) {
+            self.backends.insert(backend.id.clone(), backend.spec.clone());
+        }
     }
 
     pub fn finish(self) -> TableSpec {
-        let mut hosts: Vec<VirtualHostSpec> = Vec::new();
-        for ((host, path, kind, _), claim) in self.paths {
-            let spec = PathSpec {
-                path,
-                kind,
-                backend: claim.backend,
-                source: claim.source,
-                ssl_redirect: claim.ssl_redirect,
-                options: claim.options,
-            };
-            match hosts.last_mut() {
-                Some(last) if last.host == host => last.paths.push(spec),
-                _ => hosts.push(VirtualHostSpec {
-                    exclusive: self.exclusive.contains(&host),
-                    host,
-                    paths: vec![spec],
-                }),
+        let mut hosts: Vec<VirtualHostSpec> = Vec::with_capacity(self.paths.len());
+        for (host, host_paths) in self.paths {
+            let mut paths = Vec::new();
+            for (mut path, slots) in host_paths {
+                let mut slots = slots.into_iter().peekable();
+                while let Some(((kind, _), claim)) = slots.next() {
+                    // One slot per path is the rule: move the path into the last one.
+                    let path = match slots.peek() {
+                        Some(_) => path.clone(),
+                        None => std::mem::take(&mut path),
+                    };
+                    paths.push(PathSpec {
+                        path,
+                        kind,
+                        backend: claim.backend,
+                        source: claim.source,
+                        ssl_redirect: claim.ssl_redirect,
+                        options: claim.options,
+                    });
+                }
             }
+            // A host whose every claim was refused has no entry (nothing was inserted for it
+            // but its empty map): as before, it does not appear.
+            if paths.is_empty() {
+                continue;
+            }
+            hosts.push(VirtualHostSpec {
+                exclusive: self.exclusive.contains(&host),
+                host,
+                paths,
+            });
         }
         TableSpec {
             hosts,

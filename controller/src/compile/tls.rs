@@ -60,7 +60,13 @@ impl<'a> TlsBuilder<'a> {
     /// Binds the hosts of `ingress`'s `spec.tls`; problems go to `diagnostics`.
     pub fn ingress(&mut self, ingress: &Ingress, diagnostics: &mut Vec<Diagnostic>) {
         let (namespace, name) = namespace_name(&ingress.metadata);
-        let Some(spec) = &ingress.spec else { return };
+        let Some(spec) = ingress
+            .spec
+            .as_ref()
+            .filter(|spec| spec.tls.as_ref().is_some_and(|tls| !tls.is_empty()))
+        else {
+            return;
+        };
         let source = format!("{namespace}/{name}");
         let mut report = |reason, message| diagnostics.push(Diagnostic::new(namespace, name, reason, message));
         for entry in spec.tls.iter().flatten() {

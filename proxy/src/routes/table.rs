@@ -1,12 +1,16 @@
 //! The immutable route table: built once per configuration, shared by every request.
 
-use std::{collections::HashMap, fmt, sync::Arc};
+use std::{
+    collections::{HashMap, HashSet},
+    fmt,
+    sync::Arc,
+};
 
 use http::HeaderName;
 
 use super::{
     paths::{PathTable, PathTableBuilder},
-    spec::{BackendId, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec},
+    spec::{BackendId, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
 };
 use crate::{metrics::RouteStats, tls::CertificateIndex, upstream::Upstream};
 
@@ -35,23 +39,31 @@ pub struct RouteTable {
     tls: Option<Hosts>,
     default_route: Option<Arc<Route>>,
     certificates: CertificateIndex,
+    /// What redirect routes hold as upstream; carried to the next table, so a reused redirect
+    /// route is recognisably current.
+    nowhere: Arc<Upstream>,
 }
 
-/// The virtual hosts one listener serves.
+/// The virtual hosts one listener serves. Each is an `Arc` so the next table can reuse it.
 #[derive(Default)]
 struct Hosts {
-    exact: HashMap<Box<str>, VirtualHost>,
+    exact: HashMap<Box<str>, Arc<VirtualHost>>,
     /// Keyed by the suffix after `*.`.
-    wildcard: HashMap<Box<str>, VirtualHost>,
+    wildcard: HashMap<Box<str>, Arc<VirtualHost>>,
     /// Keyed by the suffix after `*.`; matched from the longest suffix down.
-    deep_wildcard: HashMap<Box<str>, VirtualHost>,
-    any: Option<VirtualHost>,
+    deep_wildcard: HashMap<Box<str>, Arc<VirtualHost>>,
+    any: Option<Arc<VirtualHost>>,
 }
 
 struct VirtualHost {
     paths: PathTable,
     /// No match here is a 404, not a fall-through (see `VirtualHostSpec::exclusive`).
     exclusive: bool,
+    /// Built without a warning: only such a host may be reused, so a reused host never hides one.
+    clean: bool,
+    /// Every route `paths` holds, slash redirects included: the next build checks their
+    /// upstreams are still current before reusing the host, and retires them when it does not.
+    routes: Box<[Arc<Route>]>,
 }
 
 /// The outcome of looking up one virtual host.
@@ -68,6 +80,24 @@ pub struct BuildWarning {
     pub host: HostMatch,
     pub pattern: String,
     pub reason: String,
+}
+
+/// A table built next to the live one: what it reused and which routes left.
+pub struct Rebuilt {
+    pub table: RouteTable,
+    pub warnings: Vec<BuildWarning>,
+    /// The stats keys `(route, backend)` of the previous table's routes that the new one did
+    /// not take over. A key may also belong to a route built anew (its stats were handed out
+    /// again by the `stats` callback); the caller retires the others.
+    pub dropped: Vec<(String, String)>,
+    /// Hosts (per listener view) taken over from the previous table unchanged.
+    pub reused_hosts: usize,
+}
+
+/// The key a route's counters were handed out under by the `stats` callback.
+fn stats_key(route: &Arc<Route>) -> (String, String) {
+    let (name, backend) = route.stats.key();
+    (name.to_string(), backend.to_string())
 }
 
 // === impl Route ===
@@ -100,9 +130,23 @@ impl RouteTable {
     /// route's name and the backend it forwards to (empty for redirects).
     pub fn build(
         spec: Arc<TableSpec>,
+        upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
+        stats: impl FnMut(&str, &str) -> RouteStats,
+    ) -> (Self, Vec<BuildWarning>) {
+        let rebuilt = Self::rebuild(spec, None, upstream, stats);
+        (rebuilt.table, rebuilt.warnings)
+    }
+
+    /// [`RouteTable::build`] next to `previous`: a host whose spec is equal and whose routes'
+    /// upstreams are the ones `upstream` gives now is taken over as it is (same `Arc`s, same
+    /// counters, no matchit tree built); only the others are built. The result equals a build
+    /// from scratch with the same callbacks.
+    pub fn rebuild(
+        spec: Arc<TableSpec>,
+        previous: Option<&RouteTable>,
         mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
         mut stats: impl FnMut(&str, &str) -> RouteStats,
-    ) -> (Self, Vec<BuildWarning>) {
+    ) -> Rebuilt {
         let mut upstreams: HashMap<BackendId, Arc<Upstream>> = HashMap::new();
         let mut upstream_for = |id: &BackendId| {
             if let Some(found) = upstreams.get(id) {
@@ -112,93 +156,139 @@ impl RouteTable {
             upstreams.insert(id.clone(), made.clone());
             made
         };
-        let mut warnings = Vec::new();
-        // Redirect routes forward nowhere; they share one upstream without endpoints.
-        let nowhere = Arc::new(Upstream::new(
-            "redirect",
-            Default::default(),
-            Vec::new(),
-            Default::default(),
-        ));
-        let mut routes: Vec<Vec<(Arc<Route>, &PathSpec)>> = Vec::with_capacity(spec.hosts.len());
-        for vhost in &spec.hosts {
-            let mut built = Vec::with_capacity(vhost.paths.len());
-            for path in &vhost.paths {
-                let redirect = path.options.redirect.clone();
-                if redirect.is_none() && !spec.backends.contains_key(&path.backend) {
-                    warnings.push(BuildWarning {
-                        host: vhost.host.clone(),
-                        pattern: path.path.clone(),
-                        reason: format!("backend {} is not in the table", path.backend),
-                    });
-                    continue;
-                }
-                let client_protocol_header = match path.options.client_protocol_header.as_deref() {
-                    None => None,
-                    Some(name) => match HeaderName::from_bytes(name.as_bytes()) {
-                        Ok(name) => Some(name),
-                        Err(error) => {
-                            warnings.push(BuildWarning {
-                                host: vhost.host.clone(),
-                                pattern: path.path.clone(),
-                                reason: format!("client protocol header {name:?}: {error}"),
-                            });
-                            continue;
-                        }
-                    },
-                };
-                let name = format!("{}{}", vhost.host, path.path);
-                let upstream = match redirect {
-                    Some(_) => nowhere.clone(),
-                    None => upstream_for(&path.backend),
-                };
-                // Metrics name the backend a route forwards to; a redirect forwards nowhere.
-                let backend = if redirect.is_some() { "" } else { path.backend.as_str() };
-                let route = Route {
-                    stats: stats(&name, backend),
-                    name: name.into(),
-                    source: path.source.as_str().into(),
-                    upstream,
-                    ssl_redirect: path.ssl_redirect,
-                    redirect,
-                    client_protocol_header,
-                };
-                built.push((Arc::new(route), path));
-            }
-            routes.push(built);
-        }
         let scoped = spec
             .hosts
             .iter()
             .flat_map(|vhost| &vhost.paths)
             .any(|path| !path.options.listeners.is_both());
-        let mut slash_stats = |name: &str, source: &str| stats(name, source);
-        let plain = Hosts::build(&spec, &routes, scoped.then_some(false), &mut slash_stats, &mut warnings);
-        let tls = scoped.then(|| Hosts::build(&spec, &routes, Some(true), &mut slash_stats, &mut warnings));
+        // A table split by listener and one that is not keep their hosts in different places.
+        let previous = previous.filter(|previous| previous.tls.is_some() == scoped);
+        // Redirect routes forward nowhere; they share one upstream without endpoints.
+        let nowhere = match previous {
+            Some(previous) => previous.nowhere.clone(),
+            None => Arc::new(Upstream::new(
+                "redirect",
+                Default::default(),
+                Vec::new(),
+                Default::default(),
+            )),
+        };
+        let mut warnings = Vec::new();
+        let mut plain = Hosts::default();
+        let mut tls = scoped.then(Hosts::default);
+        let mut reused: HashSet<*const VirtualHost> = HashSet::new();
+        for vhost in &spec.hosts {
+            let kept = previous.and_then(|previous| previous.reusable(vhost, &spec, &nowhere, &mut upstream_for));
+            if let Some((kept_plain, kept_tls)) = kept {
+                for (hosts, kept) in [(Some(&mut plain), kept_plain), (tls.as_mut(), kept_tls)] {
+                    if let (Some(hosts), Some(kept)) = (hosts, kept) {
+                        reused.insert(Arc::as_ptr(&kept));
+                        hosts.insert(&vhost.host, kept);
+                    }
+                }
+                continue;
+            }
+            let before = warnings.len();
+            let routes = build_routes(vhost, &spec, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
+            let clean = warnings.len() == before;
+            let views = [(&mut plain, scoped.then_some(false))]
+                .into_iter()
+                .chain(tls.as_mut().map(|tls| (tls, Some(true))));
+            for (hosts, view) in views {
+                if let Some(built) = VirtualHost::build(vhost, &routes, view, clean, &mut stats, &mut warnings) {
+                    hosts.insert(&vhost.host, Arc::new(built));
+                }
+            }
+        }
+        let previous_default = previous.and_then(|previous| previous.default_route.as_ref());
         let default_route = spec
             .default_backend
             .as_ref()
             .filter(|id| spec.backends.contains_key(*id))
             .map(|id| {
-                Arc::new(Route {
-                    name: "default".into(),
-                    source: "default".into(),
-                    stats: stats("default", id),
-                    upstream: upstream_for(id),
-                    ssl_redirect: false,
-                    redirect: None,
-                    client_protocol_header: None,
-                })
+                let upstream = upstream_for(id);
+                match previous_default {
+                    Some(route) if Arc::ptr_eq(&route.upstream, &upstream) => route.clone(),
+                    _ => Arc::new(Route {
+                        name: "default".into(),
+                        source: "default".into(),
+                        stats: stats("default", id),
+                        upstream,
+                        ssl_redirect: false,
+                        redirect: None,
+                        client_protocol_header: None,
+                    }),
+                }
             });
-        let certificates = CertificateIndex::default();
+        let mut dropped = Vec::new();
+        if let Some(previous) = previous_default
+            && !default_route.as_ref().is_some_and(|route| Arc::ptr_eq(route, previous))
+        {
+            dropped.push(stats_key(previous));
+        }
+        let mut reused_hosts = 0;
+        if let Some(previous) = previous {
+            for vhost in previous.plain.iter().chain(previous.tls.iter().flat_map(Hosts::iter)) {
+                if reused.contains(&Arc::as_ptr(vhost)) {
+                    reused_hosts += 1;
+                    continue;
+                }
+                dropped.extend(vhost.routes.iter().map(stats_key));
+            }
+        }
         let table = RouteTable {
             spec,
             plain,
             tls,
             default_route,
-            certificates,
+            certificates: CertificateIndex::default(),
+            nowhere,
         };
-        (table, warnings)
+        Rebuilt {
+            table,
+            warnings,
+            dropped,
+            reused_hosts,
+        }
+    }
+
+    /// The previous views (plain, TLS) of `vhost` if they can serve in the next table: same spec,
+    /// built cleanly, and every route's upstream is the current one for its backend.
+    #[allow(clippy::type_complexity, reason = "one host's two listener views")]
+    fn reusable(
+        &self,
+        vhost: &VirtualHostSpec,
+        spec: &TableSpec,
+        nowhere: &Arc<Upstream>,
+        upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
+    ) -> Option<(Option<Arc<VirtualHost>>, Option<Arc<VirtualHost>>)> {
+        // `hosts` is sorted by host (compile's order); an unsorted hand-built spec only loses reuse.
+        let index = self.spec.hosts.binary_search_by(|old| old.host.cmp(&vhost.host)).ok()?;
+        if self.spec.hosts[index] != *vhost {
+            return None;
+        }
+        let plain = self.plain.get(&vhost.host).cloned();
+        let tls = self.tls.as_ref().and_then(|tls| tls.get(&vhost.host)).cloned();
+        if plain.is_none() && tls.is_none() {
+            // Nothing was built for it (every path warned): build again, warnings included.
+            return None;
+        }
+        for built in plain.iter().chain(tls.iter()) {
+            if !built.clean {
+                return None;
+            }
+            for route in &built.routes {
+                if Arc::ptr_eq(&route.upstream, nowhere) {
+                    continue;
+                }
+                // The spec's own key: no id is allocated to ask.
+                let (id, _) = spec.backends.get_key_value(route.upstream.id.as_ref())?;
+                if !Arc::ptr_eq(&route.upstream, &upstream_for(id)) {
+                    return None;
+                }
+            }
+        }
+        Some((plain, tls))
     }
 
     /// Finds the route for a normalised host (see [`super::normalize_host`]) and a path
@@ -238,62 +328,95 @@ impl RouteTable {
     }
 }
 
+/// The routes of one host, shared by its listener views, each with the path it serves.
+/// Paths that cannot be served (unknown backend, bad header name) become warnings.
+fn build_routes<'s>(
+    vhost: &'s VirtualHostSpec,
+    spec: &TableSpec,
+    nowhere: &Arc<Upstream>,
+    upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
+    stats: &mut impl FnMut(&str, &str) -> RouteStats,
+    warnings: &mut Vec<BuildWarning>,
+) -> Vec<(Arc<Route>, &'s PathSpec)> {
+    let mut built = Vec::with_capacity(vhost.paths.len());
+    for path in &vhost.paths {
+        let redirect = path.options.redirect.clone();
+        if redirect.is_none() && !spec.backends.contains_key(&path.backend) {
+            warnings.push(BuildWarning {
+                host: vhost.host.clone(),
+                pattern: path.path.clone(),
+                reason: format!("backend {} is not in the table", path.backend),
+            });
+            continue;
+        }
+        let client_protocol_header = match path.options.client_protocol_header.as_deref() {
+            None => None,
+            Some(name) => match HeaderName::from_bytes(name.as_bytes()) {
+                Ok(name) => Some(name),
+                Err(error) => {
+                    warnings.push(BuildWarning {
+                        host: vhost.host.clone(),
+                        pattern: path.path.clone(),
+                        reason: format!("client protocol header {name:?}: {error}"),
+                    });
+                    continue;
+                }
+            },
+        };
+        let name = format!("{}{}", vhost.host, path.path);
+        let upstream = match redirect {
+            Some(_) => nowhere.clone(),
+            None => upstream_for(&path.backend),
+        };
+        // Metrics name the backend a route forwards to; a redirect forwards nowhere.
+        let backend = if redirect.is_some() { "" } else { path.backend.as_str() };
+        let route = Route {
+            stats: stats(&name, backend),
+            name: name.into(),
+            source: path.source.as_str().into(),
+            upstream,
+            ssl_redirect: path.ssl_redirect,
+            redirect,
+            client_protocol_header,
+        };
+        built.push((Arc::new(route), path));
+    }
+    built
+}
+
 // === impl Hosts ===
 
 impl Hosts {
-    /// The hosts serving `tls` (or plain) requests; `None` takes every route.
-    fn build(
-        spec: &TableSpec,
-        routes: &[Vec<(Arc<Route>, &PathSpec)>],
-        tls: Option<bool>,
-        stats: &mut impl FnMut(&str, &str) -> RouteStats,
-        warnings: &mut Vec<BuildWarning>,
-    ) -> Self {
-        let mut hosts = Hosts::default();
-        for (vhost, built) in spec.hosts.iter().zip(routes) {
-            let mut builder = PathTableBuilder::default();
-            let mut any = false;
-            for (route, path) in built {
-                if tls.is_some_and(|tls| !path.options.listeners.serves(tls)) {
-                    continue;
-                }
-                any = true;
-                builder.add(&path.path, path.kind, route.clone());
-                if path.kind == PathKind::CharPrefix && path.path.len() > 1 && path.path.ends_with('/') {
-                    builder.add_slash_redirect(&path.path, slash_redirect(route, path, stats));
-                }
+    fn insert(&mut self, host: &HostMatch, vhost: Arc<VirtualHost>) {
+        match host {
+            HostMatch::Exact(host) => {
+                self.exact.insert(host.as_str().into(), vhost);
             }
-            if !any && !vhost.exclusive {
-                // Unknown on this listener: requests fall to wildcards, host-less rules, the default.
-                continue;
+            HostMatch::Wildcard(suffix) => {
+                self.wildcard.insert(suffix.as_str().into(), vhost);
             }
-            let (paths, rejected) = builder.build();
-            // Both listener views reject the same patterns; report them once.
-            if tls != Some(true) {
-                warnings.extend(rejected.into_iter().map(|(pattern, reason)| BuildWarning {
-                    host: vhost.host.clone(),
-                    pattern,
-                    reason,
-                }));
+            HostMatch::DeepWildcard(suffix) => {
+                self.deep_wildcard.insert(suffix.as_str().into(), vhost);
             }
-            let table = VirtualHost {
-                paths,
-                exclusive: vhost.exclusive,
-            };
-            match &vhost.host {
-                HostMatch::Exact(host) => {
-                    hosts.exact.insert(host.as_str().into(), table);
-                }
-                HostMatch::Wildcard(suffix) => {
-                    hosts.wildcard.insert(suffix.as_str().into(), table);
-                }
-                HostMatch::DeepWildcard(suffix) => {
-                    hosts.deep_wildcard.insert(suffix.as_str().into(), table);
-                }
-                HostMatch::Any => hosts.any = Some(table),
-            }
+            HostMatch::Any => self.any = Some(vhost),
         }
-        hosts
+    }
+
+    fn get(&self, host: &HostMatch) -> Option<&Arc<VirtualHost>> {
+        match host {
+            HostMatch::Exact(host) => self.exact.get(host.as_str()),
+            HostMatch::Wildcard(suffix) => self.wildcard.get(suffix.as_str()),
+            HostMatch::DeepWildcard(suffix) => self.deep_wildcard.get(suffix.as_str()),
+            HostMatch::Any => self.any.as_ref(),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Arc<VirtualHost>> {
+        self.exact
+            .values()
+            .chain(self.wildcard.values())
+            .chain(self.deep_wildcard.values())
+            .chain(self.any.iter())
     }
 
     fn find(&self, host: &str, path: &str) -> Found<'_> {
@@ -337,6 +460,52 @@ impl Hosts {
 // === impl VirtualHost ===
 
 impl VirtualHost {
+    /// One listener's view of a host (`view`: `Some(tls)`; `None` takes every route). `None`
+    /// when the host has no route there and is not exclusive: it is unknown on that listener.
+    fn build(
+        vhost: &VirtualHostSpec,
+        routes: &[(Arc<Route>, &PathSpec)],
+        view: Option<bool>,
+        clean: bool,
+        stats: &mut impl FnMut(&str, &str) -> RouteStats,
+        warnings: &mut Vec<BuildWarning>,
+    ) -> Option<Self> {
+        let mut builder = PathTableBuilder::default();
+        let mut held = Vec::with_capacity(routes.len());
+        for (route, path) in routes {
+            if view.is_some_and(|tls| !path.options.listeners.serves(tls)) {
+                continue;
+            }
+            builder.add(&path.path, path.kind, route.clone());
+            held.push(route.clone());
+            if path.kind == PathKind::CharPrefix && path.path.len() > 1 && path.path.ends_with('/') {
+                let redirect = slash_redirect(route, path, stats);
+                builder.add_slash_redirect(&path.path, redirect.clone());
+                held.push(redirect);
+            }
+        }
+        if held.is_empty() && !vhost.exclusive {
+            // Unknown on this listener: requests fall to wildcards, host-less rules, the default.
+            return None;
+        }
+        let (paths, rejected) = builder.build();
+        let clean = clean && rejected.is_empty();
+        // Both listener views reject the same patterns; report them once.
+        if view != Some(true) {
+            warnings.extend(rejected.into_iter().map(|(pattern, reason)| BuildWarning {
+                host: vhost.host.clone(),
+                pattern,
+                reason,
+            }));
+        }
+        Some(VirtualHost {
+            paths,
+            exclusive: vhost.exclusive,
+            clean,
+            routes: held.into_boxed_slice(),
+        })
+    }
+
     fn find(&self, path: &str) -> Found<'_> {
         match self.paths.lookup(path) {
             Some(route) => Found::Route(route),

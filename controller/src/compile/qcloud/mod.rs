@@ -259,7 +259,7 @@ fn route(
         };
         let claimed = sink
             .table
-            .claim_route(&host, &path, kind, backend.as_ref(), &lb.source, false, options);
+            .claim_route(&host, &path, kind, backend.as_deref(), &lb.source, false, options);
         match claimed {
             Ok(()) => {
                 if let Some(resolved) = &backend
