@@ -2,7 +2,7 @@
 //! that publishing adds, and a one-object edit republished next to a live table.
 //! `cargo bench -p shunt-controller --bench compile`
 
-use std::{collections::BTreeMap, hint::black_box};
+use std::{collections::BTreeMap, hint::black_box, sync::Arc};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use k8s_openapi::{
@@ -60,7 +60,7 @@ pub fn mk_state() -> ClusterState {
     for i in 0..INGRESSES {
         let ns = format!("team-{}", i % 100);
         let name = format!("app-{i}");
-        state.ingresses.push(Ingress {
+        state.ingresses.push(Arc::new(Ingress {
             metadata: meta(&ns, &name, None),
             spec: Some(IngressSpec {
                 ingress_class_name: Some("shunt".into()),
@@ -73,8 +73,8 @@ pub fn mk_state() -> ClusterState {
                 ..Default::default()
             }),
             ..Default::default()
-        });
-        state.services.push(Service {
+        }));
+        state.services.push(Arc::new(Service {
             metadata: meta(&ns, &name, None),
             spec: Some(ServiceSpec {
                 ports: Some(vec![ServicePort {
@@ -85,9 +85,9 @@ pub fn mk_state() -> ClusterState {
                 ..Default::default()
             }),
             ..Default::default()
-        });
+        }));
         let labels = BTreeMap::from([("kubernetes.io/service-name".to_string(), name.clone())]);
-        state.endpoint_slices.push(EndpointSlice {
+        state.endpoint_slices.push(Arc::new(EndpointSlice {
             metadata: meta(&ns, &format!("{name}-abcde"), Some(labels)),
             address_type: "IPv4".into(),
             ports: Some(vec![EndpointPort {
@@ -105,7 +105,7 @@ pub fn mk_state() -> ClusterState {
                     ..Default::default()
                 })
                 .collect(),
-        });
+        }));
     }
     state
 }
@@ -113,7 +113,7 @@ pub fn mk_state() -> ClusterState {
 /// `state` with one endpoint address of one EndpointSlice changed (the scale.sh edit).
 fn mk_endpoint_edit(state: &ClusterState) -> ClusterState {
     let mut edited = state.clone();
-    let slice = &mut edited.endpoint_slices[INGRESSES / 2];
+    let slice = Arc::make_mut(&mut edited.endpoint_slices[INGRESSES / 2]);
     slice.endpoints[0].addresses[0] = "11.0.0.1".to_string();
     edited
 }
@@ -121,7 +121,7 @@ fn mk_endpoint_edit(state: &ClusterState) -> ClusterState {
 /// `state` with one more path on one Ingress.
 fn mk_ingress_edit(state: &ClusterState) -> ClusterState {
     let mut edited = state.clone();
-    let ingress = &mut edited.ingresses[INGRESSES / 2];
+    let ingress = Arc::make_mut(&mut edited.ingresses[INGRESSES / 2]);
     let name = ingress.metadata.name.clone().unwrap_or_default();
     let rules = ingress.spec.as_mut().and_then(|spec| spec.rules.as_mut());
     let http = rules
@@ -144,6 +144,19 @@ fn bench_compile(c: &mut Criterion) {
     });
     group.bench_function("clone of the cluster state (a snapshot), 10k ingresses", |b| {
         b.iter(|| black_box(state.clone()))
+    });
+    // What a snapshot cost while ClusterState owned its objects (round 1): kept for comparison.
+    group.bench_function("deep copy of every object (the old snapshot), 10k ingresses", |b| {
+        fn deep<K: Clone>(objects: &[Arc<K>]) -> Vec<K> {
+            objects.iter().map(|object| K::clone(object)).collect()
+        }
+        b.iter(|| {
+            black_box((
+                deep(&state.ingresses),
+                deep(&state.services),
+                deep(&state.endpoint_slices),
+            ))
+        })
     });
     group.bench_function("full compile + publish into a new publisher, 10k ingresses", |b| {
         b.iter_batched(

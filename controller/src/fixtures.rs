@@ -1,7 +1,7 @@
 //! Test builders for the cluster objects compile reads: `mk_ingress("shop", "web", rules)` and
 //! friends. Each returns a plain k8s-openapi object; tests adjust fields directly.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
 use k8s_openapi::{
     api::{
@@ -35,6 +35,11 @@ impl From<&str> for Port {
             name: Some(name.to_string()),
         })
     }
+}
+
+/// Objects as a [`ClusterState`](crate::compile::ClusterState) holds them: shared, as the stores do.
+pub fn mk_shared<T>(objects: impl IntoIterator<Item = T>) -> Vec<Arc<T>> {
+    objects.into_iter().map(Arc::new).collect()
 }
 
 pub fn mk_meta(namespace: &str, name: &str) -> ObjectMeta {

@@ -13,6 +13,7 @@ use std::{
     collections::{BTreeMap, HashSet},
     fmt, fs, io,
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 use k8s_openapi::{
@@ -359,11 +360,11 @@ impl ClusterState {
         );
         for object in objects {
             match object {
-                Object::Ingress(o) => _ = ingresses.insert(key(&o.metadata), o),
-                Object::IngressClass(o) => _ = classes.insert(key(&o.metadata), o),
-                Object::Service(o) => _ = services.insert(key(&o.metadata), o),
-                Object::EndpointSlice(o) => _ = slices.insert(key(&o.metadata), o),
-                Object::Secret(o) => _ = secrets.insert(key(&o.metadata), o),
+                Object::Ingress(o) => _ = ingresses.insert(key(&o.metadata), Arc::new(o)),
+                Object::IngressClass(o) => _ = classes.insert(key(&o.metadata), Arc::new(o)),
+                Object::Service(o) => _ = services.insert(key(&o.metadata), Arc::new(o)),
+                Object::EndpointSlice(o) => _ = slices.insert(key(&o.metadata), Arc::new(o)),
+                Object::Secret(o) => _ = secrets.insert(key(&o.metadata), Arc::new(o)),
                 Object::Skipped(_) => {}
             }
         }

@@ -99,17 +99,13 @@ impl Stores {
         Ok(())
     }
 
-    /// The objects as they are now, for compile.
+    /// The objects as they are now, for compile: the stores' own `Arc`s, no copies.
     pub fn snapshot(&self) -> ClusterState {
-        fn all<K: Resource + Clone>(stores: &[Store<K>]) -> Vec<K>
+        fn all<K: Resource + Clone>(stores: &[Store<K>]) -> Vec<Arc<K>>
         where
             K::DynamicType: Eq + std::hash::Hash + Clone,
         {
-            stores
-                .iter()
-                .flat_map(|store| store.state())
-                .map(|object| (*object).clone())
-                .collect()
+            stores.iter().flat_map(|store| store.state()).collect()
         }
         ClusterState {
             ingresses: all(&self.ingresses),

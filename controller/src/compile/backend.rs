@@ -108,14 +108,14 @@ impl<'a> Backends<'a> {
         let services = state
             .services
             .iter()
-            .map(|service| (namespace_name(&service.metadata), service))
+            .map(|service| (namespace_name(&service.metadata), &**service))
             .collect();
         let mut slices: HashMap<_, Vec<_>> = HashMap::new();
         for slice in &state.endpoint_slices {
             let labels = slice.metadata.labels.as_ref();
             if let Some(service) = labels.and_then(|labels| labels.get(SERVICE_NAME_LABEL)) {
                 let (namespace, _) = namespace_name(&slice.metadata);
-                slices.entry((namespace, service.as_str())).or_default().push(slice);
+                slices.entry((namespace, service.as_str())).or_default().push(&**slice);
             }
         }
         Backends {

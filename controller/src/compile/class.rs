@@ -1,6 +1,6 @@
 //! IngressClass selection: which Ingresses this controller serves, and which only in shadow.
 
-use std::{collections::BTreeSet, fmt, str::FromStr};
+use std::{collections::BTreeSet, fmt, str::FromStr, sync::Arc};
 
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 
@@ -105,7 +105,7 @@ pub struct Classes<'a> {
 // === impl Classes ===
 
 impl<'a> Classes<'a> {
-    pub fn new(classes: &'a [IngressClass], options: &'a CompileOptions) -> Self {
+    pub fn new(classes: &'a [Arc<IngressClass>], options: &'a CompileOptions) -> Self {
         let ours = classes.iter().filter(|class| {
             class.spec.as_ref().and_then(|spec| spec.controller.as_deref()) == Some(options.controller_name.as_str())
         });

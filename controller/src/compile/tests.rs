@@ -22,11 +22,11 @@ const API: &str = "shop/api:http";
 /// Services `web` (port 80 "http") and `api` (port 80 "http"), each with ready pods on 8080.
 fn world() -> ClusterState {
     ClusterState {
-        services: vec![
+        services: mk_shared([
             mk_service("shop", "web", &[("http", 80)]),
             mk_service("shop", "api", &[("http", 80)]),
-        ],
-        endpoint_slices: vec![
+        ]),
+        endpoint_slices: mk_shared([
             mk_slice(
                 "shop",
                 "web-a",
@@ -35,13 +35,16 @@ fn world() -> ClusterState {
                 vec![mk_ready("10.0.0.2"), mk_ready("10.0.0.1")],
             ),
             mk_slice("shop", "api-a", "api", &[("http", 8080)], vec![mk_ready("10.0.1.1")]),
-        ],
+        ]),
         ..Default::default()
     }
 }
 
 fn world_with(ingresses: Vec<Ingress>) -> ClusterState {
-    ClusterState { ingresses, ..world() }
+    ClusterState {
+        ingresses: mk_shared(ingresses),
+        ..world()
+    }
 }
 
 fn web_pods() -> BackendSpec {
@@ -311,7 +314,7 @@ fn an_ingress_without_namespace_is_in_default() {
     let mut ingress = mk_ingress("x", "a", vec![mk_rule("", vec![mk_prefix("/", "web", 80)])]);
     ingress.metadata.namespace = None;
     let mut state = world_with(vec![ingress]);
-    state.services.push(mk_service("default", "web", &[("", 80)]));
+    state.services.push(mk_service("default", "web", &[("", 80)]).into());
     let compiled = compile_default(&state);
     let expected = table(
         vec![(HostMatch::Any, vec![prefix("/", "default/web:80", "default/a")])],
@@ -362,13 +365,9 @@ fn equal_input_in_any_order_gives_an_equal_result() {
         ),
         with_default_backend(mk_ingress("shop", "e", vec![]), mk_backend("api", "http")),
     ]);
-    state.endpoint_slices.push(mk_slice(
-        "shop",
-        "web-b",
-        "web",
-        &[("http", 8080)],
-        vec![mk_ready("10.0.0.3")],
-    ));
+    state
+        .endpoint_slices
+        .push(mk_slice("shop", "web-b", "web", &[("http", 8080)], vec![mk_ready("10.0.0.3")]).into());
     let first = compile_default(&state);
     assert!(
         !first.diagnostics.is_empty(),
@@ -380,7 +379,7 @@ fn equal_input_in_any_order_gives_an_equal_result() {
         shuffled.services.reverse();
         shuffled.endpoint_slices.rotate_left(rotation % 3);
         for slice in &mut shuffled.endpoint_slices {
-            slice.endpoints.reverse();
+            Arc::make_mut(slice).endpoints.reverse();
         }
         if rotation % 2 == 1 {
             shuffled.ingresses.reverse();

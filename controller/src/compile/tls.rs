@@ -45,7 +45,7 @@ impl<'a> TlsBuilder<'a> {
         let secrets = state
             .secrets
             .iter()
-            .map(|secret| (namespace_name(&secret.metadata), secret))
+            .map(|secret| (namespace_name(&secret.metadata), &**secret))
             .collect();
         TlsBuilder {
             secrets,

@@ -55,14 +55,14 @@ async fn list_state(client: &Client, namespaces: &[String]) -> anyhow::Result<Cl
     let tls = ListParams::default().fields(crate::watch::TLS_SECRET_SELECTOR);
     Ok(ClusterState {
         ingresses: list::<Ingress>(client, namespaces, &ListParams::default()).await?,
-        ingress_classes: classes.items,
+        ingress_classes: classes.items.into_iter().map(std::sync::Arc::new).collect(),
         services: list::<Service>(client, namespaces, &ListParams::default()).await?,
         endpoint_slices: list::<EndpointSlice>(client, namespaces, &ListParams::default()).await?,
         secrets: list::<Secret>(client, namespaces, &tls).await?,
     })
 }
 
-async fn list<K>(client: &Client, namespaces: &[String], params: &ListParams) -> anyhow::Result<Vec<K>>
+async fn list<K>(client: &Client, namespaces: &[String], params: &ListParams) -> anyhow::Result<Vec<std::sync::Arc<K>>>
 where
     K: Resource<DynamicType = (), Scope = NamespaceResourceScope> + Clone + DeserializeOwned + std::fmt::Debug,
 {
@@ -76,7 +76,7 @@ where
     };
     let mut items = Vec::new();
     for api in apis {
-        items.extend(api.list(params).await?.items);
+        items.extend(api.list(params).await?.items.into_iter().map(std::sync::Arc::new));
     }
     Ok(items)
 }

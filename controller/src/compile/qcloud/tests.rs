@@ -185,7 +185,9 @@ fn shunts_tls_secret_annotation_makes_the_host_identical_and_serves_that_certifi
         "annotations: {kubernetes.io/ingress.class: qcloud, shunt.dev/tls-secret: secure-tls}",
     );
     let mut state = mk_state(&annotated);
-    state.secrets.push(mk_tls_secret("secure-tls", &["secure.example.com"]));
+    state
+        .secrets
+        .push(mk_tls_secret("secure-tls", &["secure.example.com"]).into());
     let compiled = compile(&state, &mk_options());
     let verdict = verdict(&compiled, "secure.example.com");
     assert_eq!((verdict.verdict, verdict.reasons.clone()), (Verdict::Identical, vec![]));
@@ -204,7 +206,7 @@ fn shadow_tls_flag_maps_a_host_to_a_secret_anywhere() {
     let mut state = mk_state(TLS_ONLY);
     let mut elsewhere = mk_tls_secret("wildcard", &["*.example.com"]);
     elsewhere.metadata.namespace = Some("certs".into());
-    state.secrets.push(elsewhere);
+    state.secrets.push(elsewhere.into());
     let mut options = mk_options();
     options
         .shadow
@@ -250,7 +252,9 @@ spec:
 #[test]
 fn rule_mix_puts_each_rule_on_the_listeners_its_annotations_name() {
     let mut state = mk_state(RULE_MIX);
-    state.secrets.push(mk_tls_secret("mix-tls", &["mix.example.com"]));
+    state
+        .secrets
+        .push(mk_tls_secret("mix-tls", &["mix.example.com"]).into());
     let compiled = compile(&state, &mk_options());
     assert_eq!(answer(&compiled, PLAIN, "mix.example.com", "/plain"), API);
     assert_eq!(

@@ -9,9 +9,9 @@ use super::*;
 fn backend_of(port: impl Into<Port>, services: Vec<Service>, slices: Vec<EndpointSlice>) -> (String, BackendSpec) {
     let ingress = mk_ingress("shop", "a", vec![mk_rule("", vec![mk_prefix("/", "svc", port)])]);
     let state = ClusterState {
-        ingresses: vec![ingress],
-        services,
-        endpoint_slices: slices,
+        ingresses: mk_shared([ingress]),
+        services: mk_shared(services),
+        endpoint_slices: mk_shared(slices),
         ..Default::default()
     };
     let compiled = compile(&state, &CompileOptions::default());

@@ -39,7 +39,7 @@ fn ours(names: &[&str]) -> Vec<(String, bool)> {
 #[test]
 fn a_class_whose_ingressclass_names_our_controller_is_ours() {
     let mut state = world_with(vec![mk_classed("a", |i| with_class(i, Some("internal")))]);
-    state.ingress_classes = vec![mk_class("internal", OURS)];
+    state.ingress_classes = mk_shared([mk_class("internal", OURS)]);
     let options = CompileOptions {
         ingress_classes: vec![],
         ..Default::default()
@@ -56,7 +56,7 @@ fn a_class_named_in_the_options_is_ours_without_an_ingressclass() {
 #[test]
 fn a_class_named_in_the_options_stays_ours_even_if_its_ingressclass_names_another_controller() {
     let mut state = world_with(vec![mk_classed("a", |i| with_class(i, Some("shunt")))]);
-    state.ingress_classes = vec![mk_class("shunt", "k8s.io/ingress-nginx")];
+    state.ingress_classes = mk_shared([mk_class("shunt", "k8s.io/ingress-nginx")]);
     assert_eq!(selected(&state, &CompileOptions::default()), ours(&["a"]));
 }
 
@@ -67,14 +67,14 @@ fn a_foreign_class_is_ignored_silently() {
         mk_classed("unknown", |i| with_class(i, Some("no-such-class"))),
         mk_classed("mine", |i| with_class(i, Some("shunt"))),
     ]);
-    state.ingress_classes = vec![mk_class("nginx", "k8s.io/ingress-nginx")];
+    state.ingress_classes = mk_shared([mk_class("nginx", "k8s.io/ingress-nginx")]);
     assert_eq!(selected(&state, &CompileOptions::default()), ours(&["mine"]));
 }
 
 #[test]
 fn an_ingress_without_class_is_ours_when_our_ingressclass_is_the_default() {
     let state = ClusterState {
-        ingress_classes: vec![mk_default_class("internal", OURS), mk_class("shunt", OURS)],
+        ingress_classes: mk_shared([mk_default_class("internal", OURS), mk_class("shunt", OURS)]),
         ..world_with(vec![mk_classed("a", |i| with_class(i, None))])
     };
     assert_eq!(selected(&state, &CompileOptions::default()), ours(&["a"]));
@@ -83,10 +83,10 @@ fn an_ingress_without_class_is_ours_when_our_ingressclass_is_the_default() {
 #[test]
 fn an_ingress_without_class_is_not_ours_when_another_controller_owns_the_default() {
     let state = ClusterState {
-        ingress_classes: vec![
+        ingress_classes: mk_shared([
             mk_default_class("nginx", "k8s.io/ingress-nginx"),
             mk_class("shunt", OURS),
-        ],
+        ]),
         ..world_with(vec![mk_classed("a", |i| with_class(i, None))])
     };
     assert_eq!(selected(&state, &CompileOptions::default()), ours(&[]));
@@ -101,7 +101,7 @@ fn a_default_annotation_other_than_true_does_not_make_a_default() {
         .get_or_insert_default()
         .insert("ingressclass.kubernetes.io/is-default-class".into(), "yes".into());
     let state = ClusterState {
-        ingress_classes: vec![class],
+        ingress_classes: mk_shared([class]),
         ..world_with(vec![mk_classed("a", |i| with_class(i, None))])
     };
     assert_eq!(selected(&state, &CompileOptions::default()), ours(&[]));

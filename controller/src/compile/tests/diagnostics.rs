@@ -51,7 +51,7 @@ fn a_service_in_another_namespace_is_missing() {
         "a",
         vec![mk_rule("", vec![mk_prefix("/", "web", 80)])],
     )]);
-    state.services.push(mk_service("other", "web", &[("http", 80)]));
+    state.services.push(mk_service("other", "web", &[("http", 80)]).into());
     let compiled = compile_default(&state);
     assert_eq!(compiled.table, TableSpec::default());
     assert_eq!(
@@ -86,7 +86,7 @@ fn a_service_without_spec_has_no_ports() {
         "a",
         vec![mk_rule(HOST, vec![mk_prefix("/", "web", 80)])],
     )]);
-    state.services[0].spec = None;
+    Arc::make_mut(&mut state.services[0]).spec = None;
     let compiled = compile_default(&state);
     assert_eq!(compiled.table, TableSpec::default());
     assert_eq!(
@@ -108,7 +108,7 @@ fn an_externalname_service_skips_its_path() {
     let mut external = mk_service("shop", "ext", &[("http", 80)]);
     external.spec.as_mut().expect("fixture has a spec").type_ = Some("ExternalName".into());
     let mut state = world_with(vec![ingress]);
-    state.services.push(external);
+    state.services.push(external.into());
     let compiled = compile_default(&state);
     assert_skipped(
         compiled,
@@ -287,7 +287,7 @@ fn a_backend_without_endpoints_still_routes_and_is_reported_once_per_ingress() {
             vec![mk_rule("b.example.com", vec![mk_prefix("/", "idle", 80)])],
         ),
     ]);
-    state.services.push(mk_service("shop", "idle", &[("", 80)]));
+    state.services.push(mk_service("shop", "idle", &[("", 80)]).into());
     let compiled = compile_default(&state);
     let expected = table(
         vec![
@@ -327,7 +327,7 @@ fn a_default_backend_without_endpoints_is_reported() {
         mk_ingress("shop", "a", vec![]),
         mk_backend("idle", 80),
     )]);
-    state.services.push(mk_service("shop", "idle", &[("", 80)]));
+    state.services.push(mk_service("shop", "idle", &[("", 80)]).into());
     let compiled = compile_default(&state);
     assert_eq!(compiled.table.default_backend.as_deref(), Some("shop/idle:80"));
     assert_eq!(

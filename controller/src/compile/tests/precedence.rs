@@ -56,15 +56,13 @@ fn equal_creation_times_fall_back_to_namespace_then_name() {
     assert_eq!(compiled.diagnostics, vec![conflict("shop", "b", "shop/a")]);
 
     // Namespace before name: "blog/z" beats "shop/a".
-    state.ingresses.push(created_at(claimant("blog", "z", "web"), 100));
-    state.services.push(mk_service("blog", "web", &[("http", 80)]));
-    state.endpoint_slices.push(mk_slice(
-        "blog",
-        "web-a",
-        "web",
-        &[("http", 8080)],
-        vec![mk_ready("10.1.0.1")],
-    ));
+    state
+        .ingresses
+        .push(created_at(claimant("blog", "z", "web"), 100).into());
+    state.services.push(mk_service("blog", "web", &[("http", 80)]).into());
+    state
+        .endpoint_slices
+        .push(mk_slice("blog", "web-a", "web", &[("http", 8080)], vec![mk_ready("10.1.0.1")]).into());
     let compiled = compile_default(&state);
     let expected = table(
         vec![(host(HOST), vec![prefix("/", "blog/web:80", "blog/z")])],

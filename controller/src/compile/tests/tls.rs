@@ -61,7 +61,7 @@ fn mk_tls_ingress(name: &str, hosts: &[&str], tls: &[(&[&str], &str)]) -> Ingres
 fn compile_with(ingresses: Vec<Ingress>, secrets: Vec<Secret>, options: &CompileOptions) -> Compiled {
     compile(
         &ClusterState {
-            secrets,
+            secrets: mk_shared(secrets),
             ..world_with(ingresses)
         },
         options,

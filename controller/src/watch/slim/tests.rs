@@ -1,6 +1,6 @@
 //! Slimming keeps every field compile reads: a slimmed state compiles to the same table.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
 use k8s_openapi::{
     ByteString,
@@ -85,32 +85,41 @@ fn mk_state() -> ClusterState {
         ..Default::default()
     };
     let mut state = ClusterState {
-        ingresses: vec![ingress],
-        ingress_classes: vec![mk_class("shunt", "shunt.dev/ingress-controller")],
-        services: vec![service],
-        endpoint_slices: vec![slice],
-        secrets: vec![secret],
+        ingresses: mk_shared([ingress]),
+        ingress_classes: mk_shared([mk_class("shunt", "shunt.dev/ingress-controller")]),
+        services: mk_shared([service]),
+        endpoint_slices: mk_shared([slice]),
+        secrets: mk_shared([secret]),
     };
-    state.ingresses.iter_mut().for_each(|o| mk_bookkeeping(&mut o.metadata));
+    state
+        .ingresses
+        .iter_mut()
+        .for_each(|o| mk_bookkeeping(&mut Arc::make_mut(o).metadata));
     state
         .ingress_classes
         .iter_mut()
-        .for_each(|o| mk_bookkeeping(&mut o.metadata));
-    state.services.iter_mut().for_each(|o| mk_bookkeeping(&mut o.metadata));
+        .for_each(|o| mk_bookkeeping(&mut Arc::make_mut(o).metadata));
+    state
+        .services
+        .iter_mut()
+        .for_each(|o| mk_bookkeeping(&mut Arc::make_mut(o).metadata));
     state
         .endpoint_slices
         .iter_mut()
-        .for_each(|o| mk_bookkeeping(&mut o.metadata));
-    state.secrets.iter_mut().for_each(|o| mk_bookkeeping(&mut o.metadata));
+        .for_each(|o| mk_bookkeeping(&mut Arc::make_mut(o).metadata));
+    state
+        .secrets
+        .iter_mut()
+        .for_each(|o| mk_bookkeeping(&mut Arc::make_mut(o).metadata));
     state
 }
 
 fn slimmed(mut state: ClusterState) -> ClusterState {
-    state.ingresses.iter_mut().for_each(Slim::slim);
-    state.ingress_classes.iter_mut().for_each(Slim::slim);
-    state.services.iter_mut().for_each(Slim::slim);
-    state.endpoint_slices.iter_mut().for_each(Slim::slim);
-    state.secrets.iter_mut().for_each(Slim::slim);
+    state.ingresses.iter_mut().for_each(|o| Arc::make_mut(o).slim());
+    state.ingress_classes.iter_mut().for_each(|o| Arc::make_mut(o).slim());
+    state.services.iter_mut().for_each(|o| Arc::make_mut(o).slim());
+    state.endpoint_slices.iter_mut().for_each(|o| Arc::make_mut(o).slim());
+    state.secrets.iter_mut().for_each(|o| Arc::make_mut(o).slim());
     state
 }
 
