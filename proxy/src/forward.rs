@@ -22,8 +22,8 @@ use crate::{
     body::{BodySlot, RequestBody, RequestBodyError, ResponseBody},
     error::{CLIENT_CLOSED_REQUEST, ErrorSource, ProxyError},
     headers::{
-        ForwardedContext, TrustedProxies, drop_length_beside_transfer_encoding, join_cookies, request_id,
-        set_forwarded, strip_hop_by_hop, upgrade_protocol,
+        ForwardedContext, TrustedProxies, drop_length_beside_transfer_encoding, join_cookies, set_forwarded,
+        strip_hop_by_hop, upgrade_protocol,
     },
     lograte::LogRate,
     metrics::ProxyMetrics,
@@ -216,7 +216,7 @@ impl Proxy {
         strip_hop_by_hop(&mut headers);
         let accepts_trailers = headers.contains_key(header::TE);
         let scheme = if conn.tls { "https" } else { "http" };
-        set_forwarded(
+        let request_id = set_forwarded(
             &mut headers,
             &ForwardedContext {
                 peer: conn.peer.ip(),
@@ -233,7 +233,7 @@ impl Proxy {
             headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
             headers.insert(header::UPGRADE, protocol.clone());
         }
-        outcome.request_id = request_id(&headers).cloned();
+        outcome.request_id = Some(request_id);
         let path_and_query = normalized.unwrap_or_else(|| {
             parts
                 .uri
