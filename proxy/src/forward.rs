@@ -9,6 +9,7 @@
 use std::{
     io,
     net::SocketAddr,
+    pin::pin,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -283,12 +284,10 @@ impl Proxy {
             }
 
             let sent = Instant::now();
-            let error = match tokio::time::timeout(
-                inner.options.upstream_timeout,
-                inner.clients.send(&upstream, &endpoint, request),
-            )
-            .await
-            {
+            // Pinned here, so the timeout wraps a pointer: `timeout` takes its future by value
+            // and would move the whole exchange (request, checkout, hyper's response future).
+            let exchange = pin!(inner.clients.send(&upstream, &endpoint, request));
+            let error = match tokio::time::timeout(inner.options.upstream_timeout, exchange).await {
                 Err(_elapsed) => {
                     return Err(ProxyError::UpstreamTimeout {
                         backend: upstream.id.clone(),
