@@ -124,10 +124,8 @@ impl Proxy {
 
     /// Answers one request; failures become short plain-text responses.
     ///
-    /// Boxed: the request's future is kilobytes (the upstream exchange, its timeout, the
-    /// request's parts, the record), and every layer above (our handler, hyper's dispatcher,
-    /// the task hyper's HTTP/2 server spawns per stream) would otherwise copy it whole when it
-    /// takes the future. One allocation per request, for a pointer where those moves happen.
+    /// Boxed, so every layer above (our handler, hyper's dispatcher, the task hyper's HTTP/2
+    /// server spawns per stream) moves a pointer instead of this future when it takes it.
     pub fn serve(
         &self,
         req: Request<Incoming>,
@@ -150,7 +148,12 @@ impl Proxy {
             outcome: Outcome::default(),
             status: None,
         };
-        let response = match self.forward(req, conn, &mut record.outcome).await {
+        // Boxed apart: the forwarding future is kilobytes (the upstream exchange, its timeout,
+        // the request's parts). Built in its own box, it is never moved; inlined here, it is
+        // moved into this future's state and then moved within it (measured: more instructions
+        // per HTTP/1.1 request than the second allocation costs).
+        let forwarded = Box::pin(self.forward(req, conn, &mut record.outcome));
+        let response = match forwarded.await {
             Ok(response) => response,
             Err(error) => {
                 match error.source_side() {
