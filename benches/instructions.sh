@@ -100,7 +100,9 @@ start_proxy() {
                     --threads 1 --access-log false) ;;
         nginx) cmd=(nginx -p "$work/proxy" -c "$work/proxy/nginx.conf") ;;
     esac
-    RUST_LOG=warn,rustls=error valgrind -q --tool=callgrind --callgrind-out-file="$2" "${cmd[@]}" \
+    # --trace-children: shunt re-executes itself once to set its allocator options (controller's
+    # main.rs); the re-executed image writes the same file, replacing the first one's few Ir.
+    RUST_LOG=warn,rustls=error valgrind -q --tool=callgrind --trace-children=yes --callgrind-out-file="$2" "${cmd[@]}" \
         2>>"$work/valgrind.log" &
     proxy_pid=$!
     retry 600 curl -fsS -H "Host: $HOST" "http://$HTTP$PATH_UNDER_TEST" || { echo "$1 is not answering"; exit 1; }

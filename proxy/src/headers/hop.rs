@@ -10,32 +10,61 @@ const FIXED: [header::HeaderName; 5] = [
     header::TE,
 ];
 
+/// Which hop-by-hop names one pass over a message's names found.
+#[derive(Default)]
+struct Found {
+    /// Bit `i` set: `FIXED[i]` is present.
+    fixed: u8,
+    keep_alive: bool,
+    proxy: bool,
+}
+
 /// Removes hop-by-hop headers: those named by `Connection`, the fixed list, and `Proxy-*`.
 /// `TE: trailers` survives: HTTP/2 allows it and gRPC servers expect it.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    // Most messages carry none: one look at each name instead of a lookup per listed name.
-    // `Connection` is in FIXED, so a message naming extra hop-by-hop headers never skips.
-    if !headers.keys().any(is_hop_by_hop) {
+    // One look at each name, then removals only for what is there: most requests carry none,
+    // and most responses only `Connection: keep-alive` (plus, at times, `Keep-Alive`).
+    let found = scan(headers);
+    if found.fixed == 0 && !found.keep_alive && !found.proxy {
         return;
     }
     let keep_te_trailers = headers
         .get(header::TE)
         .is_some_and(|te| te.as_bytes().eq_ignore_ascii_case(b"trailers"));
-    let named: Vec<header::HeaderName> = headers
+    // The usual options cost no lookup: `keep-alive` names a header removed below anyway, and
+    // `close` rarely comes with a header of that name.
+    let mut named: Vec<header::HeaderName> = Vec::new();
+    let mut close = false;
+    let tokens = headers
         .get_all(header::CONNECTION)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .filter_map(|name| header::HeaderName::from_bytes(name.trim().as_bytes()).ok())
-        .collect();
+        .map(str::trim);
+    for token in tokens {
+        if token.eq_ignore_ascii_case("close") {
+            close = true;
+        } else if !token.eq_ignore_ascii_case("keep-alive")
+            && let Ok(name) = header::HeaderName::from_bytes(token.as_bytes())
+        {
+            named.push(name);
+        }
+    }
     for name in named {
         headers.remove(name);
     }
-    for name in &FIXED {
-        headers.remove(name);
+    if close {
+        headers.remove("close");
     }
-    headers.remove("keep-alive");
-    if headers.keys().any(|name| name.as_str().starts_with("proxy-")) {
+    for (i, name) in FIXED.iter().enumerate() {
+        if found.fixed & (1 << i) != 0 {
+            headers.remove(name);
+        }
+    }
+    if found.keep_alive {
+        headers.remove("keep-alive");
+    }
+    if found.proxy {
         let proxied: Vec<_> = headers
             .keys()
             .filter(|name| name.as_str().starts_with("proxy-"))
@@ -50,19 +79,33 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-fn is_hop_by_hop(name: &header::HeaderName) -> bool {
-    FIXED.contains(name) || name == "keep-alive" || name.as_str().starts_with("proxy-")
+fn scan(headers: &HeaderMap) -> Found {
+    let mut found = Found::default();
+    for name in headers.keys() {
+        if let Some(i) = FIXED.iter().position(|fixed| fixed == name) {
+            found.fixed |= 1 << i;
+        } else if name == "keep-alive" {
+            found.keep_alive = true;
+        } else if name.as_str().starts_with("proxy-") {
+            found.proxy = true;
+        }
+    }
+    found
 }
 
-/// The protocol an HTTP/1.1 request asks to switch to (`Connection: upgrade` + `Upgrade: X`).
-pub fn upgrade_protocol(headers: &HeaderMap) -> Option<HeaderValue> {
-    let wants_upgrade = headers
+/// Whether a `Connection` header lists `option`.
+fn connection_has(headers: &HeaderMap, option: &str) -> bool {
+    headers
         .get_all(header::CONNECTION)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .any(|token| token.trim().eq_ignore_ascii_case("upgrade"));
-    if wants_upgrade {
+        .any(|token| token.trim().eq_ignore_ascii_case(option))
+}
+
+/// The protocol an HTTP/1.1 request asks to switch to (`Connection: upgrade` + `Upgrade: X`).
+pub fn upgrade_protocol(headers: &HeaderMap) -> Option<HeaderValue> {
+    if connection_has(headers, "upgrade") {
         headers.get(header::UPGRADE).cloned()
     } else {
         None
@@ -74,6 +117,11 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    /// The definition the strip must follow, written plainly.
+    fn is_hop_by_hop(name: &header::HeaderName) -> bool {
+        FIXED.contains(name) || name == "keep-alive" || name.as_str().starts_with("proxy-")
+    }
 
     fn mk_headers(pairs: &[(&str, &str)]) -> HeaderMap {
         let mut headers = HeaderMap::new();
@@ -137,6 +185,53 @@ mod tests {
             for name in &names {
                 let hop = is_hop_by_hop(&header::HeaderName::from_static(name));
                 prop_assert_eq!(headers.contains_key(*name), !hop, "{}", name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_usual_keep_alive_response_loses_only_its_connection_headers() {
+        let mut headers = mk_headers(&[
+            ("connection", "Keep-Alive"),
+            ("keep-alive", "timeout=5"),
+            ("content-length", "19"),
+            ("x-kept", "yes"),
+        ]);
+        strip_hop_by_hop(&mut headers);
+        let mut left: Vec<_> = headers.keys().map(|k| k.as_str()).collect();
+        left.sort();
+        assert_eq!(left, ["content-length", "x-kept"]);
+    }
+
+    #[test]
+    fn connection_close_removes_a_header_named_close_too() {
+        let mut headers = mk_headers(&[("connection", "close"), ("close", "1"), ("x-kept", "yes")]);
+        strip_hop_by_hop(&mut headers);
+        assert_eq!(headers.keys().map(|k| k.as_str()).collect::<Vec<_>>(), ["x-kept"]);
+    }
+
+    proptest! {
+        #[test]
+        fn every_header_the_connection_options_name_is_removed_and_no_other(
+            options in proptest::collection::vec(
+                prop_oneof![Just("keep-alive"), Just("Close"), Just("x-a"), Just("X-B"), Just("upgrade"), Just("")],
+                0..5,
+            ),
+            present in proptest::collection::vec(
+                prop_oneof![Just("keep-alive"), Just("close"), Just("x-a"), Just("x-b"), Just("x-c"), Just("host")],
+                0..6,
+            ),
+        ) {
+            let connection = options.join(", ");
+            let mut pairs: Vec<(&str, &str)> = present.iter().map(|name| (*name, "v")).collect();
+            pairs.push(("connection", &connection));
+            let mut headers = mk_headers(&pairs);
+            strip_hop_by_hop(&mut headers);
+            prop_assert!(!headers.contains_key("connection"));
+            for name in &present {
+                let named = options.iter().any(|option| option.eq_ignore_ascii_case(name));
+                let hop = named || is_hop_by_hop(&header::HeaderName::from_static(name));
+                prop_assert_eq!(headers.contains_key(*name), !hop, "{} with connection: {}", name, connection);
             }
         }
     }

@@ -10,6 +10,6 @@ mod ip_text;
 mod rfc7239;
 
 pub use cookie::join_cookies;
-pub use forwarded::{ForwardedContext, TrustedProxies, host_header, request_id, set_forwarded};
+pub use forwarded::{ForwardedContext, TrustedProxies, host_header, set_forwarded};
 pub use framing::drop_length_beside_transfer_encoding;
 pub use hop::{strip_hop_by_hop, upgrade_protocol};

@@ -24,7 +24,7 @@ fn untrusted_peer_replaces_every_forwarding_header() {
     headers.insert("x-forwarded-host", HeaderValue::from_static("evil.example"));
     headers.insert("x-forwarded-port", HeaderValue::from_static("1"));
     headers.insert("x-real-ip", HeaderValue::from_static("6.6.6.6"));
-    set_forwarded(
+    let id = set_forwarded(
         &mut headers,
         &mk_ctx("10.0.0.7", "shop.example.com"),
         &TrustedProxies::default(),
@@ -35,6 +35,11 @@ fn untrusted_peer_replaces_every_forwarding_header() {
     assert_eq!(get(&headers, "x-forwarded-port"), "80");
     assert_eq!(get(&headers, "x-real-ip"), "10.0.0.7");
     assert_eq!(get(&headers, "x-request-id").len(), 32);
+    assert_eq!(
+        id,
+        get(&headers, "x-request-id"),
+        "the new id is returned for the access log"
+    );
 }
 
 #[test]
@@ -45,7 +50,7 @@ fn trusted_peer_extends_the_chain_and_keeps_its_headers() {
     headers.append("x-forwarded-for", HeaderValue::from_static("192.168.1.1"));
     headers.insert("x-forwarded-proto", HeaderValue::from_static("https"));
     headers.insert("x-request-id", HeaderValue::from_static("abc"));
-    set_forwarded(&mut headers, &mk_ctx("10.0.0.7", "shop.example.com:8080"), &trusted);
+    let id = set_forwarded(&mut headers, &mk_ctx("10.0.0.7", "shop.example.com:8080"), &trusted);
     assert_eq!(
         get(&headers, "x-forwarded-for"),
         "203.0.113.9, 10.1.1.1, 192.168.1.1, 10.0.0.7"
@@ -58,6 +63,7 @@ fn trusted_peer_extends_the_chain_and_keeps_its_headers() {
     assert_eq!(get(&headers, "x-forwarded-proto"), "https");
     assert_eq!(get(&headers, "x-forwarded-port"), "8080");
     assert_eq!(get(&headers, "x-request-id"), "abc");
+    assert_eq!(id, "abc");
 }
 
 #[test]
