@@ -146,3 +146,33 @@ ports: [{name: http, port: ${1##*:}}]
 endpoints: [{addresses: ["${1%%:*}"], conditions: {ready: true}}]
 YAML
 }
+
+# A self-signed certificate for $HOST (and 127.0.0.1) in $work/{cert,key}.pem, and $work/manifests.yaml: its
+# Secret, an Ingress for $HOST with TLS and one path ($2, default /) to the api Service at backend $1.
+tls_site() { # backend [path]
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 -subj "/CN=$HOST" \
+        -addext "subjectAltName=DNS:$HOST,IP:127.0.0.1" -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+    cat > "$work/manifests.yaml" <<YAML
+apiVersion: v1
+kind: Secret
+metadata: {name: shop-tls, namespace: shop}
+type: kubernetes.io/tls
+data:
+  tls.crt: $(base64 -w0 "$work/cert.pem")
+  tls.key: $(base64 -w0 "$work/key.pem")
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: shop}
+spec:
+  ingressClassName: shunt
+  tls: [{hosts: [$HOST], secretName: shop-tls}]
+  rules:
+    - host: $HOST
+      http:
+        paths:
+          - {path: ${2:-/}, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
+---
+$(api_service_yaml "$1")
+YAML
+}

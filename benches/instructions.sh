@@ -34,8 +34,7 @@ SHUNT_BIN=$(shunt_bin)
 KEEP=${KEEP:-}
 [ -z "$KEEP" ] || mkdir -p "$KEEP"
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 -subj "/CN=$HOST" \
-    -addext "subjectAltName=DNS:$HOST,IP:127.0.0.1" -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+tls_site "$BACKEND" /api
 
 nginx_conf backend "$(backend_block "$BACKEND")"
 
@@ -66,29 +65,6 @@ http {
 }
 CONF
 
-cat > "$work/manifests.yaml" <<YAML
-apiVersion: v1
-kind: Secret
-metadata: {name: shop-tls, namespace: shop}
-type: kubernetes.io/tls
-data:
-  tls.crt: $(base64 -w0 "$work/cert.pem")
-  tls.key: $(base64 -w0 "$work/key.pem")
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: shop, namespace: shop}
-spec:
-  ingressClassName: shunt
-  tls: [{hosts: [$HOST], secretName: shop-tls}]
-  rules:
-    - host: $HOST
-      http:
-        paths:
-          - {path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
----
-$(api_service_yaml "$BACKEND")
-YAML
 
 # Starts $1 (shunt or nginx) under callgrind writing to $2; sets proxy_pid.
 start_proxy() {

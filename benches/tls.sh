@@ -41,36 +41,12 @@ need_commands wrk:wrk nginx:nginx-light h2load:nghttp2-client openssl:openssl cu
 nginx -V 2>&1 | grep -q -- --with-http_v2_module || { echo "this nginx has no http_v2 module" >&2; exit 1; }
 SHUNT_BIN=$(shunt_bin)
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 -subj "/CN=$HOST" \
-    -addext "subjectAltName=DNS:$HOST,IP:127.0.0.1" -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+tls_site "$BACKEND"
 
 nginx_conf backend "$(backend_block "$BACKEND")"
 nginx_conf proxy "$(nginx_proxy_block "$NGINX ssl http2" "$BACKEND" \
     "ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem; ssl_protocols TLSv1.2 TLSv1.3;")"
 
-cat > "$work/manifests.yaml" <<YAML
-apiVersion: v1
-kind: Secret
-metadata: {name: shop-tls, namespace: shop}
-type: kubernetes.io/tls
-data:
-  tls.crt: $(base64 -w0 "$work/cert.pem")
-  tls.key: $(base64 -w0 "$work/key.pem")
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: shop, namespace: shop}
-spec:
-  ingressClassName: shunt
-  tls: [{hosts: [$HOST], secretName: shop-tls}]
-  rules:
-    - host: $HOST
-      http:
-        paths:
-          - {path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
----
-$(api_service_yaml "$BACKEND")
-YAML
 RUST_LOG=$SHUNT_LOG "${PROXY_CPUS[@]}" "$SHUNT_BIN" serve --manifests "$work/manifests.yaml" --http-addr "$SHUNT_HTTP" --https-addr "$SHUNT" \
     --admin-addr "$SHUNT_ADMIN" --default-ssl-certificate shop/shop-tls --threads "$WORKERS" --access-log false &
 pids+=($!)
