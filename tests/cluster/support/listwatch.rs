@@ -29,14 +29,19 @@ pub(super) async fn list(shared: &Arc<Shared>, target: &Target, params: &Params)
     };
     // `limit` and `continue` as kube-apiserver serves a list without resourceVersion (kube-runtime's
     // default, 500 per page): the token carries the first page's version and the last key sent.
-    let limit = params.get("limit").and_then(|v| v.parse::<usize>().ok()).filter(|&l| l > 0);
+    let limit = params
+        .get("limit")
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&l| l > 0);
     let token = params.get("continue").filter(|t| !t.is_empty());
     let resume = match token.map(parse_continue) {
         Some(Some(resume)) => Some(resume),
         Some(None) => return status(StatusCode::BAD_REQUEST, "BadRequest", "malformed continue token"),
         None => None,
     };
-    let after = resume.as_ref().map(|(_, namespace, name)| (namespace.as_str(), name.as_str()));
+    let after = resume
+        .as_ref()
+        .map(|(_, namespace, name)| (namespace.as_str(), name.as_str()));
     let (now, items, more) = shared.store.list_page(
         plural,
         target.namespace.as_deref(),
