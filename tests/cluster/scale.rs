@@ -64,19 +64,25 @@ fn mk_app(index: usize) -> [Value; 3] {
     [ingress, service, slice]
 }
 
-/// VmRSS and VmHWM of the process, in MiB.
+/// VmRSS and VmHWM of the process, and VmRSS split into heap and stacks (RssAnon) and the
+/// binary's mapped pages (RssFile), in MiB.
 fn memory(pid: u32) -> String {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("reading /proc/PID/status");
     status
         .lines()
-        .filter(|line| line.starts_with("VmRSS") || line.starts_with("VmHWM"))
+        .filter(|line| {
+            ["VmRSS", "VmHWM", "RssAnon", "RssFile"]
+                .iter()
+                .any(|name| line.starts_with(name))
+        })
         .map(|line| {
             let kib: f64 = line
                 .split_whitespace()
                 .nth(1)
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0.0);
-            format!("{} {:.0} MiB", &line[..5], kib / 1024.0)
+            let name = line.split(':').next().unwrap_or_default();
+            format!("{name} {:.0} MiB", kib / 1024.0)
         })
         .collect::<Vec<_>>()
         .join(", ")
