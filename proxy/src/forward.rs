@@ -35,7 +35,6 @@ use crate::{
     tunnel::Tunnels,
     upstream::{
         EndpointGuard, Lease, UpstreamClients, UpstreamError,
-        deadline::{Deadlines, Elapsed},
         retry::{self, chain_has, find_in_chain},
     },
 };
@@ -85,8 +84,6 @@ struct Inner {
     clients: UpstreamClients,
     options: ProxyOptions,
     metrics: ProxyMetrics,
-    /// The upstream timeout's timers, reused from request to request (each worker has its own `Proxy`).
-    deadlines: Deadlines,
     /// One "Request failed" line per backend and reason per second, whatever the error rate.
     failures: LogRate,
 }
@@ -121,7 +118,6 @@ impl Proxy {
             clients,
             options,
             metrics,
-            deadlines: Deadlines::default(),
             failures: LogRate::per_second(),
         }))
     }
@@ -300,11 +296,11 @@ impl Proxy {
             }
 
             let sent = Instant::now();
-            // Pinned here, so the timeout wraps a pointer: `run` takes its future by value and
-            // would move the whole exchange (request, checkout, hyper's response future).
+            // Pinned here, so the timeout wraps a pointer: `timeout` takes its future by value
+            // and would move the whole exchange (request, checkout, hyper's response future).
             let exchange = pin!(inner.clients.send(&upstream, &endpoint, request));
-            let error = match inner.deadlines.run(inner.options.upstream_timeout, exchange).await {
-                Err(Elapsed) => {
+            let error = match tokio::time::timeout(inner.options.upstream_timeout, exchange).await {
+                Err(_elapsed) => {
                     return Err(ProxyError::UpstreamTimeout {
                         backend: upstream.id.clone(),
                         timeout: inner.options.upstream_timeout,

@@ -4,7 +4,6 @@
 mod balance;
 mod client;
 mod connect;
-pub mod deadline;
 mod h2;
 pub mod pool;
 pub mod retry;
