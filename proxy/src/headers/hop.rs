@@ -28,9 +28,11 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     if found.fixed == 0 && !found.keep_alive && !found.proxy {
         return;
     }
-    let keep_te_trailers = headers
-        .get(header::TE)
-        .is_some_and(|te| te.as_bytes().eq_ignore_ascii_case(b"trailers"));
+    // Looked up only when the scan saw a TE: a response (most of what gets here) has none.
+    let keep_te_trailers = found.has(&header::TE)
+        && headers
+            .get(header::TE)
+            .is_some_and(|te| te.as_bytes().eq_ignore_ascii_case(b"trailers"));
     // The usual options cost no lookup: `keep-alive` names a header removed below anyway, and
     // `close` rarely comes with a header of that name.
     let mut named: Vec<header::HeaderName> = Vec::new();
@@ -91,6 +93,16 @@ fn scan(headers: &HeaderMap) -> Found {
         }
     }
     found
+}
+
+impl Found {
+    /// Whether the scan saw `name`, one of `FIXED`.
+    fn has(&self, name: &header::HeaderName) -> bool {
+        FIXED
+            .iter()
+            .position(|fixed| fixed == name)
+            .is_some_and(|i| self.fixed & (1 << i) != 0)
+    }
 }
 
 /// Whether a `Connection` header lists `option`.

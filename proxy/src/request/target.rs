@@ -67,13 +67,28 @@ pub fn check_target<B>(req: &Request<B>) -> Result<(), TargetError> {
 /// refused instead of being matched, logged or forwarded.
 fn check_host_value(host: &HeaderValue) -> Result<(), TargetError> {
     let bytes = host.as_bytes();
+    // One table lookup per byte: this runs on every request.
+    if bytes.iter().all(|&b| AUTHORITY_BYTES[usize::from(b)]) {
+        return Ok(());
+    }
     if bytes.contains(&b'@') {
         return Err(TargetError::Userinfo);
     }
-    let valid = bytes.iter().all(|&b| {
-        b.is_ascii_alphanumeric()
+    Err(TargetError::InvalidHost(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+/// Which bytes a Host may hold: unreserved, sub-delims, `%` (pct-encoded), `:` (port) and the
+/// brackets of an IP literal. Not `@`: userinfo is refused apart, with its own error.
+static AUTHORITY_BYTES: [bool; 256] = authority_bytes();
+
+const fn authority_bytes() -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < table.len() {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
             || matches!(
-                b,
+                c,
                 b'-' | b'.'
                     | b'_'
                     | b'~'
@@ -92,16 +107,12 @@ fn check_host_value(host: &HeaderValue) -> Result<(), TargetError> {
                     | b':'
                     | b'['
                     | b']'
-            )
-    });
-    if valid {
-        Ok(())
-    } else {
-        Err(TargetError::InvalidHost(String::from_utf8_lossy(bytes).into_owned()))
+            );
+        b += 1;
     }
+    table
 }
 
-/// Host and port equal, host without regard to case; a missing port is the scheme's default.
 pub(crate) fn same_authority(a: &str, b: &str, default_port: u16) -> bool {
     let (a_host, a_port) = split_port(a);
     let (b_host, b_port) = split_port(b);

@@ -90,7 +90,9 @@ struct Shared<K: PoolKey, C: Poolable> {
 }
 
 struct State<K: PoolKey, C: Poolable> {
-    endpoints: HashMap<K, Slot<K, C>>,
+    /// foldhash, not SipHash: the keys are pod addresses from our own config, and each request
+    /// hashes its key twice (checkout, return).
+    endpoints: HashMap<K, Slot<K, C>, foldhash::fast::RandomState>,
     reaper_running: bool,
 }
 
@@ -129,7 +131,7 @@ where
 {
     pub fn new(options: PoolOptions) -> Self {
         let state = State {
-            endpoints: HashMap::new(),
+            endpoints: HashMap::default(),
             reaper_running: false,
         };
         Pool {

@@ -99,6 +99,27 @@ fn hosts_with_characters_no_authority_has_are_refused() {
 }
 
 #[test]
+fn every_byte_of_a_host_is_judged_as_rfc_3986_lists_it() {
+    let allowed = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=%:[]";
+    for b in 0..=u8::MAX {
+        // Bytes a header value cannot hold at all never get this far.
+        let Ok(host) = HeaderValue::from_bytes(&[b'a', b]) else {
+            continue;
+        };
+        let expected = if allowed.as_bytes().contains(&b) {
+            Ok(())
+        } else if b == b'@' {
+            Err(TargetError::Userinfo)
+        } else {
+            Err(TargetError::InvalidHost(
+                String::from_utf8_lossy(&[b'a', b]).into_owned(),
+            ))
+        };
+        assert_eq!(check_host_value(&host), expected, "byte {b:#04x}");
+    }
+}
+
+#[test]
 fn the_query_is_kept_byte_for_byte_when_the_path_is_rewritten() {
     let uri: Uri = "/x/../a%62c//d?q=%2F..//%61&r".parse().unwrap();
     let rewritten = normalized_path_and_query(&uri).unwrap().expect("a rewrite");
