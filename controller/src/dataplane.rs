@@ -107,6 +107,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let server_options = args.server_options();
     let server_metrics = ServerMetrics::register(&mut registry);
+    let admin_metrics = ServerMetrics::register_admin(&mut registry);
     crate::telemetry::register(&mut registry);
     let tunnels = Tunnels::new(args.tunnel_idle_timeout, server_metrics.clone());
     let listeners = Listeners::new(&server_options, server_metrics, tunnels.clone());
@@ -156,7 +157,7 @@ pub async fn serve(
         max_connections: ADMIN_MAX_CONNECTIONS,
         ..args.server_options()
     };
-    let admin_listeners = Listeners::new(&admin_options, ServerMetrics::default(), Tunnels::default());
+    let admin_listeners = Listeners::new(&admin_options, admin_metrics, Tunnels::default());
     let admin_server = server::serve(
         admin_listener,
         &admin_options,

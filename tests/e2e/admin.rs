@@ -212,3 +212,60 @@ async fn metrics_are_gzipped_for_a_scraper_that_accepts_gzip() {
     assert!(!head(&plain).contains("content-encoding"), "{plain}");
     assert!(plain.contains("\nshunt_table_publishes_total "), "{plain}");
 }
+
+#[tokio::test]
+async fn the_admin_listeners_own_connection_budget_shows_in_its_metrics() {
+    use std::time::Duration;
+    use tokio::{io::AsyncReadExt, net::TcpStream};
+
+    // The admin listener's budget (256 connections, apart from the proxy's) is spent by idle sockets.
+    const ADMIN_BUDGET: usize = 256;
+    let (_manifests, shunt) = serve(&[&mk_ingress("shop", "nothing")], &[]).await;
+    let mut idle = Vec::with_capacity(ADMIN_BUDGET);
+    for _ in 0..ADMIN_BUDGET {
+        idle.push(TcpStream::connect(shunt.admin).await.expect("connect"));
+    }
+    // Accepts are asynchronous: retry until one beyond the budget is closed at accept.
+    eventually(
+        "a connection beyond the admin budget closed",
+        Duration::from_secs(10),
+        async || {
+            let mut extra = TcpStream::connect(shunt.admin).await.ok()?;
+            let mut buf = [0u8; 1];
+            match tokio::time::timeout(Duration::from_millis(300), extra.read(&mut buf)).await {
+                Ok(Ok(0) | Err(_)) => Some(()),
+                _ => None,
+            }
+        },
+    )
+    .await;
+    drop(idle);
+
+    // Until shunt sees the idle sockets close, a scrape may itself be refused.
+    let metrics = eventually(
+        "a scrape once the idle sockets are gone",
+        Duration::from_secs(10),
+        async || {
+            let reply = shunt.try_admin("/metrics").await.ok()?;
+            let metrics = reply.text();
+            (reply.status == StatusCode::OK && sample(&metrics, "shunt_admin_connections", &[]) <= Some(2.0))
+                .then_some(metrics)
+        },
+    )
+    .await;
+    assert!(
+        sample(&metrics, "shunt_admin_connections_rejected_total", &[]) >= Some(1.0),
+        "{metrics}"
+    );
+    // The scrape's own connection is open while the scrape is encoded.
+    assert!(
+        sample(&metrics, "shunt_admin_connections", &[]) >= Some(1.0),
+        "{metrics}"
+    );
+    // The proxy's listeners saw none of it.
+    assert_eq!(
+        sample(&metrics, "shunt_client_connections_rejected_total", &[]),
+        Some(0.0),
+        "{metrics}"
+    );
+}

@@ -54,36 +54,73 @@ pub struct ServerMetrics {
 
 // === impl ServerMetrics ===
 
+/// One listener group's metric names: the proxy's listeners, or the admin listener, whose own
+/// budget (apart from the proxy's) must show when probes or scrapes exhaust it.
+struct Names {
+    connections: &'static str,
+    rejected: &'static str,
+    accept_errors: &'static str,
+    closed: &'static str,
+}
+
 impl ServerMetrics {
+    /// The proxy's listeners (HTTP and HTTPS, all workers).
     pub fn register(registry: &mut Registry) -> Self {
+        let mut metrics = Self::register_named(
+            registry,
+            &Names {
+                connections: "shunt_client_connections",
+                rejected: "shunt_client_connections_rejected",
+                accept_errors: "shunt_accept_errors",
+                closed: "shunt_client_connections_closed",
+            },
+        );
+        metrics.open_tunnels = register(
+            registry,
+            "shunt_tunnels",
+            "Upgraded connections (WebSocket and others) open now",
+            Gauge::default(),
+        );
+        metrics
+    }
+
+    /// The admin listener (probes, scrapes, /routes): it upgrades nothing, so no tunnel gauge.
+    pub fn register_admin(registry: &mut Registry) -> Self {
+        Self::register_named(
+            registry,
+            &Names {
+                connections: "shunt_admin_connections",
+                rejected: "shunt_admin_connections_rejected",
+                accept_errors: "shunt_admin_accept_errors",
+                closed: "shunt_admin_connections_closed",
+            },
+        )
+    }
+
+    fn register_named(registry: &mut Registry, names: &Names) -> Self {
         ServerMetrics {
             open_connections: register(
                 registry,
-                "shunt_client_connections",
+                names.connections,
                 "Client connections open now, all listeners and workers",
                 Gauge::default(),
             ),
             rejected_connections: register(
                 registry,
-                "shunt_client_connections_rejected",
-                "Client connections closed at accept because --max-connections were open",
+                names.rejected,
+                "Client connections closed at accept because the listener's connection budget was spent",
                 Counter::default(),
             ),
             accept_errors: register(
                 registry,
-                "shunt_accept_errors",
+                names.accept_errors,
                 "Failed accepts (e.g. EMFILE), each followed by a short back-off",
                 Counter::default(),
             ),
-            open_tunnels: register(
-                registry,
-                "shunt_tunnels",
-                "Upgraded connections (WebSocket and others) open now",
-                Gauge::default(),
-            ),
+            open_tunnels: Gauge::default(),
             closed: register(
                 registry,
-                "shunt_client_connections_closed",
+                names.closed,
                 "Client connections and tunnels shunt closed, by reason",
                 Family::default(),
             ),

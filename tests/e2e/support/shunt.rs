@@ -165,7 +165,7 @@ impl Shunt {
             .unwrap_or_else(|error| panic!("GET {path} on the admin listener failed: {error}"))
     }
 
-    async fn try_admin(&self, path: &str) -> Result<Reply, BoxError> {
+    pub async fn try_admin(&self, path: &str) -> Result<Reply, BoxError> {
         collect(send_h1(self.admin, get("localhost", path)).await?).await
     }
 
