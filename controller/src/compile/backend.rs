@@ -10,7 +10,7 @@ use std::{
     collections::HashMap,
     fmt,
     net::{IpAddr, SocketAddr},
-    rc::Rc,
+    sync::Arc,
 };
 
 use k8s_openapi::api::{
@@ -69,7 +69,7 @@ pub struct Backends<'a> {
     /// By namespace and the Service named in their `kubernetes.io/service-name` label.
     slices: HashMap<(&'a str, &'a str), Vec<&'a EndpointSlice>>,
     /// Shared: every path naming a backend gets the same one, not a copy of its endpoints.
-    resolved: HashMap<BackendId, Result<Rc<Resolved>, BackendError>>,
+    resolved: HashMap<BackendId, Result<Arc<Resolved>, BackendError>>,
 }
 
 // === impl BackendError ===
@@ -134,7 +134,7 @@ impl<'a> Backends<'a> {
         namespace: &str,
         backend: &IngressBackend,
         protocol: Option<UpstreamProtocol>,
-    ) -> Result<Rc<Resolved>, BackendError> {
+    ) -> Result<Arc<Resolved>, BackendError> {
         let (service, port) = service_ref(namespace, backend)?;
         let mut id = match &port {
             PortRef::Number(number) => format!("{namespace}/{service}:{number}"),
@@ -148,7 +148,7 @@ impl<'a> Backends<'a> {
         }
         let result = self.lookup(namespace, service, &port).map(|mut spec| {
             spec.protocol = protocol.unwrap_or(spec.protocol);
-            Rc::new(Resolved { id: id.clone(), spec })
+            Arc::new(Resolved { id: id.clone(), spec })
         });
         self.resolved.insert(id, result.clone());
         result
