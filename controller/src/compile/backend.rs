@@ -23,7 +23,7 @@ use shunt_proxy::routes::spec::{BackendId, BackendSpec, UpstreamProtocol};
 use super::{ClusterState, Reason, namespace_name};
 
 /// The label EndpointSlices carry to name their Service.
-const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 
 /// Why a backend could not be resolved. Context (which path, which host) is added by the caller.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -249,7 +249,12 @@ impl Walk<'_, '_> {
     fn resolve(&mut self, backend: &IngressBackend, place: Place<'_>) -> Option<Arc<Resolved>> {
         if let Some(service) = backend.service.as_ref().filter(|service| !service.name.is_empty()) {
             let named = (self.namespace, service.name.as_str());
-            if !self.out.services.iter().any(|(ns, n)| (ns.as_str(), n.as_str()) == named) {
+            if !self
+                .out
+                .services
+                .iter()
+                .any(|(ns, n)| (ns.as_str(), n.as_str()) == named)
+            {
                 self.out.services.push((named.0.to_string(), named.1.to_string()));
             }
         }
