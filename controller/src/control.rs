@@ -15,7 +15,7 @@ use std::{
     panic::{AssertUnwindSafe, catch_unwind},
 };
 
-use shunt_proxy::publish::{Published, RoutePublisher};
+use shunt_proxy::publish::{Published, RoutePublisher, SpecChanges};
 use tracing::{debug, error, info, warn};
 
 use crate::{
@@ -102,9 +102,14 @@ impl ControlPlane {
                 (None, Some(changes)) => self.incremental.compile_changes(state, options, changes),
                 (None, None) => self.incremental.compile(state, options),
             };
+            // What changed since the table this plane published last (its previous compile).
+            let spec_changes = match self.compile {
+                Some(_) => None,
+                None => self.incremental.spec_changes().cloned(),
+            };
             self.metrics.compiles.inc();
             let kept = keep(&compiled);
-            self.publish(compiled);
+            self.publish(compiled, spec_changes);
             kept
         });
         match catch_unwind(step) {
@@ -120,8 +125,8 @@ impl ControlPlane {
         }
     }
 
-    /// Reports new diagnostics and publishes the table.
-    fn publish(&mut self, compiled: Compiled) {
+    /// Reports new diagnostics and publishes the table (building only what `changes` names).
+    fn publish(&mut self, compiled: Compiled, changes: Option<SpecChanges>) {
         let Compiled {
             table,
             diagnostics,
@@ -160,7 +165,11 @@ impl ControlPlane {
         let paths: usize = table.hosts.iter().map(|h| h.paths.len()).sum();
         let backends = table.backends.len();
         let endpoints: usize = table.backends.values().map(|b| b.endpoints.len()).sum();
-        match self.publisher.publish(table) {
+        let published = match &changes {
+            Some(changes) => self.publisher.publish_changed(table, changes),
+            None => self.publisher.publish(table),
+        };
+        match published {
             Published::Unchanged => debug!("Route table unchanged"),
             Published::Swapped { warnings } => {
                 for warning in warnings {

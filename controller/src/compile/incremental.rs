@@ -23,7 +23,10 @@ use std::{
 };
 
 use k8s_openapi::{Metadata, api::networking::v1::Ingress, apimachinery::pkg::apis::meta::v1::ObjectMeta};
-use shunt_proxy::routes::spec::{BackendId, HostMatch, PathKind, PathSpec, RouteOptions, TableSpec, VirtualHostSpec};
+use shunt_proxy::{
+    publish::SpecChanges,
+    routes::spec::{BackendId, HostMatch, PathKind, PathSpec, RouteOptions, TableSpec, VirtualHostSpec},
+};
 
 use super::{
     ClusterState, CompileOptions, Compiled, Diagnostic, Profile, ServedIngress,
@@ -71,6 +74,8 @@ pub struct Incremental {
     backends: BTreeMap<BackendId, (usize, Arc<Resolved>)>,
     /// The previous state's objects by address, for [`Incremental::compile`]'s diff.
     seen: Seen,
+    /// The hosts and backends the last compile changed, unless it compiled everything.
+    spec_changes: Option<SpecChanges>,
 }
 
 /// Precedence as `compile` sorts: created first, missing timestamps last, then namespace and name.
@@ -141,6 +146,7 @@ impl Incremental {
             .any(|class| class.profile == Profile::Qcloud);
         let Some(index) = index(&state.ingresses).filter(|_| !qcloud) else {
             self.reset();
+            self.spec_changes = None;
             return compile(state, options);
         };
         let mut kept_options = options.clone();
@@ -184,12 +190,15 @@ impl Incremental {
                 self.add(key, ingress, selection, contribution, &mut touched);
             }
         }
-        for host in std::mem::take(&mut touched.hosts) {
-            self.settle_host(&host, &mut touched.settle);
+        let mut spec_changes = SpecChanges::default();
+        for host in &touched.hosts {
+            self.settle_host(host, &mut touched.settle, &mut spec_changes.backends);
         }
         if touched.default {
-            self.settle_default(&mut touched.settle);
+            self.settle_default(&mut touched.settle, &mut spec_changes.backends);
         }
+        spec_changes.hosts = touched.hosts;
+        self.spec_changes = (!everything).then_some(spec_changes);
         for key in &touched.settle {
             if let Some(entry) = self.entries.get_mut(key) {
                 entry.diagnostics.clear();
@@ -203,6 +212,12 @@ impl Incremental {
             }
         }
         self.finish(state, options, &index)
+    }
+
+    /// The hosts and backends the last compile changed in the table, unless it compiled
+    /// everything: what [`shunt_proxy::publish::RoutePublisher::publish_changed`] needs.
+    pub fn spec_changes(&self) -> Option<&SpecChanges> {
+        self.spec_changes.as_ref()
     }
 
     fn reset(&mut self) {
@@ -317,7 +332,7 @@ impl Incremental {
     }
 
     /// Settles one host's claims in precedence order: the first claim of a (path, kind) holds it.
-    fn settle_host(&mut self, host: &HostMatch, settle: &mut BTreeSet<Key>) {
+    fn settle_host(&mut self, host: &HostMatch, settle: &mut BTreeSet<Key>, backends: &mut BTreeSet<BackendId>) {
         let Some(state) = self.hosts.get_mut(host) else { return };
         let mut slots: BTreeMap<(&str, PathKind), (&Attempt, &ingress::PathClaim)> = BTreeMap::new();
         let mut fates: Vec<(&Attempt, Option<&Attempt>)> = Vec::with_capacity(state.attempts.len());
@@ -365,15 +380,17 @@ impl Incremental {
         }
         for path in old.iter().flat_map(|old| &old.paths) {
             release(&mut self.backends, &path.backend);
+            backends.insert(path.backend.clone());
         }
         for backend in winners {
+            backends.insert(backend.id.clone());
             hold(&mut self.backends, backend);
         }
         self.set_fates(fates, settle);
     }
 
     /// Settles the default backend: the first claim holds it.
-    fn settle_default(&mut self, settle: &mut BTreeSet<Key>) {
+    fn settle_default(&mut self, settle: &mut BTreeSet<Key>, backends: &mut BTreeSet<BackendId>) {
         let mut winner: Option<(String, Arc<Resolved>)> = None;
         let mut fates = Vec::with_capacity(self.defaults.len());
         for attempt in &self.defaults {
@@ -394,8 +411,10 @@ impl Incremental {
         }
         if let Some(old) = self.default_backend.take() {
             release(&mut self.backends, &old.id);
+            backends.insert(old.id.clone());
         }
         if let Some((_, backend)) = winner {
+            backends.insert(backend.id.clone());
             hold(&mut self.backends, backend.clone());
             self.default_backend = Some(backend);
         }

@@ -297,6 +297,7 @@ proptest! {
         };
         let mut by_address = Incremental::default();
         let mut told = Incremental::default();
+        let mut previous = TableSpec::default();
         for (step, edit) in edits.iter().enumerate() {
             let mut changes = Changes::default();
             world.apply(edit, &mut options, &mut changes);
@@ -304,6 +305,21 @@ proptest! {
             let full = compile(&state, &options);
             prop_assert_eq!(&by_address.compile(&state, &options), &full, "by address, step {} {:?}", step, edit);
             prop_assert_eq!(&told.compile_changes(&state, &options, &changes), &full, "told, step {} {:?}", step, edit);
+            // What the publisher is told changed covers every host and backend that did.
+            if let Some(spec_changes) = by_address.spec_changes() {
+                let host = |spec: &TableSpec, name: &HostMatch| spec.hosts.iter().find(|h| h.host == *name).cloned();
+                for name in previous.hosts.iter().chain(&full.table.hosts).map(|h| &h.host) {
+                    if !spec_changes.hosts.contains(name) {
+                        prop_assert_eq!(host(&previous, name), host(&full.table, name), "host {} step {}", name, step);
+                    }
+                }
+                for id in previous.backends.keys().chain(full.table.backends.keys()) {
+                    if !spec_changes.backends.contains(id) {
+                        prop_assert_eq!(previous.backends.get(id), full.table.backends.get(id), "backend {}", id);
+                    }
+                }
+            }
+            previous = full.table;
         }
     }
 }
