@@ -7,7 +7,7 @@
 //! ```
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     fmt,
     net::{IpAddr, SocketAddr},
     sync::Arc,
@@ -105,17 +105,30 @@ impl fmt::Display for PortRef {
 
 impl<'a> Backends<'a> {
     pub fn new(state: &'a ClusterState) -> Self {
+        Self::indexing(state, |_| true)
+    }
+
+    /// Indexes only the Services (namespace, name) in `needed` and their slices: an incremental
+    /// compile redoing a few Ingresses does not index every Service of the cluster.
+    pub fn only(state: &'a ClusterState, needed: &HashSet<(&str, &str)>) -> Self {
+        Self::indexing(state, |key| needed.contains(&key))
+    }
+
+    fn indexing(state: &'a ClusterState, wanted: impl Fn((&str, &str)) -> bool) -> Self {
         let services = state
             .services
             .iter()
             .map(|service| (namespace_name(&service.metadata), &**service))
+            .filter(|(key, _)| wanted(*key))
             .collect();
         let mut slices: HashMap<_, Vec<_>> = HashMap::new();
         for slice in &state.endpoint_slices {
             let labels = slice.metadata.labels.as_ref();
             if let Some(service) = labels.and_then(|labels| labels.get(SERVICE_NAME_LABEL)) {
                 let (namespace, _) = namespace_name(&slice.metadata);
-                slices.entry((namespace, service.as_str())).or_default().push(&**slice);
+                if wanted((namespace, service.as_str())) {
+                    slices.entry((namespace, service.as_str())).or_default().push(&**slice);
+                }
             }
         }
         Backends {

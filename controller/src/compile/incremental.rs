@@ -18,7 +18,7 @@
 //! to the full compile.
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap, btree_map::Entry as MapEntry},
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet, btree_map::Entry as MapEntry},
     sync::Arc,
 };
 
@@ -175,7 +175,11 @@ impl Incremental {
         let classes = Classes::new(&state.ingress_classes, options);
         let mut touched = Touched::default();
         if !redo.is_empty() {
-            let mut backends = Backends::new(state);
+            let mut backends = if everything {
+                Backends::new(state)
+            } else {
+                Backends::only(state, &named_services(&redo, &index))
+            };
             for key in redo {
                 if let Some(old) = self.entries.remove(&key) {
                     self.forget(&key, old, &mut touched);
@@ -496,6 +500,28 @@ fn index(ingresses: &[Arc<Ingress>]) -> Option<Index<'_>> {
         }
     }
     Some(index)
+}
+
+/// The Services (namespace, name) the backends of the `redo` Ingresses name.
+fn named_services<'s>(redo: &BTreeSet<Key>, index: &Index<'s>) -> HashSet<(&'s str, &'s str)> {
+    let mut named = HashSet::new();
+    for (namespace, name) in redo {
+        let Some(&ingress) = index.get(&(namespace.as_str(), name.as_str())) else {
+            continue;
+        };
+        let (namespace, _) = namespace_name(&ingress.metadata);
+        let Some(spec) = &ingress.spec else { continue };
+        let paths = spec
+            .rules
+            .iter()
+            .flatten()
+            .flat_map(|rule| rule.http.iter().flat_map(|http| &http.paths));
+        let backends = spec.default_backend.iter().chain(paths.map(|path| &path.backend));
+        for service in backends.filter_map(|backend| backend.service.as_ref()) {
+            named.insert((namespace, service.name.as_str()));
+        }
+    }
+    named
 }
 
 fn rank(meta: &ObjectMeta) -> Rank {
