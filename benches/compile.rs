@@ -225,12 +225,21 @@ fn bench_compile(c: &mut Criterion) {
             let first = incremental.compile(&state, &options);
             assert_eq!(first, compile(&state, &options));
             publisher.publish(first.table);
-            assert_eq!(incremental.compile(&edited, &options), compile(&edited, &options));
+            let second = incremental.compile(&edited, &options);
+            assert_eq!(second, compile(&edited, &options));
+            let changes = incremental.spec_changes().expect("an incremental compile").clone();
+            assert!(matches!(
+                publisher.publish_changed(second.table, &changes),
+                Published::Swapped { .. }
+            ));
             let mut flip = true;
             b.iter(|| {
+                // Alternate the two states so every publish is a one-object change.
                 flip = !flip;
                 let next = if flip { &edited } else { &state };
-                let published = publisher.publish(incremental.compile(next, &options).table);
+                let table = incremental.compile(next, &options).table;
+                let changes = incremental.spec_changes().expect("an incremental compile");
+                let published = publisher.publish_changed(table, changes);
                 assert!(matches!(published, Published::Swapped { .. }));
             })
         });
