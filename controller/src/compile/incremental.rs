@@ -61,12 +61,16 @@ pub struct Incremental {
     options: Option<CompileOptions>,
     entries: HashMap<Key, Entry>,
     /// Selected Ingresses in precedence order.
-    order: BTreeSet<Rank>,
-    /// Service to the Ingresses whose backends name it.
-    users: HashMap<Key, BTreeSet<Key>>,
+    order: BTreeSet<Arc<Rank>>,
+    /// (Service, Ingress) for each Service an Ingress's backends name. One set, not a set per
+    /// Service: at 10k Services a B-tree node each would cost more than everything else here.
+    users: BTreeSet<(Key, Key)>,
     /// EndpointSlice to the Service its label names.
     slice_services: HashMap<Key, Key>,
-    hosts: BTreeMap<HostMatch, Host>,
+    /// Each host's claims in precedence order, as one set for the same reason.
+    claims: BTreeSet<(HostMatch, Attempt)>,
+    /// What the table holds for each host some claim won.
+    hosts: BTreeMap<HostMatch, VirtualHostSpec>,
     /// Claims on the default backend; the first holds it.
     defaults: BTreeSet<Attempt>,
     default_backend: Option<Arc<Resolved>>,
@@ -87,11 +91,11 @@ struct Rank {
 }
 
 /// A claim: the claiming Ingress and the index of its event.
-type Attempt = (Rank, usize);
+type Attempt = (Arc<Rank>, usize);
 
 /// One selected Ingress.
 struct Entry {
-    rank: Rank,
+    rank: Arc<Rank>,
     shadow: bool,
     contribution: Contribution,
     /// Per event: who holds the slot it claimed (`namespace/name`), `None` when it won (or is no claim).
@@ -99,13 +103,6 @@ struct Entry {
     has_tls: bool,
     /// Settled diagnostics of its events (TLS ones are added at each compile).
     diagnostics: Vec<Diagnostic>,
-}
-
-#[derive(Default)]
-struct Host {
-    attempts: BTreeSet<Attempt>,
-    /// What the table holds for it; `None` when no claim won.
-    spec: Option<VirtualHostSpec>,
 }
 
 /// Objects of the previous state by address; kept alive so an address is not reused meanwhile.
@@ -251,7 +248,9 @@ impl Incremental {
             }
         }
         for service in &services {
-            redo.extend(self.users.get(service).into_iter().flatten().cloned());
+            let from = (service.clone(), (String::new(), String::new()));
+            let users = self.users.range(from..).take_while(|(named, _)| named == service);
+            redo.extend(users.map(|(_, ingress)| ingress.clone()));
         }
         redo
     }
@@ -262,9 +261,7 @@ impl Incremental {
             let attempt = (old.rank.clone(), index);
             match event {
                 Event::Path(claim) => {
-                    if let Some(host) = self.hosts.get_mut(&claim.host) {
-                        host.attempts.remove(&attempt);
-                    }
+                    self.claims.remove(&(claim.host.clone(), attempt));
                     touched.hosts.insert(claim.host.clone());
                 }
                 Event::Default(_) => {
@@ -275,12 +272,7 @@ impl Incremental {
             }
         }
         for service in &old.contribution.services {
-            if let Some(users) = self.users.get_mut(service) {
-                users.remove(key);
-                if users.is_empty() {
-                    self.users.remove(service);
-                }
-            }
+            self.users.remove(&(service.clone(), key.clone()));
         }
         self.order.remove(&old.rank);
     }
@@ -293,16 +285,12 @@ impl Incremental {
         contribution: Contribution,
         touched: &mut Touched,
     ) {
-        let rank = rank(&ingress.metadata);
+        let rank = Arc::new(rank(&ingress.metadata));
         for (index, event) in contribution.events.iter().enumerate() {
             let attempt = (rank.clone(), index);
             match event {
                 Event::Path(claim) => {
-                    self.hosts
-                        .entry(claim.host.clone())
-                        .or_default()
-                        .attempts
-                        .insert(attempt);
+                    self.claims.insert((claim.host.clone(), attempt));
                     touched.hosts.insert(claim.host.clone());
                 }
                 Event::Default(_) => {
@@ -313,7 +301,7 @@ impl Incremental {
             }
         }
         for service in &contribution.services {
-            self.users.entry(service.clone()).or_default().insert(key.clone());
+            self.users.insert((service.clone(), key.clone()));
         }
         let has_tls = ingress
             .spec
@@ -337,10 +325,19 @@ impl Incremental {
 
     /// Settles one host's claims in precedence order: the first claim of a (path, kind) holds it.
     fn settle_host(&mut self, host: &HostMatch, settle: &mut BTreeSet<Key>, backends: &mut BTreeSet<BackendId>) {
-        let Some(state) = self.hosts.get_mut(host) else { return };
+        let first = Arc::new(Rank {
+            missing: false,
+            created: None,
+            key: Default::default(),
+        });
+        let attempts = self
+            .claims
+            .range((host.clone(), (first, 0))..)
+            .take_while(|(claimed, _)| claimed == host)
+            .map(|(_, attempt)| attempt);
         let mut slots: BTreeMap<(&str, PathKind), (&Attempt, &ingress::PathClaim)> = BTreeMap::new();
-        let mut fates: Vec<(&Attempt, Option<&Attempt>)> = Vec::with_capacity(state.attempts.len());
-        for attempt in &state.attempts {
+        let mut fates: Vec<(&Attempt, Option<&Attempt>)> = Vec::new();
+        for attempt in attempts {
             let Some(Event::Path(claim)) = self
                 .entries
                 .get(&attempt.0.key)
@@ -377,11 +374,10 @@ impl Incremental {
             paths,
             exclusive: false,
         });
-        let empty = state.attempts.is_empty();
-        let old = std::mem::replace(&mut state.spec, spec);
-        if empty {
-            self.hosts.remove(host);
-        }
+        let old = match spec {
+            Some(spec) => self.hosts.insert(host.clone(), spec),
+            None => self.hosts.remove(host),
+        };
         for path in old.iter().flat_map(|old| &old.paths) {
             release(&mut self.backends, &path.backend);
             backends.insert(path.backend.clone());
@@ -431,7 +427,7 @@ impl Incremental {
                 && entry.holders[index] != holder
             {
                 entry.holders[index] = holder;
-                settle.insert(rank.key);
+                settle.insert(rank.key.clone());
             }
         }
     }
@@ -460,7 +456,7 @@ impl Incremental {
         served.sort();
         let default_certificate_error = default_certificate_error(&mut certificates, options);
         let table = TableSpec {
-            hosts: self.hosts.values().filter_map(|host| host.spec.clone()).collect(),
+            hosts: self.hosts.values().cloned().collect(),
             default_backend: self.default_backend.as_ref().map(|backend| backend.id.clone()),
             backends: self
                 .backends
