@@ -80,6 +80,12 @@ pub struct Incremental {
     seen: Seen,
     /// The hosts and backends the last compile changed, unless it compiled everything.
     spec_changes: Option<SpecChanges>,
+    /// Entries with diagnostics or `spec.tls`: the only ones `finish` looks at.
+    notable: BTreeSet<Arc<Rank>>,
+    /// How many entries have `spec.tls`.
+    tls: usize,
+    /// `Compiled::served`, redone when an Ingress comes or goes.
+    served: Option<Vec<ServedIngress>>,
 }
 
 /// Precedence as `compile` sorts: created first, missing timestamps last, then namespace and name.
@@ -108,10 +114,10 @@ struct Entry {
 /// Objects of the previous state by address; kept alive so an address is not reused meanwhile.
 #[derive(Default)]
 struct Seen {
-    ingresses: HashMap<usize, Arc<Ingress>>,
-    classes: HashMap<usize, Arc<k8s_openapi::api::networking::v1::IngressClass>>,
-    services: HashMap<usize, Arc<k8s_openapi::api::core::v1::Service>>,
-    slices: HashMap<usize, Arc<k8s_openapi::api::discovery::v1::EndpointSlice>>,
+    ingresses: Vec<Arc<Ingress>>,
+    classes: Vec<Arc<k8s_openapi::api::networking::v1::IngressClass>>,
+    services: Vec<Arc<k8s_openapi::api::core::v1::Service>>,
+    slices: Vec<Arc<k8s_openapi::api::discovery::v1::EndpointSlice>>,
 }
 
 // === impl Incremental ===
@@ -141,18 +147,25 @@ impl Incremental {
             .shadow_classes
             .iter()
             .any(|class| class.profile == Profile::Qcloud);
-        let Some(index) = index(&state.ingresses).filter(|_| !qcloud) else {
-            self.reset();
-            self.spec_changes = None;
-            return compile(state, options);
-        };
         let mut kept_options = options.clone();
         kept_options.now = None;
         let everything = !self.valid
             || changes.everything
             || changes.ingress_classes
             || self.options.as_ref() != Some(&kept_options);
-        let redo: BTreeSet<Key> = if everything {
+        let redo = (!everything).then(|| self.redo(state, changes));
+        // The Ingresses by name, to redo some or walk TLS; a duplicate name comes with a change.
+        let index = if redo.as_ref().is_none_or(|redo| !redo.is_empty()) || self.tls > 0 {
+            index(&state.ingresses)
+        } else {
+            Some(HashMap::new())
+        };
+        let Some(index) = index.filter(|_| !qcloud) else {
+            self.reset();
+            self.spec_changes = None;
+            return compile(state, options);
+        };
+        let redo = redo.unwrap_or_else(|| {
             self.reset();
             self.options = Some(kept_options);
             self.valid = true;
@@ -165,9 +178,7 @@ impl Incremental {
                 .keys()
                 .map(|(ns, name)| (ns.to_string(), name.to_string()))
                 .collect()
-        } else {
-            self.redo(state, changes)
-        };
+        });
 
         let classes = Classes::new(&state.ingress_classes, options);
         let mut touched = Touched::default();
@@ -210,6 +221,11 @@ impl Incremental {
                     |index| holders[index].as_deref(),
                     &mut entry.diagnostics,
                 );
+                if entry.has_tls || !entry.diagnostics.is_empty() {
+                    self.notable.insert(entry.rank.clone());
+                } else {
+                    self.notable.remove(&entry.rank);
+                }
             }
         }
         self.finish(state, options, &index)
@@ -275,6 +291,9 @@ impl Incremental {
             self.users.remove(&(service.clone(), key.clone()));
         }
         self.order.remove(&old.rank);
+        self.notable.remove(&old.rank);
+        self.tls -= usize::from(old.has_tls);
+        self.served = None;
     }
 
     fn add(
@@ -308,6 +327,8 @@ impl Incremental {
             .as_ref()
             .is_some_and(|spec| spec.tls.as_ref().is_some_and(|tls| !tls.is_empty()));
         self.order.insert(rank.clone());
+        self.tls += usize::from(has_tls);
+        self.served = None;
         touched.settle.insert(key.clone());
         let events = contribution.events.len();
         self.entries.insert(
@@ -433,11 +454,10 @@ impl Incremental {
     }
 
     /// The result, from what is kept plus the TLS walk.
-    fn finish(&self, state: &ClusterState, options: &CompileOptions, index: &Index<'_>) -> Compiled {
+    fn finish(&mut self, state: &ClusterState, options: &CompileOptions, index: &Index<'_>) -> Compiled {
         let mut certificates = TlsBuilder::new(state, options.now);
         let mut diagnostics = Vec::new();
-        let mut served = Vec::with_capacity(self.order.len());
-        for rank in &self.order {
+        for rank in &self.notable {
             let Some(entry) = self.entries.get(&rank.key) else {
                 continue;
             };
@@ -447,13 +467,23 @@ impl Incremental {
             {
                 certificates.ingress(ingress, &mut diagnostics);
             }
-            served.push(ServedIngress {
-                namespace: rank.key.0.clone(),
-                name: rank.key.1.clone(),
-                shadow: entry.shadow,
-            });
         }
-        served.sort();
+        let entries = &self.entries;
+        let served = self
+            .served
+            .get_or_insert_with(|| {
+                let mut served: Vec<ServedIngress> = entries
+                    .iter()
+                    .map(|((namespace, name), entry)| ServedIngress {
+                        namespace: namespace.clone(),
+                        name: name.clone(),
+                        shadow: entry.shadow,
+                    })
+                    .collect();
+                served.sort();
+                served
+            })
+            .clone();
         let default_certificate_error = default_certificate_error(&mut certificates, options);
         let table = TableSpec {
             hosts: self.hosts.values().cloned().collect(),
@@ -565,27 +595,30 @@ fn release(backends: &mut BTreeMap<BackendId, (usize, Arc<Resolved>)>, id: &Back
 
 /// Replaces `seen` with `now`'s objects, adding the keys of objects that are new, replaced or
 /// gone to `changed`; true when none was.
-fn diff<K: Metadata<Ty = ObjectMeta>>(
-    seen: &mut HashMap<usize, Arc<K>>,
-    now: &[Arc<K>],
-    changed: &mut BTreeSet<Key>,
-) -> bool {
-    let mut next = HashMap::with_capacity(now.len());
-    let mut same = true;
-    for object in now {
-        let address = Arc::as_ptr(object) as usize;
-        if seen.remove(&address).is_none() {
-            changed.insert(key_of(object.metadata()));
-            same = false;
+fn diff<K: Metadata<Ty = ObjectMeta>>(seen: &mut Vec<Arc<K>>, now: &[Arc<K>], changed: &mut BTreeSet<Key>) -> bool {
+    let before = changed.len();
+    // A store lists its objects in the same order while none comes or goes: compare in place.
+    if seen.len() == now.len() {
+        for (old, new) in seen.iter().zip(now) {
+            if !Arc::ptr_eq(old, new) {
+                changed.insert(key_of(old.metadata()));
+                changed.insert(key_of(new.metadata()));
+            }
         }
-        next.insert(address, object.clone());
+    } else {
+        let mut old: HashMap<*const K, &Arc<K>> = seen.iter().map(|object| (Arc::as_ptr(object), object)).collect();
+        for object in now {
+            if old.remove(&Arc::as_ptr(object)).is_none() {
+                changed.insert(key_of(object.metadata()));
+            }
+        }
+        for gone in old.values() {
+            changed.insert(key_of(gone.metadata()));
+        }
     }
-    for gone in seen.values() {
-        changed.insert(key_of(gone.metadata()));
-        same = false;
-    }
-    *seen = next;
-    same
+    seen.clear();
+    seen.extend(now.iter().cloned());
+    changed.len() == before
 }
 
 #[cfg(test)]
