@@ -1,5 +1,6 @@
 //! `compile` over 10,000 Ingresses, 10,000 Services and 50,000 endpoints, the table build
-//! that publishing adds, and a one-object edit republished next to a live table.
+//! that publishing adds, and a one-object edit republished next to a live table, by the full
+//! compile and by the incremental one (`shunt run` and `serve` use the incremental one).
 //! `cargo bench -p shunt-controller --bench compile`
 
 use std::{collections::BTreeMap, hint::black_box, sync::Arc};
@@ -16,7 +17,7 @@ use k8s_openapi::{
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
-use shunt_controller::compile::{ClusterState, CompileOptions, compile};
+use shunt_controller::compile::{ClusterState, CompileOptions, Incremental, compile};
 use shunt_proxy::{
     metrics::ProxyMetrics,
     publish::{Published, RoutePublisher},
@@ -131,6 +132,18 @@ fn mk_ingress_edit(state: &ClusterState) -> ClusterState {
     edited
 }
 
+/// `state` with one more Ingress (its own host and Service).
+fn mk_ingress_added(state: &ClusterState) -> ClusterState {
+    let mut added = state.clone();
+    let mut ingress = Ingress::clone(&state.ingresses[0]);
+    ingress.metadata.name = Some("app-new".into());
+    if let Some(rule) = ingress.spec.as_mut().and_then(|spec| spec.rules.as_mut()) {
+        rule[0].host = Some("app-new.example.com".into());
+    }
+    added.ingresses.push(Arc::new(ingress));
+    added
+}
+
 fn bench_compile(c: &mut Criterion) {
     let state = mk_state();
     let options = CompileOptions::default();
@@ -192,6 +205,50 @@ fn bench_compile(c: &mut Criterion) {
             })
         });
     }
+    for (name, edited) in [
+        (
+            "incremental: one endpoint slice edited, compile + publish, 10k ingresses",
+            mk_endpoint_edit(&state),
+        ),
+        (
+            "incremental: one ingress edited, compile + publish, 10k ingresses",
+            mk_ingress_edit(&state),
+        ),
+        (
+            "incremental: one ingress added or removed, compile + publish, 10k ingresses",
+            mk_ingress_added(&state),
+        ),
+    ] {
+        group.bench_function(name, |b| {
+            let (mut publisher, _reader) = RoutePublisher::new(ProxyMetrics::detached());
+            let mut incremental = Incremental::default();
+            let first = incremental.compile(&state, &options);
+            assert_eq!(first, compile(&state, &options));
+            publisher.publish(first.table);
+            let second = incremental.compile(&edited, &options);
+            assert_eq!(second, compile(&edited, &options));
+            let changes = incremental.spec_changes().expect("an incremental compile").clone();
+            assert!(matches!(
+                publisher.publish_changed(second.table, &changes),
+                Published::Swapped { .. }
+            ));
+            let mut flip = true;
+            b.iter(|| {
+                // Alternate the two states so every publish is a one-object change.
+                flip = !flip;
+                let next = if flip { &edited } else { &state };
+                let table = incremental.compile(next, &options).table;
+                let changes = incremental.spec_changes().expect("an incremental compile");
+                let published = publisher.publish_changed(table, changes);
+                assert!(matches!(published, Published::Swapped { .. }));
+            })
+        });
+    }
+    group.bench_function("incremental: nothing changed, compile, 10k ingresses", |b| {
+        let mut incremental = Incremental::default();
+        incremental.compile(&state, &options);
+        b.iter(|| black_box(incremental.compile(&state, &options)))
+    });
     group.finish();
 }
 

@@ -6,6 +6,8 @@
 //!                                       └ panic: logged, shunt_compile_panics_total + 1,
 //!                                         last table keeps serving, next try on the next change
 //! ```
+//! The compile is incremental ([`Incremental`]): its kept contributions live on this thread, and
+//! a panic drops them, so the next compile starts from scratch.
 
 use std::{
     collections::BTreeSet,
@@ -13,11 +15,11 @@ use std::{
     panic::{AssertUnwindSafe, catch_unwind},
 };
 
-use shunt_proxy::publish::{Published, RoutePublisher};
+use shunt_proxy::publish::{Published, RoutePublisher, SpecChanges};
 use tracing::{debug, error, info, warn};
 
 use crate::{
-    compile::{ClusterState, CompileOptions, Compiled, compile},
+    compile::{Changes, ClusterState, CompileOptions, Compiled, Incremental},
     metrics::ControllerMetrics,
 };
 
@@ -30,7 +32,9 @@ pub struct ControlPlane {
     metrics: ControllerMetrics,
     /// Diagnostics already logged, so each is logged once while it lasts.
     reported: BTreeSet<(String, String, String)>,
-    compile: CompileFn,
+    /// Replaces the incremental compile (tests inject one that panics).
+    compile: Option<CompileFn>,
+    incremental: Incremental,
 }
 
 /// Runs `task` on a new thread with its own single-threaded runtime, so whatever it computes
@@ -56,13 +60,14 @@ impl ControlPlane {
             publisher,
             metrics,
             reported: BTreeSet::new(),
-            compile,
+            compile: None,
+            incremental: Incremental::default(),
         }
     }
 
     /// Replaces the compile step (tests inject one that panics).
     pub fn with_compile(mut self, compile: CompileFn) -> Self {
-        self.compile = compile;
+        self.compile = Some(compile);
         self
     }
 
@@ -72,22 +77,46 @@ impl ControlPlane {
 
     /// Compiles `state`, hands the result to `keep` (what the caller needs besides the table),
     /// then publishes. `None` when any of it panicked: counted and logged, the live table stays.
+    /// What changed is found by comparing the objects' `Arc`s with the previous state's.
     pub fn compile_and_publish<T>(
         &mut self,
         state: &ClusterState,
         options: &CompileOptions,
         keep: impl FnOnce(&Compiled) -> T,
     ) -> Option<T> {
+        self.compile_changes_and_publish(state, options, None, keep)
+    }
+
+    /// [`ControlPlane::compile_and_publish`] told what changed since the previous call, for a
+    /// caller whose objects are new `Arc`s each time (`shunt serve` decodes its files).
+    pub fn compile_changes_and_publish<T>(
+        &mut self,
+        state: &ClusterState,
+        options: &CompileOptions,
+        changes: Option<&Changes>,
+        keep: impl FnOnce(&Compiled) -> T,
+    ) -> Option<T> {
         let step = AssertUnwindSafe(|| {
-            let compiled = (self.compile)(state, options);
+            let compiled = match (self.compile, changes) {
+                (Some(compile), _) => compile(state, options),
+                (None, Some(changes)) => self.incremental.compile_changes(state, options, changes),
+                (None, None) => self.incremental.compile(state, options),
+            };
+            // What changed since the table this plane published last (its previous compile).
+            let spec_changes = match self.compile {
+                Some(_) => None,
+                None => self.incremental.spec_changes().cloned(),
+            };
             self.metrics.compiles.inc();
             let kept = keep(&compiled);
-            self.publish(compiled);
+            self.publish(compiled, spec_changes);
             kept
         });
         match catch_unwind(step) {
             Ok(kept) => Some(kept),
             Err(panic) => {
+                // Half-updated contributions would be wrong next time: start over.
+                self.incremental = Incremental::default();
                 self.metrics.compile_panics.inc();
                 let message = panic_message(&*panic);
                 error!(panic = %message, "Compile panicked; the last table keeps serving until the next change");
@@ -96,8 +125,8 @@ impl ControlPlane {
         }
     }
 
-    /// Reports new diagnostics and publishes the table.
-    fn publish(&mut self, compiled: Compiled) {
+    /// Reports new diagnostics and publishes the table (building only what `changes` names).
+    fn publish(&mut self, compiled: Compiled, changes: Option<SpecChanges>) {
         let Compiled {
             table,
             diagnostics,
@@ -136,7 +165,11 @@ impl ControlPlane {
         let paths: usize = table.hosts.iter().map(|h| h.paths.len()).sum();
         let backends = table.backends.len();
         let endpoints: usize = table.backends.values().map(|b| b.endpoints.len()).sum();
-        match self.publisher.publish(table) {
+        let published = match &changes {
+            Some(changes) => self.publisher.publish_changed(table, changes),
+            None => self.publisher.publish(table),
+        };
+        match published {
             Published::Unchanged => debug!("Route table unchanged"),
             Published::Swapped { warnings } => {
                 for warning in warnings {

@@ -3,8 +3,11 @@
 //!
 //! ```text
 //! files ─poll─▶ last good objects per file ─▶ ClusterState ─compile─▶ TableSpec ─▶ ControlPlane
+//!   │                  └ objects that differ from the file's previous ones ─▶ Changes ─┘
 //!   └ parse error: reported (path, document), that file's previous objects kept
 //! ```
+//! The compile is told which objects changed, so it redoes only the Ingresses they concern and
+//! no decoded object is kept between compiles.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -16,7 +19,7 @@ use k8s_openapi::jiff::Timestamp;
 use tracing::{debug, warn};
 
 use crate::{
-    compile::{ClusterState, CompileOptions},
+    compile::{Changes, ClusterState, CompileOptions},
     control::ControlPlane,
     manifests::{self, CompactObjects, Object},
     metrics::ControllerMetrics,
@@ -32,6 +35,8 @@ pub struct ManifestWatcher {
     files: BTreeMap<PathBuf, WatchedFile>,
     /// Built-in documents that never change (the demo's).
     fixed: Vec<Object>,
+    /// Objects changed since the last [`ManifestWatcher::take_changes`].
+    changes: Changes,
 }
 
 struct WatchedFile {
@@ -64,6 +69,7 @@ impl ManifestWatcher {
             roots,
             files: BTreeMap::new(),
             fixed: Vec::new(),
+            changes: everything(),
         })
     }
 
@@ -72,6 +78,7 @@ impl ManifestWatcher {
             roots: Vec::new(),
             files: BTreeMap::new(),
             fixed,
+            changes: everything(),
         }
     }
 
@@ -116,6 +123,7 @@ impl ManifestWatcher {
                 match parsed {
                     Ok(objects) => {
                         if entry.objects != objects {
+                            note_changes(&mut self.changes, &entry.objects.decode(), &objects.decode());
                             entry.objects = objects;
                             changed = true;
                         }
@@ -128,8 +136,20 @@ impl ManifestWatcher {
             }
         }
         let before = self.files.len();
-        self.files.retain(|path, _| seen.contains(path));
+        let changes = &mut self.changes;
+        self.files.retain(|path, file| {
+            let keep = seen.contains(path);
+            if !keep {
+                note_changes(changes, &file.objects.decode(), &[]);
+            }
+            keep
+        });
         changed || before != self.files.len()
+    }
+
+    /// What changed since the last call (everything, the first time).
+    pub fn take_changes(&mut self) -> Changes {
+        std::mem::take(&mut self.changes)
     }
 
     /// Every object currently loaded, fixed ones first.
@@ -140,6 +160,49 @@ impl ManifestWatcher {
             .cloned()
             .chain(self.files.values().flat_map(|f| f.objects.decode()));
         ClusterState::from_objects(objects)
+    }
+}
+
+fn everything() -> Changes {
+    Changes {
+        everything: true,
+        ..Default::default()
+    }
+}
+
+/// Adds the objects that differ between a file's `old` and `new` objects to `changes`.
+fn note_changes(changes: &mut Changes, old: &[Object], new: &[Object]) {
+    use k8s_openapi::Metadata;
+    fn key<K: Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>>(
+        kind: u8,
+        object: &K,
+    ) -> (u8, String, String) {
+        let meta = object.metadata();
+        let namespace = meta.namespace.as_deref().unwrap_or(crate::compile::DEFAULT_NAMESPACE);
+        (kind, namespace.to_string(), meta.name.clone().unwrap_or_default())
+    }
+    let keyed = |object: &Object| match object {
+        Object::Ingress(o) => Some(key(0, o)),
+        Object::IngressClass(o) => Some(key(1, o)),
+        Object::Service(o) => Some(key(2, o)),
+        Object::EndpointSlice(o) => Some(key(3, o)),
+        // TLS is walked whole at each compile; skipped kinds are not compiled.
+        Object::Secret(_) | Object::Skipped(_) => None,
+    };
+    let before: BTreeMap<_, &Object> = old.iter().filter_map(|o| Some((keyed(o)?, o))).collect();
+    let after: BTreeMap<_, &Object> = new.iter().filter_map(|o| Some((keyed(o)?, o))).collect();
+    let differ = before
+        .iter()
+        .filter(|(key, object)| after.get(*key) != Some(*object))
+        .chain(after.iter().filter(|(key, object)| before.get(*key) != Some(*object)));
+    for ((kind, namespace, name), _) in differ {
+        let key = (namespace.clone(), name.clone());
+        match kind {
+            0 => _ = changes.ingresses.insert(key),
+            1 => changes.ingress_classes = true,
+            2 => _ = changes.services.insert(key),
+            _ => _ = changes.endpoint_slices.insert(key),
+        }
     }
 }
 
@@ -174,8 +237,9 @@ pub async fn run(
             let mut task_options = options.clone();
             task_options.now = Some(Timestamp::now());
             last_compile = Some(Instant::now());
+            let changes = watcher.take_changes();
             panicked = control
-                .compile_and_publish(&watcher.state(), &task_options, |_| ())
+                .compile_changes_and_publish(&watcher.state(), &task_options, Some(&changes), |_| ())
                 .is_none();
         }
         tokio::select! {

@@ -5,7 +5,7 @@
 //! and unchanged pods their `Endpoint`, so in-flight counts and metrics carry over.
 
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet},
     net::SocketAddr,
     sync::{
         Arc,
@@ -45,6 +45,15 @@ pub struct RoutePublisher {
     route_stats: HashMap<(String, String), RouteStats>,
     /// The live table's parsed certificates: a Secret that did not change is not parsed again.
     certificates: HashMap<CertificateId, (CertificateSpec, Arc<CertifiedKey>)>,
+}
+
+/// What differs between the live table's spec and the next one, as the compile that made both
+/// knows it: hosts and backends added, removed or changed. A superset is fine; a host or backend
+/// left out must be equal in both.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SpecChanges {
+    pub hosts: BTreeSet<HostMatch>,
+    pub backends: BTreeSet<BackendId>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -101,36 +110,81 @@ impl RoutePublisher {
         if self.ready.load(Ordering::Acquire) && **live.spec() == spec {
             return Published::Unchanged;
         }
-        let spec = Arc::new(spec);
-        self.update_upstreams(&live.spec().backends, &spec.backends);
+        self.swap(live, Arc::new(spec), None)
+    }
+
+    /// [`RoutePublisher::publish`] told what changed since the live table's spec: only those
+    /// hosts and backends are compared and built, the others are taken over unseen. Falls back
+    /// to the full publish when the tables split hosts by listener (or nothing is live yet).
+    pub fn publish_changed(&mut self, spec: TableSpec, changes: &SpecChanges) -> Published {
+        let live = self.current.load_full();
+        if !self.ready.load(Ordering::Acquire) || !RouteTable::rebuilds_changed(&spec, &live) {
+            return self.publish(spec);
+        }
+        let old = live.spec();
+        let host = |spec: &'_ TableSpec, host: &HostMatch| {
+            let found = spec.hosts.binary_search_by(|vhost| vhost.host.cmp(host)).ok();
+            found.map(|index| spec.hosts[index].clone())
+        };
+        let same = changes.hosts.iter().all(|name| host(old, name) == host(&spec, name))
+            && changes
+                .backends
+                .iter()
+                .all(|id| old.backends.get(id) == spec.backends.get(id))
+            && (&old.default_backend, &old.tls, &old.documents) == (&spec.default_backend, &spec.tls, &spec.documents)
+            && old.hosts.len() == spec.hosts.len()
+            && old.backends.len() == spec.backends.len();
+        if same {
+            return Published::Unchanged;
+        }
+        self.swap(live, Arc::new(spec), Some(changes))
+    }
+
+    /// Builds the table for `spec` next to `live` (only `changes`' hosts when given) and stores it.
+    fn swap(&mut self, live: Arc<RouteTable>, spec: Arc<TableSpec>, changes: Option<&SpecChanges>) -> Published {
+        let replaced = self.update_upstreams(&live.spec().backends, &spec.backends, changes.map(|c| &c.backends));
         let mut claimed: HashSet<(String, String)> = HashSet::new();
+        let upstreams = &self.upstreams;
+        let mut upstream = |id: &BackendId| match upstreams.get(id) {
+            Some(upstream) => upstream.clone(),
+            // The table asks only for backends of its spec, all made above.
+            None => Arc::new(Upstream::new(id, Default::default(), Vec::new(), Default::default())),
+        };
+        let (route_stats, metrics) = (&mut self.route_stats, &self.metrics);
+        let mut stats = |route: &str, backend: &str| {
+            let key = (route.to_string(), backend.to_string());
+            let stats = match route_stats.get(&key) {
+                Some(stats) => stats.clone(),
+                None => {
+                    let stats = metrics.route_stats(route, backend);
+                    route_stats.insert(key.clone(), stats.clone());
+                    stats
+                }
+            };
+            claimed.insert(key);
+            stats
+        };
+        let rebuilt = match changes {
+            Some(changes) => RouteTable::rebuild_changed(
+                spec.clone(),
+                &live,
+                &changes.hosts,
+                &changes.backends,
+                &replaced,
+                &mut upstream,
+                &mut stats,
+            ),
+            None => None,
+        };
         let Rebuilt {
             mut table,
             mut warnings,
             dropped,
             ..
-        } = RouteTable::rebuild(
-            spec.clone(),
-            Some(&live),
-            |id| match self.upstreams.get(id) {
-                Some(upstream) => upstream.clone(),
-                // The table asks only for backends of its spec, all made above.
-                None => Arc::new(Upstream::new(id, Default::default(), Vec::new(), Default::default())),
-            },
-            |route, backend| {
-                let key = (route.to_string(), backend.to_string());
-                let stats = match self.route_stats.get(&key) {
-                    Some(stats) => stats.clone(),
-                    None => {
-                        let stats = self.metrics.route_stats(route, backend);
-                        self.route_stats.insert(key.clone(), stats.clone());
-                        stats
-                    }
-                };
-                claimed.insert(key);
-                stats
-            },
-        );
+        } = match rebuilt {
+            Some(rebuilt) => rebuilt,
+            None => RouteTable::rebuild(spec.clone(), Some(&live), &mut upstream, &mut stats),
+        };
         // Routes gone from the table take their series out of /metrics; a route built again
         // under the same name kept its counters above.
         for key in dropped {
@@ -151,26 +205,53 @@ impl RoutePublisher {
     /// Makes `self.upstreams` hold an `Upstream` for each of `next`: kept where the backend
     /// equals the live one, else made anew (keeping the counters of its id and the `Endpoint`s
     /// of addresses that stay). Retires the ones gone and sets the endpoint gauges that changed.
-    fn update_upstreams(&mut self, live: &BTreeMap<BackendId, BackendSpec>, next: &BTreeMap<BackendId, BackendSpec>) {
-        let changed: Vec<(&BackendId, &BackendSpec)> = next
-            .iter()
-            .filter(|(id, backend)| live.get(*id) != Some(*backend) || !self.upstreams.contains_key(*id))
-            .collect();
+    /// With `only`, the other backends are known equal and not looked at. Returns the upstreams
+    /// replaced or retired (routes to them must be built again).
+    fn update_upstreams(
+        &mut self,
+        live: &BTreeMap<BackendId, BackendSpec>,
+        next: &BTreeMap<BackendId, BackendSpec>,
+        only: Option<&BTreeSet<BackendId>>,
+    ) -> HashSet<*const Upstream> {
+        let differs = |(id, backend): &(&BackendId, &BackendSpec)| {
+            live.get(*id) != Some(*backend) || !self.upstreams.contains_key(*id)
+        };
+        let changed: Vec<(&BackendId, &BackendSpec)> = match only {
+            None => next.iter().filter(differs).collect(),
+            Some(ids) => ids
+                .iter()
+                .filter_map(|id| next.get_key_value(id))
+                .filter(differs)
+                .collect(),
+        };
         let added = changed
             .iter()
             .filter(|(id, _)| !self.upstreams.contains_key(*id))
             .count();
         let mut gone = Vec::new();
-        // Counts alone tell when no backend left, without a lookup per backend.
-        if self.upstreams.len() + added != next.len() {
-            self.upstreams.retain(|id, upstream| {
-                let keep = next.contains_key(id);
-                if !keep {
-                    upstream.stats.retire();
-                    gone.push(id.clone());
+        let mut replaced = HashSet::new();
+        match only {
+            Some(ids) => {
+                for id in ids.iter().filter(|id| !next.contains_key(*id)) {
+                    if let Some(upstream) = self.upstreams.remove(id) {
+                        upstream.stats.retire();
+                        replaced.insert(Arc::as_ptr(&upstream));
+                        gone.push(id.clone());
+                    }
                 }
-                keep
-            });
+            }
+            // Counts alone tell when no backend left, without a lookup per backend.
+            None if self.upstreams.len() + added != next.len() => {
+                self.upstreams.retain(|id, upstream| {
+                    let keep = next.contains_key(id);
+                    if !keep {
+                        upstream.stats.retire();
+                        gone.push(id.clone());
+                    }
+                    keep
+                });
+            }
+            None => {}
         }
         // Pods that moved between backends keep their `Endpoint`: indexed only when needed.
         let mut every_endpoint: Option<HashMap<SocketAddr, Arc<Endpoint>>> = None;
@@ -186,9 +267,14 @@ impl RoutePublisher {
                         found.ok().map(|index| upstream.endpoints[index].clone())
                     });
                     own.unwrap_or_else(|| {
+                        // Told what changed, a pod that moved left a backend that changed too.
                         let index = every_endpoint.get_or_insert_with(|| {
-                            self.upstreams
-                                .values()
+                            let sources: Vec<&Arc<Upstream>> = match only {
+                                Some(ids) => ids.iter().filter_map(|id| self.upstreams.get(id)).collect(),
+                                None => self.upstreams.values().collect(),
+                            };
+                            sources
+                                .into_iter()
                                 .flat_map(|upstream| upstream.endpoints.iter())
                                 .map(|endpoint| (endpoint.addr, endpoint.clone()))
                                 .collect()
@@ -223,8 +309,11 @@ impl RoutePublisher {
         self.metrics
             .set_endpoints(gone.iter().map(String::as_str), counts.into_iter(), total);
         for (id, upstream, _) in made {
-            self.upstreams.insert(id, upstream);
+            if let Some(old) = self.upstreams.insert(id, upstream) {
+                replaced.insert(Arc::as_ptr(&old));
+            }
         }
+        replaced
     }
 
     /// Indexes the table's certificates, reusing parsed keys whose PEM did not change.

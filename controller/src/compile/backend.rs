@@ -7,10 +7,10 @@
 //! ```
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     fmt,
     net::{IpAddr, SocketAddr},
-    rc::Rc,
+    sync::Arc,
 };
 
 use k8s_openapi::api::{
@@ -23,7 +23,7 @@ use shunt_proxy::routes::spec::{BackendId, BackendSpec, UpstreamProtocol};
 use super::{ClusterState, Reason, namespace_name};
 
 /// The label EndpointSlices carry to name their Service.
-const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 
 /// Why a backend could not be resolved. Context (which path, which host) is added by the caller.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -69,7 +69,7 @@ pub struct Backends<'a> {
     /// By namespace and the Service named in their `kubernetes.io/service-name` label.
     slices: HashMap<(&'a str, &'a str), Vec<&'a EndpointSlice>>,
     /// Shared: every path naming a backend gets the same one, not a copy of its endpoints.
-    resolved: HashMap<BackendId, Result<Rc<Resolved>, BackendError>>,
+    resolved: HashMap<BackendId, Result<Arc<Resolved>, BackendError>>,
 }
 
 // === impl BackendError ===
@@ -105,17 +105,30 @@ impl fmt::Display for PortRef {
 
 impl<'a> Backends<'a> {
     pub fn new(state: &'a ClusterState) -> Self {
+        Self::indexing(state, |_| true)
+    }
+
+    /// Indexes only the Services (namespace, name) in `needed` and their slices: an incremental
+    /// compile redoing a few Ingresses does not index every Service of the cluster.
+    pub fn only(state: &'a ClusterState, needed: &HashSet<(&str, &str)>) -> Self {
+        Self::indexing(state, |key| needed.contains(&key))
+    }
+
+    fn indexing(state: &'a ClusterState, wanted: impl Fn((&str, &str)) -> bool) -> Self {
         let services = state
             .services
             .iter()
             .map(|service| (namespace_name(&service.metadata), &**service))
+            .filter(|(key, _)| wanted(*key))
             .collect();
         let mut slices: HashMap<_, Vec<_>> = HashMap::new();
         for slice in &state.endpoint_slices {
             let labels = slice.metadata.labels.as_ref();
             if let Some(service) = labels.and_then(|labels| labels.get(SERVICE_NAME_LABEL)) {
                 let (namespace, _) = namespace_name(&slice.metadata);
-                slices.entry((namespace, service.as_str())).or_default().push(&**slice);
+                if wanted((namespace, service.as_str())) {
+                    slices.entry((namespace, service.as_str())).or_default().push(&**slice);
+                }
             }
         }
         Backends {
@@ -134,7 +147,7 @@ impl<'a> Backends<'a> {
         namespace: &str,
         backend: &IngressBackend,
         protocol: Option<UpstreamProtocol>,
-    ) -> Result<Rc<Resolved>, BackendError> {
+    ) -> Result<Arc<Resolved>, BackendError> {
         let (service, port) = service_ref(namespace, backend)?;
         let mut id = match &port {
             PortRef::Number(number) => format!("{namespace}/{service}:{number}"),
@@ -148,7 +161,7 @@ impl<'a> Backends<'a> {
         }
         let result = self.lookup(namespace, service, &port).map(|mut spec| {
             spec.protocol = protocol.unwrap_or(spec.protocol);
-            Rc::new(Resolved { id: id.clone(), spec })
+            Arc::new(Resolved { id: id.clone(), spec })
         });
         self.resolved.insert(id, result.clone());
         result

@@ -1,7 +1,13 @@
 //! One Ingress into the table: its default backend, then each rule and path in order. Every
 //! problem becomes a [`Diagnostic`] and skips only the rule or path it concerns.
+//!
+//! ```text
+//! Ingress ─contribution─▶ events (reports, claims with resolved backends) ─claims settled─▶ diagnostics
+//! ```
+//! The walk only reads the Ingress and the backends it names, so its events can be kept and
+//! replayed (the incremental compile); whether a claim wins depends on who claimed before.
 
-use std::{collections::BTreeSet, fmt, rc::Rc};
+use std::{collections::BTreeSet, fmt, sync::Arc};
 
 use k8s_openapi::api::networking::v1::{HTTPIngressPath, Ingress, IngressBackend, IngressRule};
 use shunt_proxy::routes::spec::{BackendId, HostMatch, PathKind};
@@ -21,6 +27,33 @@ pub struct Sink<'a> {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// What one Ingress asks of the table, in walk order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Contribution {
+    pub events: Vec<Event>,
+    /// The Services (namespace, name) its backends name, found or not: a change to one of them
+    /// or to their EndpointSlices changes this contribution.
+    pub services: Vec<(String, String)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A problem found whatever the other Ingresses claim.
+    Report(Diagnostic),
+    Path(PathClaim),
+    Default(Arc<Resolved>),
+}
+
+/// A (host, path, kind) slot this Ingress wants, on both listeners.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathClaim {
+    pub host: HostMatch,
+    pub path: String,
+    pub kind: PathKind,
+    pub backend: Arc<Resolved>,
+    pub ssl_redirect: bool,
+}
+
 /// Where in an Ingress a problem is, for messages.
 #[derive(Clone, Copy)]
 enum Place<'p> {
@@ -28,42 +61,137 @@ enum Place<'p> {
     DefaultBackend,
 }
 
-/// One Ingress being compiled.
+/// One Ingress being walked.
 struct Walk<'s, 'a> {
-    sink: &'s mut Sink<'a>,
+    backends: &'s mut Backends<'a>,
     namespace: &'s str,
     name: &'s str,
-    /// `namespace/name`, as `PathSpec::source` carries it.
-    source: String,
-    /// Backends already reported as `NoEndpoints` for this Ingress.
-    empty_reported: BTreeSet<BackendId>,
     annotations: IngressAnnotations,
+    out: Contribution,
 }
 
+/// Walks `ingress` and claims in `sink`'s table (the full compile).
 pub fn compile_ingress(ingress: &Ingress, sink: &mut Sink<'_>) {
+    let contribution = contribution(ingress, &mut sink.backends);
     let (namespace, name) = namespace_name(&ingress.metadata);
-    let Some(spec) = &ingress.spec else { return };
-    let (parsed, bad) = annotations::parse(ingress);
-    let mut walk = Walk {
-        sink,
-        namespace,
-        name,
-        source: format!("{namespace}/{name}"),
-        empty_reported: BTreeSet::new(),
-        annotations: parsed,
+    let source = format!("{namespace}/{name}");
+    let table = &mut sink.table;
+    let holders: Vec<Option<String>> = contribution
+        .events
+        .iter()
+        .map(|event| match event {
+            Event::Report(_) => None,
+            Event::Path(claim) => table
+                .claim_path(
+                    &claim.host,
+                    &claim.path,
+                    claim.kind,
+                    &claim.backend,
+                    &source,
+                    claim.ssl_redirect,
+                )
+                .err(),
+            Event::Default(backend) => table.claim_default(backend, &source).err(),
+        })
+        .collect();
+    settle(
+        (namespace, name),
+        &contribution.events,
+        |index| holders[index].as_deref(),
+        &mut sink.diagnostics,
+    );
+}
+
+/// The events of `ingress`, resolving its backends through `backends`.
+pub fn contribution(ingress: &Ingress, backends: &mut Backends<'_>) -> Contribution {
+    let (namespace, name) = namespace_name(&ingress.metadata);
+    let mut out = Contribution {
+        events: Vec::new(),
+        services: Vec::new(),
     };
+    let Some(spec) = &ingress.spec else { return out };
+    let (parsed, bad) = annotations::parse(ingress);
     for bad in bad {
         let message = format!(
             "annotation {} is {:?}, expected {}; ignored",
             bad.key, bad.value, bad.expected
         );
-        walk.report(Reason::InvalidAnnotation, message);
+        out.events.push(Event::Report(Diagnostic::new(
+            namespace,
+            name,
+            Reason::InvalidAnnotation,
+            message,
+        )));
     }
+    let mut walk = Walk {
+        backends,
+        namespace,
+        name,
+        annotations: parsed,
+        out,
+    };
     if let Some(backend) = &spec.default_backend {
         walk.default_backend(backend);
     }
     for rule in spec.rules.iter().flatten() {
         walk.rule(rule);
+    }
+    walk.out
+}
+
+/// Appends the diagnostics of `events` once their claims are settled: `holder(i)` names the
+/// Ingress (`namespace/name`) holding the slot event `i` claimed, `None` when the claim won.
+pub fn settle<'h>(
+    (namespace, name): (&str, &str),
+    events: &[Event],
+    mut holder: impl FnMut(usize) -> Option<&'h str>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    // Backends already reported as `NoEndpoints` for this Ingress.
+    let mut empty_reported: BTreeSet<&BackendId> = BTreeSet::new();
+    let source = || format!("{namespace}/{name}");
+    let mut report = |reason, message| diagnostics.push(Diagnostic::new(namespace, name, reason, message));
+    for (index, event) in events.iter().enumerate() {
+        let (backend, place) = match event {
+            Event::Report(diagnostic) => {
+                report(diagnostic.reason, diagnostic.message.clone());
+                continue;
+            }
+            Event::Path(claim) => (
+                &claim.backend,
+                Place::Path {
+                    host: &claim.host,
+                    path: &claim.path,
+                },
+            ),
+            Event::Default(backend) => (backend, Place::DefaultBackend),
+        };
+        match holder(index) {
+            None => {
+                // Reported once per Ingress, at its first use that won.
+                if backend.spec.endpoints.is_empty() && empty_reported.insert(&backend.id) {
+                    report(
+                        Reason::NoEndpoints,
+                        format!("backend {:?} has no ready endpoints for {place}", backend.id),
+                    );
+                }
+            }
+            Some(holder) => {
+                let holder = holder_name(holder, &source());
+                let message = match event {
+                    Event::Path(claim) => {
+                        let kind = match claim.kind {
+                            PathKind::Exact => "exact",
+                            PathKind::Prefix => "prefix",
+                            PathKind::CharPrefix => "character prefix",
+                        };
+                        format!("{kind} {place} is already routed by {holder}")
+                    }
+                    _ => format!("default backend is already set by {holder}"),
+                };
+                report(Reason::Conflict, message);
+            }
+        }
     }
 }
 
@@ -71,18 +199,8 @@ pub fn compile_ingress(ingress: &Ingress, sink: &mut Sink<'_>) {
 
 impl Walk<'_, '_> {
     fn default_backend(&mut self, backend: &IngressBackend) {
-        let Some(resolved) = self.resolve(backend, Place::DefaultBackend) else {
-            return;
-        };
-        match self.sink.table.claim_default(&resolved, &self.source) {
-            Ok(()) => self.check_endpoints(&resolved, Place::DefaultBackend),
-            Err(holder) => {
-                let message = format!(
-                    "default backend is already set by {}",
-                    holder_name(&holder, &self.source)
-                );
-                self.report(Reason::Conflict, message);
-            }
+        if let Some(resolved) = self.resolve(backend, Place::DefaultBackend) {
+            self.out.events.push(Event::Default(resolved));
         }
     }
 
@@ -116,36 +234,31 @@ impl Walk<'_, '_> {
             host,
             path: &normalised,
         };
-        let Some(resolved) = self.resolve(&path.backend, place) else {
+        let Some(backend) = self.resolve(&path.backend, place) else {
             return;
         };
-        match self.sink.table.claim_path(
-            host,
-            &normalised,
+        self.out.events.push(Event::Path(PathClaim {
+            host: host.clone(),
+            path: normalised,
             kind,
-            &resolved,
-            &self.source,
-            self.annotations.ssl_redirect,
-        ) {
-            Ok(()) => self.check_endpoints(&resolved, place),
-            Err(holder) => {
-                let kind = match kind {
-                    PathKind::Exact => "exact",
-                    PathKind::Prefix => "prefix",
-                    PathKind::CharPrefix => "character prefix",
-                };
-                let message = format!(
-                    "{kind} {place} is already routed by {}",
-                    holder_name(&holder, &self.source)
-                );
-                self.report(Reason::Conflict, message);
-            }
-        }
+            backend,
+            ssl_redirect: self.annotations.ssl_redirect,
+        }));
     }
 
-    fn resolve(&mut self, backend: &IngressBackend, place: Place<'_>) -> Option<Rc<Resolved>> {
+    fn resolve(&mut self, backend: &IngressBackend, place: Place<'_>) -> Option<Arc<Resolved>> {
+        if let Some(service) = backend.service.as_ref().filter(|service| !service.name.is_empty()) {
+            let named = (self.namespace, service.name.as_str());
+            if !self
+                .out
+                .services
+                .iter()
+                .any(|(ns, n)| (ns.as_str(), n.as_str()) == named)
+            {
+                self.out.services.push((named.0.to_string(), named.1.to_string()));
+            }
+        }
         match self
-            .sink
             .backends
             .resolve(self.namespace, backend, self.annotations.backend_protocol)
         {
@@ -157,20 +270,9 @@ impl Walk<'_, '_> {
         }
     }
 
-    /// Reports a backend without endpoints once per Ingress, at its first use.
-    fn check_endpoints(&mut self, resolved: &Resolved, place: Place<'_>) {
-        if resolved.spec.endpoints.is_empty() && self.empty_reported.insert(resolved.id.clone()) {
-            self.report(
-                Reason::NoEndpoints,
-                format!("backend {:?} has no ready endpoints for {place}", resolved.id),
-            );
-        }
-    }
-
     fn report(&mut self, reason: Reason, message: String) {
-        self.sink
-            .diagnostics
-            .push(Diagnostic::new(self.namespace, self.name, reason, message));
+        let diagnostic = Diagnostic::new(self.namespace, self.name, reason, message);
+        self.out.events.push(Event::Report(diagnostic));
     }
 }
 

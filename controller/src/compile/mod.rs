@@ -16,6 +16,7 @@ mod annotations;
 mod backend;
 mod class;
 mod diagnostics;
+mod incremental;
 mod ingress;
 mod paths;
 pub mod qcloud;
@@ -48,6 +49,7 @@ use self::{
 pub use self::{
     class::{Profile, ShadowClass},
     diagnostics::{Diagnostic, Reason},
+    incremental::{Changes, Incremental},
     qcloud::{HostVerdict, ShadowOptions, Verdict},
 };
 
@@ -142,10 +144,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     }
     // After the Ingress-spec ones: a host both claim keeps their routes, and the qcloud one is refused.
     let shadow = qcloud::compile(&qcloud_ingresses, &mut sink, &mut certificates, &options.shadow);
-    let default_certificate_error = options.default_certificate.as_ref().and_then(|(namespace, name)| {
-        let error = certificates.default_certificate(namespace, name).err()?;
-        Some(format!("default certificate {namespace}/{name}: {error}"))
-    });
+    let default_certificate_error = default_certificate_error(&mut certificates, options);
 
     let mut served: Vec<ServedIngress> = selected
         .iter()
@@ -175,6 +174,13 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         default_certificate_error,
         shadow,
     }
+}
+
+/// Why `--default-ssl-certificate` cannot serve, if it cannot.
+fn default_certificate_error(certificates: &mut tls::TlsBuilder<'_>, options: &CompileOptions) -> Option<String> {
+    let (namespace, name) = options.default_certificate.as_ref()?;
+    let error = certificates.default_certificate(namespace, name).err()?;
+    Some(format!("default certificate {namespace}/{name}: {error}"))
 }
 
 /// Sort key: created first wins; objects without a timestamp (hand-written manifests) go last.

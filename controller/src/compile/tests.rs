@@ -4,6 +4,7 @@
 mod backend;
 mod class;
 mod diagnostics;
+mod incremental;
 mod precedence;
 mod tls;
 

@@ -64,6 +64,10 @@ impl CompactObjects {
 
     /// The objects back, in the order they were encoded. `encode` checked that they decode.
     pub fn decode(&self) -> Vec<Object> {
+        // A file not read yet holds nothing (not even `[]`).
+        if self.json.is_empty() {
+            return Vec::new();
+        }
         let compact: Vec<Compact> = serde_json::from_slice(&self.json).unwrap_or_else(|error| {
             tracing::error!(%error, "Kept manifest objects no longer decode; leaving them out");
             Vec::new()

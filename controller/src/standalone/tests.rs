@@ -97,3 +97,48 @@ async fn a_panicking_compile_is_counted_and_the_next_change_recovers() {
         .expect("the loop stops on shutdown")
         .expect("the loop does not panic");
 }
+
+#[test]
+fn a_poll_tells_the_compile_only_the_objects_a_file_changed() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (apps, other) = (dir.path().join("apps.yaml"), dir.path().join("other.yaml"));
+    write(&apps, &["web", "api"]);
+    std::fs::write(
+        &other,
+        mk_manifest(&["blog"]).replace("namespace: shop", "namespace: news"),
+    )
+    .expect("writing");
+    let metrics = ControllerMetrics::default();
+    let mut watcher = ManifestWatcher::new(vec![dir.path().to_path_buf()]).expect("the directory exists");
+    assert!(watcher.poll(&metrics));
+    assert!(watcher.take_changes().everything, "the first compile does everything");
+
+    // `api` gone, `admin` new, one endpoint more for web: one file rewritten.
+    let edited = mk_manifest(&["web", "admin"]).replace("endpoints: [", "endpoints: [{addresses: [\"127.0.0.2\"]}, ");
+    std::fs::write(&apps, edited).expect("writing");
+    assert!(watcher.poll(&metrics));
+    let key = |ns: &str, name: &str| (ns.to_string(), name.to_string());
+    let changes = watcher.take_changes();
+    assert_eq!(
+        changes,
+        Changes {
+            ingresses: [key("shop", "api"), key("shop", "admin")].into(),
+            endpoint_slices: [key("shop", "web-1")].into(),
+            ..Default::default()
+        }
+    );
+
+    std::fs::remove_file(&other).expect("removing");
+    assert!(watcher.poll(&metrics));
+    let changes = watcher.take_changes();
+    assert_eq!(
+        (changes.ingresses, changes.services, changes.endpoint_slices),
+        (
+            [key("news", "blog")].into(),
+            [key("news", "web")].into(),
+            [key("news", "web-1")].into()
+        )
+    );
+    assert!(!watcher.poll(&metrics));
+    assert_eq!(watcher.take_changes(), Changes::default());
+}

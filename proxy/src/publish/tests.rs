@@ -243,3 +243,73 @@ proptest! {
         }
     }
 }
+
+/// `spec` with every path on both listeners, unless `keep` is a multiple of 5.
+fn on_both(mut spec: TableSpec, keep: usize) -> TableSpec {
+    if keep.is_multiple_of(5) {
+        return spec;
+    }
+    for vhost in &mut spec.hosts {
+        for path in &mut vhost.paths {
+            path.options.listeners = Listeners::Both;
+        }
+        vhost.paths.dedup_by(|a, b| (&a.path, a.kind) == (&b.path, b.kind));
+    }
+    spec
+}
+
+fn part_of_first(edits: &[(TableSpec, usize)]) -> usize {
+    edits.first().map_or(1, |(_, part)| part / 7)
+}
+
+/// The hosts and backends that differ between `old` and `new`, plus `extra` hosts (a superset is allowed).
+fn mk_changes(old: &TableSpec, new: &TableSpec, extra: usize) -> SpecChanges {
+    let host = |spec: &TableSpec, name: &HostMatch| spec.hosts.iter().find(|vhost| vhost.host == *name).cloned();
+    let mut changes = SpecChanges::default();
+    for name in old.hosts.iter().chain(&new.hosts).map(|vhost| &vhost.host) {
+        if host(old, name) != host(new, name) {
+            changes.hosts.insert(name.clone());
+        }
+    }
+    changes
+        .hosts
+        .insert(HostMatch::from_rule_host(HOSTS[extra % HOSTS.len()]));
+    for id in old.backends.keys().chain(new.backends.keys()) {
+        if old.backends.get(id) != new.backends.get(id) {
+            changes.backends.insert(id.clone());
+        }
+    }
+    changes
+}
+
+proptest! {
+    #[test]
+    fn publishing_only_the_changed_hosts_serves_what_a_table_built_from_scratch_serves(
+        first in arb_spec(),
+        edits in prop::collection::vec((arb_spec(), any::<usize>()), 1..8),
+    ) {
+        let (mut publisher, reader) = RoutePublisher::new(ProxyMetrics::detached());
+        // Mostly on both listeners: the only tables published from their changes.
+        let mut spec = on_both(first, part_of_first(&edits));
+        publisher.publish(spec.clone());
+        for (other, part) in edits {
+            let next = mk_edit(&spec, &on_both(other, part), part);
+            let changes = mk_changes(&spec, &next, part);
+            let published = publisher.publish_changed(next.clone(), &changes);
+            prop_assert_eq!(published == Published::Unchanged, next == spec);
+            spec = next;
+            let (mut fresh, _) = RoutePublisher::new(ProxyMetrics::detached());
+            fresh.publish(spec.clone());
+            let (live, scratch) = (reader.load(), fresh.reader().load());
+            prop_assert_eq!(&**live.spec(), &spec);
+            for host in ["a.example.com", "b.example.com", "x.example.com", "example.com", "other.test"] {
+                for path in ["/", "/api", "/api/", "/api/x", "/x{y}", "/xy", "/nope"] {
+                    for tls in [false, true] {
+                        let (got, want) = (answer(&live, host, path, tls), answer(&scratch, host, path, tls));
+                        prop_assert_eq!(got, want, "{} {} tls={}", host, path, tls);
+                    }
+                }
+            }
+        }
+    }
+}

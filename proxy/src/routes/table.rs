@@ -45,7 +45,7 @@ pub struct RouteTable {
 }
 
 /// The virtual hosts one listener serves. Each is an `Arc` so the next table can reuse it.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Hosts {
     exact: HashMap<Box<str>, Arc<VirtualHost>>,
     /// Keyed by the suffix after `*.`.
@@ -550,5 +550,6 @@ impl fmt::Debug for Route {
     }
 }
 
+mod changed;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,374 @@
+//! The incremental compile against the full one: random sequences of edits (Ingresses, Services,
+//! EndpointSlices, Secrets, classes, options), each step compared with `compile` from scratch,
+//! once finding changes by address (`shunt run`) and once told them (`shunt serve`).
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::{Arc, OnceLock},
+};
+
+use k8s_openapi::{
+    ByteString,
+    api::{
+        core::v1::{Secret, Service},
+        discovery::v1::EndpointSlice,
+        networking::v1::{IngressClass, IngressTLS},
+    },
+    jiff::Timestamp,
+};
+use proptest::prelude::*;
+use rcgen::{CertificateParams, KeyPair, date_time_ymd};
+
+use super::*;
+
+const NAMESPACES: [Option<&str>; 3] = [Some("default"), Some("b"), None];
+const HOSTS: [&str; 4] = ["a.example.com", "b.example.com", "*.example.com", ""];
+const PATHS: [&str; 3] = ["/", "/api", "/api/v1"];
+const SERVICES: [&str; 4] = ["web", "api", "ext", "gone"];
+
+/// A rule: host, then paths as (path, exact, service, port).
+type Rule = (usize, Vec<(usize, bool, usize, usize)>);
+
+/// One edit of the cluster.
+#[derive(Clone, Debug)]
+enum Edit {
+    PutIngress {
+        ns: usize,
+        name: usize,
+        created: Option<i64>,
+        class: usize,
+        rules: Vec<Rule>,
+        default_backend: Option<(usize, usize)>,
+        tls: Option<(usize, usize)>,
+        ssl_redirect: bool,
+    },
+    RemoveIngress(usize, usize),
+    PutService(usize, usize, usize),
+    RemoveService(usize, usize),
+    PutSlice {
+        ns: usize,
+        name: usize,
+        service: usize,
+        endpoints: Vec<(u8, bool)>,
+    },
+    RemoveSlice(usize, usize),
+    PutSecret(usize, usize, usize),
+    RemoveSecret(usize, usize),
+    PutClass(usize, bool, bool),
+    RemoveClass(usize),
+    ToggleWithoutClass,
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let path = (0..PATHS.len(), any::<bool>(), 0..SERVICES.len(), 0..3usize);
+    let rule = (0..HOSTS.len(), prop::collection::vec(path, 0..3));
+    let ingress = (
+        (0..3usize, 0..5usize, prop::option::of(0..3i64), 0..3usize),
+        prop::collection::vec(rule, 0..3),
+        prop::option::of((0..SERVICES.len(), 0..3usize)),
+        prop::option::of((0..HOSTS.len(), 0..3usize)),
+        any::<bool>(),
+    )
+        .prop_map(
+            |((ns, name, created, class), rules, default_backend, tls, ssl_redirect)| Edit::PutIngress {
+                ns,
+                name,
+                created,
+                class,
+                rules,
+                default_backend,
+                tls,
+                ssl_redirect,
+            },
+        );
+    prop_oneof![
+        4 => ingress,
+        1 => (0..3usize, 0..5usize).prop_map(|(ns, name)| Edit::RemoveIngress(ns, name)),
+        2 => (0..3usize, 0..SERVICES.len(), 0..3usize).prop_map(|(ns, s, kind)| Edit::PutService(ns, s, kind)),
+        1 => (0..3usize, 0..SERVICES.len()).prop_map(|(ns, s)| Edit::RemoveService(ns, s)),
+        3 => (0..3usize, 0..3usize, 0..SERVICES.len(), prop::collection::vec((0..4u8, any::<bool>()), 0..3))
+            .prop_map(|(ns, name, service, endpoints)| Edit::PutSlice { ns, name, service, endpoints }),
+        1 => (0..3usize, 0..3usize).prop_map(|(ns, name)| Edit::RemoveSlice(ns, name)),
+        1 => (0..3usize, 0..3usize, 0..3usize).prop_map(|(ns, s, kind)| Edit::PutSecret(ns, s, kind)),
+        1 => (0..3usize, 0..3usize).prop_map(|(ns, s)| Edit::RemoveSecret(ns, s)),
+        1 => (0..2usize, any::<bool>(), any::<bool>()).prop_map(|(c, ours, default)| Edit::PutClass(c, ours, default)),
+        1 => (0..2usize).prop_map(Edit::RemoveClass),
+        1 => Just(Edit::ToggleWithoutClass),
+    ]
+}
+
+/// Two certificates made once: one for the example hosts, one for another domain.
+fn pems() -> &'static [(String, String); 2] {
+    static PEMS: OnceLock<[(String, String); 2]> = OnceLock::new();
+    PEMS.get_or_init(|| {
+        [vec!["a.example.com", "*.example.com"], vec!["other.test"]].map(|names| {
+            let mut params =
+                CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).expect("valid names");
+            params.not_before = date_time_ymd(2020, 1, 1);
+            params.not_after = date_time_ymd(2040, 1, 1);
+            let key = KeyPair::generate().expect("a key");
+            let cert = params.self_signed(&key).expect("a certificate");
+            (cert.pem(), key.serialize_pem())
+        })
+    })
+}
+
+fn meta(ns: usize, name: String) -> ObjectMeta {
+    ObjectMeta {
+        namespace: NAMESPACES[ns].map(str::to_string),
+        name: Some(name),
+        ..Default::default()
+    }
+}
+
+/// The cluster as `shunt run`'s stores hold it: one `Arc` per object, replaced when it changes.
+#[derive(Default)]
+struct World {
+    ingresses: BTreeMap<(usize, usize), Arc<Ingress>>,
+    services: BTreeMap<(usize, usize), Arc<Service>>,
+    slices: BTreeMap<(usize, usize), Arc<EndpointSlice>>,
+    secrets: BTreeMap<(usize, usize), Arc<Secret>>,
+    classes: BTreeMap<usize, Arc<IngressClass>>,
+}
+
+impl World {
+    fn state(&self) -> ClusterState {
+        ClusterState {
+            ingresses: self.ingresses.values().cloned().collect(),
+            ingress_classes: self.classes.values().cloned().collect(),
+            services: self.services.values().cloned().collect(),
+            endpoint_slices: self.slices.values().cloned().collect(),
+            secrets: self.secrets.values().cloned().collect(),
+        }
+    }
+
+    /// Applies `edit`, recording what changed as `shunt serve` would tell it.
+    fn apply(&mut self, edit: &Edit, options: &mut CompileOptions, changes: &mut Changes) {
+        let key = |ns: usize, name: String| (NAMESPACES[ns].unwrap_or(DEFAULT_NAMESPACE).to_string(), name);
+        match edit.clone() {
+            Edit::PutIngress {
+                ns,
+                name,
+                created,
+                class,
+                rules,
+                default_backend,
+                tls,
+                ssl_redirect,
+            } => {
+                let rules = rules
+                    .into_iter()
+                    .map(|(host, paths)| {
+                        let paths = paths
+                            .into_iter()
+                            .map(|(path, exact, service, port)| {
+                                let backend = mk_backend(SERVICES[service], [80, 81, 0][port]);
+                                mk_path(PATHS[path], if exact { "Exact" } else { "Prefix" }, backend)
+                            })
+                            .collect();
+                        let mut rule = mk_rule(HOSTS[host], paths);
+                        rule.host = Some(HOSTS[host].to_string()).filter(|h| !h.is_empty());
+                        rule
+                    })
+                    .collect();
+                let mut ingress = mk_ingress("x", &format!("i{name}"), rules);
+                ingress.metadata = meta(ns, format!("i{name}"));
+                let mut ingress = with_class(ingress, [Some("shunt"), Some("other"), None][class]);
+                if let Some(seconds) = created {
+                    ingress = created_at(ingress, seconds);
+                }
+                if let Some((service, port)) = default_backend {
+                    ingress = with_default_backend(ingress, mk_backend(SERVICES[service], [80, 81, 0][port]));
+                }
+                if let Some((host, secret)) = tls {
+                    ingress.spec.get_or_insert_default().tls = Some(vec![IngressTLS {
+                        hosts: Some(vec![HOSTS[host].to_string()]).filter(|_| !HOSTS[host].is_empty()),
+                        secret_name: Some(format!("s{secret}")),
+                    }]);
+                }
+                if ssl_redirect {
+                    ingress.metadata.annotations = Some(BTreeMap::from([(
+                        "shunt.dev/ssl-redirect".to_string(),
+                        "maybe".to_string(),
+                    )]));
+                }
+                self.ingresses.insert((ns, name), Arc::new(ingress));
+                changes.ingresses.insert(key(ns, format!("i{name}")));
+            }
+            Edit::RemoveIngress(ns, name) => {
+                self.ingresses.remove(&(ns, name));
+                changes.ingresses.insert(key(ns, format!("i{name}")));
+            }
+            Edit::PutService(ns, service, kind) => {
+                let mut object = mk_service("x", SERVICES[service], &[("http", 80)]);
+                object.metadata = meta(ns, SERVICES[service].to_string());
+                if kind == 1 {
+                    first_port(&mut object).port = 81;
+                } else if kind == 2 {
+                    object.spec.get_or_insert_default().type_ = Some("ExternalName".into());
+                }
+                self.services.insert((ns, service), Arc::new(object));
+                changes.services.insert(key(ns, SERVICES[service].to_string()));
+            }
+            Edit::RemoveService(ns, service) => {
+                self.services.remove(&(ns, service));
+                changes.services.insert(key(ns, SERVICES[service].to_string()));
+            }
+            Edit::PutSlice {
+                ns,
+                name,
+                service,
+                endpoints,
+            } => {
+                let endpoints = endpoints
+                    .into_iter()
+                    .map(|(host, ready)| mk_endpoint(&format!("10.0.0.{host}"), Some(ready), Some(true), Some(!ready)))
+                    .collect();
+                let mut slice = mk_slice("x", "y", SERVICES[service], &[("http", 8080)], endpoints);
+                slice.address_type = "IPv4".into();
+                slice.metadata.namespace = NAMESPACES[ns].map(str::to_string);
+                slice.metadata.name = Some(format!("e{name}"));
+                self.slices.insert((ns, name), Arc::new(slice));
+                changes.endpoint_slices.insert(key(ns, format!("e{name}")));
+            }
+            Edit::RemoveSlice(ns, name) => {
+                self.slices.remove(&(ns, name));
+                changes.endpoint_slices.insert(key(ns, format!("e{name}")));
+            }
+            Edit::PutSecret(ns, secret, kind) => {
+                let (chain, pem_key) = &pems()[kind.min(1)];
+                let mut data = BTreeMap::from(
+                    [("tls.crt", chain), ("tls.key", pem_key)]
+                        .map(|(k, v)| (k.to_string(), ByteString(v.clone().into_bytes()))),
+                );
+                if kind == 2 {
+                    data.remove("tls.key");
+                }
+                self.secrets.insert(
+                    (ns, secret),
+                    Arc::new(Secret {
+                        metadata: meta(ns, format!("s{secret}")),
+                        type_: Some("kubernetes.io/tls".into()),
+                        data: Some(data),
+                        ..Default::default()
+                    }),
+                );
+            }
+            Edit::RemoveSecret(ns, secret) => {
+                self.secrets.remove(&(ns, secret));
+            }
+            Edit::PutClass(class, ours, default) => {
+                let name = ["shunt", "other"][class];
+                let controller = if ours {
+                    "shunt.dev/ingress-controller"
+                } else {
+                    "else.dev/x"
+                };
+                let object = if default {
+                    mk_default_class(name, controller)
+                } else {
+                    mk_class(name, controller)
+                };
+                self.classes.insert(class, Arc::new(object));
+                changes.ingress_classes = true;
+            }
+            Edit::RemoveClass(class) => {
+                self.classes.remove(&class);
+                changes.ingress_classes = true;
+            }
+            Edit::ToggleWithoutClass => options.watch_ingress_without_class ^= true,
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn an_incremental_compile_after_any_edits_equals_a_full_compile(
+        edits in prop::collection::vec(edit(), 1..40),
+        default_certificate in any::<bool>(),
+    ) {
+        let mut world = World::default();
+        let mut options = CompileOptions {
+            default_certificate: default_certificate.then(|| ("default".to_string(), "s0".to_string())),
+            now: Some(Timestamp::from_second(1_800_000_000).expect("a time")),
+            ..Default::default()
+        };
+        let mut by_address = Incremental::default();
+        let mut told = Incremental::default();
+        let mut previous = TableSpec::default();
+        for (step, edit) in edits.iter().enumerate() {
+            let mut changes = Changes::default();
+            world.apply(edit, &mut options, &mut changes);
+            let state = world.state();
+            let full = compile(&state, &options);
+            prop_assert_eq!(&by_address.compile(&state, &options), &full, "by address, step {} {:?}", step, edit);
+            prop_assert_eq!(&told.compile_changes(&state, &options, &changes), &full, "told, step {} {:?}", step, edit);
+            // What the publisher is told changed covers every host and backend that did.
+            if let Some(spec_changes) = by_address.spec_changes() {
+                let host = |spec: &TableSpec, name: &HostMatch| spec.hosts.iter().find(|h| h.host == *name).cloned();
+                for name in previous.hosts.iter().chain(&full.table.hosts).map(|h| &h.host) {
+                    if !spec_changes.hosts.contains(name) {
+                        prop_assert_eq!(host(&previous, name), host(&full.table, name), "host {} step {}", name, step);
+                    }
+                }
+                for id in previous.backends.keys().chain(full.table.backends.keys()) {
+                    if !spec_changes.backends.contains(id) {
+                        prop_assert_eq!(previous.backends.get(id), full.table.backends.get(id), "backend {}", id);
+                    }
+                }
+            }
+            previous = full.table;
+        }
+    }
+}
+
+#[test]
+fn an_endpoint_edit_redoes_only_the_ingresses_naming_its_service() {
+    let ingresses: Vec<Ingress> = (0..3)
+        .map(|i| {
+            let service = if i == 0 { "web" } else { "api" };
+            mk_ingress(
+                "shop",
+                &format!("i{i}"),
+                vec![mk_rule(&format!("h{i}.example.com"), vec![mk_prefix("/", service, 80)])],
+            )
+        })
+        .collect();
+    let mut state = world_with(ingresses);
+    let options = CompileOptions::default();
+    let mut incremental = Incremental::default();
+    assert_eq!(incremental.compile(&state, &options), compile(&state, &options));
+    let before: Vec<*const crate::compile::backend::Resolved> = redone(&incremental);
+
+    let web = state
+        .endpoint_slices
+        .iter_mut()
+        .find(|slice| {
+            slice
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("kubernetes.io/service-name"))
+                .map(String::as_str)
+                == Some("web")
+        })
+        .expect("a web slice");
+    Arc::make_mut(web).endpoints.push(mk_ready("10.0.0.9"));
+    assert_eq!(incremental.compile(&state, &options), compile(&state, &options));
+    let after = redone(&incremental);
+    let unchanged: BTreeSet<usize> = (0..3).filter(|&i| before[i] == after[i]).collect();
+    assert_eq!(unchanged, BTreeSet::from([1, 2]), "only shop/i0 names web");
+}
+
+/// Each kept contribution's first backend, by Ingress name.
+fn redone(incremental: &Incremental) -> Vec<*const crate::compile::backend::Resolved> {
+    (0..3)
+        .map(|i| {
+            incremental
+                .first_backend(&("shop".to_string(), format!("i{i}")))
+                .expect("a claim")
+        })
+        .collect()
+}

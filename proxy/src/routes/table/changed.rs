@@ -1,0 +1,169 @@
+//! A table built from the live one when the caller knows which hosts changed: the other hosts
+//! are taken over without looking at them, so a one-host edit costs one host, not a pass over
+//! every host's spec.
+
+use std::{
+    collections::{BTreeSet, HashMap, HashSet},
+    sync::Arc,
+};
+
+use super::{Hosts, Rebuilt, Route, RouteTable, VirtualHost, build_routes, stats_key};
+use crate::{
+    metrics::RouteStats,
+    routes::spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
+    upstream::Upstream,
+};
+
+// === impl RouteTable ===
+
+impl RouteTable {
+    /// Whether [`RouteTable::rebuild_changed`] can build `spec` next to `previous`: neither
+    /// splits its hosts by listener.
+    pub fn rebuilds_changed(spec: &TableSpec, previous: &RouteTable) -> bool {
+        previous.tls.is_none()
+            && spec
+                .hosts
+                .iter()
+                .flat_map(|vhost| &vhost.paths)
+                .all(|path| path.options.listeners.is_both())
+    }
+
+    /// [`RouteTable::rebuild`] given that only `changed` hosts and `backends` differ between
+    /// `previous`'s spec and `spec` (a superset is fine), and that the upstreams of `replaced` are
+    /// the only ones the `upstream` callback no longer gives. Hosts routing to a replaced upstream
+    /// or to a backend that appeared or left are built again too. `None` when either table splits
+    /// its hosts by listener: then only the full rebuild applies.
+    #[allow(clippy::too_many_arguments, reason = "rebuild's arguments and what changed")]
+    pub fn rebuild_changed(
+        spec: Arc<TableSpec>,
+        previous: &RouteTable,
+        changed: &BTreeSet<HostMatch>,
+        backends: &BTreeSet<BackendId>,
+        replaced: &HashSet<*const Upstream>,
+        mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
+        mut stats: impl FnMut(&str, &str) -> RouteStats,
+    ) -> Option<Rebuilt> {
+        if !Self::rebuilds_changed(&spec, previous) {
+            return None;
+        }
+        let mut upstreams: HashMap<BackendId, Arc<Upstream>> = HashMap::new();
+        let mut upstream_for = |id: &BackendId| {
+            if let Some(found) = upstreams.get(id) {
+                return found.clone();
+            }
+            let made = upstream(id);
+            upstreams.insert(id.clone(), made.clone());
+            made
+        };
+        let mut redo: BTreeSet<HostMatch> = changed.clone();
+        if !replaced.is_empty() {
+            redo.extend(previous.plain.with_upstream_in(replaced));
+        }
+        // A path naming a missing backend is left out with a warning: it changes with existence.
+        let existence: BTreeSet<&BackendId> = backends
+            .iter()
+            .filter(|id| previous.spec.backends.contains_key(*id) != spec.backends.contains_key(*id))
+            .collect();
+        if !existence.is_empty() {
+            let names = |vhost: &&VirtualHostSpec| vhost.paths.iter().any(|path| existence.contains(&path.backend));
+            redo.extend(spec.hosts.iter().filter(names).map(|vhost| vhost.host.clone()));
+        }
+        let mut plain = previous.plain.clone();
+        let mut dropped = Vec::new();
+        let mut warnings = Vec::new();
+        let nowhere = previous.nowhere.clone();
+        for host in &redo {
+            if let Some(old) = plain.remove(host) {
+                dropped.extend(old.routes.iter().map(stats_key));
+            }
+            let Ok(index) = spec.hosts.binary_search_by(|vhost| vhost.host.cmp(host)) else {
+                continue;
+            };
+            let vhost = &spec.hosts[index];
+            let before = warnings.len();
+            let routes = build_routes(vhost, &spec, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
+            let clean = warnings.len() == before;
+            if let Some(built) = VirtualHost::build(vhost, &routes, None, clean, &mut stats, &mut warnings) {
+                plain.insert(&vhost.host, Arc::new(built));
+            }
+        }
+        let previous_default = previous.default_route.as_ref();
+        let default_route = spec
+            .default_backend
+            .as_ref()
+            .filter(|id| spec.backends.contains_key(*id))
+            .map(|id| {
+                let upstream = upstream_for(id);
+                match previous_default {
+                    Some(route) if Arc::ptr_eq(&route.upstream, &upstream) => route.clone(),
+                    _ => Arc::new(Route {
+                        name: "default".into(),
+                        source: "default".into(),
+                        stats: stats("default", id),
+                        upstream,
+                        ssl_redirect: false,
+                        redirect: None,
+                        client_protocol_header: None,
+                    }),
+                }
+            });
+        if let Some(previous) = previous_default
+            && !default_route.as_ref().is_some_and(|route| Arc::ptr_eq(route, previous))
+        {
+            dropped.push(stats_key(previous));
+        }
+        let reused_hosts = previous.plain.len().saturating_sub(redo.len());
+        let table = RouteTable {
+            spec,
+            plain,
+            tls: None,
+            default_route,
+            certificates: Default::default(),
+            nowhere,
+        };
+        Some(Rebuilt {
+            table,
+            warnings,
+            dropped,
+            reused_hosts,
+        })
+    }
+}
+
+// === impl Hosts ===
+
+impl Hosts {
+    fn remove(&mut self, host: &HostMatch) -> Option<Arc<VirtualHost>> {
+        match host {
+            HostMatch::Exact(host) => self.exact.remove(host.as_str()),
+            HostMatch::Wildcard(suffix) => self.wildcard.remove(suffix.as_str()),
+            HostMatch::DeepWildcard(suffix) => self.deep_wildcard.remove(suffix.as_str()),
+            HostMatch::Any => self.any.take(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.exact.len() + self.wildcard.len() + self.deep_wildcard.len() + usize::from(self.any.is_some())
+    }
+
+    /// The hosts with a route to one of `upstreams`.
+    fn with_upstream_in(&self, upstreams: &HashSet<*const Upstream>) -> Vec<HostMatch> {
+        let uses = |vhost: &Arc<VirtualHost>| {
+            vhost
+                .routes
+                .iter()
+                .any(|route| upstreams.contains(&Arc::as_ptr(&route.upstream)))
+        };
+        let named = |map: &HashMap<Box<str>, Arc<VirtualHost>>, make: fn(String) -> HostMatch| {
+            map.iter()
+                .filter(|(_, vhost)| uses(vhost))
+                .map(move |(name, _)| make(name.to_string()))
+                .collect::<Vec<_>>()
+        };
+        let mut hosts = named(&self.exact, HostMatch::Exact);
+        hosts.extend(named(&self.wildcard, HostMatch::Wildcard));
+        hosts.extend(named(&self.deep_wildcard, HostMatch::DeepWildcard));
+        hosts.extend(self.any.as_ref().filter(|vhost| uses(vhost)).map(|_| HostMatch::Any));
+        hosts
+    }
+}
