@@ -1,10 +1,10 @@
 //! One reflector store per kind (and per watched namespace), readiness, and a change signal.
 //!
 //! ```text
-//! API ─watch─▶ watcher (backoff, relist on 410) ─slim─▶ reflect ─▶ Store<K> ──snapshot──▶ ClusterState
+//! API ─watch─▶ watcher (backoff, relist on 410) ─slim─▶ Writer ─▶ Store<K> ──snapshot──▶ ClusterState
 //!                                                                └─ every event: changed.notify_one()
 //! ```
-//! kube-runtime keeps a store's old contents until a relist completes, so a lost API connection
+//! A store keeps its old contents until a relist completes (as kube-runtime's does), so a lost API connection
 //! leaves the last good objects in place while the watcher backs off and resumes.
 
 use std::{fmt::Debug, sync::Arc};
@@ -20,11 +20,7 @@ use k8s_openapi::{
 };
 use kube::{
     Api, Client, Resource,
-    runtime::{
-        WatchStreamExt,
-        reflector::{self, Store},
-        watcher,
-    },
+    runtime::{WatchStreamExt, watcher},
 };
 use tokio::sync::Notify;
 use tracing::{debug, warn};
@@ -32,7 +28,9 @@ use tracing::{debug, warn};
 use crate::compile::ClusterState;
 
 mod slim;
+mod store;
 pub use slim::Slim;
+pub use store::{Store, WatcherStopped};
 
 /// Secrets are cached only when they can hold certificates: shunt never sees other secrets.
 pub const TLS_SECRET_SELECTOR: &str = "type=kubernetes.io/tls";
@@ -82,7 +80,7 @@ impl Stores {
     }
 
     /// Resolves once every store has finished its first list.
-    pub async fn wait_until_ready(&self) -> Result<(), reflector::store::WriterDropped> {
+    pub async fn wait_until_ready(&self) -> Result<(), WatcherStopped> {
         self.classes.wait_until_ready().await?;
         for store in &self.ingresses {
             store.wait_until_ready().await?;
@@ -101,10 +99,7 @@ impl Stores {
 
     /// The objects as they are now, for compile: the stores' own `Arc`s, no copies.
     pub fn snapshot(&self) -> ClusterState {
-        fn all<K: Resource + Clone>(stores: &[Store<K>]) -> Vec<Arc<K>>
-        where
-            K::DynamicType: Eq + std::hash::Hash + Clone,
-        {
+        fn all<K: Resource>(stores: &[Store<K>]) -> Vec<Arc<K>> {
             stores.iter().flat_map(|store| store.state()).collect()
         }
         ClusterState {
@@ -140,15 +135,16 @@ where
     K: Resource + Slim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
 {
-    let (reader, writer) = reflector::store();
+    let (reader, mut writer) = store::store();
     let kind = K::kind(&K::DynamicType::default()).to_string();
     let changed = changed.clone();
-    let events = watcher(api, config).default_backoff().modify(K::slim).reflect(writer);
+    let events = watcher(api, config).default_backoff().modify(K::slim);
     tokio::spawn(async move {
         let mut events = std::pin::pin!(events);
         while let Some(event) = events.next().await {
             match event {
                 Ok(event) => {
+                    writer.apply(&event);
                     if matches!(event, watcher::Event::InitDone) {
                         debug!(%kind, "Watch listed");
                     }

@@ -1,10 +1,14 @@
 //! Drops what shunt never reads before an object enters its reflector store: the API server's
 //! bookkeeping (`managedFields`, kubectl's last-applied copy) and fields compile ignores. At
 //! 10,000 objects these copies are most of a store's memory.
+//!
+//! Each field dropped here is one compile never reads; `slim/tests.rs` compiles generated objects
+//! in full and slimmed and compares the results, so a compile change that starts reading a
+//! dropped field fails there.
 
 use k8s_openapi::{
     api::{
-        core::v1::{Secret, Service, ServiceSpec},
+        core::v1::{Secret, Service, ServicePort, ServiceSpec},
         discovery::v1::EndpointSlice,
         networking::v1::{Ingress, IngressClass},
     },
@@ -14,6 +18,9 @@ use k8s_openapi::{
 /// The annotation `kubectl apply` keeps a whole copy of the object in.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// The one label compile reads: which Service an EndpointSlice belongs to.
+const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
 /// Keys of a `kubernetes.io/tls` Secret that compile reads.
 const TLS_KEYS: [&str; 2] = ["tls.crt", "tls.key"];
 
@@ -22,9 +29,15 @@ pub trait Slim {
     fn slim(&mut self);
 }
 
+/// What no reader uses on any kind. Name, namespace, resourceVersion (the watcher resumes from
+/// it, the status writer sends it) and creationTimestamp (compile's precedence) stay.
 fn slim_metadata(metadata: &mut ObjectMeta) {
     metadata.managed_fields = None;
     metadata.owner_references = None;
+    metadata.finalizers = None;
+    metadata.generate_name = None;
+    metadata.self_link = None;
+    metadata.labels = None;
     if let Some(annotations) = &mut metadata.annotations {
         annotations.remove(LAST_APPLIED);
         if annotations.is_empty() {
@@ -33,29 +46,50 @@ fn slim_metadata(metadata: &mut ObjectMeta) {
     }
 }
 
+/// For kinds whose annotations and identity nothing reads (Events name Ingresses only).
+fn slim_metadata_fully(metadata: &mut ObjectMeta) {
+    slim_metadata(metadata);
+    metadata.annotations = None;
+    metadata.uid = None;
+}
+
 impl Slim for Ingress {
-    /// `status` stays: the status writer compares it before writing.
+    /// Annotations stay (compile reads shunt's, ingress-nginx's and TKE's), so do the uid (Events
+    /// refer to it) and `status` (the status writer compares it before writing).
     fn slim(&mut self) {
         slim_metadata(&mut self.metadata);
     }
 }
 
 impl Slim for IngressClass {
+    /// Annotations stay: `is-default-class` is one.
     fn slim(&mut self) {
         slim_metadata(&mut self.metadata);
     }
 }
 
 impl Slim for Service {
-    /// Compile reads the type and the ports; selectors, IPs, policies and status go.
+    /// Compile reads the type and each port's name, number, protocol and `appProtocol`;
+    /// selectors, IPs, policies, node and target ports and status go.
     fn slim(&mut self) {
-        slim_metadata(&mut self.metadata);
+        slim_metadata_fully(&mut self.metadata);
         self.status = None;
         if let Some(spec) = self.spec.take() {
+            let ports = spec.ports.map(|ports| {
+                ports
+                    .into_iter()
+                    .map(|port| ServicePort {
+                        name: port.name,
+                        port: port.port,
+                        protocol: port.protocol,
+                        app_protocol: port.app_protocol,
+                        ..ServicePort::default()
+                    })
+                    .collect()
+            });
             self.spec = Some(ServiceSpec {
                 type_: spec.type_,
-                ports: spec.ports,
-                external_name: spec.external_name,
+                ports,
                 ..ServiceSpec::default()
             });
         }
@@ -63,10 +97,18 @@ impl Slim for Service {
 }
 
 impl Slim for EndpointSlice {
-    /// Compile reads addresses, conditions and ports; pod references and topology go.
+    /// Compile reads the Service label, the address type, the ports, and each endpoint's first
+    /// address (the only one with defined semantics) and conditions; the rest goes.
     fn slim(&mut self) {
-        slim_metadata(&mut self.metadata);
+        let service = self
+            .metadata
+            .labels
+            .as_mut()
+            .and_then(|labels| labels.remove_entry(SERVICE_NAME_LABEL));
+        slim_metadata_fully(&mut self.metadata);
+        self.metadata.labels = service.map(|entry| [entry].into());
         for endpoint in &mut self.endpoints {
+            endpoint.addresses.truncate(1);
             endpoint.target_ref = None;
             endpoint.node_name = None;
             endpoint.zone = None;
@@ -78,9 +120,10 @@ impl Slim for EndpointSlice {
 }
 
 impl Slim for Secret {
-    /// Only the certificate and its key; a CA bundle or other keys go.
+    /// Only the type, the certificate and its key.
     fn slim(&mut self) {
-        slim_metadata(&mut self.metadata);
+        slim_metadata_fully(&mut self.metadata);
+        self.immutable = None;
         if let Some(data) = &mut self.data {
             data.retain(|key, _| TLS_KEYS.contains(&key.as_str()));
         }

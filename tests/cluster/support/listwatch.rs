@@ -27,9 +27,38 @@ pub(super) async fn list(shared: &Arc<Shared>, target: &Target, params: &Params)
         Ok(selector) => selector,
         Err(message) => return status(StatusCode::BAD_REQUEST, "BadRequest", &message),
     };
-    let (version, items) = shared
-        .store
-        .list(plural, target.namespace.as_deref(), |object| selector.matches(object));
+    // `limit` and `continue` as kube-apiserver serves a list without resourceVersion (kube-runtime's
+    // default, 500 per page): the token carries the first page's version and the last key sent.
+    let limit = params
+        .get("limit")
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&l| l > 0);
+    let token = params.get("continue").filter(|t| !t.is_empty());
+    let resume = match token.map(parse_continue) {
+        Some(Some(resume)) => Some(resume),
+        Some(None) => return status(StatusCode::BAD_REQUEST, "BadRequest", "malformed continue token"),
+        None => None,
+    };
+    let after = resume
+        .as_ref()
+        .map(|(_, namespace, name)| (namespace.as_str(), name.as_str()));
+    let (now, items, more) = shared.store.list_page(
+        plural,
+        target.namespace.as_deref(),
+        after,
+        limit.unwrap_or(usize::MAX),
+        |object| selector.matches(object),
+    );
+    let version = resume.as_ref().map_or(now, |(version, _, _)| *version);
+    let next = more
+        .then(|| items.last())
+        .flatten()
+        .map(|last| {
+            let meta = &last["metadata"];
+            let field = |f: &str| meta[f].as_str().unwrap_or_default().to_string();
+            format!("{version}/{}/{}", field("namespace"), field("name"))
+        })
+        .unwrap_or_default();
     // Like kube-apiserver, list items carry neither kind nor apiVersion.
     let items: Vec<Value> = items
         .into_iter()
@@ -44,10 +73,17 @@ pub(super) async fn list(shared: &Arc<Shared>, target: &Target, params: &Params)
     let list = json!({
         "kind": format!("{}List", target.resource.kind),
         "apiVersion": target.resource.api_version(),
-        "metadata": {"resourceVersion": version.to_string()},
+        "metadata": {"resourceVersion": version.to_string(), "continue": next},
         "items": items,
     });
     json_response(StatusCode::OK, &list)
+}
+
+/// `VERSION/NAMESPACE/NAME` of a continue token (names and namespaces hold no `/`).
+fn parse_continue(token: &str) -> Option<(u64, String, String)> {
+    let mut parts = token.splitn(3, '/');
+    let version = parts.next()?.parse().ok()?;
+    Some((version, parts.next()?.to_string(), parts.next()?.to_string()))
 }
 
 /// Streams the changes after `resourceVersion` as newline-delimited JSON watch events, until the

@@ -317,6 +317,30 @@ impl Store {
         (inner.version, items)
     }
 
+    /// One page of [`Store::list`]: at most `limit` objects whose (namespace, name) sorts after
+    /// `after`, and whether more follow. Pages are not a snapshot: a list+watch client that
+    /// watches from the first page's version still sees every change made between pages.
+    pub fn list_page(
+        &self,
+        plural: &str,
+        namespace: Option<&str>,
+        after: Option<(&str, &str)>,
+        limit: usize,
+        selects: impl Fn(&Value) -> bool,
+    ) -> (u64, Vec<Value>, bool) {
+        let inner = self.lock();
+        let mut items = inner
+            .objects
+            .iter()
+            .filter(|(key, _)| key.plural == plural && namespace.is_none_or(|ns| key.namespace == ns))
+            .filter(|(key, _)| after.is_none_or(|after| (key.namespace.as_str(), key.name.as_str()) > after))
+            .filter(|(_, object)| selects(object))
+            .map(|(_, object)| object.clone());
+        let page: Vec<Value> = items.by_ref().take(limit).collect();
+        let more = items.next().is_some();
+        (inner.version, page, more)
+    }
+
     /// The changes after `after` to objects of `plural` in `namespace`.
     pub fn changes_after(&self, after: u64, plural: &str, namespace: Option<&str>) -> Vec<Change> {
         let inner = self.lock();

@@ -8,7 +8,7 @@ use k8s_openapi::{
         core::v1::{LoadBalancerIngress, LoadBalancerStatus, ObjectReference, Secret, ServiceStatus},
         networking::v1::{IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus},
     },
-    apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
+    apimachinery::pkg::{apis::meta::v1::ManagedFieldsEntry, util::intstr::IntOrString},
 };
 
 use super::*;
@@ -177,4 +177,229 @@ fn fields_compile_never_reads_leave() {
         .map(|(k, _)| k.as_str())
         .collect();
     assert_eq!(keys, vec!["tls.crt", "tls.key"]);
+}
+
+/// Generated clusters: a few names so Ingresses, Services and slices refer to each other, and
+/// every field slimming drops filled in with something a compile could trip over.
+mod generated {
+    use k8s_openapi::api::{
+        core::v1::{Service, ServicePort},
+        discovery::v1::{Endpoint, EndpointConditions, EndpointPort, EndpointSlice},
+        networking::v1::{Ingress, IngressTLS},
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use proptest::{option, prelude::*, sample::select};
+
+    use super::*;
+
+    /// Weighted towards one namespace, IPv4 and matching ports, so most cases route something.
+    const NAMESPACES: [&str; 3] = ["shop", "shop", "blog"];
+    const SERVICES: [&str; 2] = ["web", "api"];
+
+    /// Labels, annotations, finalizers, owners and a uid, as controllers and kubectl leave them.
+    fn dress(metadata: &mut ObjectMeta, junk: bool) {
+        mk_bookkeeping(metadata);
+        if !junk {
+            return;
+        }
+        let labels = metadata.labels.get_or_insert_with(BTreeMap::new);
+        labels.insert("app.kubernetes.io/name".into(), "web".into());
+        let annotations = metadata.annotations.get_or_insert_with(BTreeMap::new);
+        annotations.insert("example.com/owner".into(), "team-a".into());
+        metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
+        metadata.generate_name = Some("web-".into());
+        metadata.uid = Some("0f6e7f9a".into());
+        metadata.owner_references = Some(vec![OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            name: "web".into(),
+            uid: "1a2b".into(),
+            ..Default::default()
+        }]);
+    }
+
+    fn ingress() -> impl Strategy<Value = Ingress> {
+        // A number, or `None` for the port named "http".
+        let backend_port = option::of(select(vec![80, 8080, 0]));
+        let annotation = option::of(select(vec![
+            ("nginx.ingress.kubernetes.io/ssl-redirect", "false"),
+            ("nginx.ingress.kubernetes.io/backend-protocol", "GRPC"),
+            ("shunt.dev/backend-protocol", "h2c"),
+        ]));
+        (
+            (select(NAMESPACES.to_vec()), 0..3usize, select(SERVICES.to_vec())),
+            (
+                select(vec!["a.example.com", "b.example.com", ""]),
+                select(vec!["/", "/api"]),
+            ),
+            (select(vec!["Prefix", "Exact"]), backend_port, annotation),
+            (any::<bool>(), any::<bool>(), 0..3i64),
+        )
+            .prop_map(
+                |((namespace, index, service), (host, path), (path_type, port, annotation), (tls, junk, created))| {
+                    let backend = match port {
+                        Some(number) => mk_backend(service, number),
+                        None => mk_backend(service, "http"),
+                    };
+                    let rule = mk_rule(host, vec![mk_path(path, path_type, backend)]);
+                    let mut ingress = created_at(mk_ingress(namespace, &format!("ing-{index}"), vec![rule]), created);
+                    if let Some((key, value)) = annotation {
+                        let annotations = ingress.metadata.annotations.get_or_insert_with(BTreeMap::new);
+                        annotations.insert(key.into(), value.into());
+                    }
+                    if tls {
+                        ingress.spec.get_or_insert_default().tls = Some(vec![IngressTLS {
+                            hosts: Some(vec![host.to_string()]),
+                            secret_name: Some("tls".into()),
+                        }]);
+                    }
+                    dress(&mut ingress.metadata, junk);
+                    ingress
+                },
+            )
+    }
+
+    fn service_port() -> impl Strategy<Value = ServicePort> {
+        (
+            select(vec!["http", ""]),
+            select(vec![80, 8080]),
+            option::of(select(vec!["TCP", "UDP"])),
+            option::of(select(vec!["kubernetes.io/h2c", "https", "http"])),
+            any::<bool>(),
+        )
+            .prop_map(|(name, port, protocol, app_protocol, extras)| ServicePort {
+                name: (!name.is_empty()).then(|| name.to_string()),
+                port,
+                protocol: protocol.map(str::to_string),
+                app_protocol: app_protocol.map(str::to_string),
+                node_port: extras.then_some(30080),
+                target_port: extras.then(|| IntOrString::String("http".into())),
+            })
+    }
+
+    fn service() -> impl Strategy<Value = Service> {
+        (
+            (select(NAMESPACES.to_vec()), select(SERVICES.to_vec())),
+            option::of(select(vec!["ClusterIP", "ExternalName", "NodePort"])),
+            prop::collection::vec(service_port(), 1..3),
+            any::<bool>(),
+        )
+            .prop_map(|((namespace, name), type_, ports, junk)| {
+                let mut service = mk_service(namespace, name, &[]);
+                let spec = service.spec.get_or_insert_default();
+                spec.type_ = type_.map(str::to_string);
+                spec.ports = Some(ports);
+                spec.external_name = Some("elsewhere.example.com".into());
+                spec.selector = Some(BTreeMap::from([("app".to_string(), name.to_string())]));
+                spec.cluster_ip = Some("10.96.0.10".into());
+                dress(&mut service.metadata, junk);
+                service
+            })
+    }
+
+    fn endpoint() -> impl Strategy<Value = Endpoint> {
+        let address = select(vec!["10.1.0.1", "10.1.0.2", "10.1.0.3", "fd00::1", "not-an-ip"]);
+        (
+            prop::collection::vec(address, 1..3),
+            option::of((
+                option::of(any::<bool>()),
+                option::of(any::<bool>()),
+                option::of(any::<bool>()),
+            )),
+            any::<bool>(),
+        )
+            .prop_map(|(addresses, conditions, extras)| Endpoint {
+                addresses: addresses.into_iter().map(str::to_string).collect(),
+                conditions: conditions.map(|(ready, serving, terminating)| EndpointConditions {
+                    ready,
+                    serving,
+                    terminating,
+                }),
+                hostname: extras.then(|| "web-0".into()),
+                node_name: extras.then(|| "node-1".into()),
+                zone: extras.then(|| "zone-a".into()),
+                target_ref: extras.then(|| ObjectReference {
+                    kind: Some("Pod".into()),
+                    name: Some("web-0".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+    }
+
+    fn slice() -> impl Strategy<Value = EndpointSlice> {
+        let port = (
+            select(vec!["http", ""]),
+            option::of(select(vec![8080, 8080, 0])),
+            option::of(select(vec!["h2c", "https"])),
+        )
+            .prop_map(|(name, port, app_protocol)| EndpointPort {
+                name: (!name.is_empty()).then(|| name.to_string()),
+                port,
+                protocol: Some("TCP".into()),
+                app_protocol: app_protocol.map(str::to_string),
+            });
+        (
+            (select(NAMESPACES.to_vec()), select(SERVICES.to_vec()), 0..2usize),
+            select(vec!["IPv4", "IPv4", "IPv4", "IPv6", "FQDN"]),
+            prop::collection::vec(port, 1..3),
+            prop::collection::vec(endpoint(), 1..5),
+            any::<bool>(),
+        )
+            .prop_map(|((namespace, service, index), address_type, ports, endpoints, junk)| {
+                let mut slice = mk_slice(namespace, &format!("{service}-{index}"), service, &[], endpoints);
+                slice.address_type = address_type.to_string();
+                slice.ports = Some(ports);
+                dress(&mut slice.metadata, junk);
+                slice
+            })
+    }
+
+    fn secret() -> impl Strategy<Value = Secret> {
+        (select(NAMESPACES.to_vec()), any::<bool>()).prop_map(|(namespace, junk)| {
+            let mut secret = Secret {
+                metadata: mk_meta(namespace, "tls"),
+                type_: Some("kubernetes.io/tls".into()),
+                data: Some(BTreeMap::from([
+                    ("tls.crt".to_string(), ByteString(b"not a certificate".to_vec())),
+                    ("tls.key".to_string(), ByteString(b"not a key".to_vec())),
+                    ("ca.crt".to_string(), ByteString(b"ca".to_vec())),
+                ])),
+                immutable: Some(true),
+                ..Default::default()
+            };
+            dress(&mut secret.metadata, junk);
+            secret
+        })
+    }
+
+    fn state() -> impl Strategy<Value = ClusterState> {
+        (
+            prop::collection::vec(ingress(), 1..5),
+            prop::collection::vec(service(), 1..4),
+            prop::collection::vec(slice(), 1..4),
+            prop::collection::vec(secret(), 0..2),
+            any::<bool>(),
+        )
+            .prop_map(|(ingresses, services, slices, secrets, junk)| {
+                let mut class = mk_class("shunt", "shunt.dev/ingress-controller");
+                dress(&mut class.metadata, junk);
+                ClusterState {
+                    ingresses: mk_shared(ingresses),
+                    ingress_classes: mk_shared([class]),
+                    services: mk_shared(services),
+                    endpoint_slices: mk_shared(slices),
+                    secrets: mk_shared(secrets),
+                }
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn any_slimmed_cluster_compiles_to_what_the_full_one_does(state in state()) {
+            let options = CompileOptions::default();
+            let full = compile(&state, &options);
+            prop_assert_eq!(compile(&slimmed(state), &options), full);
+        }
+    }
 }

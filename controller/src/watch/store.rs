@@ -1,0 +1,142 @@
+//! One kind's objects, as the watcher last saw them: a set of `Arc<K>` hashed by namespace and
+//! name. kube's `reflector::Store` keys each object by an `ObjectRef` (104 B, with copies of the
+//! name, namespace, resourceVersion and uid); at 30,000 objects that was ~6.5 MiB of ~55.
+//!
+//! ```text
+//! watcher ─Event─▶ Writer ─ Init: new buffer ─ InitApply: into buffer ─ InitDone: swap in, ready
+//!                         └ Apply / Delete: into the live set ──▶ Store::state() (readers)
+//! ```
+//! Like kube's, a relist fills a buffer and swaps it in when complete, so readers keep the last
+//! good objects meanwhile.
+
+use std::{
+    collections::HashSet,
+    hash::{Hash, Hasher},
+    sync::{Arc, PoisonError, RwLock},
+};
+
+use kube::{Resource, runtime::watcher};
+use tokio::sync::watch;
+
+/// The watcher feeding a store stopped before its first list completed.
+#[derive(Debug, thiserror::Error)]
+#[error("the watcher stopped before its first list")]
+pub struct WatcherStopped;
+
+type Objects<K> = HashSet<ByName<K>>;
+
+/// The read side, cheap to clone.
+pub struct Store<K> {
+    objects: Arc<RwLock<Objects<K>>>,
+    ready: watch::Receiver<bool>,
+}
+
+/// The write side, owned by the task that runs the watcher.
+pub struct Writer<K> {
+    objects: Arc<RwLock<Objects<K>>>,
+    /// A relist in progress; empty otherwise.
+    buffer: Objects<K>,
+    ready: watch::Sender<bool>,
+}
+
+/// An object that hashes and compares by namespace and name only.
+struct ByName<K>(Arc<K>);
+
+pub fn store<K: Resource>() -> (Store<K>, Writer<K>) {
+    let objects = Arc::new(RwLock::new(HashSet::new()));
+    let (ready_tx, ready) = watch::channel(false);
+    let store = Store {
+        objects: objects.clone(),
+        ready,
+    };
+    let writer = Writer {
+        objects,
+        buffer: HashSet::new(),
+        ready: ready_tx,
+    };
+    (store, writer)
+}
+
+// === impl Store ===
+
+impl<K> Clone for Store<K> {
+    fn clone(&self) -> Self {
+        Store {
+            objects: self.objects.clone(),
+            ready: self.ready.clone(),
+        }
+    }
+}
+
+impl<K: Resource> Store<K> {
+    /// Every object now, in no particular order.
+    pub fn state(&self) -> Vec<Arc<K>> {
+        let objects = self.objects.read().unwrap_or_else(PoisonError::into_inner);
+        objects.iter().map(|object| object.0.clone()).collect()
+    }
+
+    /// Resolves once the first list has completed.
+    pub async fn wait_until_ready(&self) -> Result<(), WatcherStopped> {
+        let mut ready = self.ready.clone();
+        ready
+            .wait_for(|ready| *ready)
+            .await
+            .map(drop)
+            .map_err(|_| WatcherStopped)
+    }
+}
+
+// === impl Writer ===
+
+impl<K: Resource + Clone> Writer<K> {
+    /// Applies one watcher event. Objects are stored as clones: serde grows vectors by doubling,
+    /// a clone has exact capacities (an EndpointSlice's five endpoints: 1.7 KB, not 2.8).
+    pub fn apply(&mut self, event: &watcher::Event<K>) {
+        let write = || self.objects.write().unwrap_or_else(PoisonError::into_inner);
+        match event {
+            watcher::Event::Apply(object) => {
+                write().replace(ByName(Arc::new(object.clone())));
+            }
+            watcher::Event::Delete(object) => {
+                write().remove(&ByName(Arc::new(object.clone())));
+            }
+            watcher::Event::Init => self.buffer = HashSet::new(),
+            watcher::Event::InitApply(object) => {
+                self.buffer.replace(ByName(Arc::new(object.clone())));
+            }
+            watcher::Event::InitDone => {
+                let listed = std::mem::take(&mut self.buffer);
+                // The old set is dropped outside the lock.
+                let old = std::mem::replace(&mut *write(), listed);
+                drop(old);
+                self.ready.send_replace(true);
+            }
+        }
+    }
+}
+
+// === impl ByName ===
+
+impl<K: Resource> ByName<K> {
+    fn key(&self) -> (Option<&str>, Option<&str>) {
+        let meta = self.0.meta();
+        (meta.namespace.as_deref(), meta.name.as_deref())
+    }
+}
+
+impl<K: Resource> Hash for ByName<K> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
+impl<K: Resource> PartialEq for ByName<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl<K: Resource> Eq for ByName<K> {}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,105 @@
+//! The store follows watcher events as kube's reflector store does.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Service;
+use kube::runtime::watcher::Event;
+
+use super::*;
+use crate::fixtures::mk_service;
+
+fn names(store: &Store<Service>) -> Vec<String> {
+    let mut names: Vec<String> = store
+        .state()
+        .iter()
+        .map(|service| {
+            let meta = &service.metadata;
+            format!(
+                "{}/{}",
+                meta.namespace.as_deref().unwrap_or(""),
+                meta.name.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+fn mk_ports(service: &Service) -> Vec<i32> {
+    let ports = service.spec.as_ref().and_then(|spec| spec.ports.as_ref());
+    ports.into_iter().flatten().map(|port| port.port).collect()
+}
+
+#[test]
+fn a_first_list_shows_once_complete_then_changes_apply_by_namespace_and_name() {
+    let (store, mut writer) = store::<Service>();
+    writer.apply(&Event::Init);
+    writer.apply(&Event::InitApply(mk_service("shop", "web", &[("http", 80)])));
+    writer.apply(&Event::InitApply(mk_service("blog", "web", &[("http", 80)])));
+    assert_eq!(names(&store), Vec::<String>::new(), "nothing before InitDone");
+    writer.apply(&Event::InitDone);
+    assert_eq!(names(&store), ["blog/web", "shop/web"]);
+
+    writer.apply(&Event::Apply(mk_service("shop", "web", &[("http", 8080)])));
+    writer.apply(&Event::Apply(mk_service("shop", "api", &[("http", 80)])));
+    writer.apply(&Event::Delete(mk_service("blog", "web", &[])));
+    assert_eq!(names(&store), ["shop/api", "shop/web"]);
+    let web = store
+        .state()
+        .into_iter()
+        .find(|s| s.metadata.name.as_deref() == Some("web"));
+    assert_eq!(
+        web.as_deref().map(mk_ports),
+        Some(vec![8080]),
+        "an Apply replaces the object"
+    );
+}
+
+#[test]
+fn a_relist_keeps_the_old_objects_until_it_completes_and_drops_the_missing_ones() {
+    let (store, mut writer) = store::<Service>();
+    for event in [
+        Event::Init,
+        Event::InitApply(mk_service("shop", "old", &[])),
+        Event::InitApply(mk_service("shop", "kept", &[])),
+        Event::InitDone,
+        Event::Init,
+        Event::InitApply(mk_service("shop", "kept", &[])),
+        Event::InitApply(mk_service("shop", "new", &[])),
+    ] {
+        writer.apply(&event);
+    }
+    assert_eq!(
+        names(&store),
+        ["shop/kept", "shop/old"],
+        "the last good objects while relisting"
+    );
+    writer.apply(&Event::InitDone);
+    assert_eq!(names(&store), ["shop/kept", "shop/new"]);
+}
+
+#[tokio::test]
+async fn readiness_waits_for_the_first_list_and_fails_when_the_writer_goes() {
+    let (store, mut writer) = store::<Service>();
+    let waiting = tokio::time::timeout(Duration::from_millis(50), store.wait_until_ready()).await;
+    assert!(waiting.is_err(), "not ready before a list");
+    writer.apply(&Event::Init);
+    writer.apply(&Event::InitDone);
+    let ready = tokio::time::timeout(Duration::from_secs(1), store.wait_until_ready()).await;
+    assert!(matches!(ready, Ok(Ok(()))), "ready once listed: {ready:?}");
+
+    let (unlisted, writer) = super::store::<Service>();
+    drop(writer);
+    let stopped = tokio::time::timeout(Duration::from_secs(1), unlisted.wait_until_ready()).await;
+    assert!(matches!(stopped, Ok(Err(WatcherStopped))), "{stopped:?}");
+}
+
+#[test]
+fn objects_are_held_once_each() {
+    let (store, mut writer) = store::<Service>();
+    writer.apply(&Event::Init);
+    writer.apply(&Event::InitDone);
+    writer.apply(&Event::Apply(mk_service("shop", "web", &[])));
+    writer.apply(&Event::Apply(mk_service("shop", "web", &[])));
+    assert_eq!(store.state().len(), 1);
+}
