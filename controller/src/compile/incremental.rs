@@ -110,8 +110,8 @@ struct Entry {
 struct Seen {
     ingresses: HashMap<usize, Arc<Ingress>>,
     classes: HashMap<usize, Arc<k8s_openapi::api::networking::v1::IngressClass>>,
-    services: HashMap<usize, Arc<k8s_openapi::api::core::v1::Service>>,
-    slices: HashMap<usize, Arc<k8s_openapi::api::discovery::v1::EndpointSlice>>,
+    services: HashMap<usize, Arc<crate::objects::Service>>,
+    slices: HashMap<usize, Arc<crate::objects::EndpointSlice>>,
 }
 
 // === impl Incremental ===
@@ -537,7 +537,7 @@ fn source((namespace, name): &Key) -> String {
     format!("{namespace}/{name}")
 }
 
-fn service_of(slice: &k8s_openapi::api::discovery::v1::EndpointSlice) -> Option<Key> {
+fn service_of(slice: &crate::objects::EndpointSlice) -> Option<Key> {
     let service = slice.metadata.labels.as_ref()?.get(SERVICE_NAME_LABEL)?;
     let (namespace, _) = namespace_name(&slice.metadata);
     Some((namespace.to_string(), service.clone()))
