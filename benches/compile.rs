@@ -75,7 +75,7 @@ pub fn mk_state() -> ClusterState {
             }),
             ..Default::default()
         }));
-        state.services.push(Arc::new(Service {
+        state.services.push(converted(Service {
             metadata: meta(&ns, &name, None),
             spec: Some(ServiceSpec {
                 ports: Some(vec![ServicePort {
@@ -88,7 +88,7 @@ pub fn mk_state() -> ClusterState {
             ..Default::default()
         }));
         let labels = BTreeMap::from([("kubernetes.io/service-name".to_string(), name.clone())]);
-        state.endpoint_slices.push(Arc::new(EndpointSlice {
+        state.endpoint_slices.push(converted(EndpointSlice {
             metadata: meta(&ns, &format!("{name}-abcde"), Some(labels)),
             address_type: "IPv4".into(),
             ports: Some(vec![EndpointPort {
@@ -111,11 +111,16 @@ pub fn mk_state() -> ClusterState {
     state
 }
 
+/// A k8s-openapi Service or EndpointSlice as compile's compact type.
+fn converted<T: Into<U>, U>(object: T) -> Arc<U> {
+    Arc::new(object.into())
+}
+
 /// `state` with one endpoint address of one EndpointSlice changed (the scale.sh edit).
 fn mk_endpoint_edit(state: &ClusterState) -> ClusterState {
     let mut edited = state.clone();
     let slice = Arc::make_mut(&mut edited.endpoint_slices[INGRESSES / 2]);
-    slice.endpoints[0].addresses[0] = "11.0.0.1".to_string();
+    slice.endpoints[0].addresses = ["11.0.0.1"].into_iter().collect();
     edited
 }
 

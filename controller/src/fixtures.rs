@@ -16,6 +16,8 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 
+use crate::objects;
+
 /// A Service port as an Ingress backend names it: `80.into()` or `"http".into()`.
 pub struct Port(ServiceBackendPort);
 
@@ -131,7 +133,12 @@ pub fn mk_resource_backend(kind: &str, name: &str) -> IngressBackend {
 }
 
 /// A ClusterIP Service with TCP ports `(name, port)`; an empty name leaves the port unnamed.
-pub fn mk_service(namespace: &str, name: &str, ports: &[(&str, i32)]) -> Service {
+pub fn mk_service(namespace: &str, name: &str, ports: &[(&str, i32)]) -> objects::Service {
+    mk_api_service(namespace, name, ports).into()
+}
+
+/// [`mk_service`] as the API serves it, as a k8s-openapi object.
+pub fn mk_api_service(namespace: &str, name: &str, ports: &[(&str, i32)]) -> Service {
     let ports = ports
         .iter()
         .map(|&(port_name, port)| ServicePort {
@@ -151,7 +158,7 @@ pub fn mk_service(namespace: &str, name: &str, ports: &[(&str, i32)]) -> Service
 }
 
 /// The first port of a Service built by [`mk_service`].
-pub fn first_port(service: &mut Service) -> &mut ServicePort {
+pub fn first_port(service: &mut objects::Service) -> &mut objects::ServicePort {
     let ports = service.spec.as_mut().and_then(|spec| spec.ports.as_mut());
     ports
         .and_then(|ports| ports.first_mut())
@@ -161,6 +168,24 @@ pub fn first_port(service: &mut Service) -> &mut ServicePort {
 /// An EndpointSlice of `service` with ports `(name, port)` (empty name: unnamed). The address
 /// type follows the first endpoint (`:` means IPv6).
 pub fn mk_slice(
+    namespace: &str,
+    name: &str,
+    service: &str,
+    ports: &[(&str, i32)],
+    endpoints: Vec<objects::Endpoint>,
+) -> objects::EndpointSlice {
+    let ipv6 = endpoints
+        .first()
+        .and_then(|e| e.addresses.first())
+        .is_some_and(|a| a.contains(':'));
+    let mut slice: objects::EndpointSlice = mk_api_slice(namespace, name, service, ports, Vec::new()).into();
+    slice.address_type = if ipv6 { "IPv6" } else { "IPv4" }.into();
+    slice.endpoints = endpoints;
+    slice
+}
+
+/// [`mk_slice`] as the API serves it, as a k8s-openapi object.
+pub fn mk_api_slice(
     namespace: &str,
     name: &str,
     service: &str,
@@ -194,12 +219,32 @@ pub fn mk_slice(
 }
 
 /// A ready endpoint.
-pub fn mk_ready(address: &str) -> Endpoint {
-    mk_endpoint(address, Some(true), Some(true), Some(false))
+pub fn mk_ready(address: &str) -> objects::Endpoint {
+    mk_api_ready(address).into()
+}
+
+/// [`mk_ready`] as the API serves it.
+pub fn mk_api_ready(address: &str) -> Endpoint {
+    mk_api_endpoint(address, Some(true), Some(true), Some(false))
 }
 
 /// An endpoint with these conditions (`None` leaves a condition unset).
-pub fn mk_endpoint(address: &str, ready: Option<bool>, serving: Option<bool>, terminating: Option<bool>) -> Endpoint {
+pub fn mk_endpoint(
+    address: &str,
+    ready: Option<bool>,
+    serving: Option<bool>,
+    terminating: Option<bool>,
+) -> objects::Endpoint {
+    mk_api_endpoint(address, ready, serving, terminating).into()
+}
+
+/// [`mk_endpoint`] as the API serves it.
+pub fn mk_api_endpoint(
+    address: &str,
+    ready: Option<bool>,
+    serving: Option<bool>,
+    terminating: Option<bool>,
+) -> Endpoint {
     Endpoint {
         addresses: vec![address.to_string()],
         conditions: Some(EndpointConditions {

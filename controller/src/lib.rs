@@ -17,6 +17,7 @@ pub mod events;
 pub mod leader;
 pub mod manifests;
 pub mod metrics;
+pub mod objects;
 pub mod shadow_log;
 pub mod standalone;
 pub mod status;

@@ -19,8 +19,7 @@ use std::{
 use k8s_openapi::{
     Metadata,
     api::{
-        core::v1::{Secret, Service},
-        discovery::v1::EndpointSlice,
+        core::v1::Secret,
         networking::v1::{Ingress, IngressClass},
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -28,7 +27,10 @@ use k8s_openapi::{
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::compile::{ClusterState, DEFAULT_NAMESPACE};
+use crate::{
+    compile::{ClusterState, DEFAULT_NAMESPACE},
+    objects::{EndpointSlice, Service},
+};
 
 mod compact;
 #[cfg(test)]

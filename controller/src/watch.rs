@@ -12,8 +12,7 @@ use std::{fmt::Debug, sync::Arc};
 use futures::StreamExt;
 use k8s_openapi::{
     api::{
-        core::v1::{Secret, Service},
-        discovery::v1::EndpointSlice,
+        core::v1::Secret,
         networking::v1::{Ingress, IngressClass},
     },
     serde::de::DeserializeOwned,
@@ -25,7 +24,10 @@ use kube::{
 use tokio::sync::Notify;
 use tracing::{debug, warn};
 
-use crate::compile::ClusterState;
+use crate::{
+    compile::ClusterState,
+    objects::{EndpointSlice, Service},
+};
 
 mod slim;
 mod store;

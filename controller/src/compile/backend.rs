@@ -13,12 +13,10 @@ use std::{
     sync::Arc,
 };
 
-use k8s_openapi::api::{
-    core::v1::{Service, ServicePort},
-    discovery::v1::{EndpointPort, EndpointSlice},
-    networking::v1::IngressBackend,
-};
+use k8s_openapi::api::networking::v1::IngressBackend;
 use shunt_proxy::routes::spec::{BackendId, BackendSpec, UpstreamProtocol};
+
+use crate::objects::{EndpointPort, EndpointSlice, Service, ServicePort};
 
 use super::{ClusterState, Reason, namespace_name};
 

@@ -116,8 +116,8 @@ struct Entry {
 struct Seen {
     ingresses: Vec<Arc<Ingress>>,
     classes: Vec<Arc<k8s_openapi::api::networking::v1::IngressClass>>,
-    services: Vec<Arc<k8s_openapi::api::core::v1::Service>>,
-    slices: Vec<Arc<k8s_openapi::api::discovery::v1::EndpointSlice>>,
+    services: Vec<Arc<crate::objects::Service>>,
+    slices: Vec<Arc<crate::objects::EndpointSlice>>,
 }
 
 // === impl Incremental ===
@@ -567,7 +567,7 @@ fn source((namespace, name): &Key) -> String {
     format!("{namespace}/{name}")
 }
 
-fn service_of(slice: &k8s_openapi::api::discovery::v1::EndpointSlice) -> Option<Key> {
+fn service_of(slice: &crate::objects::EndpointSlice) -> Option<Key> {
     let service = slice.metadata.labels.as_ref()?.get(SERVICE_NAME_LABEL)?;
     let (namespace, _) = namespace_name(&slice.metadata);
     Some((namespace.to_string(), service.clone()))

@@ -30,8 +30,7 @@ use std::sync::Arc;
 
 use k8s_openapi::{
     api::{
-        core::v1::{Secret, Service},
-        discovery::v1::EndpointSlice,
+        core::v1::Secret,
         networking::v1::{Ingress, IngressClass},
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -39,6 +38,8 @@ use k8s_openapi::{
 };
 use serde::Serialize;
 use shunt_proxy::routes::spec::TableSpec;
+
+use crate::objects::{EndpointSlice, Service};
 
 // The same host parser checks `--dns-exclude` and `--dns-domain` (dns/).
 pub use self::paths::{HostError, parse_host};

@@ -5,8 +5,7 @@
 use k8s_openapi::{
     NamespaceResourceScope,
     api::{
-        core::v1::{Secret, Service},
-        discovery::v1::EndpointSlice,
+        core::v1::Secret,
         networking::v1::{Ingress, IngressClass},
     },
 };
@@ -17,6 +16,7 @@ use super::{Stanza, served_hosts};
 use crate::{
     cli::{DnsArgs, DnsFormat},
     compile::{ClusterState, compile},
+    objects::{EndpointSlice, Service},
 };
 
 pub async fn run(args: DnsArgs) -> anyhow::Result<()> {

@@ -10,13 +10,13 @@
 //! decoding replaces the deep clone it used to take of the kept objects, at about the same cost.
 
 use k8s_openapi::api::{
-    core::v1::{Secret, Service},
-    discovery::v1::EndpointSlice,
+    core::v1::Secret,
     networking::v1::{Ingress, IngressClass},
 };
 use serde::{Deserialize, Serialize};
 
 use super::Object;
+use crate::objects::{EndpointSlice, Service};
 
 /// The objects of one file that compile reads, as JSON. Skipped kinds are left out: nothing
 /// downstream of the watcher reads them. Equal objects give equal bytes (k8s-openapi writes

@@ -8,12 +8,13 @@
 
 use k8s_openapi::{
     api::{
-        core::v1::{Secret, Service, ServicePort, ServiceSpec},
-        discovery::v1::EndpointSlice,
+        core::v1::Secret,
         networking::v1::{Ingress, IngressClass},
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
+
+use crate::objects::{EndpointSlice, Service};
 
 /// The annotation `kubectl apply` keeps a whole copy of the object in.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -69,36 +70,15 @@ impl Slim for IngressClass {
 }
 
 impl Slim for Service {
-    /// Compile reads the type and each port's name, number, protocol and `appProtocol`;
-    /// selectors, IPs, policies, node and target ports and status go.
+    /// Our compact type already holds only the type and ports; the metadata is all that is left.
     fn slim(&mut self) {
         slim_metadata_fully(&mut self.metadata);
-        self.status = None;
-        if let Some(spec) = self.spec.take() {
-            let ports = spec.ports.map(|ports| {
-                ports
-                    .into_iter()
-                    .map(|port| ServicePort {
-                        name: port.name,
-                        port: port.port,
-                        protocol: port.protocol,
-                        app_protocol: port.app_protocol,
-                        ..ServicePort::default()
-                    })
-                    .collect()
-            });
-            self.spec = Some(ServiceSpec {
-                type_: spec.type_,
-                ports,
-                ..ServiceSpec::default()
-            });
-        }
     }
 }
 
 impl Slim for EndpointSlice {
-    /// Compile reads the Service label, the address type, the ports, and each endpoint's first
-    /// address (the only one with defined semantics) and conditions; the rest goes.
+    /// Our compact type already holds only what compile reads but the metadata, of which the
+    /// Service label stays.
     fn slim(&mut self) {
         let service = self
             .metadata
@@ -107,15 +87,6 @@ impl Slim for EndpointSlice {
             .and_then(|labels| labels.remove_entry(SERVICE_NAME_LABEL));
         slim_metadata_fully(&mut self.metadata);
         self.metadata.labels = service.map(|entry| [entry].into());
-        for endpoint in &mut self.endpoints {
-            endpoint.addresses.truncate(1);
-            endpoint.target_ref = None;
-            endpoint.node_name = None;
-            endpoint.zone = None;
-            endpoint.hints = None;
-            endpoint.deprecated_topology = None;
-            endpoint.hostname = None;
-        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Services and EndpointSlices to backends: ports, slices, conditions, families, protocol.
 
-use k8s_openapi::api::{core::v1::Service, discovery::v1::EndpointSlice};
+use crate::objects::{EndpointSlice, Service};
 
 use super::*;
 
@@ -64,7 +64,7 @@ fn a_port_by_name_uses_the_slice_port_of_the_same_name() {
 fn unnamed_service_and_slice_ports_match_whether_absent_or_empty() {
     let service = mk_service("shop", "svc", &[("", 80)]);
     let mut empty_name = mk_slice("shop", "svc-b", "svc", &[("", 3001)], vec![mk_ready("10.0.0.2")]);
-    empty_name.ports.as_mut().expect("fixture has ports")[0].name = Some(String::new());
+    empty_name.ports.as_mut().expect("fixture has ports")[0].name = Some("".into());
     let absent_name = mk_slice("shop", "svc-a", "svc", &[("", 3000)], vec![mk_ready("10.0.0.1")]);
     let (_, spec) = backend_of(80, vec![service], vec![absent_name, empty_name]);
     assert_eq!(spec, pods(&["10.0.0.1:3000", "10.0.0.2:3001"]));
@@ -234,9 +234,9 @@ fn ipv6_slices_give_ipv6_endpoints_and_mismatched_or_bad_addresses_are_skipped()
 #[test]
 fn only_the_first_address_of_an_endpoint_counts() {
     let service = mk_service("shop", "svc", &[("http", 80)]);
-    let mut endpoint = mk_ready("10.0.0.1");
+    let mut endpoint = mk_api_ready("10.0.0.1");
     endpoint.addresses.push("10.0.0.2".into());
-    let slice = mk_slice("shop", "svc-a", "svc", &[("http", 80)], vec![endpoint]);
+    let slice = mk_slice("shop", "svc-a", "svc", &[("http", 80)], vec![endpoint.into()]);
     assert_eq!(backend_of(80, vec![service], vec![slice]).1, pods(&["10.0.0.1:80"]));
 }
 

@@ -10,8 +10,7 @@ use std::{
 use k8s_openapi::{
     ByteString,
     api::{
-        core::v1::{Secret, Service},
-        discovery::v1::EndpointSlice,
+        core::v1::Secret,
         networking::v1::{IngressClass, IngressTLS},
     },
     jiff::Timestamp,
@@ -20,6 +19,7 @@ use proptest::prelude::*;
 use rcgen::{CertificateParams, KeyPair, date_time_ymd};
 
 use super::*;
+use crate::objects::{EndpointSlice, Service};
 
 const NAMESPACES: [Option<&str>; 3] = [Some("default"), Some("b"), None];
 const HOSTS: [&str; 4] = ["a.example.com", "b.example.com", "*.example.com", ""];

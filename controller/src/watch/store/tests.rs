@@ -2,11 +2,10 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Service;
 use kube::runtime::watcher::Event;
 
 use super::*;
-use crate::fixtures::mk_service;
+use crate::{fixtures::mk_service, objects::Service};
 
 fn names(store: &Store<Service>) -> Vec<String> {
     let mut names: Vec<String> = store

@@ -1,0 +1,306 @@
+//! What compile reads of Services and EndpointSlices, in a compact layout of our own.
+//!
+//! ```text
+//! API JSON ─serde (unknown fields skipped)─▶ Service / EndpointSlice ─▶ store ─▶ ClusterState ─▶ compile
+//! ```
+//! k8s-openapi's types give every optional field its room whether set or not (a Service is 824 B,
+//! each `Endpoint` 352 B before any string); at 10,000 Services and 50,000 endpoints that was
+//! ~39 MiB of `shunt run`'s heap. These types keep k8s-openapi's field names and nesting for the
+//! fields compile reads, so compile's code reads them unchanged, and nothing else: managedFields,
+//! selectors, IPs, node names and pod references are skipped while parsing, never allocated.
+//! They implement k8s-openapi's `Resource` and `Metadata` with the same group, version, kind and
+//! plural, so kube's `Api<K>` lists and watches the same URLs.
+
+use std::{borrow::Cow, fmt};
+
+use k8s_openapi::{NamespaceResourceScope, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+
+/// A Service: its type and ports.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+pub struct Service {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<ServiceSpec>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+pub struct ServiceSpec {
+    /// `ClusterIP`, `NodePort`, `LoadBalancer` or `ExternalName`; known values take no allocation.
+    #[serde(
+        default,
+        rename = "type",
+        deserialize_with = "interned",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub type_: Option<Cow<'static, str>>,
+    #[serde(default, deserialize_with = "shrunk", skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<ServicePort>>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+pub struct ServicePort {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<Box<str>>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub port: i32,
+    #[serde(default, deserialize_with = "interned", skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<Cow<'static, str>>,
+    #[serde(
+        default,
+        rename = "appProtocol",
+        deserialize_with = "interned",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub app_protocol: Option<Cow<'static, str>>,
+}
+
+/// An EndpointSlice: address type, ports, and each endpoint's first address and conditions.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+pub struct EndpointSlice {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default, rename = "addressType", deserialize_with = "null_as_default")]
+    pub address_type: AddressType,
+    #[serde(default, deserialize_with = "null_as_default_shrunk")]
+    pub endpoints: Vec<Endpoint>,
+    #[serde(default, deserialize_with = "shrunk", skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<EndpointPort>>,
+}
+
+/// `addressType`: IPv4, IPv6, or (deprecated) FQDN; anything else is kept as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum AddressType {
+    #[default]
+    IPv4,
+    IPv6,
+    Fqdn,
+    Other(Box<str>),
+}
+
+/// One endpoint: 24 B plus its address. Only the first address has defined semantics
+/// (kube-proxy ignores the rest), so only it is kept.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+pub struct Endpoint {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub addresses: FirstAddress,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<EndpointConditions>,
+}
+
+/// The first of an endpoint's `addresses`; reads like the list's `first()`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FirstAddress(Option<Box<str>>);
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct EndpointConditions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminating: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+pub struct EndpointPort {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<Box<str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<i32>,
+    #[serde(default, deserialize_with = "interned", skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<Cow<'static, str>>,
+    #[serde(
+        default,
+        rename = "appProtocol",
+        deserialize_with = "interned",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub app_protocol: Option<Cow<'static, str>>,
+}
+
+/// Values common enough that each object sharing one static string saves an allocation.
+const INTERNED: [&str; 12] = [
+    "TCP",
+    "UDP",
+    "SCTP",
+    "ClusterIP",
+    "NodePort",
+    "LoadBalancer",
+    "ExternalName",
+    "http",
+    "https",
+    "kubernetes.io/h2c",
+    "grpc",
+    "h2c",
+];
+
+fn intern(value: String) -> Cow<'static, str> {
+    match INTERNED.iter().find(|known| **known == value) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(value),
+    }
+}
+
+fn interned<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'static, str>>, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.map(intern))
+}
+
+/// A list without spare capacity (serde grows vectors by doubling).
+fn shrunk<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<Vec<T>>, D::Error> {
+    let mut list = Option::<Vec<T>>::deserialize(deserializer)?;
+    if let Some(list) = &mut list {
+        list.shrink_to_fit();
+    }
+    Ok(list)
+}
+
+/// `null` reads as absent, as k8s-openapi reads it.
+fn null_as_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(deserializer: D) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+fn null_as_default_shrunk<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Vec<T>, D::Error> {
+    Ok(shrunk(deserializer)?.unwrap_or_default())
+}
+
+// === impl Resource, Metadata ===
+
+macro_rules! resource {
+    ($type:ty, $group:literal, $version:literal, $kind:literal, $plural:literal) => {
+        impl k8s_openapi::Resource for $type {
+            const API_VERSION: &'static str = if $group.is_empty() {
+                $version
+            } else {
+                concat!($group, "/", $version)
+            };
+            const GROUP: &'static str = $group;
+            const KIND: &'static str = $kind;
+            const VERSION: &'static str = $version;
+            const URL_PATH_SEGMENT: &'static str = $plural;
+            type Scope = NamespaceResourceScope;
+        }
+
+        impl k8s_openapi::ListableResource for $type {
+            const LIST_KIND: &'static str = concat!($kind, "List");
+        }
+
+        impl k8s_openapi::Metadata for $type {
+            type Ty = ObjectMeta;
+
+            fn metadata(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+
+            fn metadata_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+
+resource!(Service, "", "v1", "Service", "services");
+resource!(
+    EndpointSlice,
+    "discovery.k8s.io",
+    "v1",
+    "EndpointSlice",
+    "endpointslices"
+);
+
+// === impl AddressType ===
+
+impl AddressType {
+    pub fn as_str(&self) -> &str {
+        match self {
+            AddressType::IPv4 => "IPv4",
+            AddressType::IPv6 => "IPv6",
+            AddressType::Fqdn => "FQDN",
+            AddressType::Other(other) => other,
+        }
+    }
+}
+
+impl From<&str> for AddressType {
+    fn from(value: &str) -> Self {
+        match value {
+            "IPv4" => AddressType::IPv4,
+            "IPv6" => AddressType::IPv6,
+            "FQDN" => AddressType::Fqdn,
+            other => AddressType::Other(other.into()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AddressType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl de::Visitor<'_> for Visitor {
+            type Value = AddressType;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("an address type")
+            }
+
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<AddressType, E> {
+                Ok(value.into())
+            }
+        }
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
+impl Serialize for AddressType {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+// === impl FirstAddress ===
+
+impl FirstAddress {
+    pub fn first(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+}
+
+impl<S: Into<Box<str>>> FromIterator<S> for FirstAddress {
+    fn from_iter<I: IntoIterator<Item = S>>(addresses: I) -> Self {
+        FirstAddress(addresses.into_iter().next().map(Into::into))
+    }
+}
+
+impl<'de> Deserialize<'de> for FirstAddress {
+    /// Reads the whole list (a hostile one is bounded by the response size) and keeps the first.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> de::Visitor<'de> for Visitor {
+            type Value = FirstAddress;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a list of addresses")
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<FirstAddress, A::Error> {
+                let first = seq.next_element::<Box<str>>()?;
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(FirstAddress(first))
+            }
+        }
+        deserializer.deserialize_seq(Visitor)
+    }
+}
+
+impl Serialize for FirstAddress {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter())
+    }
+}
+
+// === conversions from k8s-openapi (fixtures, tests, tools that list with k8s-openapi) ===
+
+mod convert;
+
+#[cfg(test)]
+mod tests;
