@@ -95,6 +95,45 @@ pub struct Rebuilt {
 }
 
 /// The key a route's counters were handed out under by the `stats` callback.
+/// `upstream` asked once per backend: every path naming a backend shares its upstream.
+fn once_per_backend(mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>) -> impl FnMut(&BackendId) -> Arc<Upstream> {
+    let mut upstreams: HashMap<BackendId, Arc<Upstream>> = HashMap::new();
+    move |id: &BackendId| {
+        if let Some(found) = upstreams.get(id) {
+            return found.clone();
+        }
+        let made = upstream(id);
+        upstreams.insert(id.clone(), made.clone());
+        made
+    }
+}
+
+/// The default backend's route; the previous one (and its counters) while its upstream stays.
+fn default_route(
+    spec: &TableSpec,
+    previous: Option<&Arc<Route>>,
+    upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
+    stats: &mut impl FnMut(&str, &str) -> RouteStats,
+) -> Option<Arc<Route>> {
+    let id = spec
+        .default_backend
+        .as_ref()
+        .filter(|id| spec.backends.contains_key(*id))?;
+    let upstream = upstream_for(id);
+    Some(match previous {
+        Some(route) if Arc::ptr_eq(&route.upstream, &upstream) => route.clone(),
+        _ => Arc::new(Route {
+            name: "default".into(),
+            source: "default".into(),
+            stats: stats("default", id),
+            upstream,
+            ssl_redirect: false,
+            redirect: None,
+            client_protocol_header: None,
+        }),
+    })
+}
+
 fn stats_key(route: &Arc<Route>) -> (String, String) {
     let (name, backend) = route.stats.key();
     (name.to_string(), backend.to_string())
@@ -144,18 +183,10 @@ impl RouteTable {
     pub fn rebuild(
         spec: Arc<TableSpec>,
         previous: Option<&RouteTable>,
-        mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
+        upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
         mut stats: impl FnMut(&str, &str) -> RouteStats,
     ) -> Rebuilt {
-        let mut upstreams: HashMap<BackendId, Arc<Upstream>> = HashMap::new();
-        let mut upstream_for = |id: &BackendId| {
-            if let Some(found) = upstreams.get(id) {
-                return found.clone();
-            }
-            let made = upstream(id);
-            upstreams.insert(id.clone(), made.clone());
-            made
-        };
+        let mut upstream_for = once_per_backend(upstream);
         let scoped = spec
             .hosts
             .iter()
@@ -201,25 +232,7 @@ impl RouteTable {
             }
         }
         let previous_default = previous.and_then(|previous| previous.default_route.as_ref());
-        let default_route = spec
-            .default_backend
-            .as_ref()
-            .filter(|id| spec.backends.contains_key(*id))
-            .map(|id| {
-                let upstream = upstream_for(id);
-                match previous_default {
-                    Some(route) if Arc::ptr_eq(&route.upstream, &upstream) => route.clone(),
-                    _ => Arc::new(Route {
-                        name: "default".into(),
-                        source: "default".into(),
-                        stats: stats("default", id),
-                        upstream,
-                        ssl_redirect: false,
-                        redirect: None,
-                        client_protocol_header: None,
-                    }),
-                }
-            });
+        let default_route = default_route(&spec, previous_default, &mut upstream_for, &mut stats);
         let mut dropped = Vec::new();
         if let Some(previous) = previous_default
             && !default_route.as_ref().is_some_and(|route| Arc::ptr_eq(route, previous))

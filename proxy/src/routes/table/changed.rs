@@ -7,7 +7,7 @@ use std::{
     sync::Arc,
 };
 
-use super::{Hosts, Rebuilt, Route, RouteTable, VirtualHost, build_routes, stats_key};
+use super::{Hosts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, once_per_backend, stats_key};
 use crate::{
     metrics::RouteStats,
     routes::spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
@@ -40,21 +40,13 @@ impl RouteTable {
         changed: &BTreeSet<HostMatch>,
         backends: &BTreeSet<BackendId>,
         replaced: &HashSet<*const Upstream>,
-        mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
+        upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
         mut stats: impl FnMut(&str, &str) -> RouteStats,
     ) -> Option<Rebuilt> {
         if !Self::rebuilds_changed(&spec, previous) {
             return None;
         }
-        let mut upstreams: HashMap<BackendId, Arc<Upstream>> = HashMap::new();
-        let mut upstream_for = |id: &BackendId| {
-            if let Some(found) = upstreams.get(id) {
-                return found.clone();
-            }
-            let made = upstream(id);
-            upstreams.insert(id.clone(), made.clone());
-            made
-        };
+        let mut upstream_for = once_per_backend(upstream);
         let mut redo: BTreeSet<HostMatch> = changed.clone();
         if !replaced.is_empty() {
             redo.extend(previous.plain.with_upstream_in(replaced));
@@ -88,25 +80,7 @@ impl RouteTable {
             }
         }
         let previous_default = previous.default_route.as_ref();
-        let default_route = spec
-            .default_backend
-            .as_ref()
-            .filter(|id| spec.backends.contains_key(*id))
-            .map(|id| {
-                let upstream = upstream_for(id);
-                match previous_default {
-                    Some(route) if Arc::ptr_eq(&route.upstream, &upstream) => route.clone(),
-                    _ => Arc::new(Route {
-                        name: "default".into(),
-                        source: "default".into(),
-                        stats: stats("default", id),
-                        upstream,
-                        ssl_redirect: false,
-                        redirect: None,
-                        client_protocol_header: None,
-                    }),
-                }
-            });
+        let default_route = default_route(&spec, previous_default, &mut upstream_for, &mut stats);
         if let Some(previous) = previous_default
             && !default_route.as_ref().is_some_and(|route| Arc::ptr_eq(route, previous))
         {
