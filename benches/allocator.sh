@@ -25,20 +25,7 @@ need_commands strace:strace perf:linux-perf h2load:nghttp2-client nginx:nginx-li
 SHUNT_BIN=$(shunt_bin)
 
 nginx_conf backend "$(backend_block "$BACKEND")"
-cat > "$work/manifests.yaml" <<YAML
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: shop, namespace: shop}
-spec:
-  ingressClassName: shunt
-  rules:
-    - host: $HOST
-      http:
-        paths:
-          - {path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
----
-$(api_service_yaml "$BACKEND")
-YAML
+plain_site "$BACKEND"
 
 load() {
     timeout 300 h2load --h1 -t1 -c"$CONNECTIONS" -n"$REQUESTS" --connect-to="$HTTP" \

@@ -149,6 +149,25 @@ endpoints: [{addresses: ["${1%%:*}"], conditions: {ready: true}}]
 YAML
 }
 
+# $work/manifests.yaml without TLS: an Ingress routing $HOST (default shop.example.com) + path (default /api)
+# to the api Service on the backend.
+plain_site() { # backend [path]
+    cat > "$work/manifests.yaml" <<YAML
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: shop}
+spec:
+  ingressClassName: shunt
+  rules:
+    - host: ${HOST:-shop.example.com}
+      http:
+        paths:
+          - {path: ${2:-/api}, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
+---
+$(api_service_yaml "$1")
+YAML
+}
+
 # A self-signed certificate for $HOST (and 127.0.0.1) in $work/{cert,key}.pem, and $work/manifests.yaml: its
 # Secret, an Ingress for $HOST with TLS and one path ($2, default /) to the api Service at backend $1.
 tls_site() { # backend [path]

@@ -33,20 +33,7 @@ SHUNT_BIN=$(shunt_bin)
 nginx_conf backend "$(backend_block "$BACKEND")"
 nginx_conf proxy "$(nginx_proxy_block "$NGINX" "$BACKEND")"
 
-cat > "$work/manifests.yaml" <<YAML
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: shop, namespace: shop}
-spec:
-  ingressClassName: shunt
-  rules:
-    - host: shop.example.com
-      http:
-        paths:
-          - {path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
----
-$(api_service_yaml "$BACKEND")
-YAML
+plain_site "$BACKEND"
 RUST_LOG=warn "${PROXY_CPUS[@]}" "$SHUNT_BIN" serve --manifests "$work/manifests.yaml" --http-addr "$SHUNT" --https-addr "$SHUNT_HTTPS" \
     --admin-addr "$SHUNT_ADMIN" --threads "$WORKERS" --access-log false &
 pids+=($!)
