@@ -55,9 +55,8 @@ pub struct Changes {
 /// Keeps what the last compile found, to compile the next state from it.
 #[derive(Default)]
 pub struct Incremental {
-    /// False until a compile went through here (and after a fallback): the next one does all.
-    valid: bool,
-    /// The last compile's options without `now`.
+    /// The last compile's options without `now`; `None` until a compile went through here (and
+    /// after a fallback): then the next one does all.
     options: Option<CompileOptions>,
     entries: HashMap<Key, Entry>,
     /// Selected Ingresses in precedence order.
@@ -149,10 +148,7 @@ impl Incremental {
             .any(|class| class.profile == Profile::Qcloud);
         let mut kept_options = options.clone();
         kept_options.now = None;
-        let everything = !self.valid
-            || changes.everything
-            || changes.ingress_classes
-            || self.options.as_ref() != Some(&kept_options);
+        let everything = changes.everything || changes.ingress_classes || self.options.as_ref() != Some(&kept_options);
         let redo = (!everything).then(|| self.redo(state, changes));
         // The Ingresses by name, to redo some or walk TLS; a duplicate name comes with a change.
         let index = if redo.as_ref().is_none_or(|redo| !redo.is_empty()) || self.tls > 0 {
@@ -168,7 +164,6 @@ impl Incremental {
         let redo = redo.unwrap_or_else(|| {
             self.reset();
             self.options = Some(kept_options);
-            self.valid = true;
             for slice in &state.endpoint_slices {
                 if let Some(service) = service_of(slice) {
                     self.slice_services.insert(key_of(slice.metadata()), service);
