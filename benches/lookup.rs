@@ -25,7 +25,7 @@ fn mk_spec() -> TableSpec {
             backend.clone(),
             BackendSpec {
                 protocol: UpstreamProtocol::Http1,
-                endpoints: vec![([10, 0, (h / 250) as u8, (h % 250) as u8], 8080).into()],
+                endpoints: [([10, 0, (h / 250) as u8, (h % 250) as u8], 8080).into()].into(),
             },
         );
         let mut paths: Vec<PathSpec> = (0..PATHS)
@@ -46,13 +46,13 @@ fn mk_spec() -> TableSpec {
             ssl_redirect: false,
             options: Default::default(),
         });
-        hosts.push(VirtualHostSpec {
+        hosts.push(Arc::new(VirtualHostSpec {
             host: HostMatch::Exact(format!("host-{h}.example.com")),
             paths,
             exclusive: false,
-        });
+        }));
         if h % 10 == 0 {
-            hosts.push(VirtualHostSpec {
+            hosts.push(Arc::new(VirtualHostSpec {
                 host: HostMatch::Wildcard(format!("apps-{h}.example.com")),
                 paths: vec![PathSpec {
                     path: "/".into(),
@@ -63,7 +63,7 @@ fn mk_spec() -> TableSpec {
                     options: Default::default(),
                 }],
                 exclusive: false,
-            });
+            }));
         }
     }
     TableSpec {

@@ -23,7 +23,7 @@ fn mk_spec() -> TableSpec {
     let backend = "team-42/app-42:80".to_string();
     let endpoint: SocketAddr = "10.0.42.1:8080".parse().expect("socket address");
     TableSpec {
-        hosts: vec![VirtualHostSpec {
+        hosts: vec![Arc::new(VirtualHostSpec {
             host: HostMatch::Exact(HOST.into()),
             paths: vec![PathSpec {
                 path: "/".into(),
@@ -34,12 +34,12 @@ fn mk_spec() -> TableSpec {
                 options: Default::default(),
             }],
             exclusive: false,
-        }],
+        })],
         backends: BTreeMap::from([(
             backend,
             BackendSpec {
                 protocol: UpstreamProtocol::Http1,
-                endpoints: vec![endpoint],
+                endpoints: [endpoint].into(),
             },
         )]),
         ..Default::default()

@@ -4,7 +4,7 @@
 //! same file runs against older commits for a before/after.
 //! `cargo bench -p shunt-proxy --bench upstream`
 
-use std::{collections::BTreeMap, convert::Infallible, net::SocketAddr, time::Duration};
+use std::{collections::BTreeMap, convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -27,7 +27,7 @@ const HOST: &str = "bench.example.com";
 fn mk_spec(origin: SocketAddr) -> TableSpec {
     let backend = "bench/origin:80".to_string();
     TableSpec {
-        hosts: vec![VirtualHostSpec {
+        hosts: vec![Arc::new(VirtualHostSpec {
             host: HostMatch::Exact(HOST.into()),
             paths: vec![PathSpec {
                 path: "/".into(),
@@ -38,13 +38,13 @@ fn mk_spec(origin: SocketAddr) -> TableSpec {
                 options: Default::default(),
             }],
             exclusive: false,
-        }],
+        })],
         default_backend: None,
         backends: BTreeMap::from([(
             backend,
             BackendSpec {
                 protocol: UpstreamProtocol::Http1,
-                endpoints: vec![origin],
+                endpoints: [origin].into(),
             },
         )]),
         tls: Default::default(),

@@ -33,7 +33,7 @@ use tokio::{
 fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableSpec {
     let backend = "ns/svc:80".to_string();
     TableSpec {
-        hosts: vec![VirtualHostSpec {
+        hosts: vec![Arc::new(VirtualHostSpec {
             host: HostMatch::Exact("shop.example.com".into()),
             paths: vec![PathSpec {
                 path: "/".into(),
@@ -44,9 +44,15 @@ fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableSpec 
                 options: Default::default(),
             }],
             exclusive: false,
-        }],
+        })],
         default_backend: None,
-        backends: BTreeMap::from([(backend, BackendSpec { protocol, endpoints })]),
+        backends: BTreeMap::from([(
+            backend,
+            BackendSpec {
+                protocol,
+                endpoints: endpoints.into(),
+            },
+        )]),
         tls: Default::default(),
         documents: Default::default(),
     }

@@ -20,9 +20,6 @@ use crate::objects::{EndpointPort, EndpointSlice, Service, ServicePort};
 
 use super::{ClusterState, Reason, namespace_name};
 
-/// The label EndpointSlices carry to name their Service.
-pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
-
 /// Why a backend could not be resolved. Context (which path, which host) is added by the caller.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BackendError {
@@ -121,11 +118,10 @@ impl<'a> Backends<'a> {
             .collect();
         let mut slices: HashMap<_, Vec<_>> = HashMap::new();
         for slice in &state.endpoint_slices {
-            let labels = slice.metadata.labels.as_ref();
-            if let Some(service) = labels.and_then(|labels| labels.get(SERVICE_NAME_LABEL)) {
+            if let Some(service) = slice.service_name.as_deref() {
                 let (namespace, _) = namespace_name(&slice.metadata);
-                if wanted((namespace, service.as_str())) {
-                    slices.entry((namespace, service.as_str())).or_default().push(&**slice);
+                if wanted((namespace, service)) {
+                    slices.entry((namespace, service)).or_default().push(&**slice);
                 }
             }
         }
@@ -294,7 +290,7 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
     };
     BackendSpec {
         protocol: protocol.unwrap_or_default(),
-        endpoints,
+        endpoints: endpoints.into(),
     }
 }
 

@@ -30,7 +30,7 @@ use shunt_proxy::{
 
 use super::{
     ClusterState, CompileOptions, Compiled, Diagnostic, Profile, ServedIngress,
-    backend::{Backends, Resolved, SERVICE_NAME_LABEL},
+    backend::{Backends, Resolved},
     class::{Classes, Selection},
     compile, default_certificate_error,
     ingress::{self, Contribution, Event},
@@ -68,8 +68,9 @@ pub struct Incremental {
     slice_services: HashMap<Key, Key>,
     /// Each host's claims in precedence order, as one set for the same reason.
     claims: BTreeSet<(HostMatch, Attempt)>,
-    /// What the table holds for each host some claim won.
-    hosts: BTreeMap<HostMatch, VirtualHostSpec>,
+    /// What the table holds for each host some claim won; the table shares each `Arc`, so a
+    /// host is held once between compiles.
+    hosts: BTreeMap<HostMatch, Arc<VirtualHostSpec>>,
     /// Claims on the default backend; the first holds it.
     defaults: BTreeSet<Attempt>,
     default_backend: Option<Arc<Resolved>>,
@@ -296,7 +297,7 @@ impl Incremental {
         key: Key,
         ingress: &Ingress,
         selection: Selection,
-        contribution: Contribution,
+        mut contribution: Contribution,
         touched: &mut Touched,
     ) {
         let rank = Arc::new(rank(&ingress.metadata));
@@ -325,6 +326,9 @@ impl Incremental {
         self.tls += usize::from(has_tls);
         self.served = None;
         touched.settle.insert(key.clone());
+        // Kept until the Ingress changes: the walk's growth room would be a third of it.
+        contribution.events.shrink_to_fit();
+        contribution.services.shrink_to_fit();
         let events = contribution.events.len();
         self.entries.insert(
             key,
@@ -385,10 +389,12 @@ impl Incremental {
             .into_iter()
             .map(|(attempt, holder)| (attempt.clone(), holder.map(|(rank, _)| source(&rank.key))))
             .collect();
-        let spec = (!paths.is_empty()).then(|| VirtualHostSpec {
-            host: host.clone(),
-            paths,
-            exclusive: false,
+        let spec = (!paths.is_empty()).then(|| {
+            Arc::new(VirtualHostSpec {
+                host: host.clone(),
+                paths,
+                exclusive: false,
+            })
         });
         let old = match spec {
             Some(spec) => self.hosts.insert(host.clone(), spec),
@@ -563,9 +569,9 @@ fn source((namespace, name): &Key) -> String {
 }
 
 fn service_of(slice: &crate::objects::EndpointSlice) -> Option<Key> {
-    let service = slice.metadata.labels.as_ref()?.get(SERVICE_NAME_LABEL)?;
+    let service = slice.service_name.as_deref()?;
     let (namespace, _) = namespace_name(&slice.metadata);
-    Some((namespace.to_string(), service.clone()))
+    Some((namespace.to_string(), service.to_string()))
 }
 
 fn hold(backends: &mut BTreeMap<BackendId, (usize, Arc<Resolved>)>, backend: Arc<Resolved>) {

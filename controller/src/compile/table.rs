@@ -2,7 +2,10 @@
 //! keeps it, so the table is final before the proxy builds its matchit trees (which reject
 //! conflicts instead of choosing).
 
-use std::collections::{BTreeMap, BTreeSet, btree_map::Entry};
+use std::{
+    collections::{BTreeMap, BTreeSet, btree_map::Entry},
+    sync::Arc,
+};
 
 use shunt_proxy::routes::spec::{
     BackendId, BackendSpec, HostMatch, Listeners, PathKind, PathSpec, RouteOptions, TableSpec, VirtualHostSpec,
@@ -138,7 +141,7 @@ impl TableBuilder {
     }
 
     pub fn finish(self) -> TableSpec {
-        let mut hosts: Vec<VirtualHostSpec> = Vec::with_capacity(self.paths.len());
+        let mut hosts: Vec<Arc<VirtualHostSpec>> = Vec::with_capacity(self.paths.len());
         for (host, host_paths) in self.paths {
             let mut paths = Vec::new();
             for (mut path, slots) in host_paths {
@@ -164,11 +167,11 @@ impl TableBuilder {
             if paths.is_empty() {
                 continue;
             }
-            hosts.push(VirtualHostSpec {
+            hosts.push(Arc::new(VirtualHostSpec {
                 exclusive: self.exclusive.contains(&host),
                 host,
                 paths,
-            });
+            }));
         }
         TableSpec {
             hosts,

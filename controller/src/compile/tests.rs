@@ -95,10 +95,12 @@ fn table(hosts: Vec<(HostMatch, Vec<PathSpec>)>, backends: Vec<(&str, BackendSpe
     TableSpec {
         hosts: hosts
             .into_iter()
-            .map(|(host, paths)| VirtualHostSpec {
-                host,
-                paths,
-                exclusive: false,
+            .map(|(host, paths)| {
+                Arc::new(VirtualHostSpec {
+                    host,
+                    paths,
+                    exclusive: false,
+                })
             })
             .collect(),
         default_backend: None,

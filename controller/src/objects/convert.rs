@@ -31,14 +31,14 @@ impl From<v1::ServicePort> for ServicePort {
 
 impl From<discovery::EndpointSlice> for EndpointSlice {
     fn from(slice: discovery::EndpointSlice) -> Self {
-        EndpointSlice {
-            metadata: slice.metadata,
-            address_type: slice.address_type.as_str().into(),
-            endpoints: slice.endpoints.into_iter().map(Endpoint::from).collect(),
-            ports: slice
+        EndpointSlice::from_parts(
+            slice.metadata,
+            slice.address_type.as_str().into(),
+            slice.endpoints.into_iter().map(Endpoint::from).collect(),
+            slice
                 .ports
                 .map(|ports| ports.into_iter().map(EndpointPort::from).collect()),
-        }
+        )
     }
 }
 

@@ -3,6 +3,8 @@
 
 use k8s_openapi::api::{core::v1, discovery::v1 as discovery};
 
+use proptest::prelude::*;
+
 use super::*;
 
 /// A Service as the API server returns it: managedFields, last-applied copy, status, and
@@ -100,11 +102,8 @@ fn a_real_slice_keeps_the_first_address_and_conditions_of_each_endpoint() {
         (Some(false), Some(true), Some(true))
     );
     assert_eq!(slice.endpoints[2].conditions, None);
-    let labels = slice.metadata.labels.as_ref().expect("has labels");
-    assert_eq!(
-        labels.get("kubernetes.io/service-name").map(String::as_str),
-        Some("web")
-    );
+    assert_eq!(slice.service_name.as_deref(), Some("web"));
+    assert_eq!(slice.metadata.labels, None, "the other labels are not kept");
     let port = &slice.ports.as_ref().expect("has ports")[0];
     assert_eq!((port.port, port.app_protocol.as_deref()), (Some(8080), Some("http")));
 }
@@ -164,6 +163,33 @@ fn malformed_objects_are_errors_not_panics() {
         r#"{"addressType": ["IPv4"]}"#,
     ] {
         assert!(serde_json::from_str::<EndpointSlice>(json).is_err(), "{json}");
+    }
+}
+
+proptest! {
+    /// The Service's name moves from the labels to a field and back: decoding the API's JSON,
+    /// converting k8s-openapi's object and decoding our own JSON all give the same slice.
+    #[test]
+    fn a_slice_keeps_its_service_name_whatever_its_other_labels(
+        service in proptest::option::of("[a-z][a-z0-9-]{0,12}"),
+        others in proptest::collection::btree_map("[a-z.]{1,8}/[a-z]{1,8}", "[a-z0-9]{0,8}", 0..4),
+    ) {
+        let mut labels = others;
+        if let Some(service) = &service {
+            labels.insert(SERVICE_NAME_LABEL.to_string(), service.clone());
+        }
+        let json = serde_json::json!({
+            "metadata": {"name": "web-x", "namespace": "shop", "labels": labels},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.0.0.1"]}],
+        });
+        let decoded: EndpointSlice = serde_json::from_value(json.clone()).expect("decodes");
+        prop_assert_eq!(decoded.service_name.as_deref(), service.as_deref());
+        prop_assert_eq!(&decoded.metadata.labels, &None);
+        let k8s: discovery::EndpointSlice = serde_json::from_value(json).expect("k8s-openapi decodes");
+        prop_assert_eq!(&EndpointSlice::from(k8s), &decoded);
+        let again = serde_json::to_vec(&decoded).expect("encodes");
+        prop_assert_eq!(serde_json::from_slice::<EndpointSlice>(&again).expect("decodes again"), decoded);
     }
 }
 

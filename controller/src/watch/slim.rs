@@ -19,9 +19,6 @@ use crate::objects::{EndpointSlice, Service};
 /// The annotation `kubectl apply` keeps a whole copy of the object in.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
-/// The one label compile reads: which Service an EndpointSlice belongs to.
-const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
-
 /// Keys of a `kubernetes.io/tls` Secret that compile reads.
 const TLS_KEYS: [&str; 2] = ["tls.crt", "tls.key"];
 
@@ -77,16 +74,10 @@ impl Slim for Service {
 }
 
 impl Slim for EndpointSlice {
-    /// Our compact type already holds only what compile reads but the metadata, of which the
-    /// Service label stays.
+    /// Our compact type already holds only what compile reads but the metadata (its Service's
+    /// name is a field of its own).
     fn slim(&mut self) {
-        let service = self
-            .metadata
-            .labels
-            .as_mut()
-            .and_then(|labels| labels.remove_entry(SERVICE_NAME_LABEL));
         slim_metadata_fully(&mut self.metadata);
-        self.metadata.labels = service.map(|entry| [entry].into());
     }
 }
 

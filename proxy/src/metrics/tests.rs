@@ -24,10 +24,10 @@ fn mk_spec(apps: &[&str]) -> TableSpec {
             backend.clone(),
             BackendSpec {
                 protocol: UpstreamProtocol::Http1,
-                endpoints: vec![endpoint],
+                endpoints: [endpoint].into(),
             },
         );
-        hosts.push(VirtualHostSpec {
+        hosts.push(Arc::new(VirtualHostSpec {
             host: HostMatch::from_rule_host(&format!("{app}.example.com")),
             paths: vec![PathSpec {
                 path: "/".into(),
@@ -38,7 +38,7 @@ fn mk_spec(apps: &[&str]) -> TableSpec {
                 options: Default::default(),
             }],
             exclusive: false,
-        });
+        }));
     }
     TableSpec {
         hosts,
@@ -91,11 +91,7 @@ fn an_idle_route_adds_no_series() {
 fn a_backend_without_endpoints_is_listed_until_it_has_some() {
     let (registry, mut publisher) = mk_publisher(MetricsOptions::default());
     let mut spec = mk_spec(&["empty", "full"]);
-    spec.backends
-        .get_mut("ns/empty:80")
-        .expect("a backend")
-        .endpoints
-        .clear();
+    spec.backends.get_mut("ns/empty:80").expect("a backend").endpoints = [].into();
     publisher.publish(spec);
     let text = scrape(&registry);
     assert_eq!(
@@ -160,7 +156,7 @@ fn per_route_latency_is_a_histogram_per_route_when_asked_for() {
 fn a_redirect_counts_for_its_route_and_no_backend() {
     let (registry, mut publisher) = mk_publisher(MetricsOptions::default());
     let mut spec = mk_spec(&["old"]);
-    spec.hosts[0].paths[0].options.redirect = Some(RedirectSpec {
+    Arc::make_mut(&mut spec.hosts[0]).paths[0].options.redirect = Some(RedirectSpec {
         code: 301,
         scheme: None,
         host: Some("new.example.com".into()),
@@ -216,7 +212,9 @@ fn a_route_that_stays_keeps_counting_across_publishes() {
     // New endpoints for the same backend: a new Upstream, the same counters.
     let mut spec = mk_spec(&["shop"]);
     for backend in spec.backends.values_mut() {
-        backend.endpoints.push("127.0.0.2:80".parse().expect("socket address"));
+        let mut endpoints = backend.endpoints.to_vec();
+        endpoints.push("127.0.0.2:80".parse().expect("socket address"));
+        backend.endpoints = endpoints.into();
     }
     publisher.publish(spec);
     serve_one(&publisher, "shop");
@@ -266,7 +264,7 @@ fn mk_scale_spec(count: usize) -> TableSpec {
                 endpoints,
             },
         );
-        hosts.push(VirtualHostSpec {
+        hosts.push(Arc::new(VirtualHostSpec {
             host: HostMatch::from_rule_host(&format!("{name}.example.com")),
             paths: vec![PathSpec {
                 path: "/".into(),
@@ -277,7 +275,7 @@ fn mk_scale_spec(count: usize) -> TableSpec {
                 options: Default::default(),
             }],
             exclusive: false,
-        });
+        }));
     }
     TableSpec {
         hosts,

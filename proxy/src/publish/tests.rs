@@ -28,7 +28,7 @@ fn mk_backend(endpoints: &[u8]) -> BackendSpec {
     endpoints.dedup();
     BackendSpec {
         protocol: UpstreamProtocol::Http1,
-        endpoints,
+        endpoints: endpoints.into(),
     }
 }
 
@@ -47,11 +47,11 @@ fn mk_path(path: &str, kind: PathKind, backend: &str, source: &str) -> PathSpec 
 fn mk_spec(hosts: &[(&str, &str)], endpoints: &[u8]) -> TableSpec {
     let mut spec = TableSpec::default();
     for (host, backend) in hosts {
-        spec.hosts.push(VirtualHostSpec {
+        spec.hosts.push(Arc::new(VirtualHostSpec {
             host: HostMatch::from_rule_host(host),
             paths: vec![mk_path("/", PathKind::Prefix, backend, "ns/ing")],
             exclusive: false,
-        });
+        }));
         spec.backends.insert(backend.to_string(), mk_backend(endpoints));
     }
     spec.hosts.sort_by(|a, b| a.host.cmp(&b.host));
@@ -90,7 +90,7 @@ fn a_host_whose_path_changed_is_rebuilt_and_the_others_are_not() {
     let (a, b) = (route(&reader, "a.example.com"), route(&reader, "b.example.com"));
 
     let mut next = mk_spec(&hosts, &[1]);
-    next.hosts[1]
+    Arc::make_mut(&mut next.hosts[1])
         .paths
         .push(mk_path("/v2", PathKind::Exact, "ns/b:80", "ns/ing"));
     publisher.publish(next);
@@ -168,11 +168,11 @@ fn arb_spec() -> impl Strategy<Value = TableSpec> {
                     paths.dedup_by(|a, b| {
                         (&a.path, a.kind, a.options.listeners) == (&b.path, b.kind, b.options.listeners)
                     });
-                    spec.hosts.push(VirtualHostSpec {
+                    spec.hosts.push(Arc::new(VirtualHostSpec {
                         host: HostMatch::from_rule_host(host),
                         paths,
                         exclusive,
-                    });
+                    }));
                 }
             }
             spec.hosts.sort_by(|a, b| a.host.cmp(&b.host));
@@ -250,6 +250,7 @@ fn on_both(mut spec: TableSpec, keep: usize) -> TableSpec {
         return spec;
     }
     for vhost in &mut spec.hosts {
+        let vhost = Arc::make_mut(vhost);
         for path in &mut vhost.paths {
             path.options.listeners = Listeners::Both;
         }

@@ -1,7 +1,7 @@
 //! The plain description of a route table: what `compile` produces, what `/routes` shows,
 //! and what the publisher compares to skip no-op publishes. No indexes, no runtime state.
 
-use std::{collections::BTreeMap, fmt, net::SocketAddr};
+use std::{collections::BTreeMap, fmt, net::SocketAddr, sync::Arc};
 
 use serde::{Serialize, Serializer};
 
@@ -10,8 +10,9 @@ pub type BackendId = String;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TableSpec {
-    /// Sorted by `host`; at most one entry per `HostMatch`.
-    pub hosts: Vec<VirtualHostSpec>,
+    /// Sorted by `host`; at most one entry per `HostMatch`. Shared: the incremental compile
+    /// keeps the same hosts between compiles, and an unchanged host is one pointer here.
+    pub hosts: Vec<Arc<VirtualHostSpec>>,
     /// Serves requests no rule matches.
     pub default_backend: Option<BackendId>,
     /// Every backend a path or the default backend names.
@@ -202,8 +203,9 @@ pub enum PathKind {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct BackendSpec {
     pub protocol: UpstreamProtocol,
-    /// Pod addresses, sorted and deduplicated. Empty means "answer 503".
-    pub endpoints: Vec<SocketAddr>,
+    /// Pod addresses, sorted and deduplicated. Empty means "answer 503". Shared, so the spec the
+    /// compile keeps and the table's hold one list (and equal lists compare by address first).
+    pub endpoints: Arc<[SocketAddr]>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]

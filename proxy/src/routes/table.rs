@@ -270,12 +270,13 @@ impl RouteTable {
     #[allow(clippy::type_complexity, reason = "one host's two listener views")]
     fn reusable(
         &self,
-        vhost: &VirtualHostSpec,
+        vhost: &Arc<VirtualHostSpec>,
         spec: &TableSpec,
         nowhere: &Arc<Upstream>,
         upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
     ) -> Option<(Option<Arc<VirtualHost>>, Option<Arc<VirtualHost>>)> {
         // `hosts` is sorted by host (compile's order); an unsorted hand-built spec only loses reuse.
+        // `Arc`s compare by address first: a host the compile kept costs no deep comparison.
         let index = self.spec.hosts.binary_search_by(|old| old.host.cmp(&vhost.host)).ok()?;
         if self.spec.hosts[index] != *vhost {
             return None;

@@ -345,15 +345,7 @@ fn an_endpoint_edit_redoes_only_the_ingresses_naming_its_service() {
     let web = state
         .endpoint_slices
         .iter_mut()
-        .find(|slice| {
-            slice
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get("kubernetes.io/service-name"))
-                .map(String::as_str)
-                == Some("web")
-        })
+        .find(|slice| slice.service_name.as_deref() == Some("web"))
         .expect("a web slice");
     Arc::make_mut(web).endpoints.push(mk_ready("10.0.0.9"));
     assert_eq!(incremental.compile(&state, &options), compile(&state, &options));

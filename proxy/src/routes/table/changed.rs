@@ -57,7 +57,8 @@ impl RouteTable {
             .filter(|id| previous.spec.backends.contains_key(*id) != spec.backends.contains_key(*id))
             .collect();
         if !existence.is_empty() {
-            let names = |vhost: &&VirtualHostSpec| vhost.paths.iter().any(|path| existence.contains(&path.backend));
+            let names =
+                |vhost: &&Arc<VirtualHostSpec>| vhost.paths.iter().any(|path| existence.contains(&path.backend));
             redo.extend(spec.hosts.iter().filter(names).map(|vhost| vhost.host.clone()));
         }
         let mut plain = previous.plain.clone();

@@ -27,7 +27,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
                     backend.clone(),
                     BackendSpec {
                         protocol: UpstreamProtocol::Http1,
-                        endpoints: vec![],
+                        endpoints: [].into(),
                     },
                 );
                 PathSpec {
@@ -40,18 +40,18 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
                 }
             })
             .collect();
-        vhosts.push(VirtualHostSpec {
+        vhosts.push(Arc::new(VirtualHostSpec {
             host,
             paths,
             exclusive: false,
-        });
+        }));
     }
     let default_backend = default.map(|d| {
         backends.insert(
             d.to_string(),
             BackendSpec {
                 protocol: UpstreamProtocol::Http1,
-                endpoints: vec![],
+                endpoints: [].into(),
             },
         );
         d.to_string()
@@ -259,7 +259,7 @@ fn no_match_and_no_default_is_none() {
 #[test]
 fn paths_naming_unknown_backends_are_reported_not_built() {
     let spec = TableSpec {
-        hosts: vec![VirtualHostSpec {
+        hosts: vec![Arc::new(VirtualHostSpec {
             host: HostMatch::Any,
             paths: vec![PathSpec {
                 path: "/".into(),
@@ -270,7 +270,7 @@ fn paths_naming_unknown_backends_are_reported_not_built() {
                 options: Default::default(),
             }],
             exclusive: false,
-        }],
+        })],
         default_backend: None,
         backends: BTreeMap::new(),
         tls: Default::default(),
@@ -296,11 +296,11 @@ fn mk_profile_table(hosts: Vec<(HostMatch, bool, Vec<PathSpec>)>) -> RouteTable 
                     path.backend.clone(),
                     BackendSpec {
                         protocol: UpstreamProtocol::Http1,
-                        endpoints: vec![],
+                        endpoints: [].into(),
                     },
                 );
             }
-            VirtualHostSpec { host, paths, exclusive }
+            Arc::new(VirtualHostSpec { host, paths, exclusive })
         })
         .collect();
     let spec = TableSpec {
