@@ -1,14 +1,20 @@
-//! A file's objects kept between polls as compact JSON instead of parsed k8s-openapi values.
+//! A file's objects kept between polls as deflated JSON instead of parsed k8s-openapi values.
 //!
 //! ```text
-//! parse_file ─▶ Vec<Object> ─encode─▶ CompactObjects (bytes) ─decode, at each compile─▶ objects
+//! parse_file ─▶ Vec<Object> ─encode─▶ CompactObjects (deflated JSON) ─decode, at each compile─▶ objects
 //! ```
 //! A parsed object is mostly its type's layout (every optional field of `ObjectMeta`,
 //! `ServiceSpec` or an endpoint takes room when absent) plus one allocation per string, list and
 //! map: about 2.3 KB for an Ingress, Service or five-endpoint EndpointSlice, against 200-350 bytes
 //! of JSON. Compile needs owned objects anyway (the state it reads is built anew each time), so
 //! decoding replaces the deep clone it used to take of the kept objects, at about the same cost.
+//! Manifests repeat themselves (every Ingress, Service and slice spelled alike): deflate at its
+//! fastest level keeps 10,000 of each in ~0.5 MiB instead of ~9 MiB of JSON, for a few ms of
+//! inflating per MiB at each compile.
 
+use std::io::{Read, Write};
+
+use flate2::{Compression, read::DeflateDecoder, write::DeflateEncoder};
 use k8s_openapi::api::{
     core::v1::Secret,
     networking::v1::{Ingress, IngressClass},
@@ -18,12 +24,13 @@ use serde::{Deserialize, Serialize};
 use super::Object;
 use crate::objects::{EndpointSlice, Service};
 
-/// The objects of one file that compile reads, as JSON. Skipped kinds are left out: nothing
-/// downstream of the watcher reads them. Equal objects give equal bytes (k8s-openapi writes
-/// fields in a fixed order, maps sorted), so comparing bytes tells whether a file changed.
+/// The objects of one file that compile reads, as deflated JSON. Skipped kinds are left out:
+/// nothing downstream of the watcher reads them. Equal objects give equal bytes (k8s-openapi
+/// writes fields in a fixed order, maps sorted, and deflate is deterministic), so comparing
+/// bytes tells whether a file changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CompactObjects {
-    json: Box<[u8]>,
+    deflated: Box<[u8]>,
 }
 
 /// The kinds compile reads, tagged so they decode back into their own type.
@@ -59,16 +66,29 @@ impl CompactObjects {
             .collect();
         let json = serde_json::to_vec(&compact)?;
         serde_json::from_slice::<Vec<Compact>>(&json)?;
-        Ok(CompactObjects { json: json.into() })
+        let mut deflated = DeflateEncoder::new(Vec::new(), Compression::fast());
+        // Writing into a `Vec` cannot fail.
+        let deflated = deflated
+            .write_all(&json)
+            .and_then(|()| deflated.finish())
+            .map_err(serde_json::Error::io)?;
+        Ok(CompactObjects {
+            deflated: deflated.into(),
+        })
     }
 
     /// The objects back, in the order they were encoded. `encode` checked that they decode.
     pub fn decode(&self) -> Vec<Object> {
         // A file not read yet holds nothing (not even `[]`).
-        if self.json.is_empty() {
+        if self.deflated.is_empty() {
             return Vec::new();
         }
-        let compact: Vec<Compact> = serde_json::from_slice(&self.json).unwrap_or_else(|error| {
+        let mut json = Vec::with_capacity(self.deflated.len() * 8);
+        let inflated = DeflateDecoder::new(&*self.deflated).read_to_end(&mut json);
+        let compact = inflated
+            .map_err(serde_json::Error::io)
+            .and_then(|_| serde_json::from_slice(&json));
+        let compact: Vec<Compact> = compact.unwrap_or_else(|error| {
             tracing::error!(%error, "Kept manifest objects no longer decode; leaving them out");
             Vec::new()
         });
@@ -86,10 +106,10 @@ impl CompactObjects {
 
     /// Bytes held, for the memory figures.
     pub fn len(&self) -> usize {
-        self.json.len()
+        self.deflated.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.json.is_empty()
+        self.deflated.is_empty()
     }
 }

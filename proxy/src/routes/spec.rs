@@ -12,6 +12,7 @@ pub type BackendId = String;
 pub struct TableSpec {
     /// Sorted by `host`; at most one entry per `HostMatch`. Shared: the incremental compile
     /// keeps the same hosts between compiles, and an unchanged host is one pointer here.
+    #[serde(serialize_with = "shared_hosts")]
     pub hosts: Vec<Arc<VirtualHostSpec>>,
     /// Serves requests no rule matches.
     pub default_backend: Option<BackendId>,
@@ -146,6 +147,17 @@ pub enum Scheme {
     Https,
 }
 
+/// The shared hosts as a list of hosts (serde's own `Arc` support is a crate feature that would
+/// rebuild every serde user in the tree).
+fn shared_hosts<S: Serializer>(hosts: &[Arc<VirtualHostSpec>], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(hosts.iter().map(|vhost| &**vhost))
+}
+
+/// The shared endpoint list as a list.
+fn shared_endpoints<S: Serializer>(endpoints: &Arc<[SocketAddr]>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(endpoints.iter())
+}
+
 // === impl Listeners ===
 
 impl Listeners {
@@ -205,6 +217,7 @@ pub struct BackendSpec {
     pub protocol: UpstreamProtocol,
     /// Pod addresses, sorted and deduplicated. Empty means "answer 503". Shared, so the spec the
     /// compile keeps and the table's hold one list (and equal lists compare by address first).
+    #[serde(serialize_with = "shared_endpoints")]
     pub endpoints: Arc<[SocketAddr]>,
 }
 
