@@ -3,12 +3,17 @@
 //! Incoming forwarding headers are believed only from peers in `--trusted-proxies`; from anyone
 //! else they are replaced, so a caller cannot forge its address to the backend.
 
-use std::{net::IpAddr, str::FromStr};
+use std::{net::IpAddr, ops::Range, str::FromStr};
 
+use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use ipnet::IpNet;
 
-use super::{client_ip::client_from_chain, ip_text::ip_value, rfc7239::set_forwarded_header};
+use super::{
+    client_ip::client_from_chain,
+    ip_text::{MAX_LEN, push_ip},
+    rfc7239::{push_element, set_forwarded_header},
+};
 
 static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
@@ -80,49 +85,80 @@ pub fn set_forwarded(headers: &mut HeaderMap, ctx: &ForwardedContext<'_>, truste
     let _ = headers.try_reserve(ADDED);
     let peer = canonical(ctx.peer);
     let peer_trusted = trusted.contains(peer);
+    // Only a trusted proxy's chain is extended; anyone else's is dropped.
     let prior_chain = if peer_trusted {
         joined(headers, &X_FORWARDED_FOR)
     } else {
         None
     };
 
-    // From an untrusted peer (the common case) both headers are the peer's address: one value.
-    let peer_value = ip_value(peer);
-    match &prior_chain {
-        None => {
-            headers.insert(X_FORWARDED_FOR.clone(), peer_value.clone());
-            headers.insert(X_REAL_IP.clone(), peer_value);
+    // Every value we add is written into one buffer and split from it: one allocation per
+    // request instead of one per value, and the copy of the headers kept for a retry counts
+    // references to it instead of copying each value (measured under callgrind: see the commit).
+    // Room for the chain, three addresses, the host three times (once quoted) and the fixed text.
+    let room = prior_chain.as_ref().map_or(0, String::len) + 3 * (MAX_LEN + ctx.host.len()) + 96;
+    let mut text = Vec::with_capacity(room);
+    let xff = appended(&mut text, |out| {
+        if let Some(chain) = &prior_chain {
+            out.extend_from_slice(chain.as_bytes());
+            out.extend_from_slice(b", ");
         }
-        Some(chain) => {
-            let mut xff = String::with_capacity(chain.len() + 2 + peer_value.len());
-            xff.push_str(chain);
-            xff.push_str(", ");
-            xff.push_str(peer_value.to_str().expect("an address is ASCII"));
-            insert(headers, &X_FORWARDED_FOR, &xff);
-            headers.insert(X_REAL_IP.clone(), ip_value(client_from_chain(chain, peer, trusted)));
-        }
-    }
-    set_forwarded_header(headers, peer, ctx.scheme, ctx.host, peer_trusted);
+        push_ip(out, peer);
+    });
+    let real_ip = match &prior_chain {
+        // The peer, which X-Forwarded-For ends with.
+        None => xff.clone(),
+        Some(chain) => appended(&mut text, |out| push_ip(out, client_from_chain(chain, peer, trusted))),
+    };
+    let forwarded = appended(&mut text, |out| push_element(out, peer, ctx.scheme, ctx.host));
+    let host = appended(&mut text, |out| out.extend_from_slice(ctx.host.as_bytes()));
+    let request_id = appended(&mut text, push_request_id);
+    let text = Bytes::from(text);
+    // Only a host that is no valid field value (never one that came in a request) fails here.
+    let value = |range: Range<usize>| HeaderValue::from_maybe_shared(text.slice(range)).ok();
 
+    set(headers, &X_FORWARDED_FOR, value(xff));
+    set(headers, &X_REAL_IP, value(real_ip));
+    set_forwarded_header(headers, value(forwarded), peer_trusted);
     if !(peer_trusted && headers.contains_key(&X_FORWARDED_PROTO)) {
         headers.insert(X_FORWARDED_PROTO.clone(), HeaderValue::from_static(ctx.scheme));
     }
     if !(peer_trusted && headers.contains_key(&X_FORWARDED_HOST)) {
-        insert(headers, &X_FORWARDED_HOST, ctx.host);
+        set(headers, &X_FORWARDED_HOST, value(host.clone()));
     }
     if !(peer_trusted && headers.contains_key(&X_FORWARDED_PORT)) {
-        let port = port_of(ctx.host).unwrap_or(if ctx.scheme == "https" { "443" } else { "80" });
-        insert(headers, &X_FORWARDED_PORT, port);
+        let port = match port_of(ctx.host) {
+            // The port ends the host.
+            Some(port) => value(host.end - port.len()..host.end),
+            None => Some(HeaderValue::from_static(if ctx.scheme == "https" {
+                "443"
+            } else {
+                "80"
+            })),
+        };
+        set(headers, &X_FORWARDED_PORT, port);
     }
-    // One lookup: keep the caller's id, or make one.
-    headers.entry(&X_REQUEST_ID).or_insert_with(new_request_id).clone()
+    // One lookup: keep the caller's id (then the one written above goes unused), or take ours.
+    let new_id = || value(request_id).expect("hex digits are a valid header value");
+    headers.entry(&X_REQUEST_ID).or_insert_with(new_id).clone()
 }
 
-fn insert(headers: &mut HeaderMap, name: &HeaderName, value: &str) {
-    if let Ok(value) = HeaderValue::from_str(value) {
-        headers.insert(name.clone(), value);
-    } else {
-        headers.remove(name);
+/// Where `write` put its bytes at the end of `text`.
+fn appended(text: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) -> Range<usize> {
+    let start = text.len();
+    write(text);
+    start..text.len()
+}
+
+/// Inserts `value`, or removes the header when there is none to set.
+fn set(headers: &mut HeaderMap, name: &HeaderName, value: Option<HeaderValue>) {
+    match value {
+        Some(value) => {
+            headers.insert(name.clone(), value);
+        }
+        None => {
+            headers.remove(name);
+        }
     }
 }
 
@@ -147,14 +183,10 @@ fn port_of(host: &str) -> Option<&str> {
 }
 
 /// 128 random bits as 32 hex digits.
-fn new_request_id() -> HeaderValue {
+fn push_request_id(out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bits = fastrand::u128(..);
-    let mut id = [0u8; 32];
-    for (i, digit) in id.iter_mut().enumerate() {
-        *digit = HEX[((bits >> (4 * i)) & 0xf) as usize];
-    }
-    HeaderValue::from_bytes(&id).expect("hex digits are a valid header value")
+    out.extend((0..32).map(|i| HEX[((bits >> (4 * i)) & 0xf) as usize]));
 }
 
 /// Keep the `Host` header a backend sees the caller's, even when the caller spoke HTTP/2.

@@ -7,41 +7,32 @@
 
 use std::net::IpAddr;
 
-use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, header};
 
 use super::ip_text;
 
-/// Replaces (`keep_existing == false`) or extends the request's `Forwarded` with our element.
-pub(super) fn set_forwarded_header(
-    headers: &mut HeaderMap,
-    peer: IpAddr,
-    scheme: &str,
-    host: &str,
-    keep_existing: bool,
-) {
+/// Replaces (`keep_existing == false`) or extends the request's `Forwarded` with our element
+/// ([`push_element`]'s text; `None` when that was no valid field value).
+pub(super) fn set_forwarded_header(headers: &mut HeaderMap, ours: Option<HeaderValue>, keep_existing: bool) {
     if !keep_existing {
         headers.remove(header::FORWARDED);
     }
-    // Only a host that is no valid field value (never one that came in a request) fails here.
-    if let Ok(value) = HeaderValue::from_maybe_shared(Bytes::from(element(peer, scheme, host))) {
+    if let Some(value) = ours {
         headers.append(header::FORWARDED, value);
     }
 }
 
 /// One forwarded-element. IPv6 nodes are bracketed and quoted (RFC 7239 §6); a host that is
 /// not a token (it has a `:port`, say) is a quoted-string.
-fn element(peer: IpAddr, scheme: &str, host: &str) -> Vec<u8> {
-    // Quoting at most doubles the host, plus its quotes.
-    let mut out = Vec::with_capacity(32 + ip_text::MAX_LEN + scheme.len() + 2 * host.len());
+pub(super) fn push_element(out: &mut Vec<u8>, peer: IpAddr, scheme: &str, host: &str) {
     match peer {
         IpAddr::V4(_) => {
             out.extend_from_slice(b"for=");
-            ip_text::push_ip(&mut out, peer);
+            ip_text::push_ip(out, peer);
         }
         IpAddr::V6(_) => {
             out.extend_from_slice(b"for=\"[");
-            ip_text::push_ip(&mut out, peer);
+            ip_text::push_ip(out, peer);
             out.extend_from_slice(b"]\"");
         }
     }
@@ -49,9 +40,8 @@ fn element(peer: IpAddr, scheme: &str, host: &str) -> Vec<u8> {
     out.extend_from_slice(scheme.as_bytes());
     if !host.is_empty() {
         out.extend_from_slice(b";host=");
-        push_value(&mut out, host);
+        push_value(out, host);
     }
-    out
 }
 
 /// A token as is, anything else as a quoted-string (RFC 9110 §5.6.2, §5.6.4).
@@ -95,32 +85,26 @@ mod tests {
     }
 
     fn element_text(peer: IpAddr, scheme: &str, host: &str) -> String {
-        String::from_utf8(element(peer, scheme, host)).unwrap()
+        let mut out = Vec::new();
+        push_element(&mut out, peer, scheme, host);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn mk_element(peer: &str, scheme: &str, host: &str) -> Option<HeaderValue> {
+        HeaderValue::from_str(&element_text(peer.parse().unwrap(), scheme, host)).ok()
     }
 
     #[test]
     fn an_untrusted_peers_forwarded_is_replaced_by_ours() {
         let mut headers = mk_headers(&["for=6.6.6.6;host=evil", "for=7.7.7.7"]);
-        set_forwarded_header(
-            &mut headers,
-            "10.0.0.7".parse().unwrap(),
-            "http",
-            "shop.example.com",
-            false,
-        );
+        set_forwarded_header(&mut headers, mk_element("10.0.0.7", "http", "shop.example.com"), false);
         assert_eq!(all(&headers), ["for=10.0.0.7;proto=http;host=shop.example.com"]);
     }
 
     #[test]
     fn a_trusted_peers_forwarded_is_kept_and_ours_appended() {
         let mut headers = mk_headers(&["for=203.0.113.9;proto=https"]);
-        set_forwarded_header(
-            &mut headers,
-            "10.0.0.7".parse().unwrap(),
-            "https",
-            "shop.example.com",
-            true,
-        );
+        set_forwarded_header(&mut headers, mk_element("10.0.0.7", "https", "shop.example.com"), true);
         assert_eq!(
             all(&headers),
             [

@@ -1,3 +1,7 @@
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use proptest::prelude::*;
+
 use super::*;
 
 fn mk_ctx(peer: &str, host: &'static str) -> ForwardedContext<'static> {
@@ -86,4 +90,47 @@ fn ports_come_from_the_host_or_the_scheme() {
     assert_eq!(port_of("[::1]:81"), Some("81"));
     assert_eq!(port_of("[::1]"), None);
     assert_eq!(port_of("a.example"), None);
+}
+
+proptest! {
+    /// The values are slices of one shared buffer; each must read back as the text it stands
+    /// for, whatever the host, peer and prior chain, and a host that is no field value must
+    /// leave no header behind (never a neighbour's bytes).
+    #[test]
+    fn every_value_reads_back_as_the_text_it_stands_for(
+        host in "[ -~\t\x01é]{0,40}",
+        bits: u128,
+        v4: bool,
+        trusted: bool,
+        prior in proptest::option::of("[0-9a-f.:, ]{0,30}"),
+    ) {
+        let peer = if v4 { IpAddr::V4(Ipv4Addr::from(bits as u32)) } else { IpAddr::V6(Ipv6Addr::from(bits)) };
+        let trust = if trusted { "0.0.0.0/0, ::/0".parse().unwrap() } else { TrustedProxies::default() };
+        let mut headers = HeaderMap::new();
+        if let Some(prior) = &prior {
+            headers.insert("x-forwarded-for", HeaderValue::from_str(prior).unwrap());
+        }
+        let ctx = ForwardedContext { peer, scheme: "https", host: &host };
+        let id = set_forwarded(&mut headers, &ctx, &trust);
+
+        let peer = canonical(peer);
+        let text = |name: &str| headers.get(name).map(|v| v.as_bytes().to_vec());
+        let (xff, real_ip) = match (&prior, trusted) {
+            (Some(prior), true) => (format!("{prior}, {peer}"), client_from_chain(prior, peer, &trust)),
+            _ => (peer.to_string(), peer),
+        };
+        prop_assert_eq!(text("x-forwarded-for"), Some(xff.into_bytes()));
+        prop_assert_eq!(text("x-real-ip"), Some(real_ip.to_string().into_bytes()));
+        let host_ok = HeaderValue::from_str(&host).is_ok();
+        prop_assert_eq!(text("x-forwarded-host"), host_ok.then(|| host.clone().into_bytes()));
+        prop_assert_eq!(text("x-forwarded-port"), Some(port_of(&host).unwrap_or("443").as_bytes().to_vec()));
+        prop_assert_eq!(text("x-forwarded-proto"), Some(b"https".to_vec()));
+        let mut element = Vec::new();
+        push_element(&mut element, peer, "https", &host);
+        let element_ok = HeaderValue::from_bytes(&element).is_ok();
+        prop_assert_eq!(text("forwarded"), element_ok.then_some(element));
+        prop_assert_eq!(id.len(), 32);
+        prop_assert!(id.as_bytes().iter().all(u8::is_ascii_hexdigit));
+        prop_assert_eq!(text("x-request-id"), Some(id.as_bytes().to_vec()));
+    }
 }
