@@ -109,17 +109,20 @@ impl fmt::Display for PortRef {
 
 impl<'a> Backends<'a> {
     pub fn new(state: &'a ClusterState) -> Self {
-        Self::indexing(state, |_| true)
+        Self::indexing(state, state.services.len(), |_| true)
     }
 
     /// Indexes only the Services (namespace, name) in `needed` and their slices: an incremental
     /// compile redoing a few Ingresses does not index every Service of the cluster.
     pub fn only(state: &'a ClusterState, needed: &HashSet<(&str, &str)>) -> Self {
-        Self::indexing(state, |key| needed.contains(&key))
+        // Every Service and slice of the cluster is checked against it: hash with foldhash.
+        let needed: HashSet<(&str, &str), foldhash::fast::RandomState> = needed.iter().copied().collect();
+        Self::indexing(state, needed.len(), |key| needed.contains(&key))
     }
 
-    fn indexing(state: &'a ClusterState, wanted: impl Fn((&str, &str)) -> bool) -> Self {
-        let mut services = FastMap::with_capacity_and_hasher(state.services.len(), Default::default());
+    /// Indexes the Services `wanted` takes (about `expected` of them) and their slices.
+    fn indexing(state: &'a ClusterState, expected: usize, wanted: impl Fn((&str, &str)) -> bool) -> Self {
+        let mut services = FastMap::with_capacity_and_hasher(expected, Default::default());
         services.extend(
             state
                 .services
