@@ -149,6 +149,26 @@ fn mk_ingress_added(state: &ClusterState) -> ClusterState {
     added
 }
 
+/// One full compile published into `publisher`. Named and not inlined, so an instruction count
+/// can take the timed work alone: `valgrind --tool=callgrind --toggle-collect='*full_step*'`.
+#[inline(never)]
+fn full_step(publisher: &mut RoutePublisher, state: &ClusterState, options: &CompileOptions) -> Published {
+    publisher.publish(compile(state, options).table)
+}
+
+/// One incremental compile of `next` and its publish of what changed (`--toggle-collect='*edit_step*'`).
+#[inline(never)]
+fn edit_step(
+    incremental: &mut Incremental,
+    publisher: &mut RoutePublisher,
+    next: &ClusterState,
+    options: &CompileOptions,
+) -> Published {
+    let table = incremental.compile(next, options).table;
+    let changes = incremental.spec_changes().expect("an incremental compile");
+    publisher.publish_changed(table, changes)
+}
+
 fn bench_compile(c: &mut Criterion) {
     let state = mk_state();
     let options = CompileOptions::default();
@@ -180,7 +200,7 @@ fn bench_compile(c: &mut Criterion) {
         b.iter_batched(
             || RoutePublisher::new(ProxyMetrics::detached()).0,
             |mut publisher| {
-                publisher.publish(compile(&state, &options).table);
+                full_step(&mut publisher, &state, &options);
                 // Dropped outside the timing: the old tables' teardown is not the publish.
                 publisher
             },
@@ -242,9 +262,7 @@ fn bench_compile(c: &mut Criterion) {
                 // Alternate the two states so every publish is a one-object change.
                 flip = !flip;
                 let next = if flip { &edited } else { &state };
-                let table = incremental.compile(next, &options).table;
-                let changes = incremental.spec_changes().expect("an incremental compile");
-                let published = publisher.publish_changed(table, changes);
+                let published = edit_step(&mut incremental, &mut publisher, next, &options);
                 assert!(matches!(published, Published::Swapped { .. }));
             })
         });

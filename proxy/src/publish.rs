@@ -42,7 +42,7 @@ pub struct RoutePublisher {
     upstreams: HashMap<BackendId, Arc<Upstream>>,
     /// The live table's per-route counters, keyed by (route, backend): label lookups are the
     /// slow part of a build, and most routes survive a publish.
-    route_stats: HashMap<(String, String), RouteStats>,
+    route_stats: HashMap<(String, String), RouteStats, foldhash::fast::RandomState>,
     /// The live table's parsed certificates: a Secret that did not change is not parsed again.
     certificates: HashMap<CertificateId, (CertificateSpec, Arc<CertifiedKey>)>,
 }
@@ -96,7 +96,7 @@ impl RoutePublisher {
                 ready,
                 metrics,
                 upstreams: HashMap::new(),
-                route_stats: HashMap::new(),
+                route_stats: HashMap::default(),
                 certificates: HashMap::new(),
             },
             reader,
@@ -143,7 +143,8 @@ impl RoutePublisher {
     /// Builds the table for `spec` next to `live` (only `changes`' hosts when given) and stores it.
     fn swap(&mut self, live: Arc<RouteTable>, spec: Arc<TableSpec>, changes: Option<&SpecChanges>) -> Published {
         let replaced = self.update_upstreams(&live.spec().backends, &spec.backends, changes.map(|c| &c.backends));
-        let mut claimed: HashSet<(String, String)> = HashSet::new();
+        // foldhash: two hashes of every route's key per build (SipHash was 4 % of a 10k publish).
+        let mut claimed: HashSet<(String, String), foldhash::fast::RandomState> = HashSet::default();
         let upstreams = &self.upstreams;
         let mut upstream = |id: &BackendId| match upstreams.get(id) {
             Some(upstream) => upstream.clone(),

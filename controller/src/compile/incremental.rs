@@ -155,7 +155,7 @@ impl Incremental {
         let index = if redo.as_ref().is_none_or(|redo| !redo.is_empty()) || self.tls > 0 {
             index(&state.ingresses)
         } else {
-            Some(HashMap::new())
+            Some(Index::default())
         };
         let Some(index) = index.filter(|_| !qcloud) else {
             self.reset();
@@ -185,13 +185,20 @@ impl Incremental {
                 Backends::only(state, &named_services(&redo, &index))
             };
             for key in redo {
-                if let Some(old) = self.entries.remove(&key) {
+                let was = self.entries.remove(&key).map(|old| {
+                    let shadow = old.shadow;
                     self.forget(&key, old, &mut touched);
+                    shadow
+                });
+                let selected = index
+                    .get(&(key.0.as_str(), key.1.as_str()))
+                    .and_then(|&ingress| Some((ingress, classes.select(ingress)?)));
+                // `served` lists the entries and their shadow flags: an Ingress edited in place
+                // keeps it (rebuilding it sorted 10k names per edit).
+                if was != selected.map(|(_, selection)| matches!(selection, Selection::Shadow(_))) {
+                    self.served = None;
                 }
-                let Some(&ingress) = index.get(&(key.0.as_str(), key.1.as_str())) else {
-                    continue;
-                };
-                let Some(selection) = classes.select(ingress) else {
+                let Some((ingress, selection)) = selected else {
                     continue;
                 };
                 let contribution = ingress::contribution(ingress, &mut backends);
@@ -289,7 +296,6 @@ impl Incremental {
         self.order.remove(&old.rank);
         self.notable.remove(&old.rank);
         self.tls -= usize::from(old.has_tls);
-        self.served = None;
     }
 
     fn add(
@@ -324,7 +330,6 @@ impl Incremental {
             .is_some_and(|spec| spec.tls.as_ref().is_some_and(|tls| !tls.is_empty()));
         self.order.insert(rank.clone());
         self.tls += usize::from(has_tls);
-        self.served = None;
         touched.settle.insert(key.clone());
         // Kept until the Ingress changes: the walk's growth room would be a third of it.
         contribution.events.shrink_to_fit();
@@ -516,11 +521,12 @@ struct Touched {
     settle: BTreeSet<Key>,
 }
 
-type Index<'s> = HashMap<(&'s str, &'s str), &'s Ingress>;
+/// foldhash: every Ingress of the cluster is hashed into it on each compile that redoes some.
+type Index<'s> = HashMap<(&'s str, &'s str), &'s Ingress, foldhash::fast::RandomState>;
 
 /// Ingresses by namespace and name; `None` when two share both (the full compile handles those).
 fn index(ingresses: &[Arc<Ingress>]) -> Option<Index<'_>> {
-    let mut index = HashMap::with_capacity(ingresses.len());
+    let mut index = Index::with_capacity_and_hasher(ingresses.len(), Default::default());
     for ingress in ingresses {
         if index.insert(namespace_name(&ingress.metadata), &**ingress).is_some() {
             return None;

@@ -53,7 +53,12 @@ pub fn parse_host(raw: &str) -> Result<HostMatch, HostError> {
         return Err(HostError::IpAddress);
     }
     check_dns1123_subdomain(name)?;
-    Ok(HostMatch::from_rule_host(&host))
+    // Lowercase and checked (no empty label, so no trailing dot): what `from_rule_host` would
+    // give, without copying the name again.
+    Ok(match host.strip_prefix("*.") {
+        Some(suffix) => HostMatch::Wildcard(suffix.to_string()),
+        None => HostMatch::Exact(host),
+    })
 }
 
 /// Lowercase DNS-1123 subdomain: dot-separated labels of `[a-z0-9-]`, not starting or ending with `-`.

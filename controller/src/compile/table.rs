@@ -3,7 +3,7 @@
 //! conflicts instead of choosing).
 
 use std::{
-    collections::{BTreeMap, BTreeSet, btree_map::Entry},
+    collections::{BTreeMap, BTreeSet, HashMap},
     sync::Arc,
 };
 
@@ -13,23 +13,31 @@ use shunt_proxy::routes::spec::{
 
 use super::backend::Resolved;
 
+/// foldhash, not SipHash, and hashed rather than B-tree keyed: every path looks up its host and
+/// backend, and B-tree key compares were the largest cost of a 10k-Ingress compile. Sorted once
+/// in [`TableBuilder::finish`].
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Claims in walk order; turns into a sorted [`TableSpec`].
 #[derive(Default)]
 pub struct TableBuilder {
-    /// Keyed in output order: host, then path, then kind, then listeners (which never overlap
-    /// for one host, path and kind). Nested, so a claim looks up by reference and allocates
-    /// only what it inserts.
-    paths: BTreeMap<HostMatch, HostClaims>,
+    /// Host, then path, then kind and listeners (which never overlap for one host, path and
+    /// kind). Nested, so a claim looks up by reference and allocates only what it inserts.
+    paths: FastMap<HostMatch, HostClaims>,
     /// Hosts whose unmatched requests get 404 (see `VirtualHostSpec::exclusive`).
     exclusive: BTreeSet<HostMatch>,
     /// Some claim is limited to one listener: only then can claims on other keys overlap.
     scoped: bool,
     default_backend: Option<Claim>,
-    backends: BTreeMap<BackendId, BackendSpec>,
+    backends: FastMap<BackendId, BackendSpec>,
 }
 
-/// One host's claims: path, then (kind, listeners).
-type HostClaims = BTreeMap<String, BTreeMap<(PathKind, Listeners), Claim>>;
+/// One host's claims: path, then its slots.
+type HostClaims = BTreeMap<String, Slots>;
+
+/// The claims of one host and path by (kind, listeners), sorted: at most nine, mostly one, so a
+/// short Vec rather than a B-tree node per path (a node is sized for eleven claims).
+type Slots = Vec<((PathKind, Listeners), Claim)>;
 
 /// Who holds a slot and where it sends requests.
 struct Claim {
@@ -89,22 +97,24 @@ impl TableBuilder {
         if self.scoped || !options.listeners.is_both() {
             for listeners in [Listeners::Both, Listeners::Plain, Listeners::Tls] {
                 if listeners.overlaps(options.listeners)
-                    && let Some(held) = slots.get(&(kind, listeners))
+                    && let Ok(held) = slots.binary_search_by_key(&(kind, listeners), |(key, _)| *key)
                 {
-                    return Err(held.source.clone());
+                    return Err(slots[held].1.source.clone());
                 }
             }
         }
         self.scoped |= !options.listeners.is_both();
-        match slots.entry((kind, options.listeners)) {
-            Entry::Occupied(held) => Err(held.get().source.clone()),
-            Entry::Vacant(slot) => {
-                slot.insert(Claim {
+        match slots.binary_search_by_key(&(kind, options.listeners), |(key, _)| *key) {
+            Ok(held) => Err(slots[held].1.source.clone()),
+            Err(at) => {
+                let key = (kind, options.listeners);
+                let claim = Claim {
                     backend: backend.map(|backend| backend.id.clone()).unwrap_or_default(),
                     source: source.to_string(),
                     ssl_redirect,
                     options,
-                });
+                };
+                slots.insert(at, (key, claim));
                 if let Some(backend) = backend {
                     self.add_backend(backend);
                 }
@@ -141,8 +151,10 @@ impl TableBuilder {
     }
 
     pub fn finish(self) -> TableSpec {
-        let mut hosts: Vec<Arc<VirtualHostSpec>> = Vec::with_capacity(self.paths.len());
-        for (host, host_paths) in self.paths {
+        let mut sorted: Vec<(HostMatch, HostClaims)> = self.paths.into_iter().collect();
+        sorted.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        let mut hosts: Vec<Arc<VirtualHostSpec>> = Vec::with_capacity(sorted.len());
+        for (host, host_paths) in sorted {
             let mut paths = Vec::new();
             for (mut path, slots) in host_paths {
                 let mut slots = slots.into_iter().peekable();
@@ -176,7 +188,8 @@ impl TableBuilder {
         TableSpec {
             hosts,
             default_backend: self.default_backend.map(|claim| claim.backend),
-            backends: self.backends,
+            // A B-tree collected from an iterator sorts once and builds in one pass.
+            backends: self.backends.into_iter().collect(),
             tls: Default::default(),
             documents: Default::default(),
         }

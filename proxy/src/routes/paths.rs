@@ -15,17 +15,33 @@
 //! `Exact`, then the longest `CharPrefix`, then the longest `Prefix`.
 //!
 //! A host whose one rule is `Prefix /` (most hosts of a large cluster) gets no tree: every path
-//! is that route, and 10,000 two-pattern matchit trees would cost about 1 KB a host.
+//! is that route, and 10,000 two-pattern matchit trees would cost about 1 KB a host. A host with a
+//! few `Exact` and `Prefix` rules and no braces gets a [`PathList`] scanned in order instead: the
+//! same answers (a proptest compares it with the tree), without a tree to build (matchit inserts
+//! were a sixth of publishing 10k such hosts).
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{borrow::Cow, collections::BTreeMap, sync::Arc};
 
 use super::{spec::PathKind, table::Route};
 
 pub(super) enum PathTable {
     /// The host's only rule is `Prefix /`.
     Root(Arc<Route>),
+    /// Boxed, as the tree: a host's table sits in a map entry per host.
+    List(Box<PathList>),
     /// Boxed: a host's table sits in a map entry per host.
     Tree(Box<PathTree>),
+}
+
+/// Hosts with at most this many rules may get a [`PathList`]: a scan of a few short strings
+/// is as quick as a tree walk.
+const LIST_MAX: usize = 8;
+
+/// A host's few `Exact` and `Prefix` rules (paths as written, no braces, no `CharPrefix`).
+pub(super) struct PathList {
+    exact: Box<[(Box<str>, Arc<Route>)]>,
+    /// Longest first, so the first that covers a path is the longest match.
+    prefix: Box<[(Box<str>, Arc<Route>)]>,
 }
 
 pub(super) struct PathTree {
@@ -71,20 +87,24 @@ impl PathTableBuilder {
         match kind {
             PathKind::CharPrefix => unreachable!("handled above"),
             PathKind::Exact => {
-                self.slots.entry(escaped).or_default().exact.get_or_insert(route);
+                self.slot(&escaped).exact.get_or_insert(route);
             }
             PathKind::Prefix => {
                 let base = escaped.trim_end_matches('/');
-                let rest = format!("{base}/{{*rest}}");
+                let rest = format!("{base}{CATCH_ALL}");
                 let base = if base.is_empty() { "/" } else { base };
-                self.slots
-                    .entry(base.to_string())
-                    .or_default()
-                    .prefix
-                    .get_or_insert(route.clone());
+                self.slot(base).prefix.get_or_insert(route.clone());
                 self.slots.entry(rest).or_default().prefix.get_or_insert(route);
             }
         }
+    }
+
+    /// The slot of `pattern`, looked up before its key is allocated.
+    fn slot(&mut self, pattern: &str) -> &mut Slot {
+        if !self.slots.contains_key(pattern) {
+            self.slots.insert(pattern.to_string(), Slot::default());
+        }
+        self.slots.get_mut(pattern).expect("inserted above")
     }
 
     /// The 301 a `CharPrefix` rule `path` (ending in `/`) gives for `path` without its slash.
@@ -94,11 +114,57 @@ impl PathTableBuilder {
         }
     }
 
-    /// Builds the tree; patterns matchit refuses come back as `(pattern, reason)`.
+    /// Builds the table; patterns matchit refuses come back as `(pattern, reason)`.
     pub(super) fn build(self) -> (PathTable, Vec<(String, String)>) {
         if let Some(route) = self.root_only() {
             return (PathTable::Root(route), Vec::new());
         }
+        if let Some(list) = self.list() {
+            return (PathTable::List(Box::new(list)), Vec::new());
+        }
+        self.build_tree()
+    }
+
+    /// The [`PathList`] of a host with few rules, none `CharPrefix`, no braces in any path
+    /// (matchit syntax, which the list need not unescape). Each `Prefix` has two slots
+    /// (`/p`, `/p/{*rest}`) holding the same route: the list keeps the first.
+    fn list(&self) -> Option<PathList> {
+        if self.slots.len() > 2 * LIST_MAX || !self.locations.is_empty() || !self.slash_redirects.is_empty() {
+            return None;
+        }
+        let mut exact = Vec::new();
+        let mut prefix = Vec::new();
+        for (pattern, slot) in &self.slots {
+            if let Some(base) = pattern.strip_suffix(CATCH_ALL) {
+                // A Prefix's second slot; its brace-free base slot carries the route.
+                if base.contains(['{', '}']) {
+                    return None;
+                }
+                continue;
+            }
+            if pattern.contains(['{', '}']) {
+                return None;
+            }
+            exact.extend(
+                slot.exact
+                    .iter()
+                    .map(|route| (Box::from(pattern.as_str()), route.clone())),
+            );
+            prefix.extend(
+                slot.prefix
+                    .iter()
+                    .map(|route| (Box::from(pattern.as_str()), route.clone())),
+            );
+        }
+        prefix.sort_by_key(|(path, _): &(Box<str>, _)| std::cmp::Reverse(path.len()));
+        Some(PathList {
+            exact: exact.into_boxed_slice(),
+            prefix: prefix.into_boxed_slice(),
+        })
+    }
+
+    /// The matchit tree, whatever the rules.
+    fn build_tree(self) -> (PathTable, Vec<(String, String)>) {
         let mut router = matchit::Router::new();
         let mut rejected = Vec::new();
         for (pattern, slot) in self.slots {
@@ -146,8 +212,31 @@ impl PathTable {
     pub(super) fn lookup(&self, path: &str) -> Option<&Arc<Route>> {
         match self {
             PathTable::Root(route) => Some(route),
+            PathTable::List(list) => list.lookup(path),
             PathTable::Tree(tree) => tree.lookup(path),
         }
+    }
+}
+
+// === impl PathList ===
+
+impl PathList {
+    /// `Exact` by equality, then the longest `Prefix` covering the path by whole elements:
+    /// `/p` covers `/p`, `/p/` and `/p/x`, not `/px`; `/` covers every path.
+    fn lookup(&self, path: &str) -> Option<&Arc<Route>> {
+        if let Some((_, route)) = self.exact.iter().find(|(exact, _)| **exact == *path) {
+            return Some(route);
+        }
+        let covers = |prefix: &str| {
+            prefix == "/"
+                || path
+                    .strip_prefix(prefix)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        self.prefix
+            .iter()
+            .find(|(prefix, _)| covers(prefix))
+            .map(|(_, route)| route)
     }
 }
 
@@ -211,7 +300,18 @@ impl Locations {
     }
 }
 
-/// matchit treats `{` and `}` as parameter syntax; user paths are literal.
-fn escape(path: &str) -> String {
-    path.replace('{', "{{").replace('}', "}}")
+/// What a `Prefix` pattern's second slot adds to its base.
+const CATCH_ALL: &str = "/{*rest}";
+
+/// matchit treats `{` and `}` as parameter syntax; user paths are literal. Most paths have
+/// neither and are not copied.
+fn escape(path: &str) -> Cow<'_, str> {
+    if path.contains(['{', '}']) {
+        Cow::Owned(path.replace('{', "{{").replace('}', "}}"))
+    } else {
+        Cow::Borrowed(path)
+    }
 }
+
+#[cfg(test)]
+mod tests;

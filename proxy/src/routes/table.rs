@@ -44,14 +44,18 @@ pub struct RouteTable {
     nowhere: Arc<Upstream>,
 }
 
+/// foldhash, not SipHash: keys come from our own configuration, so no client can choose them to
+/// collide (requests only look up), and a build hashes every host and backend once or twice.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// The virtual hosts one listener serves. Each is an `Arc` so the next table can reuse it.
 #[derive(Clone, Default)]
 struct Hosts {
-    exact: HashMap<Box<str>, Arc<VirtualHost>>,
+    exact: FastMap<Box<str>, Arc<VirtualHost>>,
     /// Keyed by the suffix after `*.`.
-    wildcard: HashMap<Box<str>, Arc<VirtualHost>>,
+    wildcard: FastMap<Box<str>, Arc<VirtualHost>>,
     /// Keyed by the suffix after `*.`; matched from the longest suffix down.
-    deep_wildcard: HashMap<Box<str>, Arc<VirtualHost>>,
+    deep_wildcard: FastMap<Box<str>, Arc<VirtualHost>>,
     any: Option<Arc<VirtualHost>>,
 }
 
@@ -97,7 +101,7 @@ pub struct Rebuilt {
 /// The key a route's counters were handed out under by the `stats` callback.
 /// `upstream` asked once per backend: every path naming a backend shares its upstream.
 fn once_per_backend(mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>) -> impl FnMut(&BackendId) -> Arc<Upstream> {
-    let mut upstreams: HashMap<BackendId, Arc<Upstream>> = HashMap::new();
+    let mut upstreams: FastMap<BackendId, Arc<Upstream>> = FastMap::default();
     move |id: &BackendId| {
         if let Some(found) = upstreams.get(id) {
             return found.clone();
@@ -352,7 +356,7 @@ fn build_routes<'s>(
     stats: &mut impl FnMut(&str, &str) -> RouteStats,
     warnings: &mut Vec<BuildWarning>,
 ) -> Vec<(Arc<Route>, &'s PathSpec)> {
-    let mut built = Vec::with_capacity(vhost.paths.len());
+    let mut built: Vec<(Arc<Route>, &PathSpec)> = Vec::with_capacity(vhost.paths.len());
     for path in &vhost.paths {
         let redirect = path.options.redirect.clone();
         if redirect.is_none() && !spec.backends.contains_key(&path.backend) {
@@ -384,10 +388,15 @@ fn build_routes<'s>(
         };
         // Metrics name the backend a route forwards to; a redirect forwards nowhere.
         let backend = if redirect.is_some() { "" } else { path.backend.as_str() };
+        // A host's paths mostly come from one Ingress: share its name rather than copy it per route.
+        let source = match built.last() {
+            Some((last, _)) if *last.source == *path.source => last.source.clone(),
+            _ => path.source.as_str().into(),
+        };
         let route = Route {
             stats: stats(&name, backend),
             name: name.into(),
-            source: path.source.as_str().into(),
+            source,
             upstream,
             ssl_redirect: path.ssl_redirect,
             redirect,

@@ -95,7 +95,7 @@ impl fmt::Debug for Upstream {
 
 impl Endpoint {
     pub fn new(addr: SocketAddr) -> Self {
-        let authority = Authority::try_from(addr.to_string()).expect("a socket address is a valid authority");
+        let authority = Authority::try_from(authority_of(addr)).expect("a socket address is a valid authority");
         Endpoint {
             addr,
             authority,
@@ -105,5 +105,57 @@ impl Endpoint {
 
     pub fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Relaxed)
+    }
+}
+
+/// `ip:port` as `SocketAddr`'s `Display` writes it. IPv4 digit by digit: through `fmt` it was a
+/// fifth of publishing a table with 50k endpoints.
+fn authority_of(addr: SocketAddr) -> String {
+    let SocketAddr::V4(v4) = addr else {
+        return addr.to_string();
+    };
+    let mut out = String::with_capacity("255.255.255.255:65535".len());
+    for (index, octet) in v4.ip().octets().into_iter().enumerate() {
+        if index > 0 {
+            out.push('.');
+        }
+        push_decimal(&mut out, octet.into());
+    }
+    out.push(':');
+    push_decimal(&mut out, v4.port());
+    out
+}
+
+fn push_decimal(out: &mut String, number: u16) {
+    let mut digits = [0u8; 5];
+    let mut at = digits.len();
+    let mut rest = number;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&digit| char::from(digit)));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{Ipv4Addr, SocketAddrV4};
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn an_endpoint_authority_is_its_address_as_display_writes_it(ip in any::<u32>(), port in any::<u16>()) {
+            let addr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::from(ip), port));
+            prop_assert_eq!(authority_of(addr), addr.to_string());
+            let endpoint = Endpoint::new(addr);
+            prop_assert_eq!(endpoint.authority.as_str(), addr.to_string());
+        }
     }
 }

@@ -307,3 +307,15 @@ fn a_udp_service_port_with_the_number_does_not_match() {
     );
     assert_eq!(backend_of(53, vec![service], vec![slice]).1, pods(&["10.0.0.1:5354"]));
 }
+
+proptest::proptest! {
+    /// The id is written digit by digit, not by `format!`: every port number reads back as itself.
+    #[test]
+    fn a_backend_id_names_its_port_number_in_decimal(port in 1..=65535i32) {
+        let service = mk_service("shop", "svc", &[("http", port)]);
+        let slice = mk_slice("shop", "svc-a", "svc", &[("http", 8080)], vec![mk_ready("10.0.0.1")]);
+        let (id, spec) = backend_of(port, vec![service], vec![slice]);
+        proptest::prop_assert_eq!(id, format!("shop/svc:{port}"));
+        proptest::prop_assert_eq!(spec, pods(&["10.0.0.1:8080"]));
+    }
+}

@@ -3,11 +3,13 @@
 //! every host's spec.
 
 use std::{
-    collections::{BTreeSet, HashMap, HashSet},
+    collections::{BTreeSet, HashSet},
     sync::Arc,
 };
 
-use super::{Hosts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, once_per_backend, stats_key};
+use super::{
+    FastMap, Hosts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, once_per_backend, stats_key,
+};
 use crate::{
     metrics::RouteStats,
     routes::spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
@@ -129,7 +131,7 @@ impl Hosts {
                 .iter()
                 .any(|route| upstreams.contains(&Arc::as_ptr(&route.upstream)))
         };
-        let named = |map: &HashMap<Box<str>, Arc<VirtualHost>>, make: fn(String) -> HostMatch| {
+        let named = |map: &FastMap<Box<str>, Arc<VirtualHost>>, make: fn(String) -> HostMatch| {
             map.iter()
                 .filter(|(_, vhost)| uses(vhost))
                 .map(move |(name, _)| make(name.to_string()))
