@@ -66,6 +66,9 @@ pub struct Incremental {
     users: BTreeSet<(Key, Key)>,
     /// EndpointSlice to the Service its label names.
     slice_services: HashMap<Key, Key>,
+    /// Two slices with one namespace and name (manifests can hold both; the API cannot): the
+    /// map above keeps one Service per name, so compiles do all until they are gone.
+    duplicate_slices: bool,
     /// Each host's claims in precedence order, as one set for the same reason.
     claims: BTreeSet<(HostMatch, Attempt)>,
     /// What the table holds for each host some claim won; the table shares each `Arc`, so a
@@ -149,7 +152,10 @@ impl Incremental {
             .any(|class| class.profile == Profile::Qcloud);
         let mut kept_options = options.clone();
         kept_options.now = None;
-        let everything = changes.everything || changes.ingress_classes || self.options.as_ref() != Some(&kept_options);
+        let everything = changes.everything
+            || changes.ingress_classes
+            || self.duplicate_slices
+            || self.options.as_ref() != Some(&kept_options);
         let redo = (!everything).then(|| self.redo(state, changes));
         // The Ingresses by name, to redo some or walk TLS; a duplicate name comes with a change.
         let index = if redo.as_ref().is_none_or(|redo| !redo.is_empty()) || self.tls > 0 {
@@ -167,7 +173,7 @@ impl Incremental {
             self.options = Some(kept_options);
             for slice in &state.endpoint_slices {
                 if let Some(service) = service_of(slice) {
-                    self.slice_services.insert(key_of(slice.metadata()), service);
+                    self.duplicate_slices |= self.slice_services.insert(key_of(slice.metadata()), service).is_some();
                 }
             }
             index
@@ -256,12 +262,15 @@ impl Incremental {
             for key in &changes.endpoint_slices {
                 services.extend(self.slice_services.remove(key));
             }
+            let mut named = BTreeSet::new();
             for slice in &state.endpoint_slices {
                 let key = key_of(slice.metadata());
                 if changes.endpoint_slices.contains(&key)
                     && let Some(service) = service_of(slice)
                 {
                     services.insert(service.clone());
+                    // Both Services are redone now; the map can keep only one for later.
+                    self.duplicate_slices |= !named.insert(key.clone());
                     self.slice_services.insert(key, service);
                 }
             }

@@ -289,39 +289,98 @@ proptest! {
         edits in prop::collection::vec(edit(), 1..40),
         default_certificate in any::<bool>(),
     ) {
-        let mut world = World::default();
-        let mut options = CompileOptions {
-            default_certificate: default_certificate.then(|| ("default".to_string(), "s0".to_string())),
-            now: Some(Timestamp::from_second(1_800_000_000).expect("a time")),
-            ..Default::default()
-        };
-        let mut by_address = Incremental::default();
-        let mut told = Incremental::default();
-        let mut previous = TableSpec::default();
-        for (step, edit) in edits.iter().enumerate() {
-            let mut changes = Changes::default();
-            world.apply(edit, &mut options, &mut changes);
-            let state = world.state();
-            let full = compile(&state, &options);
-            prop_assert_eq!(&by_address.compile(&state, &options), &full, "by address, step {} {:?}", step, edit);
-            prop_assert_eq!(&told.compile_changes(&state, &options, &changes), &full, "told, step {} {:?}", step, edit);
-            // What the publisher is told changed covers every host and backend that did.
-            if let Some(spec_changes) = by_address.spec_changes() {
-                let host = |spec: &TableSpec, name: &HostMatch| spec.hosts.iter().find(|h| h.host == *name).cloned();
-                for name in previous.hosts.iter().chain(&full.table.hosts).map(|h| &h.host) {
-                    if !spec_changes.hosts.contains(name) {
-                        prop_assert_eq!(host(&previous, name), host(&full.table, name), "host {} step {}", name, step);
-                    }
-                }
-                for id in previous.backends.keys().chain(full.table.backends.keys()) {
-                    if !spec_changes.backends.contains(id) {
-                        prop_assert_eq!(previous.backends.get(id), full.table.backends.get(id), "backend {}", id);
-                    }
+        each_step_equals_a_full_compile(&edits, default_certificate)?;
+    }
+}
+
+/// Applies `edits` one by one; after each, both incremental compiles (changes found by address,
+/// changes told) must equal `compile` from scratch.
+fn each_step_equals_a_full_compile(edits: &[Edit], default_certificate: bool) -> Result<(), TestCaseError> {
+    let mut world = World::default();
+    let mut options = CompileOptions {
+        default_certificate: default_certificate.then(|| ("default".to_string(), "s0".to_string())),
+        now: Some(Timestamp::from_second(1_800_000_000).expect("a time")),
+        ..Default::default()
+    };
+    let mut by_address = Incremental::default();
+    let mut told = Incremental::default();
+    let mut previous = TableSpec::default();
+    for (step, edit) in edits.iter().enumerate() {
+        let mut changes = Changes::default();
+        world.apply(edit, &mut options, &mut changes);
+        let state = world.state();
+        let full = compile(&state, &options);
+        prop_assert_eq!(
+            &by_address.compile(&state, &options),
+            &full,
+            "by address, step {} {:?}",
+            step,
+            edit
+        );
+        prop_assert_eq!(
+            &told.compile_changes(&state, &options, &changes),
+            &full,
+            "told, step {} {:?}",
+            step,
+            edit
+        );
+        // What the publisher is told changed covers every host and backend that did.
+        if let Some(spec_changes) = by_address.spec_changes() {
+            let host = |spec: &TableSpec, name: &HostMatch| spec.hosts.iter().find(|h| h.host == *name).cloned();
+            for name in previous.hosts.iter().chain(&full.table.hosts).map(|h| &h.host) {
+                if !spec_changes.hosts.contains(name) {
+                    prop_assert_eq!(
+                        host(&previous, name),
+                        host(&full.table, name),
+                        "host {} step {}",
+                        name,
+                        step
+                    );
                 }
             }
-            previous = full.table;
+            for id in previous.backends.keys().chain(full.table.backends.keys()) {
+                if !spec_changes.backends.contains(id) {
+                    prop_assert_eq!(previous.backends.get(id), full.table.backends.get(id), "backend {}", id);
+                }
+            }
         }
+        previous = full.table;
     }
+    Ok(())
+}
+
+/// Found by the proptest: two slices named `e0` in `default` (one without a namespace, as a
+/// manifest may have it) for different Services; removing one must redo both Services' users.
+#[test]
+fn removing_one_of_two_slices_with_one_name_redoes_both_services() {
+    let edits = [
+        Edit::PutSlice {
+            ns: 2,
+            name: 0,
+            service: 1,
+            endpoints: vec![],
+        },
+        Edit::PutIngress {
+            ns: 0,
+            name: 0,
+            created: None,
+            class: 2,
+            rules: vec![(0, vec![(0, false, 0, 1)])],
+            default_backend: None,
+            tls: None,
+            ssl_redirect: false,
+        },
+        Edit::PutSlice {
+            ns: 0,
+            name: 0,
+            service: 0,
+            endpoints: vec![(0, false)],
+        },
+        Edit::PutClass(0, true, true),
+        Edit::PutService(2, 0, 1),
+        Edit::RemoveSlice(0, 0),
+    ];
+    each_step_equals_a_full_compile(&edits, false).unwrap();
 }
 
 #[test]
