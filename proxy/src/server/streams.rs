@@ -1,0 +1,191 @@
+//! HTTP/2 streams polled by their connection's task instead of one tokio task each.
+//!
+//! hyper's HTTP/2 server hands every accepted stream (and an h2 CONNECT tunnel's send half) to
+//! its executor. With tokio's, each stream is a task: an allocation, a spawn into the runtime's
+//! task list, a scheduler hop to first poll it, and one more wake-up of the connection task to
+//! write what the stream produced. Here the streams go into a `FuturesUnordered` that the
+//! connection's own task polls right before hyper's connection, so a response is framed and
+//! written in the same poll that produced it.
+//!
+//! ```text
+//! hyper Server::poll / H2Stream::poll ─execute─▶ StreamExec queue ─adopt─▶ Streams
+//!        ▲                                                                   │
+//!        └─── Driven::poll: streams, then the connection, again while queued ◀┘
+//! ```
+//!
+//! The streams end with their connection's task: once hyper's connection future is done, its
+//! HTTP/2 session is gone and a stream could not write its response anyway.
+
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicBool, Ordering},
+    },
+    task::{Context, Poll},
+};
+
+use futures::{StreamExt, future::BoxFuture, stream::FuturesUnordered, task::AtomicWaker};
+
+/// After this many rounds of "streams, then connection" in one poll, the task yields (waking
+/// itself) so one busy connection cannot hold its worker.
+const ROUNDS: usize = 8;
+
+/// hyper's executor for one connection: queues what hyper spawns for [`Streams`] to run.
+#[derive(Clone)]
+pub(super) struct StreamExec {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    /// Spawned, not yet adopted by [`Streams`]. At most `max_concurrent_streams` streams plus
+    /// their tunnels' send halves are alive at once: hyper refuses further streams.
+    queued: Mutex<Vec<BoxFuture<'static, ()>>>,
+    /// Set while [`Driven`] polls: it adopts the queue before it returns, no wake needed.
+    driving: AtomicBool,
+    /// The connection's task, for a spawn from outside its poll.
+    task: AtomicWaker,
+}
+
+/// The running streams of one connection.
+pub(super) struct Streams {
+    shared: Arc<Shared>,
+    running: FuturesUnordered<BoxFuture<'static, ()>>,
+}
+
+/// A connection future driven together with its streams; ready when the connection is.
+pub(super) struct Driven<'a, C: ?Sized> {
+    connection: Pin<&'a mut C>,
+    streams: &'a mut Streams,
+    shared: Arc<Shared>,
+}
+
+// === impl StreamExec ===
+
+/// An executor and the stream set it feeds.
+pub(super) fn streams() -> (StreamExec, Streams) {
+    let shared = Arc::new(Shared {
+        queued: Mutex::new(Vec::new()),
+        driving: AtomicBool::new(false),
+        task: AtomicWaker::new(),
+    });
+    let mut running = FuturesUnordered::new();
+    // `FuturesUnordered` wakes its task again whenever one call has polled as many futures as
+    // it holds (to not starve other tasks when futures wake each other in a loop): with one
+    // stream in flight, that is every poll, and each costs this connection a spare turn.
+    // A member that is never woken keeps "polled all" from ever being true; fairness is kept
+    // by `ROUNDS` and tokio's per-task budget.
+    running.push(Box::pin(std::future::pending()) as BoxFuture<'static, ()>);
+    // Polled once here, where the spare wake-up (it is alone) goes nowhere.
+    let _ = running.poll_next_unpin(&mut Context::from_waker(std::task::Waker::noop()));
+    (StreamExec { shared: shared.clone() }, Streams { shared, running })
+}
+
+impl<F> hyper::rt::Executor<F> for StreamExec
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    fn execute(&self, future: F) {
+        self.shared.lock().push(Box::pin(future));
+        // hyper spawns from inside the connection's or a stream's poll, where `Driven` adopts
+        // the queue before returning; anything else wakes the task.
+        if !self.shared.driving.load(Ordering::Acquire) {
+            self.shared.task.wake();
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<BoxFuture<'static, ()>>> {
+        // A panic while pushing leaves a valid Vec; nothing to repair.
+        self.queued.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+// === impl Streams ===
+
+impl Streams {
+    /// Polls `connection` with these streams until it is done.
+    pub(super) fn drive<'a, C: Future + ?Sized>(&'a mut self, connection: Pin<&'a mut C>) -> Driven<'a, C> {
+        Driven {
+            connection,
+            shared: self.shared.clone(),
+            streams: self,
+        }
+    }
+
+    /// Moves spawned streams into the running set; whether there were any.
+    fn adopt(&mut self) -> bool {
+        let mut queued = self.shared.lock();
+        if queued.is_empty() {
+            return false;
+        }
+        for future in queued.drain(..) {
+            self.running.push(future);
+        }
+        true
+    }
+
+    /// Polls the streams that were woken (and the new ones) until none is ready.
+    fn poll_running(&mut self, cx: &mut Context<'_>) {
+        self.adopt();
+        // Ends: each Ready(Some) is one stream finished, and the set only shrinks here (it is
+        // never empty, see `streams()`, so never Ready(None)).
+        while let Poll::Ready(Some(())) = self.running.poll_next_unpin(cx) {}
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.running.len() - 1 + self.shared.lock().len()
+    }
+}
+
+impl Drop for Streams {
+    fn drop(&mut self) {
+        // A queued stream may hold a `StreamExec` (hyper's streams keep their executor for
+        // upgrades), which holds the queue: a cycle that would leak it. Dropped outside the lock.
+        let queued = std::mem::take(&mut *self.shared.lock());
+        drop(queued);
+    }
+}
+
+// === impl Driven ===
+
+impl<C: Future + ?Sized> Future for Driven<'_, C> {
+    type Output = C::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<C::Output> {
+        let this = self.get_mut();
+        this.shared.task.register(cx.waker());
+        this.shared.driving.store(true, Ordering::Release);
+        let polled = this.poll_rounds(cx);
+        this.shared.driving.store(false, Ordering::Release);
+        // A spawn between the last adoption and the flag going down would wait for no one.
+        if polled.is_pending() && !this.shared.lock().is_empty() {
+            cx.waker().wake_by_ref();
+        }
+        polled
+    }
+}
+
+impl<C: Future + ?Sized> Driven<'_, C> {
+    fn poll_rounds(&mut self, cx: &mut Context<'_>) -> Poll<C::Output> {
+        for _ in 0..ROUNDS {
+            // Streams first: what they send is written by the connection's poll right after.
+            self.streams.poll_running(cx);
+            if let Poll::Ready(output) = self.connection.as_mut().poll(cx) {
+                return Poll::Ready(output);
+            }
+            // New streams accepted by that poll get their first poll now, not a wake-up later.
+            if !self.streams.adopt() {
+                return Poll::Pending;
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests;
