@@ -85,7 +85,13 @@ impl ConnTask {
         };
         let reason = match expiry {
             Expiry::Header => {
-                // Mid-head, hyper's graceful shutdown would wait for the head: end it at the I/O.
+                // HTTP/2: GOAWAY first (queued by the graceful shutdown, written when the killed
+                // read ends the session), so the client learns why. hyper's graceful shutdown
+                // alone would wait for the client's PING reply and for a half-sent head: end
+                // it at the I/O, which also answers an HTTP/1.1 head with 408.
+                if activity.maybe_h2() {
+                    connection.as_mut().graceful_shutdown();
+                }
                 activity.kill();
                 CloseReason::HeaderTimeout
             }
