@@ -5,7 +5,9 @@
 //! task list, a scheduler hop to first poll it, and one more wake-up of the connection task to
 //! write what the stream produced. Here the streams go into a `FuturesUnordered` that the
 //! connection's own task polls right before hyper's connection, so a response is framed and
-//! written in the same poll that produced it.
+//! written in the same poll that produced it. The connection itself is polled only when its own
+//! waker fired (its socket, its timers, or a stream that queued frames), not on every wake-up of
+//! the task: a stream waking for its upstream response costs no HTTP/2 session poll of its own.
 //!
 //! ```text
 //! hyper Server::poll / H2Stream::poll ─execute─▶ StreamExec queue ─adopt─▶ Streams
@@ -23,7 +25,7 @@ use std::{
         Arc, Mutex, PoisonError,
         atomic::{AtomicBool, Ordering},
     },
-    task::{Context, Poll},
+    task::{Context, Poll, Wake, Waker},
 };
 
 use futures::{StreamExt, future::BoxFuture, stream::FuturesUnordered, task::AtomicWaker};
@@ -44,14 +46,20 @@ struct Shared {
     queued: Mutex<Vec<BoxFuture<'static, ()>>>,
     /// Set while [`Driven`] polls: it adopts the queue before it returns, no wake needed.
     driving: AtomicBool,
-    /// The connection's task, for a spawn from outside its poll.
+    /// The connection's task, for a spawn from outside its poll and for `connection_woken`.
     task: AtomicWaker,
+    /// The waker hyper's connection was last polled with has fired since (or it was never
+    /// polled). Everything that lets the connection progress wakes it: its I/O and timers
+    /// register it, and h2 wakes it when a stream queues frames.
+    connection_woken: AtomicBool,
 }
 
 /// The running streams of one connection.
 pub(super) struct Streams {
     shared: Arc<Shared>,
     running: FuturesUnordered<BoxFuture<'static, ()>>,
+    /// Sets `connection_woken`, then wakes the task; what hyper's connection is polled with.
+    connection_waker: Waker,
 }
 
 /// A connection future driven together with its streams; ready when the connection is.
@@ -69,6 +77,7 @@ pub(super) fn streams() -> (StreamExec, Streams) {
         queued: Mutex::new(Vec::new()),
         driving: AtomicBool::new(false),
         task: AtomicWaker::new(),
+        connection_woken: AtomicBool::new(true),
     });
     let mut running = FuturesUnordered::new();
     // `FuturesUnordered` wakes its task again whenever one call has polled as many futures as
@@ -78,8 +87,13 @@ pub(super) fn streams() -> (StreamExec, Streams) {
     // by `ROUNDS` and tokio's per-task budget.
     running.push(Box::pin(std::future::pending()) as BoxFuture<'static, ()>);
     // Polled once here, where the spare wake-up (it is alone) goes nowhere.
-    let _ = running.poll_next_unpin(&mut Context::from_waker(std::task::Waker::noop()));
-    (StreamExec { shared: shared.clone() }, Streams { shared, running })
+    let _ = running.poll_next_unpin(&mut Context::from_waker(Waker::noop()));
+    let streams = Streams {
+        connection_waker: Waker::from(shared.clone()),
+        shared: shared.clone(),
+        running,
+    };
+    (StreamExec { shared }, streams)
 }
 
 impl<F> hyper::rt::Executor<F> for StreamExec
@@ -96,6 +110,17 @@ where
     }
 }
 
+impl Wake for Shared {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.connection_woken.store(true, Ordering::Release);
+        self.task.wake();
+    }
+}
+
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<BoxFuture<'static, ()>>> {
         // A panic while pushing leaves a valid Vec; nothing to repair.
@@ -107,7 +132,9 @@ impl Shared {
 
 impl Streams {
     /// Polls `connection` with these streams until it is done.
+    /// Its first poll polls the connection, woken or not (a graceful shutdown needs a poll).
     pub(super) fn drive<'a, C: Future + ?Sized>(&'a mut self, connection: Pin<&'a mut C>) -> Driven<'a, C> {
+        self.shared.connection_woken.store(true, Ordering::Release);
         Driven {
             connection,
             shared: self.shared.clone(),
@@ -174,8 +201,11 @@ impl<C: Future + ?Sized> Driven<'_, C> {
         for _ in 0..ROUNDS {
             // Streams first: what they send is written by the connection's poll right after.
             self.streams.poll_running(cx);
-            if let Poll::Ready(output) = self.connection.as_mut().poll(cx) {
-                return Poll::Ready(output);
+            if self.shared.connection_woken.swap(false, Ordering::AcqRel) {
+                let mut connection_cx = Context::from_waker(&self.streams.connection_waker);
+                if let Poll::Ready(output) = self.connection.as_mut().poll(&mut connection_cx) {
+                    return Poll::Ready(output);
+                }
             }
             // New streams accepted by that poll get their first poll now, not a wake-up later.
             if !self.streams.adopt() {

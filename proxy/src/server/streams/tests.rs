@@ -148,8 +148,9 @@ fn the_driven_future_is_ready_with_the_connection_output() {
 fn a_connection_that_spawns_on_every_poll_yields_after_a_bounded_number_of_rounds() {
     let (exec, mut streams) = streams();
     let ran = Arc::new(AtomicUsize::new(0));
-    let connection = poll_fn(|_| {
+    let connection = poll_fn(|cx| {
         exec.execute(mk_stream(&ran));
+        cx.waker().wake_by_ref();
         Poll::<()>::Pending
     });
     let mut connection = std::pin::pin!(connection);
@@ -202,4 +203,51 @@ fn streams_end_with_their_set() {
     drop(streams);
     drop(exec);
     assert_eq!(dropped.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn the_connection_is_polled_again_only_after_its_own_waker_fired() {
+    let (_exec, mut streams) = streams();
+    let polls = Arc::new(AtomicUsize::new(0));
+    let slot: Arc<Mutex<Option<Waker>>> = Arc::default();
+    let connection = poll_fn(|cx| {
+        polls.fetch_add(1, Ordering::Relaxed);
+        *slot.lock().expect("slot") = Some(cx.waker().clone());
+        Poll::<()>::Pending
+    });
+    let mut connection = std::pin::pin!(connection);
+    let (wakes, waker) = mk_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut driven = streams.drive(connection.as_mut());
+    for _ in 0..3 {
+        assert!(Pin::new(&mut driven).poll(&mut cx).is_pending());
+    }
+    assert_eq!(polls.load(Ordering::Relaxed), 1, "polled once, then not until woken");
+    let connection_waker = slot.lock().expect("slot").take().expect("registered");
+    connection_waker.wake();
+    assert_eq!(wakes.0.load(Ordering::Relaxed), 1, "its wake reaches the task");
+    assert!(Pin::new(&mut driven).poll(&mut cx).is_pending());
+    assert_eq!(polls.load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn a_new_drive_polls_the_connection_even_unwoken() {
+    let (_exec, mut streams) = streams();
+    let polls = Arc::new(AtomicUsize::new(0));
+    let connection = poll_fn(|_| {
+        polls.fetch_add(1, Ordering::Relaxed);
+        Poll::<()>::Pending
+    });
+    let mut connection = std::pin::pin!(connection);
+    let waker = Waker::noop();
+    let mut cx = Context::from_waker(waker);
+    for _ in 0..2 {
+        // As after a graceful shutdown, which changes the connection without waking it.
+        assert!(
+            Pin::new(&mut streams.drive(connection.as_mut()))
+                .poll(&mut cx)
+                .is_pending()
+        );
+    }
+    assert_eq!(polls.load(Ordering::Relaxed), 2);
 }
