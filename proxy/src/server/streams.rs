@@ -44,6 +44,9 @@ struct Shared {
     /// Spawned, not yet adopted by [`Streams`]. At most `max_concurrent_streams` streams plus
     /// their tunnels' send halves are alive at once: hyper refuses further streams.
     queued: Mutex<Vec<BoxFuture<'static, ()>>>,
+    /// `queued` is not empty; read without the lock, so an HTTP/1.1 connection (which never
+    /// spawns) pays a load per poll, not a lock. Written under the lock.
+    has_queued: AtomicBool,
     /// Set while [`Driven`] polls: it adopts the queue before it returns, no wake needed.
     driving: AtomicBool,
     /// The connection's task, for a spawn from outside its poll and for `connection_woken`.
@@ -75,6 +78,7 @@ pub(super) struct Driven<'a, C: ?Sized> {
 pub(super) fn streams() -> (StreamExec, Streams) {
     let shared = Arc::new(Shared {
         queued: Mutex::new(Vec::new()),
+        has_queued: AtomicBool::new(false),
         driving: AtomicBool::new(false),
         task: AtomicWaker::new(),
         connection_woken: AtomicBool::new(true),
@@ -101,10 +105,16 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     fn execute(&self, future: F) {
-        self.shared.lock().push(Box::pin(future));
+        {
+            let mut queued = self.shared.lock();
+            queued.push(Box::pin(future));
+            self.shared.has_queued.store(true, Ordering::SeqCst);
+        }
         // hyper spawns from inside the connection's or a stream's poll, where `Driven` adopts
-        // the queue before returning; anything else wakes the task.
-        if !self.shared.driving.load(Ordering::Acquire) {
+        // the queue before returning; anything else wakes the task. SeqCst with the stores in
+        // `Driven::poll`: either it sees `has_queued` after lowering `driving`, or this sees
+        // `driving` down and wakes.
+        if !self.shared.driving.load(Ordering::SeqCst) {
             self.shared.task.wake();
         }
     }
@@ -144,7 +154,11 @@ impl Streams {
 
     /// Moves spawned streams into the running set; whether there were any.
     fn adopt(&mut self) -> bool {
+        if !self.shared.has_queued.load(Ordering::SeqCst) {
+            return false;
+        }
         let mut queued = self.shared.lock();
+        self.shared.has_queued.store(false, Ordering::SeqCst);
         if queued.is_empty() {
             return false;
         }
@@ -157,6 +171,10 @@ impl Streams {
     /// Polls the streams that were woken (and the new ones) until none is ready.
     fn poll_running(&mut self, cx: &mut Context<'_>) {
         self.adopt();
+        // Only the never-woken member (see `streams()`): nothing to poll.
+        if self.running.len() == 1 {
+            return;
+        }
         // Ends: each Ready(Some) is one stream finished, and the set only shrinks here (it is
         // never empty, see `streams()`, so never Ready(None)).
         while let Poll::Ready(Some(())) = self.running.poll_next_unpin(cx) {}
@@ -185,11 +203,11 @@ impl<C: Future + ?Sized> Future for Driven<'_, C> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<C::Output> {
         let this = self.get_mut();
         this.shared.task.register(cx.waker());
-        this.shared.driving.store(true, Ordering::Release);
+        this.shared.driving.store(true, Ordering::SeqCst);
         let polled = this.poll_rounds(cx);
-        this.shared.driving.store(false, Ordering::Release);
+        this.shared.driving.store(false, Ordering::SeqCst);
         // A spawn between the last adoption and the flag going down would wait for no one.
-        if polled.is_pending() && !this.shared.lock().is_empty() {
+        if polled.is_pending() && this.shared.has_queued.load(Ordering::SeqCst) {
             cx.waker().wake_by_ref();
         }
         polled
