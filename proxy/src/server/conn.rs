@@ -1,14 +1,11 @@
 //! One client connection: hyper's auto (HTTP/1.1 or HTTP/2) server over the tracked stream,
 //! raced against its watchdog and the drain signal.
 
-use std::{convert::Infallible, future::Future, net::SocketAddr, time::Duration};
+use std::{convert::Infallible, future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 use http::{Request, Response};
 use hyper::{body::Incoming, service::service_fn};
-use hyper_util::{
-    rt::{TokioExecutor, TokioIo},
-    server::conn::auto,
-};
+use hyper_util::rt::TokioIo;
 use tokio::{
     io::{AsyncRead, AsyncWrite},
     net::TcpStream,
@@ -18,17 +15,18 @@ use tokio_rustls::TlsAcceptor;
 use tracing::debug;
 
 use super::{
-    CLOSE_GRACE,
+    CLOSE_GRACE, ServerOptions, builder,
     gate::Gated,
     limits::ConnPermit,
     metrics::{CloseReason, ServerMetrics},
+    streams::streams,
     watchdog::{ConnActivity, Expiry, Timeouts, Tracked, TrackedBody},
 };
 use crate::{body::ResponseBody, forward::ConnInfo};
 
 /// One accepted connection, from its first byte to its close.
 pub(super) struct ConnTask {
-    pub(super) builder: auto::Builder<TokioExecutor>,
+    pub(super) options: Arc<ServerOptions>,
     pub(super) timeouts: Timeouts,
     pub(super) metrics: ServerMetrics,
     pub(super) drain: watch::Receiver<bool>,
@@ -52,7 +50,10 @@ impl ConnTask {
             async move { Ok::<_, Infallible>(response.await.map(|body| TrackedBody::new(body, in_flight))) }
         });
         let io = TokioIo::new(Tracked::new(stream, activity.clone()));
-        let connection = self.builder.serve_connection_with_upgrades(io, service);
+        // HTTP/2 streams run in this task, driven with the connection (see streams.rs).
+        let (executor, mut streams) = streams();
+        let builder = builder(&self.options, executor);
+        let connection = builder.serve_connection_with_upgrades(io, service);
         tokio::pin!(connection);
         let peer = self.peer;
         let (timeouts, drain) = (self.timeouts, &mut self.drain);
@@ -67,7 +68,7 @@ impl ConnTask {
         let expiry = loop {
             tokio::select! {
                 biased;
-                result = connection.as_mut() => {
+                result = streams.drive(connection.as_mut()) => {
                     if let Err(error) = result {
                         debug!(%error, client.addr = %peer, "Connection closed with error");
                     }
@@ -84,7 +85,13 @@ impl ConnTask {
         };
         let reason = match expiry {
             Expiry::Header => {
-                // Mid-head, hyper's graceful shutdown would wait for the head: end it at the I/O.
+                // HTTP/2: GOAWAY first (queued by the graceful shutdown, written when the killed
+                // read ends the session), so the client learns why. hyper's graceful shutdown
+                // alone would wait for the client's PING reply and for a half-sent head: end
+                // it at the I/O, which also answers an HTTP/1.1 head with 408.
+                if activity.maybe_h2() {
+                    connection.as_mut().graceful_shutdown();
+                }
                 activity.kill();
                 CloseReason::HeaderTimeout
             }
@@ -95,7 +102,7 @@ impl ConnTask {
         };
         self.metrics.closed(reason);
         debug!(client.addr = %peer, reason = reason.as_str(), "Closing connection");
-        let _ = tokio::time::timeout(CLOSE_GRACE, connection).await;
+        let _ = tokio::time::timeout(CLOSE_GRACE, streams.drive(connection)).await;
     }
 }
 

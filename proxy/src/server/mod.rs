@@ -11,16 +11,14 @@ mod conn;
 mod gate;
 pub mod limits;
 pub mod metrics;
+mod streams;
 pub mod watchdog;
 
-use std::{future::Future, io, net::SocketAddr, time::Duration};
+use std::{future::Future, io, net::SocketAddr, sync::Arc, time::Duration};
 
 use http::{Request, Response};
 use hyper::body::Incoming;
-use hyper_util::{
-    rt::{TokioExecutor, TokioTimer},
-    server::conn::auto,
-};
+use hyper_util::{rt::TokioTimer, server::conn::auto};
 use tokio::{net::TcpListener, sync::watch};
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, info, warn};
@@ -109,8 +107,9 @@ impl Default for Listeners {
     }
 }
 
-fn builder(options: &ServerOptions) -> auto::Builder<TokioExecutor> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+/// One connection's hyper server; `executor` runs its HTTP/2 streams (see streams.rs).
+fn builder<E>(options: &ServerOptions, executor: E) -> auto::Builder<E> {
+    let mut builder = auto::Builder::new(executor);
     builder
         .http1()
         .timer(TokioTimer::new())
@@ -150,7 +149,7 @@ where
     Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
 {
     let local = listener.local_addr()?;
-    let builder = builder(options);
+    let conn_options = Arc::new(options.clone());
     // Connection tasks hold receivers: `drain.closed()` resolves when the last one ends.
     let drain = watch::Sender::new(false);
     let mut failures = 0u32;
@@ -180,7 +179,7 @@ where
         };
         let _ = stream.set_nodelay(true);
         let task = ConnTask {
-            builder: builder.clone(),
+            options: conn_options.clone(),
             timeouts: options.timeouts(),
             metrics: shared.metrics().clone(),
             drain: drain.subscribe(),

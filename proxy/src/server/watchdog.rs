@@ -186,6 +186,12 @@ impl ConnActivity {
         self.kill.store(true, Ordering::Release);
     }
 
+    /// Whether the client started the HTTP/2 preface (or has sent nothing yet): a timeout then
+    /// owes it a GOAWAY, not a 408.
+    pub fn maybe_h2(&self) -> bool {
+        !self.h1_bytes.load(Ordering::Acquire)
+    }
+
     fn owes_408(&self) -> bool {
         let s = self.snapshot();
         self.h1_bytes.load(Ordering::Acquire) && !s.h2 && (s.requests == 0 || s.read_since_idle.is_some())

@@ -184,6 +184,28 @@ async fn an_http2_connection_idle_after_its_preface_and_settings_is_closed() {
 }
 
 #[tokio::test]
+async fn an_http2_client_that_sends_no_request_gets_goaway_at_the_header_timeout() {
+    let site = mk_site(&["--client-header-timeout", "1s"]).await;
+    let stream = TcpStream::connect(site.shunt.http).await.expect("connect");
+    let (mut sender, connection) = h2::client::handshake(stream).await.expect("h2 handshake");
+    let connection = tokio::spawn(connection);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!connection.is_finished(), "closed before the header timeout");
+    tokio::time::timeout(Duration::from_secs(1) + MARGIN, connection)
+        .await
+        .expect("closed within the header timeout")
+        .expect("connection task")
+        .expect("a clean close");
+    // A refused request names the cause: the server's GOAWAY, not a dropped socket.
+    let req = Request::get(format!("http://{HOST}/")).body(()).expect("request");
+    let refused = sender.send_request(req, true).expect_err("no request after the close");
+    assert!(refused.is_go_away(), "closed without GOAWAY: {refused}");
+    assert!(refused.is_remote(), "{refused}");
+    assert_eq!(refused.reason(), Some(h2::Reason::NO_ERROR), "{refused}");
+    assert!(closed_count(&site.shunt, "header_timeout").await >= 1.0);
+}
+
+#[tokio::test]
 async fn a_connection_idle_after_its_tls_handshake_is_closed() {
     let site = mk_site(&["--client-header-timeout", "1s"]).await;
     let mut stream = TlsClient::any_certificate()
