@@ -165,7 +165,7 @@ impl<'a> Backends<'a> {
         id.push_str(service);
         id.push(':');
         match &port {
-            PortRef::Number(number) => push_number(id, *number),
+            PortRef::Number(number) => shunt_proxy::upstream::push_decimal(id, *number),
             PortRef::Name(name) => id.push_str(name),
         }
         if let Some(protocol) = protocol {
@@ -214,22 +214,6 @@ impl<'a> Backends<'a> {
             .unwrap_or_default();
         Ok(backend_spec(service_port, slices))
     }
-}
-
-/// Appends `number` in decimal.
-fn push_number(out: &mut String, number: u16) {
-    let mut digits = [0u8; 5];
-    let mut at = digits.len();
-    let mut rest = number;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    out.extend(digits[at..].iter().map(|&digit| char::from(digit)));
 }
 
 /// The Service name and port a backend names, checked the way the API server would.

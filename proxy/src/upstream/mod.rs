@@ -126,7 +126,9 @@ fn authority_of(addr: SocketAddr) -> String {
     out
 }
 
-fn push_decimal(out: &mut String, number: u16) {
+/// Appends `number` in decimal, without a formatter (publishing writes one per endpoint, and
+/// compile one per backend id).
+pub fn push_decimal(out: &mut String, number: u16) {
     let mut digits = [0u8; 5];
     let mut at = digits.len();
     let mut rest = number;
