@@ -23,6 +23,11 @@ fn mk_waker() -> (Arc<CountingWaker>, Waker) {
     (counter.clone(), Waker::from(counter))
 }
 
+/// One poll of `streams` driving `connection`, as the connection's task does.
+fn poll_drive<C: Future>(streams: &mut Streams, connection: Pin<&mut C>, cx: &mut Context<'_>) -> Poll<C::Output> {
+    Pin::new(&mut streams.drive(connection)).poll(cx)
+}
+
 /// A stream that records that it ran, then finishes.
 fn mk_stream(ran: &Arc<AtomicUsize>) -> impl Future<Output = ()> + Send + 'static {
     let ran = ran.clone();
@@ -46,11 +51,7 @@ fn a_stream_spawned_by_the_connection_runs_in_the_same_poll_without_a_wake_up() 
     let mut connection = std::pin::pin!(connection);
     let (wakes, waker) = mk_waker();
     let mut cx = Context::from_waker(&waker);
-    assert!(
-        Pin::new(&mut streams.drive(connection.as_mut()))
-            .poll(&mut cx)
-            .is_pending()
-    );
+    assert!(poll_drive(&mut streams, connection.as_mut(), &mut cx).is_pending());
     assert_eq!(ran.load(Ordering::Relaxed), 1, "the stream ran");
     assert_eq!(streams.len(), 0, "and finished");
     assert_eq!(wakes.0.load(Ordering::Relaxed), 0, "no wake-up was needed");
@@ -69,11 +70,7 @@ fn a_stream_spawned_by_a_stream_runs_in_the_same_poll() {
     let mut connection = std::pin::pin!(std::future::pending::<()>());
     let waker = Waker::noop();
     let mut cx = Context::from_waker(waker);
-    assert!(
-        Pin::new(&mut streams.drive(connection.as_mut()))
-            .poll(&mut cx)
-            .is_pending()
-    );
+    assert!(poll_drive(&mut streams, connection.as_mut(), &mut cx).is_pending());
     assert_eq!(ran.load(Ordering::Relaxed), 1);
     assert_eq!(streams.len(), 0);
 }
@@ -84,19 +81,11 @@ fn a_spawn_from_outside_the_poll_wakes_the_connection_task() {
     let mut connection = std::pin::pin!(std::future::pending::<()>());
     let (wakes, waker) = mk_waker();
     let mut cx = Context::from_waker(&waker);
-    assert!(
-        Pin::new(&mut streams.drive(connection.as_mut()))
-            .poll(&mut cx)
-            .is_pending()
-    );
+    assert!(poll_drive(&mut streams, connection.as_mut(), &mut cx).is_pending());
     let ran = Arc::new(AtomicUsize::new(0));
     exec.execute(mk_stream(&ran));
     assert_eq!(wakes.0.load(Ordering::Relaxed), 1, "woken for the new stream");
-    assert!(
-        Pin::new(&mut streams.drive(connection.as_mut()))
-            .poll(&mut cx)
-            .is_pending()
-    );
+    assert!(poll_drive(&mut streams, connection.as_mut(), &mut cx).is_pending());
     assert_eq!(ran.load(Ordering::Relaxed), 1);
 }
 
@@ -115,19 +104,11 @@ fn a_woken_stream_is_polled_again_and_a_pending_one_is_kept() {
     let mut connection = std::pin::pin!(std::future::pending::<()>());
     let (wakes, waker) = mk_waker();
     let mut cx = Context::from_waker(&waker);
-    assert!(
-        Pin::new(&mut streams.drive(connection.as_mut()))
-            .poll(&mut cx)
-            .is_pending()
-    );
+    assert!(poll_drive(&mut streams, connection.as_mut(), &mut cx).is_pending());
     assert_eq!(streams.len(), 1, "still waiting");
     notify.notify_one();
     assert_eq!(wakes.0.load(Ordering::Relaxed), 1, "the stream's wake reaches the task");
-    assert!(
-        Pin::new(&mut streams.drive(connection.as_mut()))
-            .poll(&mut cx)
-            .is_pending()
-    );
+    assert!(poll_drive(&mut streams, connection.as_mut(), &mut cx).is_pending());
     assert_eq!(ran.load(Ordering::Relaxed), 1);
     assert_eq!(streams.len(), 0);
 }
@@ -138,10 +119,7 @@ fn the_driven_future_is_ready_with_the_connection_output() {
     let mut connection = std::pin::pin!(async { 7 });
     let waker = Waker::noop();
     let mut cx = Context::from_waker(waker);
-    assert_eq!(
-        Pin::new(&mut streams.drive(connection.as_mut())).poll(&mut cx),
-        Poll::Ready(7)
-    );
+    assert_eq!(poll_drive(&mut streams, connection.as_mut(), &mut cx), Poll::Ready(7));
 }
 
 #[test]
@@ -156,11 +134,7 @@ fn a_connection_that_spawns_on_every_poll_yields_after_a_bounded_number_of_round
     let mut connection = std::pin::pin!(connection);
     let (wakes, waker) = mk_waker();
     let mut cx = Context::from_waker(&waker);
-    assert!(
-        Pin::new(&mut streams.drive(connection.as_mut()))
-            .poll(&mut cx)
-            .is_pending()
-    );
+    assert!(poll_drive(&mut streams, connection.as_mut(), &mut cx).is_pending());
     assert_eq!(
         ran.load(Ordering::Relaxed),
         ROUNDS - 1,
@@ -243,11 +217,7 @@ fn a_new_drive_polls_the_connection_even_unwoken() {
     let mut cx = Context::from_waker(waker);
     for _ in 0..2 {
         // As after a graceful shutdown, which changes the connection without waking it.
-        assert!(
-            Pin::new(&mut streams.drive(connection.as_mut()))
-                .poll(&mut cx)
-                .is_pending()
-        );
+        assert!(poll_drive(&mut streams, connection.as_mut(), &mut cx).is_pending());
     }
     assert_eq!(polls.load(Ordering::Relaxed), 2);
 }
