@@ -38,6 +38,17 @@ async fn until_holder(cluster: &Cluster, identity: &str, within: Duration) {
     eventually(&what, within, async || (holder(cluster)? == identity).then_some(())).await;
 }
 
+/// When `replica` started leading, once its log says it leads: the Lease changes hands before the
+/// replica's log line says so, because logs go through a background writer.
+async fn until_logged_leading(replica: &Shunt) -> Timestamp {
+    let what = format!("{} to log that it leads", replica.identity);
+    let leading = async || match replica.leadership().last() {
+        Some((from, None)) => Some(*from),
+        _ => None,
+    };
+    eventually(&what, WITHIN, leading).await
+}
+
 /// `identity`'s last successful Lease write: when it arrived at the API server.
 fn last_lease_write(cluster: &Cluster, identity: &str) -> Timestamp {
     let requests = cluster.api.requests();
@@ -194,20 +205,12 @@ async fn a_leader_whose_api_stops_answering_stops_leading_before_another_may_tak
     tokio::time::sleep(Duration::from_secs(1)).await;
     cluster.api.stall("leases", Some("shunt-a"), Stall::BlackHole);
     until_holder(&cluster, "shunt-b", Duration::from_secs(10)).await;
-    // The Lease changes hands before shunt-b's log line says so (logs go through a background writer).
-    let b_leads = async || {
-        b.leadership()
-            .last()
-            .is_some_and(|(_, end)| end.is_none())
-            .then_some(())
-    };
-    eventually("shunt-b to log that it leads", WITHIN, b_leads).await;
+    until_logged_leading(&b).await;
 
     let renewed = last_lease_write(&cluster, "shunt-a");
-    let a_led = a.leadership();
-    let (_, Some(stopped)) = a_led.last().copied().expect("shunt-a led") else {
-        panic!("shunt-a still leads: {a_led:?}");
-    };
+    // Its log line that it stopped is written in the background too.
+    let stopped_leading = async || a.leadership().last().and_then(|(_, end)| *end);
+    let stopped = eventually("shunt-a to log that it stopped leading", WITHIN, stopped_leading).await;
     // `renewed` is when the write arrived, after its round started: the deadline counts from
     // before it. A second of slack for scheduling on a busy machine, still below the lease.
     let margin = SignedDuration::from_secs(1);
@@ -254,7 +257,7 @@ async fn two_replicas_whose_clocks_are_a_minute_apart_never_lead_at_once() {
     a.kill().await;
     let killed = Timestamp::now();
     until_holder(&cluster, "shunt-b", Duration::from_secs(10)).await;
-    let (took, _) = b.leadership()[0];
+    let took = until_logged_leading(&b).await;
     // Counted from shunt-a's last renewal as the API server received it, not from the kill: on a
     // busy machine that renewal can arrive well before the kill.
     let renewed = last_lease_write(&cluster, "shunt-a");
@@ -290,7 +293,7 @@ async fn on_sigterm_the_leader_releases_the_lease_and_the_other_replica_leads_wi
     let terminated = Timestamp::now();
     a.terminate();
     until_holder(&cluster, "shunt-b", WITHIN).await;
-    let (took, _) = b.leadership()[0];
+    let took = until_logged_leading(&b).await;
     eprintln!(
         "shunt-b led {} after shunt-a got SIGTERM",
         took.duration_since(terminated)
