@@ -90,15 +90,14 @@ pub struct BuildWarning {
 pub struct Rebuilt {
     pub table: RouteTable,
     pub warnings: Vec<BuildWarning>,
-    /// The stats keys `(route, backend)` of the previous table's routes that the new one did
-    /// not take over. A key may also belong to a route built anew (its stats were handed out
-    /// again by the `stats` callback); the caller retires the others.
-    pub dropped: Vec<(String, String)>,
+    /// The counters of the previous table's routes that the new one did not take over. Their
+    /// key may also belong to a route built anew (the `stats` callback handed it out again); the
+    /// caller retires the others.
+    pub dropped: Vec<RouteStats>,
     /// Hosts (per listener view) taken over from the previous table unchanged.
     pub reused_hosts: usize,
 }
 
-/// The key a route's counters were handed out under by the `stats` callback.
 /// `upstream` asked once per backend: every path naming a backend shares its upstream.
 fn once_per_backend(mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>) -> impl FnMut(&BackendId) -> Arc<Upstream> {
     let mut upstreams: FastMap<BackendId, Arc<Upstream>> = FastMap::default();
@@ -117,7 +116,7 @@ fn default_route(
     spec: &TableSpec,
     previous: Option<&Arc<Route>>,
     upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
-    stats: &mut impl FnMut(&str, &str) -> RouteStats,
+    stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
 ) -> Option<Arc<Route>> {
     let id = spec
         .default_backend
@@ -126,21 +125,23 @@ fn default_route(
     let upstream = upstream_for(id);
     Some(match previous {
         Some(route) if Arc::ptr_eq(&route.upstream, &upstream) => route.clone(),
-        _ => Arc::new(Route {
-            name: "default".into(),
-            source: "default".into(),
-            stats: stats("default", id),
-            upstream,
-            ssl_redirect: false,
-            redirect: None,
-            client_protocol_header: None,
-        }),
+        _ => {
+            let name: Arc<str> = "default".into();
+            Arc::new(Route {
+                stats: stats(&name, Some(&upstream.id)),
+                source: name.clone(),
+                name,
+                upstream,
+                ssl_redirect: false,
+                redirect: None,
+                client_protocol_header: None,
+            })
+        }
     })
 }
 
-fn stats_key(route: &Arc<Route>) -> (String, String) {
-    let (name, backend) = route.stats.key();
-    (name.to_string(), backend.to_string())
+fn stats_of(route: &Arc<Route>) -> RouteStats {
+    route.stats.clone()
 }
 
 // === impl Route ===
@@ -174,7 +175,7 @@ impl RouteTable {
     pub fn build(
         spec: Arc<TableSpec>,
         upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
-        stats: impl FnMut(&str, &str) -> RouteStats,
+        stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     ) -> (Self, Vec<BuildWarning>) {
         let rebuilt = Self::rebuild(spec, None, upstream, stats);
         (rebuilt.table, rebuilt.warnings)
@@ -188,7 +189,7 @@ impl RouteTable {
         spec: Arc<TableSpec>,
         previous: Option<&RouteTable>,
         upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
-        mut stats: impl FnMut(&str, &str) -> RouteStats,
+        mut stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     ) -> Rebuilt {
         let mut upstream_for = once_per_backend(upstream);
         let scoped = spec
@@ -241,7 +242,7 @@ impl RouteTable {
         if let Some(previous) = previous_default
             && !default_route.as_ref().is_some_and(|route| Arc::ptr_eq(route, previous))
         {
-            dropped.push(stats_key(previous));
+            dropped.push(stats_of(previous));
         }
         let mut reused_hosts = 0;
         if let Some(previous) = previous {
@@ -250,7 +251,7 @@ impl RouteTable {
                     reused_hosts += 1;
                     continue;
                 }
-                dropped.extend(vhost.routes.iter().map(stats_key));
+                dropped.extend(vhost.routes.iter().map(stats_of));
             }
         }
         let table = RouteTable {
@@ -353,10 +354,11 @@ fn build_routes<'s>(
     spec: &TableSpec,
     nowhere: &Arc<Upstream>,
     upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
-    stats: &mut impl FnMut(&str, &str) -> RouteStats,
+    stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     warnings: &mut Vec<BuildWarning>,
 ) -> Vec<(Arc<Route>, &'s PathSpec)> {
     let mut built: Vec<(Arc<Route>, &PathSpec)> = Vec::with_capacity(vhost.paths.len());
+    let mut scratch = String::new();
     for path in &vhost.paths {
         let redirect = path.options.redirect.clone();
         if redirect.is_none() && !spec.backends.contains_key(&path.backend) {
@@ -381,13 +383,13 @@ fn build_routes<'s>(
                 }
             },
         };
-        let name = format!("{}{}", vhost.host, path.path);
+        let name = route_name(&mut scratch, &vhost.host, &path.path);
         let upstream = match redirect {
             Some(_) => nowhere.clone(),
             None => upstream_for(&path.backend),
         };
-        // Metrics name the backend a route forwards to; a redirect forwards nowhere.
-        let backend = if redirect.is_some() { "" } else { path.backend.as_str() };
+        // Metrics name the backend a route forwards to (its upstream's id); a redirect forwards nowhere.
+        let backend = if redirect.is_some() { None } else { Some(&upstream.id) };
         // A host's paths mostly come from one Ingress: share its name rather than copy it per route.
         let source = match built.last() {
             Some((last, _)) if *last.source == *path.source => last.source.clone(),
@@ -395,7 +397,7 @@ fn build_routes<'s>(
         };
         let route = Route {
             stats: stats(&name, backend),
-            name: name.into(),
+            name,
             source,
             upstream,
             ssl_redirect: path.ssl_redirect,
@@ -405,6 +407,26 @@ fn build_routes<'s>(
         built.push((Arc::new(route), path));
     }
     built
+}
+
+/// A route's name, `host` + `path` as configured, written in `scratch` (one buffer for a host's
+/// routes) and then copied once into the `Arc` that the route and its counters share.
+fn route_name(scratch: &mut String, host: &HostMatch, path: &str) -> Arc<str> {
+    scratch.clear();
+    match host {
+        HostMatch::Exact(host) => scratch.push_str(host),
+        HostMatch::Wildcard(suffix) => {
+            scratch.push_str("*.");
+            scratch.push_str(suffix);
+        }
+        HostMatch::DeepWildcard(suffix) => {
+            scratch.push_str("**.");
+            scratch.push_str(suffix);
+        }
+        HostMatch::Any => scratch.push('*'),
+    }
+    scratch.push_str(path);
+    Arc::from(scratch.as_str())
 }
 
 // === impl Hosts ===
@@ -490,7 +512,7 @@ impl VirtualHost {
         routes: &[(Arc<Route>, &PathSpec)],
         view: Option<bool>,
         clean: bool,
-        stats: &mut impl FnMut(&str, &str) -> RouteStats,
+        stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
         warnings: &mut Vec<BuildWarning>,
     ) -> Option<Self> {
         let mut builder = PathTableBuilder::default();
@@ -539,11 +561,15 @@ impl VirtualHost {
 }
 
 /// The 301 from `/abc` to `/abc/` that a `CharPrefix` rule `/abc/` gives, as nginx does.
-fn slash_redirect(route: &Arc<Route>, path: &PathSpec, stats: &mut impl FnMut(&str, &str) -> RouteStats) -> Arc<Route> {
-    let name = format!("{} (add slash)", route.name);
+fn slash_redirect(
+    route: &Arc<Route>,
+    path: &PathSpec,
+    stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
+) -> Arc<Route> {
+    let name: Arc<str> = format!("{} (add slash)", route.name).into();
     Arc::new(Route {
-        stats: stats(&name, ""),
-        name: name.into(),
+        stats: stats(&name, None),
+        name,
         source: route.source.clone(),
         upstream: route.upstream.clone(),
         ssl_redirect: false,

@@ -8,7 +8,7 @@ use std::{
 };
 
 use super::{
-    FastMap, Hosts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, once_per_backend, stats_key,
+    FastMap, Hosts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, once_per_backend, stats_of,
 };
 use crate::{
     metrics::RouteStats,
@@ -43,7 +43,7 @@ impl RouteTable {
         backends: &BTreeSet<BackendId>,
         replaced: &HashSet<*const Upstream>,
         upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
-        mut stats: impl FnMut(&str, &str) -> RouteStats,
+        mut stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     ) -> Option<Rebuilt> {
         if !Self::rebuilds_changed(&spec, previous) {
             return None;
@@ -69,7 +69,7 @@ impl RouteTable {
         let nowhere = previous.nowhere.clone();
         for host in &redo {
             if let Some(old) = plain.remove(host) {
-                dropped.extend(old.routes.iter().map(stats_key));
+                dropped.extend(old.routes.iter().map(stats_of));
             }
             let Ok(index) = spec.hosts.binary_search_by(|vhost| vhost.host.cmp(host)) else {
                 continue;
@@ -87,7 +87,7 @@ impl RouteTable {
         if let Some(previous) = previous_default
             && !default_route.as_ref().is_some_and(|route| Arc::ptr_eq(route, previous))
         {
-            dropped.push(stats_key(previous));
+            dropped.push(stats_of(previous));
         }
         let reused_hosts = previous.plain.len().saturating_sub(redo.len());
         let table = RouteTable {
