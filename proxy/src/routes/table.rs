@@ -1,7 +1,7 @@
 //! The immutable route table: built once per configuration, shared by every request.
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::{BTreeMap, HashMap, HashSet},
     fmt,
     sync::Arc,
 };
@@ -10,7 +10,7 @@ use http::HeaderName;
 
 use super::{
     paths::{PathTable, PathTableBuilder},
-    spec::{BackendId, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
+    spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
 };
 use crate::{metrics::RouteStats, tls::CertificateIndex, upstream::Upstream};
 
@@ -98,16 +98,34 @@ pub struct Rebuilt {
     pub reused_hosts: usize,
 }
 
-/// `upstream` asked once per backend: every path naming a backend shares its upstream.
-fn once_per_backend(mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>) -> impl FnMut(&BackendId) -> Arc<Upstream> {
-    let mut upstreams: FastMap<BackendId, Arc<Upstream>> = FastMap::default();
-    move |id: &BackendId| {
-        if let Some(found) = upstreams.get(id) {
-            return found.clone();
+/// The build's upstream for each backend id of the spec. The caller's `upstream` is asked once
+/// per backend, so every path naming one shares its `Arc`; later paths find it here, keyed by the
+/// spec's own id (no copy), before the spec's B-tree is searched.
+struct UpstreamsFor<'s, F> {
+    backends: &'s BTreeMap<BackendId, BackendSpec>,
+    upstream: F,
+    known: FastMap<&'s str, Arc<Upstream>>,
+}
+
+impl<'s, F: FnMut(&BackendId) -> Arc<Upstream>> UpstreamsFor<'s, F> {
+    fn new(spec: &'s TableSpec, upstream: F) -> Self {
+        UpstreamsFor {
+            backends: &spec.backends,
+            upstream,
+            known: FastMap::default(),
         }
-        let made = upstream(id);
-        upstreams.insert(id.clone(), made.clone());
-        made
+    }
+
+    /// `None` when the spec has no backend `id`.
+    fn get(&mut self, id: &str) -> Option<Arc<Upstream>> {
+        if let Some(found) = self.known.get(id) {
+            return Some(found.clone());
+        }
+        let backends = self.backends;
+        let (id, _) = backends.get_key_value(id)?;
+        let made = (self.upstream)(id);
+        self.known.insert(id, made.clone());
+        Some(made)
     }
 }
 
@@ -115,14 +133,10 @@ fn once_per_backend(mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>) -> im
 fn default_route(
     spec: &TableSpec,
     previous: Option<&Arc<Route>>,
-    upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
+    upstream_for: &mut UpstreamsFor<'_, impl FnMut(&BackendId) -> Arc<Upstream>>,
     stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
 ) -> Option<Arc<Route>> {
-    let id = spec
-        .default_backend
-        .as_ref()
-        .filter(|id| spec.backends.contains_key(*id))?;
-    let upstream = upstream_for(id);
+    let upstream = upstream_for.get(spec.default_backend.as_ref()?)?;
     Some(match previous {
         Some(route) if Arc::ptr_eq(&route.upstream, &upstream) => route.clone(),
         _ => {
@@ -191,7 +205,7 @@ impl RouteTable {
         upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
         mut stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     ) -> Rebuilt {
-        let mut upstream_for = once_per_backend(upstream);
+        let mut upstream_for = UpstreamsFor::new(&spec, upstream);
         let scoped = spec
             .hosts
             .iter()
@@ -214,7 +228,7 @@ impl RouteTable {
         let mut tls = scoped.then(Hosts::default);
         let mut reused: HashSet<*const VirtualHost> = HashSet::new();
         for vhost in &spec.hosts {
-            let kept = previous.and_then(|previous| previous.reusable(vhost, &spec, &nowhere, &mut upstream_for));
+            let kept = previous.and_then(|previous| previous.reusable(vhost, &nowhere, &mut upstream_for));
             if let Some((kept_plain, kept_tls)) = kept {
                 for (hosts, kept) in [(Some(&mut plain), kept_plain), (tls.as_mut(), kept_tls)] {
                     if let (Some(hosts), Some(kept)) = (hosts, kept) {
@@ -225,7 +239,7 @@ impl RouteTable {
                 continue;
             }
             let before = warnings.len();
-            let routes = build_routes(vhost, &spec, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
+            let routes = build_routes(vhost, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
             let clean = warnings.len() == before;
             let views = [(&mut plain, scoped.then_some(false))]
                 .into_iter()
@@ -254,6 +268,8 @@ impl RouteTable {
                 dropped.extend(vhost.routes.iter().map(stats_of));
             }
         }
+        // It borrows `spec`, which the table takes.
+        drop(upstream_for);
         let table = RouteTable {
             spec,
             plain,
@@ -276,9 +292,8 @@ impl RouteTable {
     fn reusable(
         &self,
         vhost: &Arc<VirtualHostSpec>,
-        spec: &TableSpec,
         nowhere: &Arc<Upstream>,
-        upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
+        upstream_for: &mut UpstreamsFor<'_, impl FnMut(&BackendId) -> Arc<Upstream>>,
     ) -> Option<(Option<Arc<VirtualHost>>, Option<Arc<VirtualHost>>)> {
         // `hosts` is sorted by host (compile's order); an unsorted hand-built spec only loses reuse.
         // `Arc`s compare by address first: a host the compile kept costs no deep comparison.
@@ -300,9 +315,7 @@ impl RouteTable {
                 if Arc::ptr_eq(&route.upstream, nowhere) {
                     continue;
                 }
-                // The spec's own key: no id is allocated to ask.
-                let (id, _) = spec.backends.get_key_value(route.upstream.id.as_ref())?;
-                if !Arc::ptr_eq(&route.upstream, &upstream_for(id)) {
+                if !Arc::ptr_eq(&route.upstream, &upstream_for.get(&route.upstream.id)?) {
                     return None;
                 }
             }
@@ -351,9 +364,8 @@ impl RouteTable {
 /// Paths that cannot be served (unknown backend, bad header name) become warnings.
 fn build_routes<'s>(
     vhost: &'s VirtualHostSpec,
-    spec: &TableSpec,
     nowhere: &Arc<Upstream>,
-    upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
+    upstream_for: &mut UpstreamsFor<'_, impl FnMut(&BackendId) -> Arc<Upstream>>,
     stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     warnings: &mut Vec<BuildWarning>,
 ) -> Vec<(Arc<Route>, &'s PathSpec)> {
@@ -361,14 +373,20 @@ fn build_routes<'s>(
     let mut scratch = String::new();
     for path in &vhost.paths {
         let redirect = path.options.redirect.clone();
-        if redirect.is_none() && !spec.backends.contains_key(&path.backend) {
-            warnings.push(BuildWarning {
-                host: vhost.host.clone(),
-                pattern: path.path.clone(),
-                reason: format!("backend {} is not in the table", path.backend),
-            });
-            continue;
-        }
+        let upstream = match redirect {
+            Some(_) => nowhere.clone(),
+            None => match upstream_for.get(&path.backend) {
+                Some(upstream) => upstream,
+                None => {
+                    warnings.push(BuildWarning {
+                        host: vhost.host.clone(),
+                        pattern: path.path.clone(),
+                        reason: format!("backend {} is not in the table", path.backend),
+                    });
+                    continue;
+                }
+            },
+        };
         let client_protocol_header = match path.options.client_protocol_header.as_deref() {
             None => None,
             Some(name) => match HeaderName::from_bytes(name.as_bytes()) {
@@ -384,10 +402,6 @@ fn build_routes<'s>(
             },
         };
         let name = route_name(&mut scratch, &vhost.host, &path.path);
-        let upstream = match redirect {
-            Some(_) => nowhere.clone(),
-            None => upstream_for(&path.backend),
-        };
         // Metrics name the backend a route forwards to (its upstream's id); a redirect forwards nowhere.
         let backend = if redirect.is_some() { None } else { Some(&upstream.id) };
         // A host's paths mostly come from one Ingress: share its name rather than copy it per route.

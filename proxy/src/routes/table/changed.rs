@@ -7,9 +7,7 @@ use std::{
     sync::Arc,
 };
 
-use super::{
-    FastMap, Hosts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, once_per_backend, stats_of,
-};
+use super::{FastMap, Hosts, Rebuilt, RouteTable, UpstreamsFor, VirtualHost, build_routes, default_route, stats_of};
 use crate::{
     metrics::RouteStats,
     routes::spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
@@ -48,7 +46,7 @@ impl RouteTable {
         if !Self::rebuilds_changed(&spec, previous) {
             return None;
         }
-        let mut upstream_for = once_per_backend(upstream);
+        let mut upstream_for = UpstreamsFor::new(&spec, upstream);
         let mut redo: BTreeSet<HostMatch> = changed.clone();
         if !replaced.is_empty() {
             redo.extend(previous.plain.with_upstream_in(replaced));
@@ -76,7 +74,7 @@ impl RouteTable {
             };
             let vhost = &spec.hosts[index];
             let before = warnings.len();
-            let routes = build_routes(vhost, &spec, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
+            let routes = build_routes(vhost, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
             let clean = warnings.len() == before;
             if let Some(built) = VirtualHost::build(vhost, &routes, None, clean, &mut stats, &mut warnings) {
                 plain.insert(&vhost.host, Arc::new(built));
@@ -90,6 +88,8 @@ impl RouteTable {
             dropped.push(stats_of(previous));
         }
         let reused_hosts = previous.plain.len().saturating_sub(redo.len());
+        // It borrows `spec`, which the table takes.
+        drop(upstream_for);
         let table = RouteTable {
             spec,
             plain,
