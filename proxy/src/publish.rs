@@ -157,7 +157,12 @@ impl RoutePublisher {
             None => Arc::new(Upstream::new(id, Default::default(), Vec::new(), Default::default())),
         };
         let (route_stats, metrics) = (&mut self.route_stats, &self.metrics);
-        route_stats.begin();
+        // A full build may hand out counters for every path: room for them up front.
+        let paths = match changes {
+            Some(_) => 0,
+            None => spec.hosts.iter().map(|vhost| vhost.paths.len()).sum(),
+        };
+        route_stats.begin(paths);
         let mut stats = |route: &Arc<str>, backend: Option<&Arc<str>>| route_stats.claim(metrics, route, backend);
         let rebuilt = match changes {
             Some(changes) => RouteTable::rebuild_changed(
@@ -300,6 +305,7 @@ impl RoutePublisher {
         let total = next.values().map(|backend| backend.endpoints.len()).sum();
         self.metrics
             .set_endpoints(gone.iter().map(String::as_str), counts.into_iter(), total);
+        self.upstreams.reserve(added);
         for (id, upstream, _) in made {
             if let Some(old) = self.upstreams.insert(id, upstream) {
                 replaced.insert(Arc::as_ptr(&old));

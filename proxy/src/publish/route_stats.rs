@@ -29,9 +29,15 @@ struct Entry {
 // === impl RouteStatsIndex ===
 
 impl RouteStatsIndex {
-    /// Starts a build: nothing is handed out in it yet.
-    pub(super) fn begin(&mut self) {
+    /// Starts a build that may hand out counters for up to `routes` routes: nothing is handed
+    /// out in it yet.
+    pub(super) fn begin(&mut self, routes: usize) {
         self.build += 1;
+        let hasher = &self.hasher;
+        self.entries
+            .reserve(routes.saturating_sub(self.entries.len()), |entry| {
+                hasher.hash_one(entry.stats.key())
+            });
     }
 
     /// The counters of `route` forwarding to `backend`: the kept ones, else new ones from `metrics`.

@@ -108,11 +108,12 @@ struct UpstreamsFor<'s, F> {
 }
 
 impl<'s, F: FnMut(&BackendId) -> Arc<Upstream>> UpstreamsFor<'s, F> {
-    fn new(spec: &'s TableSpec, upstream: F) -> Self {
+    /// `expected`: how many backends the build will ask for, so the cache does not grow by rehashing.
+    fn new(spec: &'s TableSpec, upstream: F, expected: usize) -> Self {
         UpstreamsFor {
             backends: &spec.backends,
             upstream,
-            known: FastMap::default(),
+            known: FastMap::with_capacity_and_hasher(expected, Default::default()),
         }
     }
 
@@ -205,7 +206,7 @@ impl RouteTable {
         upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
         mut stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     ) -> Rebuilt {
-        let mut upstream_for = UpstreamsFor::new(&spec, upstream);
+        let mut upstream_for = UpstreamsFor::new(&spec, upstream, spec.backends.len());
         let scoped = spec
             .hosts
             .iter()
@@ -225,6 +226,8 @@ impl RouteTable {
         };
         let mut warnings = Vec::new();
         let mut plain = Hosts::default();
+        // Sized once: growing by rehashing was a few percent of a 10k-host build.
+        plain.exact.reserve(spec.hosts.len());
         let mut tls = scoped.then(Hosts::default);
         let mut reused: HashSet<*const VirtualHost> = HashSet::new();
         for vhost in &spec.hosts {

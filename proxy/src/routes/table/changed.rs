@@ -46,7 +46,7 @@ impl RouteTable {
         if !Self::rebuilds_changed(&spec, previous) {
             return None;
         }
-        let mut upstream_for = UpstreamsFor::new(&spec, upstream);
+        let mut upstream_for = UpstreamsFor::new(&spec, upstream, 0);
         let mut redo: BTreeSet<HostMatch> = changed.clone();
         if !replaced.is_empty() {
             redo.extend(previous.plain.with_upstream_in(replaced));
