@@ -96,10 +96,11 @@ pub struct RouteStats(Arc<RouteSeries>);
 
 struct RouteSeries {
     families: Arc<Families>,
-    /// `host` + `path` as configured; empty for requests no route matched.
-    route: String,
-    /// The backend the route forwards to; empty when it forwards nowhere (redirects, no route).
-    backend: String,
+    /// `host` + `path` as configured; empty for requests no route matched. Shared with the
+    /// route's name: a table of 10k routes holds no second copy.
+    route: Arc<str>,
+    /// The backend the route forwards to (its upstream's id); none for redirects and no route.
+    backend: Option<Arc<str>>,
     by_class: [OnceLock<Counter>; 6],
     latency: OnceLock<Histogram>,
 }
@@ -217,7 +218,7 @@ impl ProxyMetrics {
 
     pub fn register_with(registry: &mut Registry, options: MetricsOptions) -> Self {
         let families = Arc::new(Families::register(registry, options));
-        let unmatched = RouteStats::new(families.clone(), "", "");
+        let unmatched = RouteStats::new(families.clone(), "".into(), None);
         ProxyMetrics { families, unmatched }
     }
 
@@ -226,10 +227,10 @@ impl ProxyMetrics {
         Self::register(&mut Registry::default())
     }
 
-    /// The counters of the route `route` (`host` + `path`) forwarding to `backend` (empty for
-    /// redirects).
-    pub fn route_stats(&self, route: &str, backend: &str) -> RouteStats {
-        RouteStats::new(self.families.clone(), route, backend)
+    /// The counters of the route `route` (`host` + `path`) forwarding to `backend` (none for
+    /// redirects). Both names are shared, not copied.
+    pub fn route_stats(&self, route: &Arc<str>, backend: Option<&Arc<str>>) -> RouteStats {
+        RouteStats::new(self.families.clone(), route.clone(), backend.cloned())
     }
 
     /// Counts responses that matched no route (404s, 400s).
@@ -277,11 +278,11 @@ impl ProxyMetrics {
 // === impl RouteStats ===
 
 impl RouteStats {
-    fn new(families: Arc<Families>, route: &str, backend: &str) -> Self {
+    fn new(families: Arc<Families>, route: Arc<str>, backend: Option<Arc<str>>) -> Self {
         RouteStats(Arc::new(RouteSeries {
             families,
-            route: route.to_string(),
-            backend: backend.to_string(),
+            route,
+            backend,
             by_class: Default::default(),
             latency: OnceLock::new(),
         }))
@@ -289,7 +290,7 @@ impl RouteStats {
 
     /// Counters attached to no registry.
     pub fn detached() -> Self {
-        Self::new(Families::detached(), "", "")
+        Self::new(Families::detached(), "".into(), None)
     }
 
     /// Counts a response and its time from the request's arrival to the response head.
@@ -307,14 +308,14 @@ impl RouteStats {
         }
     }
 
-    /// The `(route, backend)` labels these counters were made for.
+    /// The `(route, backend)` labels these counters were made for (backend empty for none).
     pub fn key(&self) -> (&str, &str) {
-        (&self.0.route, &self.0.backend)
+        self.0.key()
     }
 
     /// True when the route forwards to a backend, whose [`UpstreamStats`] then count it too.
     pub fn has_backend(&self) -> bool {
-        !self.0.backend.is_empty()
+        self.0.backend.as_deref().is_some_and(|backend| !backend.is_empty())
     }
 
     /// Responses counted so far with this status class (1..=5).
@@ -340,18 +341,24 @@ impl RouteStats {
 }
 
 impl RouteSeries {
+    fn key(&self) -> (&str, &str) {
+        (&self.route, self.backend.as_deref().unwrap_or_default())
+    }
+
     fn labels(&self, class: usize) -> RequestLabels {
+        let (route, backend) = self.key();
         RequestLabels {
-            route: self.route.clone(),
-            backend: self.backend.clone(),
+            route: route.to_string(),
+            backend: backend.to_string(),
             code: CLASSES[class],
         }
     }
 
     fn route_labels(&self) -> RouteLabels {
+        let (route, backend) = self.key();
         RouteLabels {
-            route: self.route.clone(),
-            backend: self.backend.clone(),
+            route: route.to_string(),
+            backend: backend.to_string(),
         }
     }
 }

@@ -74,7 +74,8 @@ struct Walk<'s, 'a> {
 pub fn compile_ingress(ingress: &Ingress, sink: &mut Sink<'_>) {
     let contribution = contribution(ingress, &mut sink.backends);
     let (namespace, name) = namespace_name(&ingress.metadata);
-    let source = format!("{namespace}/{name}");
+    // Once per Ingress: concatenated, not formatted (`fmt` was 7 M instructions at 10k).
+    let source = [namespace, "/", name].concat();
     let table = &mut sink.table;
     let holders: Vec<Option<String>> = contribution
         .events

@@ -126,7 +126,8 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         .map(Arc::as_ref)
         .filter_map(|ingress| Some((ingress, classes.select(ingress)?)))
         .collect();
-    selected.sort_by(|(a, _), (b, _)| precedence(&a.metadata).cmp(&precedence(&b.metadata)));
+    // Each key made once, not twice per comparison; still a stable sort (ties keep input order).
+    selected.sort_by_cached_key(|&(ingress, _)| precedence(&ingress.metadata));
 
     let mut sink = Sink {
         backends: backend::Backends::new(state),

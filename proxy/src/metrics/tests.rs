@@ -109,6 +109,29 @@ fn a_backend_without_endpoints_is_listed_until_it_has_some() {
         "{text}"
     );
     assert!(text.contains("\nshunt_endpoints 2\n"), "{text}");
+
+    // The other way: losing the last endpoint lists a backend; a count that changes above zero does not.
+    let mut spec = mk_spec(&["empty", "full"]);
+    spec.backends.get_mut("ns/full:80").expect("a backend").endpoints = [].into();
+    let two: [SocketAddr; 2] = ["127.0.0.1:8000", "127.0.0.1:9000"].map(|addr| addr.parse().expect("socket address"));
+    spec.backends.get_mut("ns/empty:80").expect("a backend").endpoints = two.into();
+    publisher.publish(spec);
+    let text = scrape(&registry);
+    assert_eq!(
+        lines_with(&text, "shunt_backend_without_endpoints"),
+        vec![r#"shunt_backend_without_endpoints{backend="ns/full:80"} 1"#],
+        "{text}"
+    );
+    assert!(text.contains("\nshunt_endpoints 2\n"), "{text}");
+
+    // A listed backend that leaves the table leaves the list.
+    publisher.publish(mk_spec(&["empty"]));
+    let text = scrape(&registry);
+    assert_eq!(
+        lines_with(&text, "shunt_backend_without_endpoints"),
+        Vec::<&str>::new(),
+        "{text}"
+    );
 }
 
 #[test]

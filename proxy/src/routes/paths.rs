@@ -65,98 +65,77 @@ struct Slot {
     prefix: Option<Arc<Route>>,
 }
 
-/// Collects a host's paths before they go into matchit, which rejects duplicates instead of
-/// choosing: precedence is settled here.
+/// Collects a host's paths, then picks the representation: the matchit patterns, which reject
+/// duplicates instead of choosing (precedence is settled here), are written only for a tree.
 #[derive(Default)]
-pub(super) struct PathTableBuilder {
-    slots: BTreeMap<String, Slot>,
-    locations: BTreeMap<String, Arc<Route>>,
-    slash_redirects: BTreeMap<String, Arc<Route>>,
+pub(super) struct PathTableBuilder<'p> {
+    /// Every rule in the order given.
+    rules: Vec<(&'p str, PathKind, Arc<Route>)>,
+    slash_redirects: Vec<(&'p str, Arc<Route>)>,
 }
+
+/// A tree's patterns: a pattern's routes by kind.
+type Slots = BTreeMap<String, Slot>;
 
 // === impl PathTableBuilder ===
 
-impl PathTableBuilder {
+impl<'p> PathTableBuilder<'p> {
     /// Adds a path. The first route given for a `(path, kind)` keeps it.
-    pub(super) fn add(&mut self, path: &str, kind: PathKind, route: Arc<Route>) {
-        if kind == PathKind::CharPrefix {
-            self.locations.entry(path.to_string()).or_insert(route);
-            return;
-        }
-        let escaped = escape(path);
-        match kind {
-            PathKind::CharPrefix => unreachable!("handled above"),
-            PathKind::Exact => {
-                self.slot(&escaped).exact.get_or_insert(route);
-            }
-            PathKind::Prefix => {
-                let base = escaped.trim_end_matches('/');
-                let rest = format!("{base}{CATCH_ALL}");
-                let base = if base.is_empty() { "/" } else { base };
-                self.slot(base).prefix.get_or_insert(route.clone());
-                self.slots.entry(rest).or_default().prefix.get_or_insert(route);
-            }
-        }
-    }
-
-    /// The slot of `pattern`, looked up before its key is allocated.
-    fn slot(&mut self, pattern: &str) -> &mut Slot {
-        if !self.slots.contains_key(pattern) {
-            self.slots.insert(pattern.to_string(), Slot::default());
-        }
-        self.slots.get_mut(pattern).expect("inserted above")
+    pub(super) fn add(&mut self, path: &'p str, kind: PathKind, route: Arc<Route>) {
+        self.rules.push((path, kind, route));
     }
 
     /// The 301 a `CharPrefix` rule `path` (ending in `/`) gives for `path` without its slash.
-    pub(super) fn add_slash_redirect(&mut self, path: &str, route: Arc<Route>) {
+    pub(super) fn add_slash_redirect(&mut self, path: &'p str, route: Arc<Route>) {
         if let Some(bare) = path.strip_suffix('/').filter(|bare| !bare.is_empty()) {
-            self.slash_redirects.entry(bare.to_string()).or_insert(route);
+            self.slash_redirects.push((bare, route));
         }
     }
 
     /// Builds the table; patterns matchit refuses come back as `(pattern, reason)`.
     pub(super) fn build(self) -> (PathTable, Vec<(String, String)>) {
-        if let Some(route) = self.root_only() {
-            return (PathTable::Root(route), Vec::new());
-        }
-        if let Some(list) = self.list() {
-            return (PathTable::List(Box::new(list)), Vec::new());
+        if self.slash_redirects.is_empty() {
+            if let Some(route) = self.root_only() {
+                return (PathTable::Root(route), Vec::new());
+            }
+            if let Some(list) = self.list() {
+                return (PathTable::List(Box::new(list)), Vec::new());
+            }
         }
         self.build_tree()
     }
 
+    /// The route of a host whose paths are all `Prefix /` (the first one given keeps it).
+    fn root_only(&self) -> Option<Arc<Route>> {
+        let (_, _, first) = self.rules.first()?;
+        let root = |(path, kind, _): &(&str, PathKind, _)| *kind == PathKind::Prefix && prefix_base(path) == "/";
+        self.rules.iter().all(root).then(|| first.clone())
+    }
+
     /// The [`PathList`] of a host with few rules, none `CharPrefix`, no braces in any path
-    /// (matchit syntax, which the list need not unescape). Each `Prefix` has two slots
-    /// (`/p`, `/p/{*rest}`) holding the same route: the list keeps the first.
+    /// (matchit syntax, which the list need not unescape). The first route given for a path
+    /// and kind keeps it, as in the tree.
     fn list(&self) -> Option<PathList> {
-        if self.slots.len() > 2 * LIST_MAX || !self.locations.is_empty() || !self.slash_redirects.is_empty() {
+        if self.rules.len() > LIST_MAX {
             return None;
         }
-        let mut exact = Vec::new();
-        let mut prefix = Vec::new();
-        for (pattern, slot) in &self.slots {
-            if let Some(base) = pattern.strip_suffix(CATCH_ALL) {
-                // A Prefix's second slot; its brace-free base slot carries the route.
-                if base.contains(['{', '}']) {
-                    return None;
-                }
-                continue;
-            }
-            if pattern.contains(['{', '}']) {
+        let mut exact: Vec<(Box<str>, Arc<Route>)> = Vec::with_capacity(self.rules.len());
+        let mut prefix: Vec<(Box<str>, Arc<Route>)> = Vec::with_capacity(self.rules.len());
+        for (path, kind, route) in &self.rules {
+            if path.contains(['{', '}']) {
                 return None;
             }
-            exact.extend(
-                slot.exact
-                    .iter()
-                    .map(|route| (Box::from(pattern.as_str()), route.clone())),
-            );
-            prefix.extend(
-                slot.prefix
-                    .iter()
-                    .map(|route| (Box::from(pattern.as_str()), route.clone())),
-            );
+            let (list, pattern) = match kind {
+                PathKind::CharPrefix => return None,
+                PathKind::Exact => (&mut exact, *path),
+                PathKind::Prefix => (&mut prefix, prefix_base(path)),
+            };
+            // At most LIST_MAX rules: a scan is cheaper than a set.
+            if !list.iter().any(|(known, _)| **known == *pattern) {
+                list.push((pattern.into(), route.clone()));
+            }
         }
-        prefix.sort_by_key(|(path, _): &(Box<str>, _)| std::cmp::Reverse(path.len()));
+        prefix.sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         Some(PathList {
             exact: exact.into_boxed_slice(),
             prefix: prefix.into_boxed_slice(),
@@ -165,44 +144,64 @@ impl PathTableBuilder {
 
     /// The matchit tree, whatever the rules.
     fn build_tree(self) -> (PathTable, Vec<(String, String)>) {
+        let mut slots = Slots::new();
+        let mut locations: BTreeMap<&str, Arc<Route>> = BTreeMap::new();
+        for (path, kind, route) in self.rules {
+            match kind {
+                PathKind::CharPrefix => {
+                    locations.entry(path).or_insert(route);
+                }
+                PathKind::Exact => {
+                    slot(&mut slots, &escape(path)).exact.get_or_insert(route);
+                }
+                PathKind::Prefix => {
+                    let base = prefix_base(path);
+                    let escaped = escape(base);
+                    let rest = match base {
+                        "/" => CATCH_ALL.to_string(),
+                        _ => format!("{escaped}{CATCH_ALL}"),
+                    };
+                    slot(&mut slots, &escaped).prefix.get_or_insert(route.clone());
+                    slots.entry(rest).or_default().prefix.get_or_insert(route);
+                }
+            }
+        }
         let mut router = matchit::Router::new();
         let mut rejected = Vec::new();
-        for (pattern, slot) in self.slots {
+        for (pattern, slot) in slots {
             if let Err(error) = router.insert(pattern.clone(), slot) {
                 rejected.push((pattern, error.to_string()));
             }
         }
-        let locations = (!self.locations.is_empty()).then(|| {
-            let mut rules: Vec<(Box<str>, Arc<Route>)> = self
-                .locations
+        let locations = (!locations.is_empty()).then(|| {
+            let mut rules: Vec<(Box<str>, Arc<Route>)> = locations
                 .into_iter()
                 .map(|(path, route)| (path.into(), route))
                 .collect();
             rules.sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-            let slash_redirects = self
-                .slash_redirects
-                .into_iter()
-                .map(|(path, route)| (path.into(), route))
-                .collect();
+            let mut slash_redirects = BTreeMap::new();
+            for (path, route) in self.slash_redirects {
+                slash_redirects.entry(Box::from(path)).or_insert(route);
+            }
             Locations { rules, slash_redirects }
         });
         (PathTable::Tree(Box::new(PathTree { router, locations })), rejected)
     }
+}
 
-    /// The route of a host whose paths are exactly one `Prefix /`.
-    fn root_only(&self) -> Option<Arc<Route>> {
-        if self.slots.len() != 2 || !self.locations.is_empty() || !self.slash_redirects.is_empty() {
-            return None;
-        }
-        let only_prefix = |pattern: &str| match self.slots.get(pattern)? {
-            Slot {
-                exact: None,
-                prefix: Some(route),
-            } => Some(route),
-            _ => None,
-        };
-        let (root, rest) = (only_prefix("/")?, only_prefix("/{*rest}")?);
-        Arc::ptr_eq(root, rest).then(|| root.clone())
+/// The slot of `pattern`, looked up before its key is allocated.
+fn slot<'s>(slots: &'s mut Slots, pattern: &str) -> &'s mut Slot {
+    if !slots.contains_key(pattern) {
+        slots.insert(pattern.to_string(), Slot::default());
+    }
+    slots.get_mut(pattern).expect("inserted above")
+}
+
+/// A `Prefix` path's element boundary: `/p/` covers what `/p` does; only slashes is `/`.
+fn prefix_base(path: &str) -> &str {
+    match path.trim_end_matches('/') {
+        "" => "/",
+        base => base,
     }
 }
 

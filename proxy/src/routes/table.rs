@@ -1,7 +1,7 @@
 //! The immutable route table: built once per configuration, shared by every request.
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::{BTreeMap, HashMap, HashSet},
     fmt,
     sync::Arc,
 };
@@ -10,7 +10,7 @@ use http::HeaderName;
 
 use super::{
     paths::{PathTable, PathTableBuilder},
-    spec::{BackendId, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
+    spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
 };
 use crate::{metrics::RouteStats, tls::CertificateIndex, upstream::Upstream};
 
@@ -90,25 +90,43 @@ pub struct BuildWarning {
 pub struct Rebuilt {
     pub table: RouteTable,
     pub warnings: Vec<BuildWarning>,
-    /// The stats keys `(route, backend)` of the previous table's routes that the new one did
-    /// not take over. A key may also belong to a route built anew (its stats were handed out
-    /// again by the `stats` callback); the caller retires the others.
-    pub dropped: Vec<(String, String)>,
+    /// The counters of the previous table's routes that the new one did not take over. Their
+    /// key may also belong to a route built anew (the `stats` callback handed it out again); the
+    /// caller retires the others.
+    pub dropped: Vec<RouteStats>,
     /// Hosts (per listener view) taken over from the previous table unchanged.
     pub reused_hosts: usize,
 }
 
-/// The key a route's counters were handed out under by the `stats` callback.
-/// `upstream` asked once per backend: every path naming a backend shares its upstream.
-fn once_per_backend(mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>) -> impl FnMut(&BackendId) -> Arc<Upstream> {
-    let mut upstreams: FastMap<BackendId, Arc<Upstream>> = FastMap::default();
-    move |id: &BackendId| {
-        if let Some(found) = upstreams.get(id) {
-            return found.clone();
+/// The build's upstream for each backend id of the spec. The caller's `upstream` is asked once
+/// per backend, so every path naming one shares its `Arc`; later paths find it here, keyed by the
+/// spec's own id (no copy), before the spec's B-tree is searched.
+struct UpstreamsFor<'s, F> {
+    backends: &'s BTreeMap<BackendId, BackendSpec>,
+    upstream: F,
+    known: FastMap<&'s str, Arc<Upstream>>,
+}
+
+impl<'s, F: FnMut(&BackendId) -> Arc<Upstream>> UpstreamsFor<'s, F> {
+    /// `expected`: how many backends the build will ask for, so the cache does not grow by rehashing.
+    fn new(spec: &'s TableSpec, upstream: F, expected: usize) -> Self {
+        UpstreamsFor {
+            backends: &spec.backends,
+            upstream,
+            known: FastMap::with_capacity_and_hasher(expected, Default::default()),
         }
-        let made = upstream(id);
-        upstreams.insert(id.clone(), made.clone());
-        made
+    }
+
+    /// `None` when the spec has no backend `id`.
+    fn get(&mut self, id: &str) -> Option<Arc<Upstream>> {
+        if let Some(found) = self.known.get(id) {
+            return Some(found.clone());
+        }
+        let backends = self.backends;
+        let (id, _) = backends.get_key_value(id)?;
+        let made = (self.upstream)(id);
+        self.known.insert(id, made.clone());
+        Some(made)
     }
 }
 
@@ -116,31 +134,29 @@ fn once_per_backend(mut upstream: impl FnMut(&BackendId) -> Arc<Upstream>) -> im
 fn default_route(
     spec: &TableSpec,
     previous: Option<&Arc<Route>>,
-    upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
-    stats: &mut impl FnMut(&str, &str) -> RouteStats,
+    upstream_for: &mut UpstreamsFor<'_, impl FnMut(&BackendId) -> Arc<Upstream>>,
+    stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
 ) -> Option<Arc<Route>> {
-    let id = spec
-        .default_backend
-        .as_ref()
-        .filter(|id| spec.backends.contains_key(*id))?;
-    let upstream = upstream_for(id);
+    let upstream = upstream_for.get(spec.default_backend.as_ref()?)?;
     Some(match previous {
         Some(route) if Arc::ptr_eq(&route.upstream, &upstream) => route.clone(),
-        _ => Arc::new(Route {
-            name: "default".into(),
-            source: "default".into(),
-            stats: stats("default", id),
-            upstream,
-            ssl_redirect: false,
-            redirect: None,
-            client_protocol_header: None,
-        }),
+        _ => {
+            let name: Arc<str> = "default".into();
+            Arc::new(Route {
+                stats: stats(&name, Some(&upstream.id)),
+                source: name.clone(),
+                name,
+                upstream,
+                ssl_redirect: false,
+                redirect: None,
+                client_protocol_header: None,
+            })
+        }
     })
 }
 
-fn stats_key(route: &Arc<Route>) -> (String, String) {
-    let (name, backend) = route.stats.key();
-    (name.to_string(), backend.to_string())
+fn stats_of(route: &Arc<Route>) -> RouteStats {
+    route.stats.clone()
 }
 
 // === impl Route ===
@@ -174,7 +190,7 @@ impl RouteTable {
     pub fn build(
         spec: Arc<TableSpec>,
         upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
-        stats: impl FnMut(&str, &str) -> RouteStats,
+        stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     ) -> (Self, Vec<BuildWarning>) {
         let rebuilt = Self::rebuild(spec, None, upstream, stats);
         (rebuilt.table, rebuilt.warnings)
@@ -188,9 +204,9 @@ impl RouteTable {
         spec: Arc<TableSpec>,
         previous: Option<&RouteTable>,
         upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
-        mut stats: impl FnMut(&str, &str) -> RouteStats,
+        mut stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     ) -> Rebuilt {
-        let mut upstream_for = once_per_backend(upstream);
+        let mut upstream_for = UpstreamsFor::new(&spec, upstream, spec.backends.len());
         let scoped = spec
             .hosts
             .iter()
@@ -210,10 +226,12 @@ impl RouteTable {
         };
         let mut warnings = Vec::new();
         let mut plain = Hosts::default();
+        // Sized once: growing by rehashing was a few percent of a 10k-host build.
+        plain.exact.reserve(spec.hosts.len());
         let mut tls = scoped.then(Hosts::default);
         let mut reused: HashSet<*const VirtualHost> = HashSet::new();
         for vhost in &spec.hosts {
-            let kept = previous.and_then(|previous| previous.reusable(vhost, &spec, &nowhere, &mut upstream_for));
+            let kept = previous.and_then(|previous| previous.reusable(vhost, &nowhere, &mut upstream_for));
             if let Some((kept_plain, kept_tls)) = kept {
                 for (hosts, kept) in [(Some(&mut plain), kept_plain), (tls.as_mut(), kept_tls)] {
                     if let (Some(hosts), Some(kept)) = (hosts, kept) {
@@ -224,7 +242,7 @@ impl RouteTable {
                 continue;
             }
             let before = warnings.len();
-            let routes = build_routes(vhost, &spec, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
+            let routes = build_routes(vhost, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
             let clean = warnings.len() == before;
             let views = [(&mut plain, scoped.then_some(false))]
                 .into_iter()
@@ -241,7 +259,7 @@ impl RouteTable {
         if let Some(previous) = previous_default
             && !default_route.as_ref().is_some_and(|route| Arc::ptr_eq(route, previous))
         {
-            dropped.push(stats_key(previous));
+            dropped.push(stats_of(previous));
         }
         let mut reused_hosts = 0;
         if let Some(previous) = previous {
@@ -250,9 +268,11 @@ impl RouteTable {
                     reused_hosts += 1;
                     continue;
                 }
-                dropped.extend(vhost.routes.iter().map(stats_key));
+                dropped.extend(vhost.routes.iter().map(stats_of));
             }
         }
+        // It borrows `spec`, which the table takes.
+        drop(upstream_for);
         let table = RouteTable {
             spec,
             plain,
@@ -275,9 +295,8 @@ impl RouteTable {
     fn reusable(
         &self,
         vhost: &Arc<VirtualHostSpec>,
-        spec: &TableSpec,
         nowhere: &Arc<Upstream>,
-        upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
+        upstream_for: &mut UpstreamsFor<'_, impl FnMut(&BackendId) -> Arc<Upstream>>,
     ) -> Option<(Option<Arc<VirtualHost>>, Option<Arc<VirtualHost>>)> {
         // `hosts` is sorted by host (compile's order); an unsorted hand-built spec only loses reuse.
         // `Arc`s compare by address first: a host the compile kept costs no deep comparison.
@@ -299,9 +318,7 @@ impl RouteTable {
                 if Arc::ptr_eq(&route.upstream, nowhere) {
                     continue;
                 }
-                // The spec's own key: no id is allocated to ask.
-                let (id, _) = spec.backends.get_key_value(route.upstream.id.as_ref())?;
-                if !Arc::ptr_eq(&route.upstream, &upstream_for(id)) {
+                if !Arc::ptr_eq(&route.upstream, &upstream_for.get(&route.upstream.id)?) {
                     return None;
                 }
             }
@@ -350,23 +367,29 @@ impl RouteTable {
 /// Paths that cannot be served (unknown backend, bad header name) become warnings.
 fn build_routes<'s>(
     vhost: &'s VirtualHostSpec,
-    spec: &TableSpec,
     nowhere: &Arc<Upstream>,
-    upstream_for: &mut impl FnMut(&BackendId) -> Arc<Upstream>,
-    stats: &mut impl FnMut(&str, &str) -> RouteStats,
+    upstream_for: &mut UpstreamsFor<'_, impl FnMut(&BackendId) -> Arc<Upstream>>,
+    stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     warnings: &mut Vec<BuildWarning>,
 ) -> Vec<(Arc<Route>, &'s PathSpec)> {
     let mut built: Vec<(Arc<Route>, &PathSpec)> = Vec::with_capacity(vhost.paths.len());
+    let mut scratch = String::new();
     for path in &vhost.paths {
         let redirect = path.options.redirect.clone();
-        if redirect.is_none() && !spec.backends.contains_key(&path.backend) {
-            warnings.push(BuildWarning {
-                host: vhost.host.clone(),
-                pattern: path.path.clone(),
-                reason: format!("backend {} is not in the table", path.backend),
-            });
-            continue;
-        }
+        let upstream = match redirect {
+            Some(_) => nowhere.clone(),
+            None => match upstream_for.get(&path.backend) {
+                Some(upstream) => upstream,
+                None => {
+                    warnings.push(BuildWarning {
+                        host: vhost.host.clone(),
+                        pattern: path.path.clone(),
+                        reason: format!("backend {} is not in the table", path.backend),
+                    });
+                    continue;
+                }
+            },
+        };
         let client_protocol_header = match path.options.client_protocol_header.as_deref() {
             None => None,
             Some(name) => match HeaderName::from_bytes(name.as_bytes()) {
@@ -381,13 +404,9 @@ fn build_routes<'s>(
                 }
             },
         };
-        let name = format!("{}{}", vhost.host, path.path);
-        let upstream = match redirect {
-            Some(_) => nowhere.clone(),
-            None => upstream_for(&path.backend),
-        };
-        // Metrics name the backend a route forwards to; a redirect forwards nowhere.
-        let backend = if redirect.is_some() { "" } else { path.backend.as_str() };
+        let name = route_name(&mut scratch, &vhost.host, &path.path);
+        // Metrics name the backend a route forwards to (its upstream's id); a redirect forwards nowhere.
+        let backend = if redirect.is_some() { None } else { Some(&upstream.id) };
         // A host's paths mostly come from one Ingress: share its name rather than copy it per route.
         let source = match built.last() {
             Some((last, _)) if *last.source == *path.source => last.source.clone(),
@@ -395,7 +414,7 @@ fn build_routes<'s>(
         };
         let route = Route {
             stats: stats(&name, backend),
-            name: name.into(),
+            name,
             source,
             upstream,
             ssl_redirect: path.ssl_redirect,
@@ -405,6 +424,26 @@ fn build_routes<'s>(
         built.push((Arc::new(route), path));
     }
     built
+}
+
+/// A route's name, `host` + `path` as configured, written in `scratch` (one buffer for a host's
+/// routes) and then copied once into the `Arc` that the route and its counters share.
+fn route_name(scratch: &mut String, host: &HostMatch, path: &str) -> Arc<str> {
+    scratch.clear();
+    match host {
+        HostMatch::Exact(host) => scratch.push_str(host),
+        HostMatch::Wildcard(suffix) => {
+            scratch.push_str("*.");
+            scratch.push_str(suffix);
+        }
+        HostMatch::DeepWildcard(suffix) => {
+            scratch.push_str("**.");
+            scratch.push_str(suffix);
+        }
+        HostMatch::Any => scratch.push('*'),
+    }
+    scratch.push_str(path);
+    Arc::from(scratch.as_str())
 }
 
 // === impl Hosts ===
@@ -490,7 +529,7 @@ impl VirtualHost {
         routes: &[(Arc<Route>, &PathSpec)],
         view: Option<bool>,
         clean: bool,
-        stats: &mut impl FnMut(&str, &str) -> RouteStats,
+        stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
         warnings: &mut Vec<BuildWarning>,
     ) -> Option<Self> {
         let mut builder = PathTableBuilder::default();
@@ -539,11 +578,15 @@ impl VirtualHost {
 }
 
 /// The 301 from `/abc` to `/abc/` that a `CharPrefix` rule `/abc/` gives, as nginx does.
-fn slash_redirect(route: &Arc<Route>, path: &PathSpec, stats: &mut impl FnMut(&str, &str) -> RouteStats) -> Arc<Route> {
-    let name = format!("{} (add slash)", route.name);
+fn slash_redirect(
+    route: &Arc<Route>,
+    path: &PathSpec,
+    stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
+) -> Arc<Route> {
+    let name: Arc<str> = format!("{} (add slash)", route.name).into();
     Arc::new(Route {
-        stats: stats(&name, ""),
-        name: name.into(),
+        stats: stats(&name, None),
+        name,
         source: route.source.clone(),
         upstream: route.upstream.clone(),
         ssl_redirect: false,

@@ -20,7 +20,7 @@ fn mk_route(name: &str) -> Arc<Route> {
     })
 }
 
-fn mk_builder(rules: &[(PathKind, String)]) -> PathTableBuilder {
+fn mk_builder(rules: &[(PathKind, String)]) -> PathTableBuilder<'_> {
     let mut builder = PathTableBuilder::default();
     for (kind, path) in rules {
         builder.add(path, *kind, mk_route(&format!("{kind:?} {path}")));

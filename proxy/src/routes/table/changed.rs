@@ -7,9 +7,7 @@ use std::{
     sync::Arc,
 };
 
-use super::{
-    FastMap, Hosts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, once_per_backend, stats_key,
-};
+use super::{FastMap, Hosts, Rebuilt, RouteTable, UpstreamsFor, VirtualHost, build_routes, default_route, stats_of};
 use crate::{
     metrics::RouteStats,
     routes::spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
@@ -43,12 +41,12 @@ impl RouteTable {
         backends: &BTreeSet<BackendId>,
         replaced: &HashSet<*const Upstream>,
         upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
-        mut stats: impl FnMut(&str, &str) -> RouteStats,
+        mut stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     ) -> Option<Rebuilt> {
         if !Self::rebuilds_changed(&spec, previous) {
             return None;
         }
-        let mut upstream_for = once_per_backend(upstream);
+        let mut upstream_for = UpstreamsFor::new(&spec, upstream, 0);
         let mut redo: BTreeSet<HostMatch> = changed.clone();
         if !replaced.is_empty() {
             redo.extend(previous.plain.with_upstream_in(replaced));
@@ -69,14 +67,14 @@ impl RouteTable {
         let nowhere = previous.nowhere.clone();
         for host in &redo {
             if let Some(old) = plain.remove(host) {
-                dropped.extend(old.routes.iter().map(stats_key));
+                dropped.extend(old.routes.iter().map(stats_of));
             }
             let Ok(index) = spec.hosts.binary_search_by(|vhost| vhost.host.cmp(host)) else {
                 continue;
             };
             let vhost = &spec.hosts[index];
             let before = warnings.len();
-            let routes = build_routes(vhost, &spec, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
+            let routes = build_routes(vhost, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
             let clean = warnings.len() == before;
             if let Some(built) = VirtualHost::build(vhost, &routes, None, clean, &mut stats, &mut warnings) {
                 plain.insert(&vhost.host, Arc::new(built));
@@ -87,9 +85,11 @@ impl RouteTable {
         if let Some(previous) = previous_default
             && !default_route.as_ref().is_some_and(|route| Arc::ptr_eq(route, previous))
         {
-            dropped.push(stats_key(previous));
+            dropped.push(stats_of(previous));
         }
         let reused_hosts = previous.plain.len().saturating_sub(redo.len());
+        // It borrows `spec`, which the table takes.
+        drop(upstream_for);
         let table = RouteTable {
             spec,
             plain,

@@ -4,7 +4,7 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use super::*;
 use crate::{
-    metrics::{RouteStats, UpstreamStats},
+    metrics::{ProxyMetrics, RouteStats, UpstreamStats},
     routes::spec::{
         BackendSpec, HostMatch, Listeners, PathKind, PathSpec, RouteOptions, TableSpec, UpstreamProtocol,
         VirtualHostSpec,
@@ -63,6 +63,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
         tls: Default::default(),
         documents: Default::default(),
     };
+    let metrics = ProxyMetrics::detached();
     let (table, warnings) = RouteTable::build(
         Arc::new(spec),
         |id| {
@@ -73,7 +74,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
                 UpstreamStats::default(),
             ))
         },
-        |_, _| RouteStats::detached(),
+        |route, backend| metrics.route_stats(route, backend),
     );
     assert_eq!(warnings, vec![]);
     table
@@ -511,4 +512,22 @@ fn routes_scoped_to_one_listener_are_unknown_on_the_other() {
         hit_on(&table, "mixed.example.com", "/both", false).as_deref(),
         Some("both")
     );
+}
+
+#[test]
+fn a_route_is_named_its_host_as_displayed_then_its_path() {
+    let mut scratch = String::from("left over from the previous route");
+    for host in ["app.example.com", "*.example.com", "**.example.com", ""] {
+        let host = HostMatch::from_rule_host(host);
+        assert_eq!(&*route_name(&mut scratch, &host, "/api"), format!("{host}/api"));
+    }
+}
+
+#[test]
+fn a_route_and_its_counters_share_one_name_and_name_its_upstream_as_backend() {
+    let table = mk_table(&[("app.example.com", &[(Prefix, "/api")])], None);
+    let route = table.lookup("app.example.com", "/api").expect("a route");
+    let (name, backend) = route.stats.key();
+    assert_eq!((name, backend), (&*route.name, &*route.upstream.id));
+    assert_eq!(name, "app.example.com/api");
 }
