@@ -123,7 +123,10 @@ impl ManifestWatcher {
                 match parsed {
                     Ok(objects) => {
                         if entry.objects != objects {
-                            note_changes(&mut self.changes, &entry.objects.decode(), &objects.decode());
+                            // At start (or after a fallback) everything is redone anyway.
+                            if !self.changes.everything {
+                                note_changes(&mut self.changes, &entry.objects.decode(), &objects.decode());
+                            }
                             entry.objects = objects;
                             changed = true;
                         }
@@ -139,7 +142,7 @@ impl ManifestWatcher {
         let changes = &mut self.changes;
         self.files.retain(|path, file| {
             let keep = seen.contains(path);
-            if !keep {
+            if !keep && !changes.everything {
                 note_changes(changes, &file.objects.decode(), &[]);
             }
             keep
@@ -150,6 +153,18 @@ impl ManifestWatcher {
     /// What changed since the last call (everything, the first time).
     pub fn take_changes(&mut self) -> Changes {
         std::mem::take(&mut self.changes)
+    }
+
+    /// Every object currently loaded, fixed ones first, decoded on a thread of its own: the
+    /// objects live only for one compile, and so take whole allocator pages (mimalloc gives each
+    /// thread its own), which go back to the OS once they are dropped. Decoded on the compiling
+    /// thread, they shared pages with the long-lived state the compile allocates between them,
+    /// and at 10k Ingresses ~16 MiB stayed resident after the first compile.
+    pub fn state_apart(&self) -> ClusterState {
+        std::thread::scope(|scope| match scope.spawn(|| self.state()).join() {
+            Ok(state) => state,
+            Err(panic) => std::panic::resume_unwind(panic),
+        })
     }
 
     /// Every object currently loaded, fixed ones first.
@@ -239,7 +254,7 @@ pub async fn run(
             last_compile = Some(Instant::now());
             let changes = watcher.take_changes();
             panicked = control
-                .compile_changes_and_publish(&watcher.state(), &task_options, Some(&changes), |_| ())
+                .compile_changes_and_publish(&watcher.state_apart(), &task_options, Some(&changes), |_| ())
                 .is_none();
         }
         tokio::select! {
