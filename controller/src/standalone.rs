@@ -123,7 +123,7 @@ impl ManifestWatcher {
                 match parsed {
                     Ok(objects) => {
                         if entry.objects != objects {
-                            // At start (or after a fallback) everything is redone anyway.
+                            // Until the first compile takes the changes, everything is redone anyway.
                             if !self.changes.everything {
                                 note_changes(&mut self.changes, &entry.objects.decode(), &objects.decode());
                             }
@@ -153,18 +153,6 @@ impl ManifestWatcher {
     /// What changed since the last call (everything, the first time).
     pub fn take_changes(&mut self) -> Changes {
         std::mem::take(&mut self.changes)
-    }
-
-    /// Every object currently loaded, fixed ones first, decoded on a thread of its own: the
-    /// objects live only for one compile, and so take whole allocator pages (mimalloc gives each
-    /// thread its own), which go back to the OS once they are dropped. Decoded on the compiling
-    /// thread, they shared pages with the long-lived state the compile allocates between them,
-    /// and at 10k Ingresses ~16 MiB stayed resident after the first compile.
-    pub fn state_apart(&self) -> ClusterState {
-        std::thread::scope(|scope| match scope.spawn(|| self.state()).join() {
-            Ok(state) => state,
-            Err(panic) => std::panic::resume_unwind(panic),
-        })
     }
 
     /// Every object currently loaded, fixed ones first.
@@ -254,7 +242,7 @@ pub async fn run(
             last_compile = Some(Instant::now());
             let changes = watcher.take_changes();
             panicked = control
-                .compile_changes_and_publish(&watcher.state_apart(), &task_options, Some(&changes), |_| ())
+                .compile_changes_and_publish(&watcher.state(), &task_options, Some(&changes), |_| ())
                 .is_none();
         }
         tokio::select! {

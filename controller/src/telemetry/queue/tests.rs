@@ -85,3 +85,30 @@ fn lines_past_the_bound_are_dropped_and_counted_while_the_sink_is_stalled() {
     );
     assert_eq!(counts.dropped(), 15);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+    /// Whatever the bound and however many lines come while the sink is stalled, the first
+    /// `limit` arrive whole and in order and every other one is counted as dropped.
+    #[test]
+    fn a_stalled_sink_gets_the_first_lines_up_to_the_bound_and_the_rest_are_counted(
+        limit in 1usize..64,
+        lines in proptest::collection::vec("[a-z]{0,40}", 0..128),
+    ) {
+        let (sink, permit) = mk_sink(true);
+        let permit = permit.unwrap();
+        let (queue, guard, counts) = spawn(sink.clone(), limit, "test-log").unwrap();
+        for line in &lines {
+            (&queue).write_all(format!("{line}\n").as_bytes()).unwrap();
+        }
+        let kept = lines.len().min(limit);
+        proptest::prop_assert_eq!(counts.dropped(), (lines.len() - kept) as u64);
+        for _ in 0..kept {
+            permit.send(()).unwrap();
+        }
+        drop(guard);
+        let expected: String = lines[..kept].iter().map(|line| format!("{line}\n")).collect();
+        proptest::prop_assert_eq!(String::from_utf8(sink.written.lock().unwrap().clone()).unwrap(), expected);
+    }
+}
