@@ -242,7 +242,7 @@ pub async fn run(
             last_compile = Some(Instant::now());
             let changes = watcher.take_changes();
             panicked = control
-                .compile_changes_and_publish(&watcher.state(), &task_options, Some(&changes), |_| ())
+                .compile_changes_and_publish(watcher.state(), &task_options, Some(&changes), |_| ())
                 .is_none();
         }
         tokio::select! {

@@ -60,8 +60,6 @@ pub struct Incremental {
     options: Option<CompileOptions>,
     /// Boxed: a hash table keeps ~40% of its buckets empty, and an `Entry` is 112 B.
     entries: HashMap<Key, Box<Entry>>,
-    /// Selected Ingresses in precedence order.
-    order: BTreeSet<Arc<Rank>>,
     /// (Service, Ingress) for each Service an Ingress's backends name. One set, not a set per
     /// Service: at 10k Services a B-tree node each would cost more than everything else here.
     /// The Ingress by its rank (which holds its key): a pointer instead of two more strings.
@@ -316,7 +314,6 @@ impl Incremental {
         for service in &old.contribution.services {
             self.users.remove(&(service.clone(), old.rank.clone()));
         }
-        self.order.remove(&old.rank);
         self.notable.remove(&old.rank);
         self.tls -= usize::from(old.has_tls);
     }
@@ -351,7 +348,6 @@ impl Incremental {
             .spec
             .as_ref()
             .is_some_and(|spec| spec.tls.as_ref().is_some_and(|tls| !tls.is_empty()));
-        self.order.insert(rank.clone());
         self.tls += usize::from(has_tls);
         touched.settle.insert(key.clone());
         // Kept until the Ingress changes: the walk's growth room would be a third of it.
