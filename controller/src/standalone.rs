@@ -123,7 +123,10 @@ impl ManifestWatcher {
                 match parsed {
                     Ok(objects) => {
                         if entry.objects != objects {
-                            note_changes(&mut self.changes, &entry.objects.decode(), &objects.decode());
+                            // Until the first compile takes the changes, everything is redone anyway.
+                            if !self.changes.everything {
+                                note_changes(&mut self.changes, &entry.objects.decode(), &objects.decode());
+                            }
                             entry.objects = objects;
                             changed = true;
                         }
@@ -139,7 +142,7 @@ impl ManifestWatcher {
         let changes = &mut self.changes;
         self.files.retain(|path, file| {
             let keep = seen.contains(path);
-            if !keep {
+            if !keep && !changes.everything {
                 note_changes(changes, &file.objects.decode(), &[]);
             }
             keep
@@ -239,7 +242,7 @@ pub async fn run(
             last_compile = Some(Instant::now());
             let changes = watcher.take_changes();
             panicked = control
-                .compile_changes_and_publish(&watcher.state(), &task_options, Some(&changes), |_| ())
+                .compile_changes_and_publish(watcher.state(), &task_options, Some(&changes), |_| ())
                 .is_none();
         }
         tokio::select! {

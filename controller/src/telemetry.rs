@@ -6,7 +6,7 @@
 //!                            └ full: line dropped, counted (shunt_log_lines_dropped)
 //! ```
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use prometheus_client::{
     collector::Collector,
@@ -14,28 +14,33 @@ use prometheus_client::{
     metrics::counter::ConstCounter,
     registry::Registry,
 };
-use tracing_appender::non_blocking::{ErrorCounter, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::{EnvFilter, fmt};
 
 use crate::cli::LogFormat;
 
-/// Lines the queue holds before new ones are dropped.
+mod queue;
+
+pub use queue::FlushGuard;
+
+/// Lines the queue holds before new ones are dropped (memory is taken as lines queue, ~32 B
+/// plus the line each).
 const QUEUED_LINES: usize = 64 * 1024;
 
-/// Lines dropped because the queue was full; set once by [`init`].
-static DROPPED: OnceLock<ErrorCounter> = OnceLock::new();
+/// The queue's counts (dropped lines); set once by [`init`].
+static COUNTS: OnceLock<Arc<queue::Counts>> = OnceLock::new();
 
 /// Installs the subscriber; keep the guard until exit: dropping it flushes queued lines.
-pub fn init(format: LogFormat) -> Option<WorkerGuard> {
+pub fn init(format: LogFormat) -> Option<FlushGuard> {
     // rustls warns once per handshake about clients that put an IP address in SNI (wrk, some
     // SDKs): a client's quirk, not ours, and a log line per connection at scale.
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rustls=error"));
-    let (writer, guard) = NonBlockingBuilder::default()
-        .lossy(true)
-        .buffered_lines_limit(QUEUED_LINES)
-        .thread_name("shunt-log")
-        .finish(std::io::stderr());
-    let dropped = writer.error_counter();
+    let (writer, guard, counts) = match queue::spawn(std::io::stderr(), QUEUED_LINES, "shunt-log") {
+        Ok(queue) => queue,
+        Err(error) => {
+            eprintln!("log writer thread failed to start, logging nothing: {error}");
+            return None;
+        }
+    };
     let builder = fmt().with_env_filter(filter).with_writer(writer);
     let result = match format {
         LogFormat::Text => builder.try_init(),
@@ -45,7 +50,7 @@ pub fn init(format: LogFormat) -> Option<WorkerGuard> {
         eprintln!("logging was already initialised: {error}");
         return None;
     }
-    let _ = DROPPED.set(dropped);
+    let _ = COUNTS.set(counts);
     Some(guard)
 }
 
@@ -59,8 +64,7 @@ struct DroppedLines;
 
 impl Collector for DroppedLines {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let dropped = DROPPED.get().map_or(0, ErrorCounter::dropped_lines);
-        let counter = ConstCounter::new(u64::try_from(dropped).unwrap_or(u64::MAX));
+        let counter = ConstCounter::new(COUNTS.get().map_or(0, |counts| counts.dropped()));
         let metric = encoder.encode_descriptor(
             "shunt_log_lines_dropped",
             "Log lines dropped because the log writer fell behind",

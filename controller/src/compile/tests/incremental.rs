@@ -413,6 +413,32 @@ fn an_endpoint_edit_redoes_only_the_ingresses_naming_its_service() {
     assert_eq!(unchanged, BTreeSet::from([1, 2]), "only shop/i0 names web");
 }
 
+#[test]
+fn removing_a_slice_redoes_the_ingresses_naming_its_service() {
+    let ingresses = vec![mk_ingress(
+        "shop",
+        "i0",
+        vec![mk_rule("h0.example.com", vec![mk_prefix("/", "web", 80)])],
+    )];
+    let mut state = world_with(ingresses);
+    let options = CompileOptions::default();
+    let mut incremental = Incremental::default();
+    assert_eq!(incremental.compile(&state, &options), compile(&state, &options));
+    // The slice is gone from the state: only the incremental compile's memory names its Service.
+    state
+        .endpoint_slices
+        .retain(|slice| slice.service_name.as_deref() != Some("web"));
+    let full = compile(&state, &options);
+    assert_eq!(incremental.compile(&state, &options), full);
+    let endpoints: usize = full
+        .table
+        .backends
+        .values()
+        .map(|backend| backend.endpoints.len())
+        .sum();
+    assert_eq!(endpoints, 0, "web lost its only slice");
+}
+
 /// Each kept contribution's first backend, by Ingress name.
 fn redone(incremental: &Incremental) -> Vec<*const crate::compile::backend::Resolved> {
     (0..3)
