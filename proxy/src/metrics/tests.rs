@@ -87,28 +87,27 @@ fn an_idle_route_adds_no_series() {
     assert!(text.contains("\nshunt_endpoints 1\n"), "{text}");
 }
 
+/// Scrapes `registry`: the backends listed without endpoints, and the endpoint count.
+fn assert_without_endpoints(registry: &Registry, listed: &[&str], endpoints: usize) {
+    let text = scrape(registry);
+    let expected: Vec<String> = listed
+        .iter()
+        .map(|backend| format!(r#"shunt_backend_without_endpoints{{backend="{backend}"}} 1"#))
+        .collect();
+    assert_eq!(lines_with(&text, "shunt_backend_without_endpoints"), expected, "{text}");
+    assert!(text.contains(&format!("\nshunt_endpoints {endpoints}\n")), "{text}");
+}
+
 #[test]
 fn a_backend_without_endpoints_is_listed_until_it_has_some() {
     let (registry, mut publisher) = mk_publisher(MetricsOptions::default());
     let mut spec = mk_spec(&["empty", "full"]);
     spec.backends.get_mut("ns/empty:80").expect("a backend").endpoints = [].into();
     publisher.publish(spec);
-    let text = scrape(&registry);
-    assert_eq!(
-        lines_with(&text, "shunt_backend_without_endpoints"),
-        vec![r#"shunt_backend_without_endpoints{backend="ns/empty:80"} 1"#],
-        "{text}"
-    );
-    assert!(text.contains("\nshunt_endpoints 1\n"), "{text}");
+    assert_without_endpoints(&registry, &["ns/empty:80"], 1);
 
     publisher.publish(mk_spec(&["empty", "full"]));
-    let text = scrape(&registry);
-    assert_eq!(
-        lines_with(&text, "shunt_backend_without_endpoints"),
-        Vec::<&str>::new(),
-        "{text}"
-    );
-    assert!(text.contains("\nshunt_endpoints 2\n"), "{text}");
+    assert_without_endpoints(&registry, &[], 2);
 
     // The other way: losing the last endpoint lists a backend; a count that changes above zero does not.
     let mut spec = mk_spec(&["empty", "full"]);
@@ -116,22 +115,11 @@ fn a_backend_without_endpoints_is_listed_until_it_has_some() {
     let two: [SocketAddr; 2] = ["127.0.0.1:8000", "127.0.0.1:9000"].map(|addr| addr.parse().expect("socket address"));
     spec.backends.get_mut("ns/empty:80").expect("a backend").endpoints = two.into();
     publisher.publish(spec);
-    let text = scrape(&registry);
-    assert_eq!(
-        lines_with(&text, "shunt_backend_without_endpoints"),
-        vec![r#"shunt_backend_without_endpoints{backend="ns/full:80"} 1"#],
-        "{text}"
-    );
-    assert!(text.contains("\nshunt_endpoints 2\n"), "{text}");
+    assert_without_endpoints(&registry, &["ns/full:80"], 2);
 
     // A listed backend that leaves the table leaves the list.
     publisher.publish(mk_spec(&["empty"]));
-    let text = scrape(&registry);
-    assert_eq!(
-        lines_with(&text, "shunt_backend_without_endpoints"),
-        Vec::<&str>::new(),
-        "{text}"
-    );
+    assert_without_endpoints(&registry, &[], 1);
 }
 
 #[test]
