@@ -81,8 +81,9 @@ pub enum ResponseBody {
         body: Incoming,
         /// Keeps the endpoint's in-flight count until the body is done.
         _guard: Option<EndpointGuard>,
-        /// Returns the HTTP/1 connection to the pool once the body is done (dropped).
-        _lease: Option<Lease>,
+        /// The HTTP/1 connection the body comes from: polled for it, and returned to the pool
+        /// once the body is done (dropped).
+        lease: Option<Lease>,
     },
 }
 
@@ -256,7 +257,12 @@ impl Body for ResponseBody {
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match self.get_mut() {
             ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            ResponseBody::Upstream { body, .. } => Pin::new(body).poll_frame(cx),
+            ResponseBody::Upstream {
+                body,
+                lease: Some(lease),
+                ..
+            } => lease.poll_body(body, cx),
+            ResponseBody::Upstream { body, lease: None, .. } => Pin::new(body).poll_frame(cx),
         }
     }
 

@@ -5,6 +5,7 @@ mod balance;
 mod client;
 mod connect;
 mod h2;
+mod http1;
 pub mod pool;
 pub mod retry;
 
