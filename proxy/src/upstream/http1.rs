@@ -15,14 +15,23 @@
 //! The response future and the body are polled with a no-op waker: only the connection moves
 //! them, and it is polled right before them with the task's waker. Registered with them as well,
 //! the task would be woken by its own progress (hyper answering the response future inside the
-//! connection's poll), and polled again for nothing.
+//! connection's poll), and polled again for nothing. For the same reason the connection gets a
+//! waker of its own that forwards to the task's ([`Relay`]) and is muted while the body is read:
+//! taking a chunk wakes the connection ("room for the next one"), which is this very task, and
+//! every later read of the body polls the connection anyway.
 
 use std::{
     future::poll_fn,
     net::SocketAddr,
     pin::{Pin, pin},
-    task::{Context, Poll, Waker, ready},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    task::{Context, Poll, Wake, Waker, ready},
 };
+
+use futures::task::AtomicWaker;
 
 use http::{Request, Response};
 use hyper::{
@@ -38,12 +47,22 @@ use crate::body::RequestBody;
 /// per connection it is never moved as the connection goes in and out of the pool.
 pub type Driver = Pin<Box<dyn Future<Output = hyper::Result<()>> + Send>>;
 
-/// An open HTTP/1.1 connection: the sender, the connection's future, and what it holds while open.
+/// An open HTTP/1.1 connection: the sender, and the connection's future with what it holds.
 pub struct Http1 {
     sender: SendRequest<RequestBody>,
+    /// Boxed: this moves in and out of the pool and into each response body.
+    conn: Box<Driven>,
+}
+
+/// hyper's connection future and what goes with it while the connection is open.
+struct Driven {
     /// `None` once the connection finished: closed, failed, or handed to an upgrade.
     driver: Option<Driver>,
     addr: SocketAddr,
+    /// What the connection wakes: the task that polled it last, unless muted.
+    relay: Arc<Relay>,
+    /// Wakes `relay`; made once, handed to every poll of the connection.
+    waker: Waker,
     /// The pool place and the open-connection gauge, both given back when this is dropped.
     _hold: (Permit<PoolKey, Http1>, OpenConnection),
 }
@@ -57,11 +76,20 @@ impl Http1 {
         addr: SocketAddr,
         hold: (Permit<PoolKey, Http1>, OpenConnection),
     ) -> Self {
-        Http1 {
-            sender,
+        let relay = Arc::new(Relay {
+            task: AtomicWaker::new(),
+            muted: AtomicBool::new(false),
+        });
+        let conn = Driven {
             driver: Some(driver),
             addr,
+            waker: Waker::from(relay.clone()),
+            relay,
             _hold: hold,
+        };
+        Http1 {
+            sender,
+            conn: Box::new(conn),
         }
     }
 
@@ -70,8 +98,9 @@ impl Http1 {
         // Unconstrained: polled with a no-op waker, a Pending for tokio's task budget would wake
         // nobody. The connection, polled with the real waker first, still yields to the budget.
         let mut response = pin!(tokio::task::unconstrained(self.sender.send_request(req)));
+        let conn = &mut self.conn;
         poll_fn(|cx| {
-            let _ = self.drive(cx);
+            let _ = conn.drive(cx);
             response.as_mut().poll(&mut quiet())
         })
         .await
@@ -83,53 +112,84 @@ impl Http1 {
         body: &mut Incoming,
         cx: &mut Context<'_>,
     ) -> Poll<Option<hyper::Result<Frame<bytes::Bytes>>>> {
-        use http_body::Body;
-        if let Poll::Ready(frame) = Pin::new(&mut *body).poll_frame(&mut quiet()) {
+        if let Poll::Ready(frame) = self.conn.read_body(body) {
             return Poll::Ready(frame);
         }
-        let _ = self.drive(cx);
-        Pin::new(body).poll_frame(&mut quiet())
+        let _ = self.conn.drive(cx);
+        self.conn.read_body(body)
     }
 
     /// Drives the connection until it finished, for an upgrade: hyper hands the socket to the
     /// upgrade's future in the poll that ends the connection.
     pub async fn finish(mut self) {
-        poll_fn(|cx| self.drive(cx)).await;
+        poll_fn(|cx| self.conn.drive(cx)).await;
     }
+}
 
+// === impl Driven ===
+
+impl Driven {
     /// Polls the connection once: reads, writes, hands out responses. Ready once it finished.
     fn drive(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let Some(driver) = self.driver.as_mut() else {
             return Poll::Ready(());
         };
-        if let Err(error) = ready!(driver.as_mut().poll(cx)) {
+        self.relay.task.register(cx.waker());
+        if let Err(error) = ready!(driver.as_mut().poll(&mut Context::from_waker(&self.waker))) {
             debug!(%error, endpoint = %self.addr, "Upstream connection closed");
         }
         // Dropped now: the socket closes, and the sender sees it.
         self.driver = None;
         Poll::Ready(())
     }
+
+    /// Polls `body` without registering anything: only [`Self::drive`] makes it progress.
+    fn read_body(&self, body: &mut Incoming) -> Poll<Option<hyper::Result<Frame<bytes::Bytes>>>> {
+        use http_body::Body;
+        self.relay.muted.store(true, Ordering::Relaxed);
+        let frame = Pin::new(body).poll_frame(&mut quiet());
+        self.relay.muted.store(false, Ordering::Relaxed);
+        frame
+    }
 }
 
 impl Poolable for Http1 {
     fn is_open(&mut self) -> bool {
         // Idle, nobody polls it: a close from the pod shows only when it is polled.
-        let _ = self.drive(&mut quiet());
-        self.driver.is_some() && !self.sender.is_closed()
+        let _ = self.conn.drive(&mut quiet());
+        self.conn.driver.is_some() && !self.sender.is_closed()
     }
 
     fn poll_reusable(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
-        if self.driver.is_none() {
+        if self.conn.driver.is_none() {
             return Poll::Ready(false);
         }
         // Usually the response was read whole, and hyper already asked for the next request.
         if let Poll::Ready(ready) = self.sender.poll_ready(cx) {
             return Poll::Ready(ready.is_ok());
         }
-        if self.drive(cx).is_ready() {
+        if self.conn.drive(cx).is_ready() {
             return Poll::Ready(false);
         }
         self.sender.poll_ready(cx).map(|ready| ready.is_ok())
+    }
+}
+
+/// The connection's waker: wakes the task that polled the connection last, except while muted.
+struct Relay {
+    task: AtomicWaker,
+    muted: AtomicBool,
+}
+
+impl Wake for Relay {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.muted.load(Ordering::Relaxed) {
+            self.task.wake();
+        }
     }
 }
 
