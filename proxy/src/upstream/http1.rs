@@ -5,7 +5,7 @@
 //! a schedule, a second task poll) on top of hyper's own hand-over. Here the holder polls it:
 //!
 //! ```text
-//! checkout ─▶ poll once: did the pod close it while idle? ─▶ closed: dropped, another is used
+//! checkout ─▶ woken while idle? poll once: did the pod close it? ─▶ closed: dropped, another is used
 //! send     ─▶ poll the connection (writes the request, reads the head), then the response future
 //! body     ─▶ poll the body; nothing yet: poll the connection, then the body again
 //! return   ─▶ ready for another request? ─▶ idle in the pool (the reaper polls it too)
@@ -79,6 +79,7 @@ impl Http1 {
         let relay = Arc::new(Relay {
             task: AtomicWaker::new(),
             muted: AtomicBool::new(false),
+            woken: AtomicBool::new(true),
         });
         let conn = Driven {
             driver: Some(driver),
@@ -135,6 +136,7 @@ impl Driven {
             return Poll::Ready(());
         };
         self.relay.task.register(cx.waker());
+        self.relay.woken.store(false, Ordering::Relaxed);
         if let Err(error) = ready!(driver.as_mut().poll(&mut Context::from_waker(&self.waker))) {
             debug!(%error, endpoint = %self.addr, "Upstream connection closed");
         }
@@ -155,8 +157,11 @@ impl Driven {
 
 impl Poolable for Http1 {
     fn is_open(&mut self) -> bool {
-        // Idle, nobody polls it: a close from the pod shows only when it is polled.
-        let _ = self.conn.drive(&mut quiet());
+        // Idle, nobody polls it: a close from the pod shows only when it is polled, and there
+        // is something to see only if the socket (or a timer) woke it since its last poll.
+        if self.conn.relay.woken.load(Ordering::Relaxed) {
+            let _ = self.conn.drive(&mut quiet());
+        }
         self.conn.driver.is_some() && !self.sender.is_closed()
     }
 
@@ -178,7 +183,11 @@ impl Poolable for Http1 {
 /// The connection's waker: wakes the task that polled the connection last, except while muted.
 struct Relay {
     task: AtomicWaker,
+    /// Set while the body is read: the wake that comes of it is ignored (see the module docs);
+    /// whoever reads the body next polls the connection anyway before waiting.
     muted: AtomicBool,
+    /// Woken (unmuted) since the connection's last poll: only then can polling it show more.
+    woken: AtomicBool,
 }
 
 impl Wake for Relay {
@@ -188,6 +197,7 @@ impl Wake for Relay {
 
     fn wake_by_ref(self: &Arc<Self>) {
         if !self.muted.load(Ordering::Relaxed) {
+            self.woken.store(true, Ordering::Relaxed);
             self.task.wake();
         }
     }
