@@ -250,6 +250,16 @@ impl ResponseBody {
     }
 }
 
+impl Drop for ResponseBody {
+    fn drop(&mut self) {
+        // Dropping the body wakes its connection when hyper still holds the sending end, and
+        // that connection is polled by this very task: muted, it is not polled again for it.
+        if let ResponseBody::Upstream { lease: Some(lease), .. } = self {
+            lease.mute();
+        }
+    }
+}
+
 impl Body for ResponseBody {
     type Data = Bytes;
     type Error = hyper::Error;

@@ -80,6 +80,11 @@ impl Lease {
         self.conn.poll_body(body, cx)
     }
 
+    /// The body read on this connection is about to be dropped; see [`Http1::mute`].
+    pub fn mute(&self) {
+        self.conn.mute();
+    }
+
     /// The response was a 101: the connection leaves the pool for good, and a task of its own
     /// drives it until hyper hands its socket to the upgrade.
     pub fn upgrade(self) {

@@ -120,6 +120,13 @@ impl Http1 {
         self.conn.read_body(body)
     }
 
+    /// Ignores the connection's wakes until it is back in the pool ([`Poolable::poll_reusable`]):
+    /// for dropping the body, which wakes the connection (this very task) when hyper still holds
+    /// its sending end.
+    pub fn mute(&self) {
+        self.conn.relay.muted.store(true, Ordering::Relaxed);
+    }
+
     /// Drives the connection until it finished, for an upgrade: hyper hands the socket to the
     /// upgrade's future in the poll that ends the connection.
     pub async fn finish(mut self) {
@@ -166,17 +173,23 @@ impl Poolable for Http1 {
     }
 
     fn poll_reusable(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        // Muted while its body was dropped, if it was; from here on its wakes count.
+        self.conn.relay.muted.store(false, Ordering::Relaxed);
         if self.conn.driver.is_none() {
             return Poll::Ready(false);
         }
         // Usually the response was read whole, and hyper already asked for the next request.
-        if let Poll::Ready(ready) = self.sender.poll_ready(cx) {
-            return Poll::Ready(ready.is_ok());
+        let reusable = match self.sender.poll_ready(cx) {
+            Poll::Ready(ready) => ready.is_ok(),
+            Poll::Pending if self.conn.drive(cx).is_ready() => false,
+            Poll::Pending => ready!(self.sender.poll_ready(cx)).is_ok(),
+        };
+        if reusable {
+            // Idle, it wakes nobody: the next user polls it anyway, and a close from the pod
+            // shows in `woken` (else it would wake whichever task last used it, for nothing).
+            self.conn.relay.task.take();
         }
-        if self.conn.drive(cx).is_ready() {
-            return Poll::Ready(false);
-        }
-        self.sender.poll_ready(cx).map(|ready| ready.is_ok())
+        Poll::Ready(reusable)
     }
 }
 
