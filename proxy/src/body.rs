@@ -81,9 +81,8 @@ pub enum ResponseBody {
         body: Incoming,
         /// Keeps the endpoint's in-flight count until the body is done.
         _guard: Option<EndpointGuard>,
-        /// The HTTP/1 connection the body comes from: polled for it, and returned to the pool
-        /// once the body is done (dropped).
-        lease: Option<Lease>,
+        /// Returns the HTTP/1 connection to the pool once the body is done (dropped).
+        _lease: Option<Lease>,
     },
 }
 
@@ -250,16 +249,6 @@ impl ResponseBody {
     }
 }
 
-impl Drop for ResponseBody {
-    fn drop(&mut self) {
-        // Dropping the body wakes its connection when hyper still holds the sending end, and
-        // that connection is polled by this very task: muted, it is not polled again for it.
-        if let ResponseBody::Upstream { lease: Some(lease), .. } = self {
-            lease.mute();
-        }
-    }
-}
-
 impl Body for ResponseBody {
     type Data = Bytes;
     type Error = hyper::Error;
@@ -267,12 +256,7 @@ impl Body for ResponseBody {
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match self.get_mut() {
             ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            ResponseBody::Upstream {
-                body,
-                lease: Some(lease),
-                ..
-            } => lease.poll_body(body, cx),
-            ResponseBody::Upstream { body, lease: None, .. } => Pin::new(body).poll_frame(cx),
+            ResponseBody::Upstream { body, .. } => Pin::new(body).poll_frame(cx),
         }
     }
 

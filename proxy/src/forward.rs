@@ -431,9 +431,7 @@ fn respond(
     {
         let upstream_upgrade = hyper::upgrade::on(&mut response);
         // The connection leaves the pool for good: it becomes the tunnel's.
-        if let Some(lease) = lease {
-            lease.upgrade();
-        }
+        drop(lease);
         tokio::spawn(tunnel(client_upgrade, upstream_upgrade, guard, tunnels.clone()));
         let (parts, _) = response.into_parts();
         return Response::from_parts(parts, ResponseBody::empty());
@@ -451,7 +449,7 @@ fn respond(
     response.map(|body| ResponseBody::Upstream {
         body,
         _guard: Some(guard),
-        lease,
+        _lease: lease,
     })
 }
 

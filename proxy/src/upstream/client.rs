@@ -7,17 +7,14 @@ use std::{
     time::Duration,
 };
 
-use bytes::Bytes;
-
 use http::{Request, Response, Uri};
-use hyper::body::{Frame, Incoming};
+use hyper::{body::Incoming, client::conn::http1};
 use tokio_rustls::TlsConnector;
 
 use super::{
     Endpoint, Upstream, UpstreamError, connect,
     h2::H2Connections,
-    http1::Http1,
-    pool::{Checkout, Pool, PoolOptions, Pooled},
+    pool::{Checkout, Pool, PoolOptions, Poolable, Pooled},
 };
 use crate::{body::RequestBody, routes::spec::UpstreamProtocol};
 
@@ -62,38 +59,23 @@ pub struct PoolKey {
     tls: bool,
 }
 
-/// Keeps a pooled HTTP/1 connection busy until the response body is done, and drives it while
-/// the body streams; dropping it returns the connection to the pool.
+/// Keeps a pooled HTTP/1 connection busy until the response body is done; dropping it returns
+/// the connection to the pool.
 pub struct Lease {
-    conn: Pooled<PoolKey, Http1>,
+    _conn: Pooled<PoolKey, Http1>,
 }
 
-// === impl Lease ===
+pub struct Http1(http1::SendRequest<RequestBody>);
 
-impl Lease {
-    /// The next frame of the response body, driving the connection it comes from.
-    pub fn poll_body(
-        &mut self,
-        body: &mut Incoming,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<hyper::Result<Frame<Bytes>>>> {
-        self.conn.poll_body(body, cx)
+impl Poolable for Http1 {
+    fn is_open(&self) -> bool {
+        !self.0.is_closed()
     }
 
-    /// The body read on this connection is about to be dropped; see [`Http1::mute`].
-    pub fn mute(&self) {
-        self.conn.mute();
-    }
-
-    /// The response was a 101: the connection leaves the pool for good, and a task of its own
-    /// drives it until hyper hands its socket to the upgrade.
-    pub fn upgrade(self) {
-        let conn = self.conn.detach();
-        tokio::spawn(conn.finish());
+    fn poll_reusable(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        self.0.poll_ready(cx).map(|ready| ready.is_ok())
     }
 }
-
-// === impl UpstreamClients ===
 
 impl UpstreamClients {
     pub fn new(options: &ClientOptions) -> Self {
@@ -137,20 +119,19 @@ impl UpstreamClients {
                 let tls = tls.then_some(&self.tls);
                 // Boxed: dialing (TCP, TLS, handshake) is the rare case, and its future is the
                 // largest part of this one, which every request would otherwise carry and move.
-                let dial = Box::pin(connect::http1(key.addr, tls));
-                let (sender, driver) = match tokio::time::timeout(self.connect_timeout, dial).await {
-                    Ok(Ok(conn)) => conn,
+                let dial = Box::pin(connect::http1(key.addr, tls, hold));
+                let sender = match tokio::time::timeout(self.connect_timeout, dial).await {
+                    Ok(Ok(sender)) => sender,
                     Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
                     Err(_) => return Err(UpstreamError::connect_timeout()),
                 };
-                let addr = key.addr;
-                self.http1.pooled(key, Http1::new(sender, driver, addr, hold))
+                self.http1.pooled(key, Http1(sender))
             }
             Err(timeout) => return Err(UpstreamError::PoolTimeout(timeout)),
         };
-        let response = conn.send(req).await;
+        let response = conn.0.send_request(req).await;
         let response = response.map_err(|error| UpstreamError::Request(error.into()))?;
-        Ok((response, Some(Lease { conn })))
+        Ok((response, Some(Lease { _conn: conn })))
     }
 
     /// Open HTTP/1 connections to `addr` from this worker, for tests and benches.

@@ -1,6 +1,5 @@
 //! Dialing pods: TCP (no Nagle, keep-alive), TLS for `appProtocol: https`, then the HTTP
-//! handshake. An h2c connection's task is spawned on the worker's runtime; an HTTP/1.1
-//! connection is driven by the requests that use it (see [`super::http1`]).
+//! handshake, with the connection's task spawned on the worker's runtime.
 
 use std::{io, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -13,7 +12,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tracing::debug;
 
-use super::{BoxError, http1::Driver};
+use super::BoxError;
 use crate::body::RequestBody;
 
 /// Counts one open connection on its backend's gauge until dropped.
@@ -42,24 +41,27 @@ pub async fn tcp(addr: SocketAddr) -> io::Result<TcpStream> {
     Ok(stream)
 }
 
-/// Opens an HTTP/1.1 connection (over TLS when `tls` is set): its sender, and the future that
-/// does its I/O, for the caller to poll.
-pub async fn http1(
+/// Opens an HTTP/1.1 connection (over TLS when `tls` is set). Its task keeps `hold` (the pool
+/// permit and the gauge) until the connection closes or is handed to an upgrade.
+pub async fn http1<H: Send + 'static>(
     addr: SocketAddr,
     tls: Option<&TlsConnector>,
-) -> Result<(http1::SendRequest<RequestBody>, Driver), BoxError> {
+    hold: H,
+) -> Result<http1::SendRequest<RequestBody>, BoxError> {
     let stream = tcp(addr).await?;
     let builder = http1::Builder::new();
     match tls {
         None => {
             let (sender, connection) = builder.handshake(TokioIo::new(stream)).await?;
-            Ok((sender, Box::pin(connection.with_upgrades())))
+            spawn(addr, async move { connection.with_upgrades().await }, hold);
+            Ok(sender)
         }
         Some(connector) => {
             // Pod certificates never name the pod IP; see `crate::tls::upstream` for what is checked.
             let stream = connector.connect(ServerName::from(addr.ip()), stream).await?;
             let (sender, connection) = builder.handshake(TokioIo::new(stream)).await?;
-            Ok((sender, Box::pin(connection.with_upgrades())))
+            spawn(addr, async move { connection.with_upgrades().await }, hold);
+            Ok(sender)
         }
     }
 }

@@ -5,7 +5,6 @@ mod balance;
 mod client;
 mod connect;
 mod h2;
-mod http1;
 pub mod pool;
 pub mod retry;
 

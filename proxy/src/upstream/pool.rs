@@ -5,7 +5,7 @@
 //! checkout ─▶ idle, open and fresh? ─▶ Idle(Pooled)          Pooled dropped ─▶ ready? ─▶ next waiter, else idle
 //!                 │ no                                        Permit dropped ─▶ next waiter may connect, else open -= 1
 //!                 ▼
-//!             open < max? ─▶ Connect(Permit) ─▶ caller dials; the connection holds the Permit
+//!             open < max? ─▶ Connect(Permit) ─▶ caller dials; the connection's task holds the Permit
 //!                 │ no
 //!                 ▼
 //!             wait in line (up to the wait timeout) for a Pooled or a Permit
@@ -36,9 +36,8 @@ impl<T: Hash + Eq + Clone + Send + 'static> PoolKey for T {}
 
 /// What the pool needs of a connection; a trait so tests can pool trivial values.
 pub trait Poolable: Send + 'static {
-    /// False once the connection can carry no more requests. May poll the connection (without
-    /// waiting) to notice that its peer closed it.
-    fn is_open(&mut self) -> bool;
+    /// False once the connection can carry no more requests.
+    fn is_open(&self) -> bool;
     /// Ready for the next request (the previous response has been read): `Ready(true)`;
     /// closed for good: `Ready(false)`.
     fn poll_reusable(&mut self, cx: &mut Context<'_>) -> Poll<bool>;
@@ -146,17 +145,14 @@ where
     /// An idle connection to `key`, or a permit to open one; waits in line when `key` is at
     /// its cap.
     pub async fn checkout(&self, key: &K) -> Result<Checkout<K, C>, WaitTimeout> {
-        // Dropped after the lock: a connection's drop gives its place back, which takes the lock.
-        let mut closed = Vec::new();
         let waiting = {
             let mut state = self.shared.lock();
             let slot = state.endpoints.entry(key.clone()).or_insert_with(Slot::new);
             let idle_timeout = self.shared.options.idle_timeout;
-            while let Some(mut idle) = slot.idle.pop() {
+            while let Some(idle) = slot.idle.pop() {
                 if idle.conn.is_open() && idle.since.elapsed() < idle_timeout {
                     return Ok(Checkout::Idle(self.pooled(key.clone(), idle.conn)));
                 }
-                closed.push(idle);
             }
             if slot.open < self.shared.options.max_per_endpoint {
                 slot.open += 1;
@@ -168,7 +164,6 @@ where
             slot.waiters.push_back(tx);
             rx
         };
-        drop(closed);
         let wait = self.shared.options.wait_timeout;
         match tokio::time::timeout(wait, waiting).await {
             Ok(Ok(Handoff::Idle(conn))) => Ok(Checkout::Idle(self.pooled(key.clone(), conn))),
@@ -248,19 +243,16 @@ where
     /// Closes idle connections past the idle timeout; true while any idle connection is left.
     fn expire_idle(&self) -> bool {
         let timeout = self.options.idle_timeout;
-        // Dropped after the lock: a connection's drop gives its place back, which takes the lock.
+        // Dropped after the lock: a connection's drop may wake its task, which takes the lock.
         let mut expired = Vec::new();
         let mut state = self.lock();
         for slot in state.endpoints.values_mut() {
-            let mut keep = Vec::with_capacity(slot.idle.len());
-            for mut idle in slot.idle.drain(..) {
-                if idle.conn.is_open() && idle.since.elapsed() < timeout {
-                    keep.push(idle);
-                } else {
-                    expired.push(idle);
-                }
-            }
+            let (keep, old): (Vec<_>, Vec<_>) = slot
+                .idle
+                .drain(..)
+                .partition(|idle| idle.conn.is_open() && idle.since.elapsed() < timeout);
             slot.idle = keep;
+            expired.extend(old);
         }
         let any_left = state.endpoints.values().any(|slot| !slot.idle.is_empty());
         if !any_left {
@@ -343,6 +335,9 @@ impl<K: PoolKey, C: Poolable> Drop for Pooled<K, C> {
         let Some(shared) = self.pool.upgrade() else {
             return;
         };
+        if !conn.is_open() {
+            return;
+        }
         // Usually the response was read to its end and the connection is ready right away.
         match conn.poll_reusable(&mut Context::from_waker(Waker::noop())) {
             Poll::Ready(true) => shared.put(self.key.clone(), conn),
@@ -362,14 +357,6 @@ impl<K: PoolKey, C: Poolable> Drop for Pooled<K, C> {
                 });
             }
         }
-    }
-}
-
-impl<K: PoolKey, C: Poolable> Pooled<K, C> {
-    /// Takes the connection out for good: it does not come back to the pool, and its place is
-    /// given back when it is dropped.
-    pub fn detach(mut self) -> C {
-        self.conn.take().expect("a pooled connection is only taken in drop")
     }
 }
 

@@ -16,12 +16,12 @@ struct MkConn {
 }
 
 impl Poolable for MkConn {
-    fn is_open(&mut self) -> bool {
+    fn is_open(&self) -> bool {
         !self.closed.load(Ordering::Relaxed)
     }
 
     fn poll_reusable(&mut self, _cx: &mut Context<'_>) -> Poll<bool> {
-        Poll::Ready(!self.closed.load(Ordering::Relaxed))
+        Poll::Ready(self.is_open())
     }
 }
 
