@@ -219,3 +219,78 @@ async fn a_backend_without_endpoints_is_a_503_and_an_unknown_host_a_404() {
     let response = client.request(req).await.unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 }
+
+/// A raw HTTP/1.1 backend that answers one request per connection with keep-alive, then closes
+/// the connection (a backend's keep-alive timers firing while the connections sit idle in our
+/// pool); `closed` counts the connections it closed. The first `together` connections are
+/// answered only once all of them have a request, so the proxy has to open that many.
+async fn start_close_after_answer_backend(together: usize, closed: Arc<AtomicUsize>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let barrier = Arc::new(tokio::sync::Barrier::new(together));
+    tokio::spawn(async move {
+        for n in 1..=16 {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (closed, barrier) = (closed.clone(), barrier.clone());
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut seen = Vec::new();
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let read = stream.read(&mut buf).await.unwrap_or(0);
+                    if read == 0 {
+                        return;
+                    }
+                    seen.extend_from_slice(&buf[..read]);
+                }
+                if n <= together {
+                    barrier.wait().await;
+                }
+                let body = format!("connection {n}");
+                let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+                stream.write_all(head.as_bytes()).await.unwrap();
+                // Later than the proxy's read of the answer, so the close finds the connection idle.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                drop(stream);
+                closed.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn a_post_after_the_backend_closed_every_idle_connection_goes_on_a_new_one() {
+    let closed = Arc::new(AtomicUsize::new(0));
+    let backend = start_close_after_answer_backend(3, closed.clone()).await;
+    let proxy = start_proxy(mk_spec(UpstreamProtocol::Http1, vec![backend])).await;
+    let gets: Vec<_> = (0..3).map(|_| tokio::spawn(get(proxy, "/"))).collect();
+    for reply in gets {
+        let (status, body) = reply.await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    // The three pooled connections are closed by now: their FINs wait in our sockets.
+    for _ in 0..200 {
+        if closed.load(Ordering::SeqCst) == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(closed.load(Ordering::SeqCst), 3);
+    // Not idempotent and retried at most once when unprocessed: taking two dead connections in
+    // a row would fail it, so the pool must notice they closed.
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let req = Request::post(format!("http://{proxy}/orders"))
+        .header("host", "shop.example.com")
+        .body(Full::new(Bytes::from_static(b"{}")))
+        .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(10), client.request(req))
+        .await
+        .unwrap()
+        .unwrap();
+    let status = response.status();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(status, StatusCode::OK, "{body:?}");
+    assert_eq!(body, "connection 4".as_bytes());
+}
