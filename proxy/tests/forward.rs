@@ -27,7 +27,7 @@ use shunt_proxy::{
 };
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
-    net::TcpListener,
+    net::{TcpListener, TcpStream},
 };
 
 fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableSpec {
@@ -100,11 +100,20 @@ async fn start_proxy(spec: TableSpec) -> SocketAddr {
 }
 
 async fn get(proxy: SocketAddr, path: &str) -> (StatusCode, String) {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
     let req = Request::get(format!("http://{proxy}{path}"))
         .header("host", "shop.example.com")
-        .body(Empty::new())
+        .body(Empty::<Bytes>::new())
         .unwrap();
+    send(req).await
+}
+
+/// Sends `req` on a fresh client (within 10 s): the status and the body as text.
+async fn send<B>(req: Request<B>) -> (StatusCode, String)
+where
+    B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let client = Client::builder(TokioExecutor::new()).build_http::<B>();
     let response = tokio::time::timeout(Duration::from_secs(10), client.request(req))
         .await
         .unwrap()
@@ -112,6 +121,27 @@ async fn get(proxy: SocketAddr, path: &str) -> (StatusCode, String) {
     let status = response.status();
     let body = response.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// Reads one request head off a raw backend connection: false if the peer closed first.
+async fn read_request_head(stream: &mut TcpStream) -> bool {
+    let mut buf = vec![0u8; 8192];
+    let mut seen = Vec::new();
+    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+        let read = stream.read(&mut buf).await.unwrap_or(0);
+        if read == 0 {
+            return false;
+        }
+        seen.extend_from_slice(&buf[..read]);
+    }
+    true
+}
+
+/// A keep-alive 200 whose body names the backend's `n`th connection.
+async fn answer_with_connection_number(stream: &mut TcpStream, n: usize) {
+    let body = format!("connection {n}");
+    let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+    stream.write_all(head.as_bytes()).await.unwrap();
 }
 
 /// A raw HTTP/1.1 backend that answers only the first request on each connection and then
@@ -125,19 +155,11 @@ async fn start_one_shot_backend(connections: Arc<AtomicUsize>) -> SocketAddr {
             let (mut stream, _) = listener.accept().await.unwrap();
             let n = connections.fetch_add(1, Ordering::SeqCst) + 1;
             tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let mut seen = Vec::new();
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                    let read = stream.read(&mut buf).await.unwrap_or(0);
-                    if read == 0 {
-                        return;
-                    }
-                    seen.extend_from_slice(&buf[..read]);
+                if !read_request_head(&mut stream).await {
+                    return;
                 }
-                let body = format!("connection {n}");
-                let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}", body.len());
-                stream.write_all(head.as_bytes()).await.unwrap();
-                let _ = stream.read(&mut buf).await;
+                answer_with_connection_number(&mut stream, n).await;
+                let _ = stream.read(&mut [0u8; 8192]).await;
                 drop(stream);
             });
         }
@@ -235,21 +257,13 @@ async fn start_close_after_answer_backend(together: usize, closed: Arc<AtomicUsi
             };
             let (closed, barrier) = (closed.clone(), barrier.clone());
             tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let mut seen = Vec::new();
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                    let read = stream.read(&mut buf).await.unwrap_or(0);
-                    if read == 0 {
-                        return;
-                    }
-                    seen.extend_from_slice(&buf[..read]);
+                if !read_request_head(&mut stream).await {
+                    return;
                 }
                 if n <= together {
                     barrier.wait().await;
                 }
-                let body = format!("connection {n}");
-                let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}", body.len());
-                stream.write_all(head.as_bytes()).await.unwrap();
+                answer_with_connection_number(&mut stream, n).await;
                 // Later than the proxy's read of the answer, so the close finds the connection idle.
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 drop(stream);
@@ -280,17 +294,11 @@ async fn a_post_after_the_backend_closed_every_idle_connection_goes_on_a_new_one
     assert_eq!(closed.load(Ordering::SeqCst), 3);
     // Not idempotent and retried at most once when unprocessed: taking two dead connections in
     // a row would fail it, so the pool must notice they closed.
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let req = Request::post(format!("http://{proxy}/orders"))
         .header("host", "shop.example.com")
         .body(Full::new(Bytes::from_static(b"{}")))
         .unwrap();
-    let response = tokio::time::timeout(Duration::from_secs(10), client.request(req))
-        .await
-        .unwrap()
-        .unwrap();
-    let status = response.status();
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    assert_eq!(status, StatusCode::OK, "{body:?}");
-    assert_eq!(body, "connection 4".as_bytes());
+    let (status, body) = send(req).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, "connection 4");
 }
