@@ -20,7 +20,7 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use tokio::time::{Instant, Sleep};
 
-use crate::upstream::{EndpointGuard, Lease};
+use crate::upstream::{BoxError, EndpointGuard, UpstreamBody};
 
 /// Bytes of a request body kept for a retry; see the module docs.
 pub const REPLAY_LIMIT: usize = 64 * 1024;
@@ -78,11 +78,10 @@ pub enum RequestBodyError {
 pub enum ResponseBody {
     Full(Option<Bytes>),
     Upstream {
-        body: Incoming,
+        /// An HTTP/1 body returns its connection to the pool once done.
+        body: UpstreamBody,
         /// Keeps the endpoint's in-flight count until the body is done.
         _guard: Option<EndpointGuard>,
-        /// Returns the HTTP/1 connection to the pool once the body is done (dropped).
-        _lease: Option<Lease>,
     },
 }
 
@@ -251,7 +250,7 @@ impl ResponseBody {
 
 impl Body for ResponseBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BoxError;
 
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match self.get_mut() {

@@ -34,7 +34,8 @@ use crate::{
     routes::{Route, normalize_host, spec::UpstreamProtocol},
     tunnel::Tunnels,
     upstream::{
-        EndpointGuard, Lease, UpstreamClients, UpstreamError,
+        EndpointGuard, UpstreamBody, UpstreamClients, UpstreamError,
+        h1::Upgraded,
         retry::{self, chain_has, find_in_chain},
     },
 };
@@ -306,17 +307,10 @@ impl Proxy {
                         timeout: inner.options.upstream_timeout,
                     });
                 }
-                Ok(Ok((response, lease))) => {
+                Ok(Ok(response)) => {
                     upstream.stats.observe_latency(sent.elapsed().as_secs_f64());
                     let tunnels = &inner.options.tunnels;
-                    return Ok(respond(
-                        response,
-                        guard,
-                        lease,
-                        client_upgrade,
-                        accepts_trailers,
-                        tunnels,
-                    ));
+                    return Ok(respond(response, guard, client_upgrade, accepts_trailers, tunnels));
                 }
                 Ok(Err(error)) => error,
             };
@@ -419,9 +413,8 @@ impl Drop for Record<'_> {
 /// `Trailer` stays for a client that sent `TE: trailers`: hyper only writes HTTP/1.1 trailer
 /// fields the response declared.
 fn respond(
-    mut response: Response<Incoming>,
+    mut response: Response<UpstreamBody>,
     guard: EndpointGuard,
-    lease: Option<Lease>,
     client_upgrade: Option<OnUpgrade>,
     accepts_trailers: bool,
     tunnels: &Tunnels,
@@ -429,11 +422,13 @@ fn respond(
     if response.status() == StatusCode::SWITCHING_PROTOCOLS
         && let Some(client_upgrade) = client_upgrade
     {
-        let upstream_upgrade = hyper::upgrade::on(&mut response);
+        let (parts, body) = response.into_parts();
         // The connection leaves the pool for good: it becomes the tunnel's.
-        drop(lease);
-        tokio::spawn(tunnel(client_upgrade, upstream_upgrade, guard, tunnels.clone()));
-        let (parts, _) = response.into_parts();
+        let upstream = match body {
+            UpstreamBody::H1(body) => body.upgrade(),
+            UpstreamBody::H2(_) => None,
+        };
+        tokio::spawn(tunnel(client_upgrade, upstream, guard, tunnels.clone()));
         return Response::from_parts(parts, ResponseBody::empty());
     }
     let declared: Vec<HeaderValue> = if accepts_trailers {
@@ -449,22 +444,23 @@ fn respond(
     response.map(|body| ResponseBody::Upstream {
         body,
         _guard: Some(guard),
-        _lease: lease,
     })
 }
 
-async fn tunnel(client: OnUpgrade, upstream: OnUpgrade, guard: EndpointGuard, tunnels: Tunnels) {
+async fn tunnel(client: OnUpgrade, upstream: Option<Upgraded>, guard: EndpointGuard, tunnels: Tunnels) {
     let endpoint = guard.endpoint().addr;
-    let (client, upstream) = match tokio::try_join!(client, upstream) {
-        Ok(pair) => pair,
+    let Some(upstream) = upstream else {
+        debug!(%endpoint, "Upgrade did not complete: the pod's connection cannot be upgraded");
+        return;
+    };
+    let client = match client.await {
+        Ok(client) => client,
         Err(error) => {
             debug!(%error, %endpoint, "Upgrade did not complete");
             return;
         }
     };
-    tunnels
-        .run(TokioIo::new(client), TokioIo::new(upstream), endpoint)
-        .await;
+    tunnels.run(TokioIo::new(client), upstream, endpoint).await;
     drop(guard);
 }
 

@@ -1,26 +1,22 @@
 //! Sending to pods: HTTP/1.1 (cleartext or TLS) through the worker's [`Pool`], h2c through one
 //! multiplexed connection per pod.
 
-use std::{
-    net::SocketAddr,
-    task::{Context, Poll},
-    time::Duration,
-};
+use std::{net::SocketAddr, time::Duration};
 
 use http::{Request, Response, Uri};
-use hyper::{body::Incoming, client::conn::http1};
 use tokio_rustls::TlsConnector;
 
 use super::{
-    Endpoint, Upstream, UpstreamError, connect,
+    Endpoint, Upstream, UpstreamBody, UpstreamError, connect,
+    h1::{self, Hold, Http1},
     h2::H2Connections,
-    pool::{Checkout, Pool, PoolOptions, Poolable, Pooled},
+    pool::{Checkout, Pool, PoolOptions, Pooled},
 };
 use crate::{body::RequestBody, routes::spec::UpstreamProtocol};
 
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
-    /// Bounds connecting (TCP, TLS, HTTP handshake) and waiting for a free pooled connection.
+    /// Bounds connecting (TCP, TLS) and waiting for a free pooled connection.
     pub connect_timeout: Duration,
     /// Below the idle timeouts of common backends (Node.js closes after 5 s, gunicorn after
     /// 2 s is its own problem), so we drop an idle connection before the pod does.
@@ -59,21 +55,12 @@ pub struct PoolKey {
     tls: bool,
 }
 
-/// Keeps a pooled HTTP/1 connection busy until the response body is done; dropping it returns
-/// the connection to the pool.
-pub struct Lease {
-    _conn: Pooled<PoolKey, Http1>,
-}
+/// A pooled HTTP/1 connection, held by the exchange and then by the response body.
+pub type Lease = Pooled<PoolKey, Http1>;
 
-pub struct Http1(http1::SendRequest<RequestBody>);
-
-impl Poolable for Http1 {
-    fn is_open(&self) -> bool {
-        !self.0.is_closed()
-    }
-
-    fn poll_reusable(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
-        self.0.poll_ready(cx).map(|ready| ready.is_ok())
+impl Hold for Lease {
+    fn detach(self) -> Http1 {
+        Pooled::detach(self)
     }
 }
 
@@ -93,45 +80,45 @@ impl UpstreamClients {
     }
 
     /// Sends `req` to `endpoint` of `upstream`. The URI is [`Self::request_uri`]'s. An HTTP/1
-    /// response comes with the [`Lease`] to hold until its body is done.
+    /// response body holds its pooled connection until it is done.
     pub async fn send(
         &self,
         upstream: &Upstream,
         endpoint: &Endpoint,
         req: Request<RequestBody>,
-    ) -> Result<(Response<Incoming>, Option<Lease>), UpstreamError> {
+    ) -> Result<Response<UpstreamBody>, UpstreamError> {
         let tls = match upstream.protocol {
             UpstreamProtocol::Http1 => false,
             UpstreamProtocol::Https => true,
             UpstreamProtocol::H2c => {
                 let response = self.h2c.send(endpoint.addr, &upstream.stats, req).await?;
-                return Ok((response, None));
+                return Ok(response.map(UpstreamBody::H2));
             }
         };
         let key = PoolKey {
             addr: endpoint.addr,
             tls,
         };
-        let mut conn = match self.http1.checkout(&key).await {
+        let conn = match self.http1.checkout(&key).await {
             Ok(Checkout::Idle(conn)) => conn,
             Ok(Checkout::Connect(permit)) => {
-                let hold = (permit, connect::OpenConnection::new(upstream.stats.connections()));
+                let counted = (permit, connect::OpenConnection::new(upstream.stats.connections()));
                 let tls = tls.then_some(&self.tls);
-                // Boxed: dialing (TCP, TLS, handshake) is the rare case, and its future is the
-                // largest part of this one, which every request would otherwise carry and move.
-                let dial = Box::pin(connect::http1(key.addr, tls, hold));
-                let sender = match tokio::time::timeout(self.connect_timeout, dial).await {
-                    Ok(Ok(sender)) => sender,
+                // Boxed: dialing (TCP, TLS) is the rare case, and its future is the largest
+                // part of this one, which every request would otherwise carry and move.
+                let dial = Box::pin(connect::http1(key.addr, tls));
+                let stream = match tokio::time::timeout(self.connect_timeout, dial).await {
+                    Ok(Ok(stream)) => stream,
                     Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
                     Err(_) => return Err(UpstreamError::connect_timeout()),
                 };
-                self.http1.pooled(key, Http1(sender))
+                self.http1.pooled(key, Http1::new(stream, Box::new(counted)))
             }
             Err(timeout) => return Err(UpstreamError::PoolTimeout(timeout)),
         };
-        let response = conn.0.send_request(req).await;
+        let response = h1::send(conn, req).await;
         let response = response.map_err(|error| UpstreamError::Request(error.into()))?;
-        Ok((response, Some(Lease { _conn: conn })))
+        Ok(response.map(UpstreamBody::H1))
     }
 
     /// Open HTTP/1 connections to `addr` from this worker, for tests and benches.

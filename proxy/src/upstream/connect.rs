@@ -1,9 +1,9 @@
-//! Dialing pods: TCP (no Nagle, keep-alive), TLS for `appProtocol: https`, then the HTTP
+//! Dialing pods: TCP (no Nagle, keep-alive), TLS for `appProtocol: https`; for h2c the HTTP/2
 //! handshake, with the connection's task spawned on the worker's runtime.
 
 use std::{io, net::SocketAddr, sync::Arc, time::Duration};
 
-use hyper::client::conn::{http1, http2};
+use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use prometheus_client::metrics::gauge::Gauge;
 use rustls::pki_types::ServerName;
@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tracing::debug;
 
-use super::BoxError;
+use super::{BoxError, h1::Stream};
 use crate::body::RequestBody;
 
 /// Counts one open connection on its backend's gauge until dropped.
@@ -41,27 +41,16 @@ pub async fn tcp(addr: SocketAddr) -> io::Result<TcpStream> {
     Ok(stream)
 }
 
-/// Opens an HTTP/1.1 connection (over TLS when `tls` is set). Its task keeps `hold` (the pool
-/// permit and the gauge) until the connection closes or is handed to an upgrade.
-pub async fn http1<H: Send + 'static>(
-    addr: SocketAddr,
-    tls: Option<&TlsConnector>,
-    hold: H,
-) -> Result<http1::SendRequest<RequestBody>, BoxError> {
+/// Opens the socket for an HTTP/1.1 connection (over TLS when `tls` is set); no task: the
+/// exchanges on it poll it themselves (see `h1`).
+pub async fn http1(addr: SocketAddr, tls: Option<&TlsConnector>) -> Result<Stream, BoxError> {
     let stream = tcp(addr).await?;
-    let builder = http1::Builder::new();
     match tls {
-        None => {
-            let (sender, connection) = builder.handshake(TokioIo::new(stream)).await?;
-            spawn(addr, async move { connection.with_upgrades().await }, hold);
-            Ok(sender)
-        }
+        None => Ok(Stream::Tcp(stream)),
         Some(connector) => {
             // Pod certificates never name the pod IP; see `crate::tls::upstream` for what is checked.
             let stream = connector.connect(ServerName::from(addr.ip()), stream).await?;
-            let (sender, connection) = builder.handshake(TokioIo::new(stream)).await?;
-            spawn(addr, async move { connection.with_upgrades().await }, hold);
-            Ok(sender)
+            Ok(Stream::Tls(Box::new(stream)))
         }
     }
 }

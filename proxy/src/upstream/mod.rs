@@ -2,8 +2,10 @@
 //! connections to them.
 
 mod balance;
+mod body;
 mod client;
 mod connect;
+pub mod h1;
 mod h2;
 pub mod pool;
 pub mod retry;
@@ -22,11 +24,12 @@ use http::uri::Authority;
 
 pub use self::{
     balance::EndpointGuard,
+    body::UpstreamBody,
     client::{ClientOptions, Lease, UpstreamClients},
 };
 use crate::{metrics::UpstreamStats, routes::spec::UpstreamProtocol};
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Why sending to a pod failed: before a connection existed, or after.
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,7 @@
 //! checkout ─▶ idle, open and fresh? ─▶ Idle(Pooled)          Pooled dropped ─▶ ready? ─▶ next waiter, else idle
 //!                 │ no                                        Permit dropped ─▶ next waiter may connect, else open -= 1
 //!                 ▼
-//!             open < max? ─▶ Connect(Permit) ─▶ caller dials; the connection's task holds the Permit
+//!             open < max? ─▶ Connect(Permit) ─▶ caller dials; the connection holds the Permit
 //!                 │ no
 //!                 ▼
 //!             wait in line (up to the wait timeout) for a Pooled or a Permit
@@ -41,6 +41,10 @@ pub trait Poolable: Send + 'static {
     /// Ready for the next request (the previous response has been read): `Ready(true)`;
     /// closed for good: `Ready(false)`.
     fn poll_reusable(&mut self, cx: &mut Context<'_>) -> Poll<bool>;
+    /// Checked before an idle connection is handed out: false when it closed while idle.
+    fn check_idle(&mut self) -> bool {
+        self.is_open()
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -145,14 +149,18 @@ where
     /// An idle connection to `key`, or a permit to open one; waits in line when `key` is at
     /// its cap.
     pub async fn checkout(&self, key: &K) -> Result<Checkout<K, C>, WaitTimeout> {
+        // Connections found closed are dropped after the lock: dropping one gives its place
+        // back, which takes the lock.
+        let mut closed = Vec::new();
         let waiting = {
             let mut state = self.shared.lock();
             let slot = state.endpoints.entry(key.clone()).or_insert_with(Slot::new);
             let idle_timeout = self.shared.options.idle_timeout;
-            while let Some(idle) = slot.idle.pop() {
-                if idle.conn.is_open() && idle.since.elapsed() < idle_timeout {
+            while let Some(mut idle) = slot.idle.pop() {
+                if idle.since.elapsed() < idle_timeout && idle.conn.check_idle() {
                     return Ok(Checkout::Idle(self.pooled(key.clone(), idle.conn)));
                 }
+                closed.push(idle);
             }
             if slot.open < self.shared.options.max_per_endpoint {
                 slot.open += 1;
@@ -164,6 +172,7 @@ where
             slot.waiters.push_back(tx);
             rx
         };
+        drop(closed);
         let wait = self.shared.options.wait_timeout;
         match tokio::time::timeout(wait, waiting).await {
             Ok(Ok(Handoff::Idle(conn))) => Ok(Checkout::Idle(self.pooled(key.clone(), conn))),
@@ -312,6 +321,13 @@ impl<K: PoolKey, C: Poolable> Slot<K, C> {
 }
 
 // === impl Pooled ===
+
+impl<K: PoolKey, C: Poolable> Pooled<K, C> {
+    /// Takes the connection out of the pool for good (an upgrade); what it holds goes with it.
+    pub fn detach(mut self) -> C {
+        self.conn.take().expect("a pooled connection is only taken once")
+    }
+}
 
 impl<K: PoolKey, C: Poolable> Deref for Pooled<K, C> {
     type Target = C;

@@ -10,6 +10,8 @@ use std::{error::Error as StdError, io};
 
 use h2::Reason;
 
+use super::h1::H1Error;
+
 /// The request never reached the application on the pod; see the module docs.
 pub fn never_processed(error: &(dyn StdError + 'static)) -> bool {
     chain_has(error, |e: &h2::Error| {
@@ -19,6 +21,7 @@ pub fn never_processed(error: &(dyn StdError + 'static)) -> bool {
         let goaway = e.is_go_away() && e.is_remote() && e.reason() == Some(Reason::NO_ERROR);
         refused || goaway
     }) || chain_has(error, |e: &hyper::Error| e.is_canceled())
+        || chain_has(error, |e: &H1Error| matches!(e, H1Error::NotWritten(_)))
 }
 
 /// The pod's connection is going away: new streams must go to a new one.
@@ -28,7 +31,7 @@ pub fn is_going_away(error: &(dyn StdError + 'static)) -> bool {
 
 /// A reused connection the backend closed as we wrote to it: nothing of a response came back.
 pub fn is_stale_connection(error: &(dyn StdError + 'static)) -> bool {
-    chain_has(error, |e: &hyper::Error| e.is_incomplete_message())
+    chain_has(error, |e: &H1Error| matches!(e, H1Error::ClosedBeforeResponse))
         || chain_has(error, |e: &io::Error| {
             matches!(
                 e.kind(),
