@@ -31,6 +31,8 @@ use crate::{body::RequestBody, upstream::pool::Poolable};
 const READ_CHUNK: usize = 8 * 1024;
 /// Request body bytes buffered before they are written.
 const WRITE_HIGH: usize = 64 * 1024;
+/// A write buffer larger than this after an exchange is given back.
+const SHRINK_ABOVE: usize = 16 * 1024;
 
 /// The socket: plain TCP, or TLS to an `appProtocol: https` pod.
 pub enum Stream {
@@ -206,6 +208,10 @@ pub async fn send<C: Hold>(mut conn: C, req: Request<RequestBody>) -> Result<Res
     let early = poll_fn(|cx| sender.poll_send(http1, &mut body, cx, head_request, upgrade)).await?;
     http1.used = true;
     drop(body);
+    // A large upload grew the buffer: an idle pooled connection should not keep that.
+    if http1.write_buf.capacity() > SHRINK_ABOVE {
+        http1.write_buf = Vec::new();
+    }
     let head = match early {
         Some(head) => head,
         None => {

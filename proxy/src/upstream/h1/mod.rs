@@ -18,7 +18,7 @@ use std::io;
 pub use self::{
     body::{Body, Upgraded},
     conn::{Hold, Http1, Stream, send},
-    encode::{encode_head, request_framing},
+    encode::{Framing, encode_chunk, encode_head, encode_last_chunk, request_framing},
     framing::{Decoded, Decoder},
     parse::{Head, MAX_HEAD, MAX_HEADERS, parse_head},
 };
