@@ -263,10 +263,11 @@ fn next_state(
     let changes = watcher.take_changes();
     let reads = control.reads(options, &changes, &changed);
     drop(changed);
-    let state = reads
-        .map(|reads| watcher.state_reading(&reads))
-        .filter(Reads::compiles_alone)
-        .unwrap_or_else(|| watcher.state());
+    let partial = reads.and_then(|reads| {
+        let partial = watcher.state_reading(&reads);
+        reads.suffices(&partial).then_some(partial)
+    });
+    let state = partial.unwrap_or_else(|| watcher.state());
     (state, changes)
 }
 

@@ -578,8 +578,10 @@ fn backend_services(ingress: &Ingress) -> impl Iterator<Item = (&str, &str)> {
         .and_then(|spec| spec.default_backend.as_ref())
         .into_iter()
         .chain(paths.map(|path| &path.backend));
+    // A backend without a Service name resolves nothing (as in the walk).
     backends
         .filter_map(|backend| backend.service.as_ref())
+        .filter(|service| !service.name.is_empty())
         .map(move |service| (namespace, service.name.as_str()))
 }
 

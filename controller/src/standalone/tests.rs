@@ -204,3 +204,31 @@ fn after_the_first_compile_an_edit_decodes_only_the_objects_its_compile_reads() 
     );
     assert!(routes(&reader, "late.example.com"));
 }
+
+#[test]
+fn an_ingress_in_two_files_is_compiled_from_the_file_that_wins_when_the_other_changes() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (first, second) = (dir.path().join("a.yaml"), dir.path().join("b.yaml"));
+    // Both files hold shop/app-0; b.yaml's (read last) is the one served, to svc-0.
+    std::fs::write(&first, mk_apps("shop", 2, None)).expect("writing");
+    std::fs::write(&second, mk_apps("shop", 1, None)).expect("writing");
+    let (publisher, _reader) = RoutePublisher::new(ProxyMetrics::detached());
+    let metrics = ControllerMetrics::default();
+    let mut control = ControlPlane::new(publisher, metrics.clone());
+    let mut watcher = ManifestWatcher::new(vec![dir.path().to_path_buf()]).expect("the directory exists");
+    let options = CompileOptions::default();
+    for step in 0..2 {
+        assert!(watcher.poll(&metrics));
+        let (state, changes) = next_state(&mut watcher, &control, &options);
+        let compiled = control.compile_changes_and_publish(state, &options, Some(&changes), |c| c.table.clone());
+        let full = compile(&watcher.state(), &options).table;
+        assert_eq!(
+            compiled.expect("no panic"),
+            full,
+            "step {step}: the same table as a full compile"
+        );
+        // a.yaml's shop/app-0 now names svc-1; b.yaml's still names svc-0.
+        let edited = mk_apps("shop", 2, None).replacen("name: svc-0, port", "name: svc-1, port", 1);
+        std::fs::write(&first, edited).expect("writing");
+    }
+}

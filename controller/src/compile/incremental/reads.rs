@@ -93,7 +93,7 @@ impl Incremental {
     /// files). `None` when it compiles everything (and so reads everything).
     ///
     /// A partial state built from these reads compiles to what the whole state would, unless
-    /// it holds two Ingresses with one namespace and name ([`Reads::compiles_alone`] tells).
+    /// [`Reads::suffices`] says otherwise.
     pub fn reads(&self, options: &CompileOptions, changes: &Changes, changed: &ClusterState) -> Option<Reads> {
         let mut kept_options = options.clone();
         kept_options.now = None;
@@ -134,6 +134,7 @@ impl Incremental {
         }
         // A changed Ingress names what its new object names; an unchanged one what its kept
         // contribution resolved (the walk resolves each backend whatever the others resolve to).
+        // The changed Services too (with their slices), though only their users' names matter.
         let mut named: HashSet<Key> = services.into_iter().collect();
         for ingress in &changed.ingresses {
             if changes.ingresses.contains(&key_of(&ingress.metadata)) {
@@ -154,9 +155,24 @@ impl Incremental {
 }
 
 impl Reads {
-    /// False when `partial` holds two Ingresses with one namespace and name: the compile then
-    /// falls back to the full one, which must see the whole state.
-    pub fn compiles_alone(partial: &ClusterState) -> bool {
-        index(&partial.ingresses).is_some()
+    /// Whether `partial`, the objects these reads want, compiles as the whole state would.
+    /// False when it holds two Ingresses with one namespace and name (the compile then falls
+    /// back to the full one), or when one of the objects to redo names a Service these reads
+    /// left out: the same object in two files, where the one compile sees is not the changed one
+    /// these reads were worked out from.
+    pub fn suffices(&self, partial: &ClusterState) -> bool {
+        let redone = partial
+            .ingresses
+            .iter()
+            .filter(|ingress| contains(&self.ingresses, namespace_name(&ingress.metadata)));
+        let mut named = redone.flat_map(|ingress| backend_services(ingress));
+        let mut labelled = partial
+            .endpoint_slices
+            .iter()
+            .filter(|slice| contains(&self.endpoint_slices, namespace_name(&slice.metadata)))
+            .filter_map(|slice| service_of(slice));
+        named.all(|service| contains(&self.services, service))
+            && labelled.all(|service| self.services.contains(&service))
+            && index(&partial.ingresses).is_some()
     }
 }

@@ -383,8 +383,10 @@ fn read_by(
     };
     incremental
         .reads(options, changes, &changed)
-        .map(|reads| reads.keep(state))
-        .filter(Reads::compiles_alone)
+        .and_then(|reads| {
+            let partial = reads.keep(state);
+            reads.suffices(&partial).then_some(partial)
+        })
         .unwrap_or_else(|| state.clone())
 }
 
