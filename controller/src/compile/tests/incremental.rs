@@ -353,6 +353,7 @@ fn each_step_equals_a_full_compile(edits: &[Edit], default_certificate: bool) ->
     };
     let mut by_address = Incremental::default();
     let mut told = Incremental::default();
+    let mut partial = Incremental::default();
     let mut previous = TableSpec::default();
     for (step, edit) in edits.iter().enumerate() {
         let mut changes = Changes::default();
@@ -370,6 +371,13 @@ fn each_step_equals_a_full_compile(edits: &[Edit], default_certificate: bool) ->
             &told.compile_changes(&state, &options, &changes),
             &full,
             "told, step {} {:?}",
+            step,
+            edit
+        );
+        prop_assert_eq!(
+            &partial.compile_changes(&read_by(&partial, &state, &options, &changes), &options, &changes),
+            &full,
+            "reading only what it reads, step {} {:?}",
             step,
             edit
         );
@@ -396,6 +404,39 @@ fn each_step_equals_a_full_compile(edits: &[Edit], default_certificate: bool) ->
         previous = full.table;
     }
     Ok(())
+}
+
+/// The state `shunt serve` hands `incremental`: only what [`Incremental::reads`] says it reads,
+/// or all of it when that says so. Told only the changed objects themselves (the manifest files
+/// holding them give it more).
+fn read_by(
+    incremental: &Incremental,
+    state: &ClusterState,
+    options: &CompileOptions,
+    changes: &Changes,
+) -> ClusterState {
+    let key = |meta: &ObjectMeta| {
+        let (namespace, name) = namespace_name(meta);
+        (namespace.to_string(), name.to_string())
+    };
+    let changed = ClusterState {
+        ingresses: (state.ingresses.iter())
+            .filter(|o| changes.ingresses.contains(&key(&o.metadata)))
+            .cloned()
+            .collect(),
+        endpoint_slices: (state.endpoint_slices.iter())
+            .filter(|o| changes.endpoint_slices.contains(&key(&o.metadata)))
+            .cloned()
+            .collect(),
+        ..Default::default()
+    };
+    incremental
+        .reads(options, changes, &changed)
+        .and_then(|reads| {
+            let partial = reads.keep(state);
+            reads.suffices(&partial).then_some(partial)
+        })
+        .unwrap_or_else(|| state.clone())
 }
 
 /// Found by the proptest: two slices named `e0` in `default` (one without a namespace, as a
