@@ -19,7 +19,7 @@ use shunt_proxy::publish::{Published, RoutePublisher, SpecChanges};
 use tracing::{debug, error, info, warn};
 
 use crate::{
-    compile::{Changes, ClusterState, CompileOptions, Compiled, Incremental},
+    compile::{Changes, ClusterState, CompileOptions, Compiled, Incremental, Reads},
     metrics::ControllerMetrics,
 };
 
@@ -73,6 +73,15 @@ impl ControlPlane {
 
     pub fn metrics(&self) -> &ControllerMetrics {
         &self.metrics
+    }
+
+    /// What the next compile of `changes` reads of the state ([`Incremental::reads`]); `None`
+    /// when it reads all of it, as an injected compile step does.
+    pub fn reads(&self, options: &CompileOptions, changes: &Changes, changed: &ClusterState) -> Option<Reads> {
+        match self.compile {
+            Some(_) => None,
+            None => self.incremental.reads(options, changes, changed),
+        }
     }
 
     /// Compiles `state`, hands the result to `keep` (what the caller needs besides the table),

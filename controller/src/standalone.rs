@@ -7,7 +7,9 @@
 //!   └ parse error: reported (path, document), that file's previous objects kept
 //! ```
 //! The compile is told which objects changed, so it redoes only the Ingresses they concern and
-//! no decoded object is kept between compiles.
+//! no decoded object is kept between compiles. After the first compile, the state holds only
+//! the objects the compile reads ([`Reads`]): decoding every object at each edit left the
+//! allocator's pages partly used next to the new table's, ~4 MiB more resident by the 7th edit.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -19,7 +21,7 @@ use k8s_openapi::jiff::Timestamp;
 use tracing::{debug, warn};
 
 use crate::{
-    compile::{Changes, ClusterState, CompileOptions},
+    compile::{Changes, ClusterState, CompileOptions, Reads},
     control::ControlPlane,
     manifests::{self, CompactObjects, Object},
     metrics::ControllerMetrics,
@@ -37,6 +39,8 @@ pub struct ManifestWatcher {
     fixed: Vec<Object>,
     /// Objects changed since the last [`ManifestWatcher::take_changes`].
     changes: Changes,
+    /// The files those objects are in now (a removed file is in none).
+    changed_files: BTreeSet<PathBuf>,
 }
 
 struct WatchedFile {
@@ -70,6 +74,7 @@ impl ManifestWatcher {
             files: BTreeMap::new(),
             fixed: Vec::new(),
             changes: everything(),
+            changed_files: BTreeSet::new(),
         })
     }
 
@@ -79,6 +84,7 @@ impl ManifestWatcher {
             files: BTreeMap::new(),
             fixed,
             changes: everything(),
+            changed_files: BTreeSet::new(),
         }
     }
 
@@ -126,6 +132,7 @@ impl ManifestWatcher {
                             // Until the first compile takes the changes, everything is redone anyway.
                             if !self.changes.everything {
                                 note_changes(&mut self.changes, &entry.objects.decode(), &objects.decode());
+                                self.changed_files.insert(path.clone());
                             }
                             entry.objects = objects;
                             changed = true;
@@ -152,7 +159,33 @@ impl ManifestWatcher {
 
     /// What changed since the last call (everything, the first time).
     pub fn take_changes(&mut self) -> Changes {
+        self.changed_files.clear();
         std::mem::take(&mut self.changes)
+    }
+
+    /// The objects of the files changed since the last [`ManifestWatcher::take_changes`]: what
+    /// [`ControlPlane::reads`] needs besides the changes.
+    pub fn changed_state(&self) -> ClusterState {
+        let files = self.changed_files.iter().filter_map(|path| self.files.get(path));
+        ClusterState::from_objects(files.flat_map(|f| f.objects.decode()))
+    }
+
+    /// The objects `reads` wants. Files are decoded one at a time and what is not wanted is
+    /// dropped at once, so an edit holds a few objects instead of every one (see [`Reads`]).
+    pub fn state_reading(&self, reads: &Reads) -> ClusterState {
+        let wanted = |object: &Object| match object {
+            Object::Ingress(o) => reads.wants_ingress(o),
+            Object::Service(o) => reads.wants_service(o),
+            Object::EndpointSlice(o) => reads.wants_slice(o),
+            Object::IngressClass(_) | Object::Secret(_) => true,
+            Object::Skipped(_) => false,
+        };
+        let objects = self.fixed.iter().filter(|o| wanted(o)).cloned().chain(
+            self.files
+                .values()
+                .flat_map(|f| f.objects.decode().into_iter().filter(|o| wanted(o))),
+        );
+        ClusterState::from_objects(objects)
     }
 
     /// Every object currently loaded, fixed ones first.
@@ -219,6 +252,25 @@ fn fingerprint(path: &std::path::Path) -> Option<Fingerprint> {
     })
 }
 
+/// What changed since the last compile, and the objects the next compile reads: all of them
+/// when it compiles everything, else only those [`ControlPlane::reads`] names.
+fn next_state(
+    watcher: &mut ManifestWatcher,
+    control: &ControlPlane,
+    options: &CompileOptions,
+) -> (ClusterState, Changes) {
+    let changed = watcher.changed_state();
+    let changes = watcher.take_changes();
+    let reads = control.reads(options, &changes, &changed);
+    drop(changed);
+    let partial = reads.and_then(|reads| {
+        let partial = watcher.state_reading(&reads);
+        reads.suffices(&partial).then_some(partial)
+    });
+    let state = partial.unwrap_or_else(|| watcher.state());
+    (state, changes)
+}
+
 /// Polls, compiles and publishes until `shutdown` resolves. Runs on the control thread, so the
 /// polling and compiling may block it.
 pub async fn run(
@@ -240,9 +292,9 @@ pub async fn run(
             let mut task_options = options.clone();
             task_options.now = Some(Timestamp::now());
             last_compile = Some(Instant::now());
-            let changes = watcher.take_changes();
+            let (state, changes) = next_state(&mut watcher, &control, &task_options);
             panicked = control
-                .compile_changes_and_publish(watcher.state(), &task_options, Some(&changes), |_| ())
+                .compile_changes_and_publish(state, &task_options, Some(&changes), |_| ())
                 .is_none();
         }
         tokio::select! {

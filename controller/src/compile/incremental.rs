@@ -28,6 +28,10 @@ use shunt_proxy::{
     routes::spec::{BackendId, HostMatch, PathKind, PathSpec, RouteOptions, TableSpec, VirtualHostSpec},
 };
 
+mod reads;
+
+pub use self::reads::Reads;
+
 use super::{
     ClusterState, CompileOptions, Compiled, Diagnostic, Profile, ServedIngress,
     backend::{Backends, Resolved},
@@ -554,22 +558,31 @@ fn index(ingresses: &[Arc<Ingress>]) -> Option<Index<'_>> {
 fn named_services<'s>(redo: &BTreeSet<Key>, index: &Index<'s>) -> HashSet<(&'s str, &'s str)> {
     let mut named = HashSet::new();
     for (namespace, name) in redo {
-        let Some(&ingress) = index.get(&(namespace.as_str(), name.as_str())) else {
-            continue;
-        };
-        let (namespace, _) = namespace_name(&ingress.metadata);
-        let Some(spec) = &ingress.spec else { continue };
-        let paths = spec
-            .rules
-            .iter()
-            .flatten()
-            .flat_map(|rule| rule.http.iter().flat_map(|http| &http.paths));
-        let backends = spec.default_backend.iter().chain(paths.map(|path| &path.backend));
-        for service in backends.filter_map(|backend| backend.service.as_ref()) {
-            named.insert((namespace, service.name.as_str()));
+        if let Some(&ingress) = index.get(&(namespace.as_str(), name.as_str())) {
+            named.extend(backend_services(ingress));
         }
     }
     named
+}
+
+/// The Services (namespace, name) `ingress`'s backends name.
+fn backend_services(ingress: &Ingress) -> impl Iterator<Item = (&str, &str)> {
+    let (namespace, _) = namespace_name(&ingress.metadata);
+    let spec = ingress.spec.as_ref();
+    let paths = spec
+        .and_then(|spec| spec.rules.as_ref())
+        .into_iter()
+        .flatten()
+        .flat_map(|rule| rule.http.iter().flat_map(|http| &http.paths));
+    let backends = spec
+        .and_then(|spec| spec.default_backend.as_ref())
+        .into_iter()
+        .chain(paths.map(|path| &path.backend));
+    // A backend without a Service name resolves nothing (as in the walk).
+    backends
+        .filter_map(|backend| backend.service.as_ref())
+        .filter(|service| !service.name.is_empty())
+        .map(move |service| (namespace, service.name.as_str()))
 }
 
 fn rank(meta: &ObjectMeta) -> Rank {

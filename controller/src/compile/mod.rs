@@ -50,7 +50,7 @@ use self::{
 pub use self::{
     class::{Profile, ShadowClass},
     diagnostics::{Diagnostic, Reason},
-    incremental::{Changes, Incremental},
+    incremental::{Changes, Incremental, Reads},
     qcloud::{HostVerdict, ShadowOptions, Verdict},
 };
 

@@ -142,3 +142,93 @@ fn a_poll_tells_the_compile_only_the_objects_a_file_changed() {
     assert!(!watcher.poll(&metrics));
     assert_eq!(watcher.take_changes(), Changes::default());
 }
+
+/// `count` Ingresses `app-{i}` in `namespace`, each to its own Service `svc-{i}` with one ready
+/// endpoint; `svc-{moved}`'s is 127.0.0.2 instead of 127.0.0.1.
+fn mk_apps(namespace: &str, count: usize, moved: Option<usize>) -> String {
+    (0..count)
+        .map(|i| {
+            let app = mk_manifest(&[&format!("app-{i}")])
+                .replace("name: web", &format!("name: svc-{i}"))
+                .replace("web-1", &format!("svc-{i}-1"))
+                .replace("service-name: web", &format!("service-name: svc-{i}"))
+                .replace("namespace: shop", &format!("namespace: {namespace}"));
+            match moved == Some(i) {
+                true => app.replace("127.0.0.1", "127.0.0.2"),
+                false => app,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+#[test]
+fn after_the_first_compile_an_edit_decodes_only_the_objects_its_compile_reads() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (apps, other) = (dir.path().join("apps.yaml"), dir.path().join("other.yaml"));
+    std::fs::write(&apps, mk_apps("shop", 5, None)).expect("writing");
+    std::fs::write(&other, mk_apps("news", 5, None)).expect("writing");
+    let (publisher, reader) = RoutePublisher::new(ProxyMetrics::detached());
+    let metrics = ControllerMetrics::default();
+    let mut control = ControlPlane::new(publisher, metrics.clone());
+    let mut watcher = ManifestWatcher::new(vec![dir.path().to_path_buf()]).expect("the directory exists");
+    let options = CompileOptions::default();
+    let compile_next = |watcher: &mut ManifestWatcher, control: &mut ControlPlane| {
+        assert!(watcher.poll(&metrics));
+        let (state, changes) = next_state(watcher, control, &options);
+        let counts = (state.ingresses.len(), state.services.len(), state.endpoint_slices.len());
+        let compiled = control.compile_changes_and_publish(state, &options, Some(&changes), |c| c.table.clone());
+        let full = compile(&watcher.state(), &options).table;
+        assert_eq!(compiled.expect("no panic"), full, "the same table as a full compile");
+        counts
+    };
+    assert_eq!(
+        compile_next(&mut watcher, &mut control),
+        (10, 10, 10),
+        "the first compile reads all"
+    );
+    assert!(routes(&reader, "app-3.example.com"));
+
+    // news/svc-3's endpoint moved: its slice, its Service and the Ingress naming it.
+    std::fs::write(&other, mk_apps("news", 5, Some(3))).expect("writing");
+    assert_eq!(compile_next(&mut watcher, &mut control), (1, 1, 1));
+
+    // A new Ingress (its document alone) naming an existing Service.
+    let late = mk_manifest(&["late"]).replace("name: web", "name: svc-4");
+    let late = late.split("---\n").next().expect("the Ingress document");
+    std::fs::write(&apps, format!("{}---\n{late}", mk_apps("shop", 5, None))).expect("writing");
+    assert_eq!(
+        compile_next(&mut watcher, &mut control),
+        (1, 1, 1),
+        "the new Ingress and the Service it names, with its slice"
+    );
+    assert!(routes(&reader, "late.example.com"));
+}
+
+#[test]
+fn an_ingress_in_two_files_is_compiled_from_the_file_that_wins_when_the_other_changes() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (first, second) = (dir.path().join("a.yaml"), dir.path().join("b.yaml"));
+    // Both files hold shop/app-0; b.yaml's (read last) is the one served, to svc-0.
+    std::fs::write(&first, mk_apps("shop", 2, None)).expect("writing");
+    std::fs::write(&second, mk_apps("shop", 1, None)).expect("writing");
+    let (publisher, _reader) = RoutePublisher::new(ProxyMetrics::detached());
+    let metrics = ControllerMetrics::default();
+    let mut control = ControlPlane::new(publisher, metrics.clone());
+    let mut watcher = ManifestWatcher::new(vec![dir.path().to_path_buf()]).expect("the directory exists");
+    let options = CompileOptions::default();
+    for step in 0..2 {
+        assert!(watcher.poll(&metrics));
+        let (state, changes) = next_state(&mut watcher, &control, &options);
+        let compiled = control.compile_changes_and_publish(state, &options, Some(&changes), |c| c.table.clone());
+        let full = compile(&watcher.state(), &options).table;
+        assert_eq!(
+            compiled.expect("no panic"),
+            full,
+            "step {step}: the same table as a full compile"
+        );
+        // a.yaml's shop/app-0 now names svc-1; b.yaml's still names svc-0.
+        let edited = mk_apps("shop", 2, None).replacen("name: svc-0, port", "name: svc-1, port", 1);
+        std::fs::write(&first, edited).expect("writing");
+    }
+}
