@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # What mimalloc's purge delay costs per proxied request: madvise/munmap/mmap calls (strace -c)
 # and page faults (perf stat) of `shunt serve` under HTTP/1.1 keep-alive load, for each
-# MIMALLOC_PURGE_DELAY value (shunt sets 0 unless the environment has one; see controller's
-# main.rs). A fixed number of requests per run, so the figures are per request, not per second.
+# MIMALLOC_PURGE_DELAY value (shunt leaves mimalloc's 1 s unless the environment sets one, and
+# releases a compile's freed pages after each publish; see controller's main.rs). A fixed number of requests per run, so the figures are per request, not per second.
 #
-#   benches/allocator.sh                                  # DELAYS="0 1 10" REQUESTS=40000
+#   benches/allocator.sh                                  # DELAYS="0 10 1000" REQUESTS=40000
 #   DELAYS="0 10" SHUNT_BIN=target-release/release/shunt benches/allocator.sh
 #
 # Bounded: 2 runs (strace, perf) per delay, each under a hard timeout.
@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source benches/common.sh
 
-DELAYS=${DELAYS:-0 1 10}
+DELAYS=${DELAYS:-0 10 1000}
 REQUESTS=${REQUESTS:-40000}
 CONNECTIONS=${CONNECTIONS:-64}
 PATH_UNDER_TEST=${PATH_UNDER_TEST:-/api/orders?id=42}

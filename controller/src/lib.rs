@@ -6,6 +6,7 @@
 //! watch.rs (API)       ┘                                         └─▶ control.rs publish ─▶ proxy
 //! ```
 
+pub mod allocator;
 pub mod cli;
 pub mod cluster;
 pub mod compile;

@@ -13,17 +13,18 @@ use shunt_controller::{
     cluster, demo, dns, standalone, telemetry,
 };
 
-/// mimalloc's settings for a process whose heap peaks at each compile and then idles: return
-/// freed pages to the OS at once instead of after a delay that only later allocator calls on
-/// the same thread act on (the control thread sleeps after a publish), and commit arena memory
-/// as it is used rather than ahead. At 10k Ingresses (`benches/scale.sh`, same binary): 108-142
-/// MiB resident with the defaults, 56-74 MiB with these. The cost: about one `madvise` per dozen
-/// proxied requests under load (`MIMALLOC_PURGE_DELAY=1` makes that ~0 and keeps 77-110 MiB).
-/// A value set by the user wins.
-const ALLOCATOR_ENV: [(&str, &str); 2] = [("MIMALLOC_PURGE_DELAY", "0"), ("MIMALLOC_ARENA_EAGER_COMMIT", "0")];
+/// mimalloc's settings: commit arena memory as it is used rather than ahead (at 10k Ingresses
+/// `shunt serve` holds 56-74 MiB instead of 108-142). Freed pages are purged after mimalloc's
+/// own delay (1 s), so a busy worker reuses them: purging at once (`MIMALLOC_PURGE_DELAY=0`, the
+/// previous setting) faulted in 0.5-1.2 fresh pages per proxied request, 15-25k page faults a
+/// second under wrk. The control thread releases what a compile freed right after each publish
+/// instead ([`release_freed_pages`]). A value set by the user wins.
+const ALLOCATOR_ENV: [(&str, &str); 1] = [("MIMALLOC_ARENA_EAGER_COMMIT", "0")];
 
 fn main() -> std::process::ExitCode {
     reexec_with_allocator_settings();
+    #[cfg(not(feature = "system-allocator"))]
+    shunt_controller::allocator::register_release(release_freed_pages);
     match run(Cli::parse()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
@@ -60,6 +61,16 @@ fn reexec_with_allocator_settings() {
         .envs(missing)
         .exec();
     eprintln!("shunt: running with mimalloc's default settings: {error}");
+}
+
+/// Frees this thread's empty pages and purges every due and delayed range of mimalloc's arenas
+/// now, whatever the purge delay.
+#[cfg(not(feature = "system-allocator"))]
+#[allow(unsafe_code)]
+fn release_freed_pages() {
+    // SAFETY: mi_collect has no preconditions; it walks the calling thread's own heap and the
+    // arenas under mimalloc's locks, and frees no block that is still allocated.
+    unsafe { libmimalloc_sys::mi_collect(true) }
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
