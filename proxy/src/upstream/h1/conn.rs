@@ -198,6 +198,12 @@ pub async fn send<C: Hold>(mut conn: C, req: Request<RequestBody>) -> Result<Res
     let head_request = parts.method == Method::HEAD;
     let upgrade = asks_upgrade(&parts.headers);
 
+    // Let the worker's other ready connections read their requests first, so that the writes to
+    // pods go out back to back: a pod's process woken once per batch instead of once per request.
+    // Written at once, each write found the pod's core idle again and paid a cross-core wake-up
+    // (0.9 call-function interrupts per request instead of 0.1; 35 µs of CPU per request instead
+    // of 26 under benches/load.sh; benches/flame/README.md, h1codec).
+    yield_to_ready_connections().await;
     let mut sender = Sender {
         framing,
         sent: 0,
@@ -389,4 +395,18 @@ impl AsyncWrite for Stream {
             Stream::Tls(tls) => tls.is_write_vectored(),
         }
     }
+}
+
+/// Pending once, woken at once: the task goes to the back of the worker's run queue.
+async fn yield_to_ready_connections() {
+    let mut yielded = false;
+    poll_fn(|cx| {
+        if yielded {
+            return Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await
 }
