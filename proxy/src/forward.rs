@@ -35,7 +35,7 @@ use crate::{
     tunnel::Tunnels,
     upstream::{
         EndpointGuard, UpstreamBody, UpstreamClients, UpstreamError,
-        h1::Upgraded,
+        h1::{Upgraded, WriteAt},
         retry::{self, chain_has, find_in_chain},
     },
 };
@@ -255,6 +255,12 @@ impl Proxy {
                 .cloned()
                 .unwrap_or_else(|| PathAndQuery::from_static("/"))
         });
+        // An HTTP/1 client's request was read alone: its write waits for the other ready ones.
+        let write_at = if parts.version <= Version::HTTP_11 {
+            WriteAt::AfterReadyConnections
+        } else {
+            WriteAt::Once
+        };
         let version = match upstream.protocol {
             UpstreamProtocol::Http1 | UpstreamProtocol::Https => Version::HTTP_11,
             UpstreamProtocol::H2c => Version::HTTP_2,
@@ -299,7 +305,7 @@ impl Proxy {
             let sent = Instant::now();
             // Pinned here, so the timeout wraps a pointer: `timeout` takes its future by value
             // and would move the whole exchange (request, checkout, hyper's response future).
-            let exchange = pin!(inner.clients.send(&upstream, &endpoint, request));
+            let exchange = pin!(inner.clients.send(&upstream, &endpoint, request, write_at));
             let error = match tokio::time::timeout(inner.options.upstream_timeout, exchange).await {
                 Err(_elapsed) => {
                     return Err(ProxyError::UpstreamTimeout {

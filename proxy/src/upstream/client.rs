@@ -8,7 +8,7 @@ use tokio_rustls::TlsConnector;
 
 use super::{
     Endpoint, Upstream, UpstreamBody, UpstreamError, connect,
-    h1::{self, Hold, Http1},
+    h1::{self, Hold, Http1, WriteAt},
     h2::H2Connections,
     pool::{Checkout, Pool, PoolOptions, Pooled},
 };
@@ -80,12 +80,13 @@ impl UpstreamClients {
     }
 
     /// Sends `req` to `endpoint` of `upstream`. The URI is [`Self::request_uri`]'s. An HTTP/1
-    /// response body holds its pooled connection until it is done.
+    /// response body holds its pooled connection until it is done; `write_at` paces its write.
     pub async fn send(
         &self,
         upstream: &Upstream,
         endpoint: &Endpoint,
         req: Request<RequestBody>,
+        write_at: WriteAt,
     ) -> Result<Response<UpstreamBody>, UpstreamError> {
         let tls = match upstream.protocol {
             UpstreamProtocol::Http1 => false,
@@ -116,7 +117,7 @@ impl UpstreamClients {
             }
             Err(timeout) => return Err(UpstreamError::PoolTimeout(timeout)),
         };
-        let response = h1::send(conn, req).await;
+        let response = h1::send(conn, req, write_at).await;
         let response = response.map_err(|error| UpstreamError::Request(error.into()))?;
         Ok(response.map(UpstreamBody::H1))
     }

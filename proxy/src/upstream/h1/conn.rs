@@ -182,10 +182,30 @@ impl Poolable for Http1 {
     }
 }
 
+/// When [`send`] writes the request to the pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteAt {
+    /// At once: the request was read together with others (an HTTP/2 connection's streams),
+    /// whose writes follow it back to back anyway.
+    Once,
+    /// After the worker's other ready connections have read their requests (an HTTP/1 client's
+    /// request, read alone), so that the writes to pods go out back to back: a pod's process is
+    /// woken once per batch instead of once per request. Written at once, each write found the
+    /// pod's core idle again and paid a cross-core wake-up (0.9 call-function interrupts per
+    /// request instead of 0.1; 35 µs of CPU per request instead of 26-30 under benches/load.sh;
+    /// benches/flame/README.md, h1codec). HTTP/2 clients lose by it (benches/tls.sh h2: 26-30 µs
+    /// against 24-26 at once), their streams already come in batches.
+    AfterReadyConnections,
+}
+
 /// Sends `req` on `conn` and reads the response head. The body reads the rest and gives the
 /// connection back (or closes it) when done. `req`'s URI is origin-form; its headers are final
 /// (hop-by-hop stripped, `Host` set).
-pub async fn send<C: Hold>(mut conn: C, req: Request<RequestBody>) -> Result<Response<Body<C>>, H1Error> {
+pub async fn send<C: Hold>(
+    mut conn: C,
+    req: Request<RequestBody>,
+    write_at: WriteAt,
+) -> Result<Response<Body<C>>, H1Error> {
     let (parts, mut body) = req.into_parts();
     let http1 = &mut *conn;
     // Until the body ends cleanly: dropped on any error or early, the connection closes.
@@ -198,12 +218,9 @@ pub async fn send<C: Hold>(mut conn: C, req: Request<RequestBody>) -> Result<Res
     let head_request = parts.method == Method::HEAD;
     let upgrade = asks_upgrade(&parts.headers);
 
-    // Let the worker's other ready connections read their requests first, so that the writes to
-    // pods go out back to back: a pod's process woken once per batch instead of once per request.
-    // Written at once, each write found the pod's core idle again and paid a cross-core wake-up
-    // (0.9 call-function interrupts per request instead of 0.1; 35 µs of CPU per request instead
-    // of 26 under benches/load.sh; benches/flame/README.md, h1codec).
-    yield_to_ready_connections().await;
+    if write_at == WriteAt::AfterReadyConnections {
+        yield_to_ready_connections().await;
+    }
     let mut sender = Sender {
         framing,
         sent: 0,
@@ -410,3 +427,6 @@ async fn yield_to_ready_connections() {
     })
     .await
 }
+
+#[cfg(test)]
+mod tests;

@@ -17,7 +17,7 @@ use std::io;
 
 pub use self::{
     body::{Body, Upgraded},
-    conn::{Hold, Http1, Stream, send},
+    conn::{Hold, Http1, Stream, WriteAt, send},
     encode::{Framing, encode_chunk, encode_head, encode_last_chunk, request_framing},
     framing::{Decoded, Decoder},
     parse::{Head, MAX_HEAD, MAX_HEADERS, parse_head},
