@@ -18,7 +18,7 @@ async fn request_seen_by_the_next_task(write_at: WriteAt) -> (bool, String) {
     let client = TcpStream::connect(listener.local_addr().expect("local address"))
         .await
         .expect("connect");
-    let (mut pod, _) = listener.accept().expect("accept");
+    let (pod, _) = listener.accept().expect("accept");
     pod.set_nonblocking(true).expect("non-blocking pod socket");
     let pod = Arc::new(Mutex::new(pod));
 
