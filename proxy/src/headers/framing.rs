@@ -1,7 +1,7 @@
 //! Response framing across the proxy: the upstream's framing headers never decide ours.
 //!
 //! A response with both Transfer-Encoding and Content-Length is framed by Transfer-Encoding
-//! (RFC 9112 §6.3), and hyper's client decodes it that way, but it leaves the Content-Length
+//! (RFC 9112 §6.3), and our pod client (upstream/h1) decodes it that way, but it leaves the Content-Length
 //! header in place. Passed on, that header would make our server frame the re-encoded body by
 //! a length that is not its length: a truncated body or a reset for the client. RFC 9112 §6.3
 //! says a proxy must drop it; we do, before Transfer-Encoding goes with the hop-by-hop headers.
