@@ -9,7 +9,7 @@
 //! state holds: the Ingresses to redo and those with `spec.tls` (the TLS walk reads them), the
 //! Services and slices their backends name, the changed slices, every IngressClass and Secret.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::api::networking::v1::Ingress;
 
@@ -22,11 +22,16 @@ use crate::{
 /// The objects an incremental compile of some changes reads, by namespace and name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reads {
-    ingresses: HashSet<Key>,
+    ingresses: KeySet,
     /// Services, and the slices labelled with them.
-    services: HashSet<Key>,
-    endpoint_slices: HashSet<Key>,
+    services: KeySet,
+    endpoint_slices: KeySet,
 }
+
+/// Keys by namespace, then name: looked up by borrowed names, since a lookup runs for every
+/// object of every decoded file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct KeySet(HashMap<String, HashSet<String>>);
 
 // === impl Reads ===
 
@@ -36,20 +41,20 @@ impl Reads {
             .spec
             .as_ref()
             .is_some_and(|spec| spec.tls.as_ref().is_some_and(|tls| !tls.is_empty()));
-        has_tls || contains(&self.ingresses, namespace_name(&ingress.metadata))
+        has_tls || self.ingresses.contains(namespace_name(&ingress.metadata))
     }
 
     pub fn wants_service(&self, service: &Service) -> bool {
-        contains(&self.services, namespace_name(&service.metadata))
+        self.services.contains(namespace_name(&service.metadata))
     }
 
     pub fn wants_slice(&self, slice: &EndpointSlice) -> bool {
         let (namespace, name) = namespace_name(&slice.metadata);
-        contains(&self.endpoint_slices, (namespace, name))
+        self.endpoint_slices.contains((namespace, name))
             || slice
                 .service_name
                 .as_deref()
-                .is_some_and(|service| contains(&self.services, (namespace, service)))
+                .is_some_and(|service| self.services.contains((namespace, service)))
     }
 
     /// The part of `state` these reads want, in the same order; IngressClasses and Secrets whole.
@@ -79,10 +84,22 @@ impl Reads {
     }
 }
 
-fn contains(set: &HashSet<Key>, (namespace, name): (&str, &str)) -> bool {
-    // Owned keys: a lookup by borrowed pair would need a second key type; this runs per object
-    // of a decoded file, against a set of a few keys.
-    set.contains(&(namespace.to_string(), name.to_string()))
+// === impl KeySet ===
+
+impl KeySet {
+    fn contains(&self, (namespace, name): (&str, &str)) -> bool {
+        self.0.get(namespace).is_some_and(|names| names.contains(name))
+    }
+}
+
+impl FromIterator<Key> for KeySet {
+    fn from_iter<I: IntoIterator<Item = Key>>(keys: I) -> Self {
+        let mut set = KeySet::default();
+        for (namespace, name) in keys {
+            set.0.entry(namespace).or_default().insert(name);
+        }
+        set
+    }
 }
 
 // === impl Incremental ===
@@ -147,8 +164,8 @@ impl Incremental {
             }
         }
         Some(Reads {
-            ingresses,
-            services: named,
+            ingresses: ingresses.into_iter().collect(),
+            services: named.into_iter().collect(),
             endpoint_slices: changes.endpoint_slices.iter().cloned().collect(),
         })
     }
@@ -164,15 +181,15 @@ impl Reads {
         let redone = partial
             .ingresses
             .iter()
-            .filter(|ingress| contains(&self.ingresses, namespace_name(&ingress.metadata)));
+            .filter(|ingress| self.ingresses.contains(namespace_name(&ingress.metadata)));
         let mut named = redone.flat_map(|ingress| backend_services(ingress));
         let mut labelled = partial
             .endpoint_slices
             .iter()
-            .filter(|slice| contains(&self.endpoint_slices, namespace_name(&slice.metadata)))
+            .filter(|slice| self.endpoint_slices.contains(namespace_name(&slice.metadata)))
             .filter_map(|slice| service_of(slice));
-        named.all(|service| contains(&self.services, service))
-            && labelled.all(|service| self.services.contains(&service))
+        named.all(|service| self.services.contains(service))
+            && labelled.all(|(namespace, name)| self.services.contains((&namespace, &name)))
             && index(&partial.ingresses).is_some()
     }
 }
