@@ -17,7 +17,7 @@ use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Empty, Full, StreamBody};
 use hyper_util::{client::legacy::Client, rt::TokioExecutor};
 use shunt_proxy::routes::spec::UpstreamProtocol;
-use support::{get, mk_spec, start_proxy};
+use support::{get, mk_spec, respond, start_proxy};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
@@ -154,12 +154,7 @@ where
     B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let client = Client::builder(TokioExecutor::new()).build_http::<B>();
-    let response = tokio::time::timeout(Duration::from_secs(10), client.request(req))
-        .await
-        .unwrap()
-        .unwrap();
-    let (parts, body) = response.into_parts();
+    let (parts, body) = respond(req).await.into_parts();
     let collected = tokio::time::timeout(Duration::from_secs(10), body.collect())
         .await
         .unwrap();

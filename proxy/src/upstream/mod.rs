@@ -143,14 +143,22 @@ pub fn push_decimal(out: &mut String, number: u16) {
 }
 
 /// Gives `number`'s decimal digits to `push`, most significant first.
-fn decimal_digits(number: u16, mut push: impl FnMut(u8)) {
-    let mut digits = [0u8; 5];
+fn decimal_digits(number: u16, push: impl FnMut(u8)) {
+    digits(number.into(), 10, push);
+}
+
+/// Gives `number`'s digits in `radix` (10 or 16, lowercase) to `push`, most significant first,
+/// without a formatter.
+#[inline]
+pub(crate) fn digits(number: u64, radix: u64, mut push: impl FnMut(u8)) {
+    debug_assert!(radix == 10 || radix == 16);
+    let mut digits = [0u8; 20];
     let mut at = digits.len();
     let mut rest = number;
     loop {
         at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
+        digits[at] = b"0123456789abcdef"[(rest % radix) as usize];
+        rest /= radix;
         if rest == 0 {
             break;
         }

@@ -104,14 +104,23 @@ where
     B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let client = Client::builder(TokioExecutor::new()).build_http::<B>();
-    let response = tokio::time::timeout(Duration::from_secs(10), client.request(req))
-        .await
-        .unwrap()
-        .unwrap();
+    let response = respond(req).await;
     let status = response.status();
     let body = response.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// Sends `req` on a fresh client: the response, its head read within 10 s.
+pub async fn respond<B>(req: Request<B>) -> http::Response<hyper::body::Incoming>
+where
+    B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let client = Client::builder(TokioExecutor::new()).build_http::<B>();
+    tokio::time::timeout(Duration::from_secs(10), client.request(req))
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 /// Reads one request head off a raw backend connection: false if the peer closed first.

@@ -4,7 +4,7 @@ use http::{HeaderMap, Method, header};
 use http_body::Body as _;
 
 use super::{H1Error, parse::parse_length};
-use crate::body::RequestBody;
+use crate::{body::RequestBody, upstream::digits};
 
 #[cfg(test)]
 mod tests;
@@ -74,7 +74,7 @@ pub fn encode_head(out: &mut Vec<u8>, method: &Method, target: &str, headers: &H
     match framing {
         Framing::Length { length, add: true } => {
             out.extend_from_slice(b"content-length: ");
-            push_decimal(out, length);
+            digits(length, 10, |digit| out.push(digit));
             out.extend_from_slice(b"\r\n");
         }
         Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
@@ -88,7 +88,7 @@ pub fn encode_chunk(out: &mut Vec<u8>, data: &[u8]) {
     if data.is_empty() {
         return;
     }
-    push_hex(out, data.len() as u64);
+    digits(data.len() as u64, 16, |digit| out.push(digit));
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(data);
     out.extend_from_slice(b"\r\n");
@@ -104,34 +104,4 @@ pub fn encode_last_chunk(out: &mut Vec<u8>, trailers: Option<&HeaderMap>) {
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
-}
-
-fn push_decimal(out: &mut Vec<u8>, number: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = number;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
-}
-
-fn push_hex(out: &mut Vec<u8>, number: u64) {
-    let mut digits = [0u8; 16];
-    let mut at = digits.len();
-    let mut rest = number;
-    loop {
-        at -= 1;
-        digits[at] = b"0123456789abcdef"[(rest & 0xf) as usize];
-        rest >>= 4;
-        if rest == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
 }

@@ -92,20 +92,17 @@ impl Decoder {
             match self.0 {
                 State::Done => return Ok(Decoded::End),
                 State::Length(left) => {
-                    if buf.is_empty() {
-                        return if eof {
-                            Err(H1Error::Truncated)
-                        } else {
-                            Ok(Decoded::More)
-                        };
-                    }
-                    let take = left.min(buf.len() as u64);
-                    self.0 = if take == left {
-                        State::Done
-                    } else {
-                        State::Length(left - take)
-                    };
-                    return Ok(Decoded::Data(buf.split_to(take as usize).freeze()));
+                    return Ok(match take_counted(buf, left, eof)? {
+                        None => Decoded::More,
+                        Some((data, 0)) => {
+                            self.0 = State::Done;
+                            Decoded::Data(data)
+                        }
+                        Some((data, rest)) => {
+                            self.0 = State::Length(rest);
+                            Decoded::Data(data)
+                        }
+                    });
                 }
                 State::Close => {
                     if !buf.is_empty() {
@@ -124,20 +121,17 @@ impl Decoder {
                     None => return Ok(Decoded::More),
                 },
                 State::ChunkData(left) => {
-                    if buf.is_empty() {
-                        return if eof {
-                            Err(H1Error::Truncated)
-                        } else {
-                            Ok(Decoded::More)
-                        };
-                    }
-                    let take = left.min(buf.len() as u64);
-                    self.0 = if take == left {
-                        State::ChunkEnd
-                    } else {
-                        State::ChunkData(left - take)
-                    };
-                    return Ok(Decoded::Data(buf.split_to(take as usize).freeze()));
+                    return Ok(match take_counted(buf, left, eof)? {
+                        None => Decoded::More,
+                        Some((data, 0)) => {
+                            self.0 = State::ChunkEnd;
+                            Decoded::Data(data)
+                        }
+                        Some((data, rest)) => {
+                            self.0 = State::ChunkData(rest);
+                            Decoded::Data(data)
+                        }
+                    });
                 }
                 State::ChunkEnd => {
                     if buf.len() < 2 {
@@ -166,6 +160,16 @@ impl Decoder {
             }
         }
     }
+}
+
+/// Up to `left` bytes of a counted body (a length or a chunk) from `buf`, with how many are
+/// left after them; `None` when `buf` is empty and more may come.
+fn take_counted(buf: &mut BytesMut, left: u64, eof: bool) -> Result<Option<(Bytes, u64)>, H1Error> {
+    if buf.is_empty() {
+        return if eof { Err(H1Error::Truncated) } else { Ok(None) };
+    }
+    let take = left.min(buf.len() as u64);
+    Ok(Some((buf.split_to(take as usize).freeze(), left - take)))
 }
 
 /// A chunk-size line (`1a;ext=x CRLF`) at the front of `buf`, consumed when complete.
