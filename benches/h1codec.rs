@@ -57,7 +57,7 @@ fn bench(c: &mut Criterion) {
                 &mut out,
                 &Method::GET,
                 black_box("/products?page=2"),
-                &headers,
+                headers.iter(),
                 Framing::Empty,
             );
             black_box(out.len())

@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use http::{HeaderMap, HeaderValue, header};
-use shunt_proxy::headers::{ForwardedContext, TrustedProxies, set_forwarded, strip_hop_by_hop};
+use shunt_proxy::headers::{AddedFields, ForwardedContext, TrustedProxies, set_forwarded, strip_hop_by_hop};
 
 fn mk_request_headers() -> HeaderMap {
     let mut headers = HeaderMap::new();
@@ -67,8 +67,9 @@ fn bench(c: &mut Criterion) {
         b.iter_batched(
             mk_request_headers,
             |mut h| {
-                set_forwarded(&mut h, black_box(&ctx), &untrusted);
-                h
+                let mut added = AddedFields::with_capacity(9);
+                set_forwarded(&mut h, black_box(&ctx), &untrusted, &mut added);
+                (h, added)
             },
             BatchSize::SmallInput,
         )
@@ -82,8 +83,9 @@ fn bench(c: &mut Criterion) {
         b.iter_batched(
             mk,
             |mut h| {
-                set_forwarded(&mut h, black_box(&ctx), &trusted);
-                h
+                let mut added = AddedFields::with_capacity(9);
+                set_forwarded(&mut h, black_box(&ctx), &trusted, &mut added);
+                (h, added)
             },
             BatchSize::SmallInput,
         )

@@ -23,8 +23,8 @@ use crate::{
     body::{BodySlot, RequestBody, RequestBodyError, ResponseBody},
     error::{CLIENT_CLOSED_REQUEST, ErrorSource, ProxyError},
     headers::{
-        ForwardedContext, TrustedProxies, drop_length_beside_transfer_encoding, join_cookies, set_forwarded,
-        strip_hop_by_hop, upgrade_protocol,
+        AddedFields, ForwardedContext, TrustedProxies, drop_length_beside_transfer_encoding, join_cookies,
+        set_forwarded, strip_hop_by_hop, upgrade_protocol,
     },
     lograte::LogRate,
     metrics::ProxyMetrics,
@@ -34,7 +34,7 @@ use crate::{
     routes::{Route, normalize_host, spec::UpstreamProtocol},
     tunnel::Tunnels,
     upstream::{
-        EndpointGuard, UpstreamBody, UpstreamClients, UpstreamError,
+        EndpointGuard, Outgoing, UpstreamBody, UpstreamClients, UpstreamError,
         h1::{Upgraded, WriteAt},
         retry::{self, chain_has, find_in_chain},
     },
@@ -230,6 +230,8 @@ impl Proxy {
         strip_hop_by_hop(&mut headers);
         let accepts_trailers = headers.contains_key(header::TE);
         let scheme = if conn.tls { "https" } else { "http" };
+        // Up to seven forwarding fields, a route's protocol field and room to spare.
+        let mut added = AddedFields::with_capacity(9);
         let request_id = set_forwarded(
             &mut headers,
             &ForwardedContext {
@@ -238,10 +240,14 @@ impl Proxy {
                 host: host_str,
             },
             &inner.options.trusted_proxies,
+            &mut added,
         );
-        headers.insert(header::HOST, host.clone());
+        // An HTTP/1.1 client's Host is the host already (its absolute-form target aside).
+        if headers.get(header::HOST) != Some(&host) {
+            headers.insert(header::HOST, host.clone());
+        }
         if let Some(name) = &route.client_protocol_header {
-            headers.insert(name.clone(), HeaderValue::from_static(scheme));
+            added.replace(&mut headers, name.clone(), HeaderValue::from_static(scheme));
         }
         if let Some(protocol) = &upgrade {
             headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
@@ -261,11 +267,7 @@ impl Proxy {
         } else {
             WriteAt::Once
         };
-        let version = match upstream.protocol {
-            UpstreamProtocol::Http1 | UpstreamProtocol::Https => Version::HTTP_11,
-            UpstreamProtocol::H2c => Version::HTTP_2,
-        };
-        if version == Version::HTTP_11 {
+        if upstream.protocol != UpstreamProtocol::H2c {
             join_cookies(&mut headers);
         }
         let (mut body, slot) = if http_body::Body::is_end_stream(&body) {
@@ -291,21 +293,17 @@ impl Proxy {
             let endpoint = upstream.endpoints[index].clone();
             outcome.endpoint = Some(endpoint.addr);
             let guard = EndpointGuard::new(endpoint.clone());
-            let uri = UpstreamClients::request_uri(upstream.protocol, &endpoint.authority, host_str, &path_and_query);
-            let mut request = Request::new(body);
-            *request.method_mut() = method.clone();
-            *request.uri_mut() = uri;
-            *request.version_mut() = version;
-            *request.headers_mut() = headers.clone();
-            if version == Version::HTTP_2 && request.uri().authority().is_some_and(|a| a.as_str() == host_str) {
-                // `:authority` carries the host; RFC 9113 §8.3.1 prefers it over a duplicate Host.
-                request.headers_mut().remove(header::HOST);
-            }
+            let head = Outgoing {
+                method: &method,
+                uri: UpstreamClients::request_uri(upstream.protocol, &endpoint.authority, host_str, &path_and_query),
+                headers: &headers,
+                added: &added,
+            };
 
             let sent = Instant::now();
             // Pinned here, so the timeout wraps a pointer: `timeout` takes its future by value
             // and would move the whole exchange (request, checkout, hyper's response future).
-            let exchange = pin!(inner.clients.send(&upstream, &endpoint, request, write_at));
+            let exchange = pin!(inner.clients.send(&upstream, &endpoint, &head, body, write_at));
             let error = match tokio::time::timeout(inner.options.upstream_timeout, exchange).await {
                 Err(_elapsed) => {
                     return Err(ProxyError::UpstreamTimeout {

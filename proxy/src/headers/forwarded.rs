@@ -6,13 +6,14 @@
 use std::{net::IpAddr, ops::Range, str::FromStr};
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue, header};
 use ipnet::IpNet;
 
 use super::{
+    added::AddedFields,
     client_ip::client_from_chain,
     ip_text::{MAX_LEN, push_ip},
-    rfc7239::{push_element, set_forwarded_header},
+    rfc7239::push_element,
 };
 
 static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
@@ -21,10 +22,6 @@ static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host"
 static X_FORWARDED_PORT: HeaderName = HeaderName::from_static("x-forwarded-port");
 static X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
 static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-/// Names [`set_forwarded`] may add: X-Forwarded-For/-Proto/-Host/-Port, X-Real-IP,
-/// `Forwarded` and X-Request-Id.
-const ADDED: usize = 7;
 
 /// CIDRs whose forwarding headers we keep. Empty by default: trust nobody.
 #[derive(Clone, Debug, Default)]
@@ -76,25 +73,106 @@ fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// Sets the forwarding headers on a request about to go upstream. Returns its X-Request-Id
-/// (the caller's or a new one), for the access log.
-pub fn set_forwarded(headers: &mut HeaderMap, ctx: &ForwardedContext<'_>, trusted: &TrustedProxies) -> HeaderValue {
-    // Up to seven new names: grow the map once, not once per insert that crosses its load
-    // factor (each growth rehashes every entry). Past the map's size cap the inserts below
-    // still work or fail as they would without this.
-    let _ = headers.try_reserve(ADDED);
+/// A name [`set_forwarded`] writes.
+#[derive(Clone, Copy)]
+enum Ours {
+    For,
+    RealIp,
+    Forwarded,
+    Proto,
+    Host,
+    Port,
+    RequestId,
+}
+
+impl Ours {
+    const ALL: [Ours; 7] = [
+        Ours::For,
+        Ours::RealIp,
+        Ours::Forwarded,
+        Ours::Proto,
+        Ours::Host,
+        Ours::Port,
+        Ours::RequestId,
+    ];
+
+    fn name(self) -> &'static HeaderName {
+        match self {
+            Ours::For => &X_FORWARDED_FOR,
+            Ours::RealIp => &X_REAL_IP,
+            Ours::Forwarded => &header::FORWARDED,
+            Ours::Proto => &X_FORWARDED_PROTO,
+            Ours::Host => &X_FORWARDED_HOST,
+            Ours::Port => &X_FORWARDED_PORT,
+            Ours::RequestId => &X_REQUEST_ID,
+        }
+    }
+}
+
+/// Which of [`Ours`] the client sent, from one pass over the map's names: most requests carry
+/// none, and a lookup per name would cost a hash and a probe each.
+#[derive(Clone, Copy)]
+struct Present(u8);
+
+impl Present {
+    fn scan(headers: &HeaderMap) -> Self {
+        let mut bits = 0;
+        for name in headers.keys() {
+            // All of ours but `Forwarded` start with `x-`: the rest are passed over at once.
+            if !name.as_str().starts_with("x-") && *name != header::FORWARDED {
+                continue;
+            }
+            if let Some(ours) = Ours::ALL.iter().find(|ours| ours.name() == name) {
+                bits |= 1 << *ours as u8;
+            }
+        }
+        Present(bits)
+    }
+
+    fn has(self, ours: Ours) -> bool {
+        self.0 & (1 << ours as u8) != 0
+    }
+
+    /// Removes the client's values of `ours`, if it sent any.
+    fn remove(self, headers: &mut HeaderMap, ours: Ours) {
+        if self.has(ours) {
+            headers.remove(ours.name());
+        }
+    }
+}
+
+/// Sets the forwarding headers on a request about to go upstream: the client's values that ours
+/// replace leave `headers`, ours go to `added`. Returns its X-Request-Id (the caller's or a new
+/// one), for the access log.
+pub fn set_forwarded(
+    headers: &mut HeaderMap,
+    ctx: &ForwardedContext<'_>,
+    trusted: &TrustedProxies,
+    added: &mut AddedFields,
+) -> HeaderValue {
+    let present = Present::scan(headers);
     let peer = canonical(ctx.peer);
     let peer_trusted = trusted.contains(peer);
     // Only a trusted proxy's chain is extended; anyone else's is dropped.
-    let prior_chain = if peer_trusted {
+    let prior_chain = if peer_trusted && present.has(Ours::For) {
         joined(headers, &X_FORWARDED_FOR)
     } else {
         None
     };
+    // Ours replace these whoever sent them. A trusted proxy's `Forwarded` elements stay, ours
+    // follow them, and its X-Forwarded-Proto/-Host/-Port stand instead of ours.
+    present.remove(headers, Ours::For);
+    present.remove(headers, Ours::RealIp);
+    if !peer_trusted {
+        for ours in [Ours::Forwarded, Ours::Proto, Ours::Host, Ours::Port] {
+            present.remove(headers, ours);
+        }
+    }
+    let keep = |ours: Ours| peer_trusted && present.has(ours);
 
     // Every value we add is written into one buffer and split from it: one allocation per
-    // request instead of one per value, and the copy of the headers kept for a retry counts
-    // references to it instead of copying each value (measured under callgrind: see the commit).
+    // request instead of one per value, and the retry copy of an HTTP/2 request counts references
+    // to it instead of copying each value (measured under callgrind: see the commit).
     // Room for the chain, three addresses, the host three times (once quoted) and the fixed text.
     let room = prior_chain.as_ref().map_or(0, String::len) + 3 * (MAX_LEN + ctx.host.len()) + 96;
     let mut text = Vec::with_capacity(room);
@@ -112,21 +190,27 @@ pub fn set_forwarded(headers: &mut HeaderMap, ctx: &ForwardedContext<'_>, truste
     };
     let forwarded = appended(&mut text, |out| push_element(out, peer, ctx.scheme, ctx.host));
     let host = appended(&mut text, |out| out.extend_from_slice(ctx.host.as_bytes()));
-    let request_id = appended(&mut text, push_request_id);
+    let request_id = (!present.has(Ours::RequestId)).then(|| appended(&mut text, push_request_id));
     let text = Bytes::from(text);
-    // Only a host that is no valid field value (never one that came in a request) fails here.
+    // Only a host that is no valid field value (never one that came in a request) fails here:
+    // then that header is left out.
     let value = |range: Range<usize>| HeaderValue::from_maybe_shared(text.slice(range)).ok();
+    let mut add = |ours: Ours, value: Option<HeaderValue>| {
+        if let Some(value) = value {
+            added.push(ours.name().clone(), value);
+        }
+    };
 
-    set(headers, &X_FORWARDED_FOR, value(xff));
-    set(headers, &X_REAL_IP, value(real_ip));
-    set_forwarded_header(headers, value(forwarded), peer_trusted);
-    if !(peer_trusted && headers.contains_key(&X_FORWARDED_PROTO)) {
-        headers.insert(X_FORWARDED_PROTO.clone(), HeaderValue::from_static(ctx.scheme));
+    add(Ours::For, value(xff));
+    add(Ours::RealIp, value(real_ip));
+    add(Ours::Forwarded, value(forwarded));
+    if !keep(Ours::Proto) {
+        add(Ours::Proto, Some(HeaderValue::from_static(ctx.scheme)));
     }
-    if !(peer_trusted && headers.contains_key(&X_FORWARDED_HOST)) {
-        set(headers, &X_FORWARDED_HOST, value(host.clone()));
+    if !keep(Ours::Host) {
+        add(Ours::Host, value(host.clone()));
     }
-    if !(peer_trusted && headers.contains_key(&X_FORWARDED_PORT)) {
+    if !keep(Ours::Port) {
         let port = match port_of(ctx.host) {
             // The port ends the host.
             Some(port) => value(host.end - port.len()..host.end),
@@ -136,11 +220,17 @@ pub fn set_forwarded(headers: &mut HeaderMap, ctx: &ForwardedContext<'_>, truste
                 "80"
             })),
         };
-        set(headers, &X_FORWARDED_PORT, port);
+        add(Ours::Port, port);
     }
-    // One lookup: keep the caller's id (then the one written above goes unused), or take ours.
-    let new_id = || value(request_id).expect("hex digits are a valid header value");
-    headers.entry(&X_REQUEST_ID).or_insert_with(new_id).clone()
+    match request_id {
+        // The caller's id is kept (its first value, as a map lookup gives).
+        None => headers.get(&X_REQUEST_ID).cloned().expect("scanned as present"),
+        Some(range) => {
+            let id = value(range).expect("hex digits are a valid header value");
+            add(Ours::RequestId, Some(id.clone()));
+            id
+        }
+    }
 }
 
 /// Where `write` put its bytes at the end of `text`.
@@ -148,18 +238,6 @@ fn appended(text: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) -> Range<usize
     let start = text.len();
     write(text);
     start..text.len()
-}
-
-/// Inserts `value`, or removes the header when there is none to set.
-fn set(headers: &mut HeaderMap, name: &HeaderName, value: Option<HeaderValue>) {
-    match value {
-        Some(value) => {
-            headers.insert(name.clone(), value);
-        }
-        None => {
-            headers.remove(name);
-        }
-    }
 }
 
 /// All values of a possibly repeated header as one comma-separated list.

@@ -1,6 +1,7 @@
 //! Header rewriting on the way through: hop-by-hop removal, the X-Forwarded-* family and
 //! `Forwarded`, cookies for HTTP/1.1 backends, and response framing.
 
+mod added;
 mod client_ip;
 mod cookie;
 mod forwarded;
@@ -9,6 +10,7 @@ mod hop;
 mod ip_text;
 mod rfc7239;
 
+pub use added::AddedFields;
 pub use cookie::join_cookies;
 pub use forwarded::{ForwardedContext, TrustedProxies, host_header, set_forwarded};
 pub use framing::drop_length_beside_transfer_encoding;

@@ -7,20 +7,7 @@
 
 use std::net::IpAddr;
 
-use http::{HeaderMap, HeaderValue, header};
-
 use super::ip_text;
-
-/// Replaces (`keep_existing == false`) or extends the request's `Forwarded` with our element
-/// ([`push_element`]'s text; `None` when that was no valid field value).
-pub(super) fn set_forwarded_header(headers: &mut HeaderMap, ours: Option<HeaderValue>, keep_existing: bool) {
-    if !keep_existing {
-        headers.remove(header::FORWARDED);
-    }
-    if let Some(value) = ours {
-        headers.append(header::FORWARDED, value);
-    }
-}
 
 /// One forwarded-element. IPv6 nodes are bracketed and quoted (RFC 7239 §6); a host that is
 /// not a token (it has a `:port`, say) is a quoted-string.
@@ -68,50 +55,10 @@ fn is_tchar(b: u8) -> bool {
 mod tests {
     use super::*;
 
-    fn mk_headers(forwarded: &[&str]) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        for value in forwarded {
-            headers.append(header::FORWARDED, HeaderValue::from_str(value).unwrap());
-        }
-        headers
-    }
-
-    fn all(headers: &HeaderMap) -> Vec<&str> {
-        headers
-            .get_all(header::FORWARDED)
-            .iter()
-            .map(|v| v.to_str().unwrap())
-            .collect()
-    }
-
     fn element_text(peer: IpAddr, scheme: &str, host: &str) -> String {
         let mut out = Vec::new();
         push_element(&mut out, peer, scheme, host);
         String::from_utf8(out).unwrap()
-    }
-
-    fn mk_element(peer: &str, scheme: &str, host: &str) -> Option<HeaderValue> {
-        HeaderValue::from_str(&element_text(peer.parse().unwrap(), scheme, host)).ok()
-    }
-
-    #[test]
-    fn an_untrusted_peers_forwarded_is_replaced_by_ours() {
-        let mut headers = mk_headers(&["for=6.6.6.6;host=evil", "for=7.7.7.7"]);
-        set_forwarded_header(&mut headers, mk_element("10.0.0.7", "http", "shop.example.com"), false);
-        assert_eq!(all(&headers), ["for=10.0.0.7;proto=http;host=shop.example.com"]);
-    }
-
-    #[test]
-    fn a_trusted_peers_forwarded_is_kept_and_ours_appended() {
-        let mut headers = mk_headers(&["for=203.0.113.9;proto=https"]);
-        set_forwarded_header(&mut headers, mk_element("10.0.0.7", "https", "shop.example.com"), true);
-        assert_eq!(
-            all(&headers),
-            [
-                "for=203.0.113.9;proto=https",
-                "for=10.0.0.7;proto=https;host=shop.example.com"
-            ]
-        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The request line and Host: methods a reverse proxy must not forward, an absolute-form target
-//! or `:authority` that disagrees with Host, userinfo, and the path to route and forward.
+//! The request line and Host: methods a reverse proxy must not forward, a repeated Host, an
+//! absolute-form target or `:authority` that disagrees with Host, userinfo, and the path to
+//! route and forward.
 
 use http::{HeaderValue, Method, Request, header, uri::PathAndQuery};
 
@@ -18,6 +19,10 @@ pub enum TargetError {
     AuthorityMismatch { target: String, host: String },
     #[error("userinfo in request authority")]
     Userinfo,
+    /// RFC 9112 §3.2: a 400. Routing by one Host while the pod reads another would let a
+    /// caller reach a site its rules never matched.
+    #[error("more than one Host field")]
+    DuplicateHost,
     #[error("invalid host {0:?}")]
     InvalidHost(String),
     #[error(transparent)]
@@ -32,10 +37,15 @@ pub fn check_method(method: &Method) -> Result<(), TargetError> {
     Ok(())
 }
 
-/// Checks the authority a request names: no userinfo, and where both the target (absolute form,
-/// or HTTP/2's `:authority`) and Host are present, they name the same host and port.
+/// Checks the authority a request names: at most one Host, no userinfo, and where both the
+/// target (absolute form, or HTTP/2's `:authority`) and Host are present, they name the same
+/// host and port.
 pub fn check_target<B>(req: &Request<B>) -> Result<(), TargetError> {
-    let host = req.headers().get(header::HOST);
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Err(TargetError::DuplicateHost);
+    }
     if let Some(host) = host {
         check_host_value(host)?;
     }

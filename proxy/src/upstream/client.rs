@@ -3,11 +3,11 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use http::{Request, Response, Uri};
+use http::{Response, Uri};
 use tokio_rustls::TlsConnector;
 
 use super::{
-    Endpoint, Upstream, UpstreamBody, UpstreamError, connect,
+    Endpoint, Outgoing, Upstream, UpstreamBody, UpstreamError, connect,
     h1::{self, Hold, Http1, WriteAt},
     h2::H2Connections,
     pool::{Checkout, Pool, PoolOptions, Pooled},
@@ -79,20 +79,22 @@ impl UpstreamClients {
         }
     }
 
-    /// Sends `req` to `endpoint` of `upstream`. The URI is [`Self::request_uri`]'s. An HTTP/1
-    /// response body holds its pooled connection until it is done; `write_at` paces its write.
+    /// Sends `head` and `body` to `endpoint` of `upstream`. The URI is [`Self::request_uri`]'s.
+    /// An HTTP/1 response body holds its pooled connection until it is done; `write_at` paces
+    /// its write.
     pub async fn send(
         &self,
         upstream: &Upstream,
         endpoint: &Endpoint,
-        req: Request<RequestBody>,
+        head: &Outgoing<'_>,
+        body: RequestBody,
         write_at: WriteAt,
     ) -> Result<Response<UpstreamBody>, UpstreamError> {
         let tls = match upstream.protocol {
             UpstreamProtocol::Http1 => false,
             UpstreamProtocol::Https => true,
             UpstreamProtocol::H2c => {
-                let response = self.h2c.send(endpoint.addr, &upstream.stats, req).await?;
+                let response = self.h2c.send(endpoint.addr, &upstream.stats, head.to_h2(body)).await?;
                 return Ok(response.map(UpstreamBody::H2));
             }
         };
@@ -117,7 +119,7 @@ impl UpstreamClients {
             }
             Err(timeout) => return Err(UpstreamError::PoolTimeout(timeout)),
         };
-        let response = h1::send(conn, req, write_at).await;
+        let response = h1::send(conn, head, body, write_at).await;
         let response = response.map_err(|error| UpstreamError::Request(error.into()))?;
         Ok(response.map(UpstreamBody::H1))
     }

@@ -7,6 +7,7 @@ mod client;
 mod connect;
 pub mod h1;
 mod h2;
+mod outgoing;
 pub mod pool;
 pub mod retry;
 
@@ -26,6 +27,7 @@ pub use self::{
     balance::EndpointGuard,
     body::UpstreamBody,
     client::{ClientOptions, Lease, UpstreamClients},
+    outgoing::Outgoing,
 };
 use crate::{metrics::UpstreamStats, routes::spec::UpstreamProtocol};
 

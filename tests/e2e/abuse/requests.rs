@@ -158,6 +158,18 @@ async fn an_absolute_target_naming_another_host_or_carrying_userinfo_gets_400() 
 }
 
 #[tokio::test]
+async fn a_second_host_field_gets_400_instead_of_reaching_the_pod() {
+    let site = serve_two_routes(&[]).await;
+    for second in ["other.example.com", HOST] {
+        let reply = raw_request(&site, "GET", "/api", &format!("{HOST}\r\nHost: {second}")).await;
+        assert_eq!(reply.status, 400, "second Host {second}: {}", reply.body);
+    }
+    let one = raw_request(&site, "GET", "/api", HOST).await;
+    assert_eq!(one.status, 200, "{}", one.body);
+    assert_eq!(one.json()["headers"]["host"], HOST);
+}
+
+#[tokio::test]
 async fn an_http2_authority_naming_another_host_than_host_or_carrying_userinfo_gets_400() {
     let site = serve_two_routes(&[]).await;
     let h2 = |uri: &str, host: Option<&str>| {

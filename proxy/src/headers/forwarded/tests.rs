@@ -12,6 +12,18 @@ fn mk_ctx(peer: &str, host: &'static str) -> ForwardedContext<'static> {
     }
 }
 
+/// `set_forwarded`'s whole effect: the map as the backend sees it, with the added fields.
+fn forward(headers: &mut HeaderMap, ctx: &ForwardedContext<'_>, trusted: &TrustedProxies) -> HeaderValue {
+    let mut added = AddedFields::default();
+    let id = set_forwarded(headers, ctx, trusted, &mut added);
+    added.append_to(headers);
+    id
+}
+
+fn all<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
+    headers.get_all(name).iter().map(|v| v.to_str().unwrap()).collect()
+}
+
 fn get<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
     headers
         .get(name)
@@ -28,7 +40,7 @@ fn untrusted_peer_replaces_every_forwarding_header() {
     headers.insert("x-forwarded-host", HeaderValue::from_static("evil.example"));
     headers.insert("x-forwarded-port", HeaderValue::from_static("1"));
     headers.insert("x-real-ip", HeaderValue::from_static("6.6.6.6"));
-    let id = set_forwarded(
+    let id = forward(
         &mut headers,
         &mk_ctx("10.0.0.7", "shop.example.com"),
         &TrustedProxies::default(),
@@ -54,7 +66,7 @@ fn trusted_peer_extends_the_chain_and_keeps_its_headers() {
     headers.append("x-forwarded-for", HeaderValue::from_static("192.168.1.1"));
     headers.insert("x-forwarded-proto", HeaderValue::from_static("https"));
     headers.insert("x-request-id", HeaderValue::from_static("abc"));
-    let id = set_forwarded(&mut headers, &mk_ctx("10.0.0.7", "shop.example.com:8080"), &trusted);
+    let id = forward(&mut headers, &mk_ctx("10.0.0.7", "shop.example.com:8080"), &trusted);
     assert_eq!(
         get(&headers, "x-forwarded-for"),
         "203.0.113.9, 10.1.1.1, 192.168.1.1, 10.0.0.7"
@@ -68,6 +80,72 @@ fn trusted_peer_extends_the_chain_and_keeps_its_headers() {
     assert_eq!(get(&headers, "x-forwarded-port"), "8080");
     assert_eq!(get(&headers, "x-request-id"), "abc");
     assert_eq!(id, "abc");
+}
+
+#[test]
+fn an_untrusted_peers_forwarded_is_replaced_by_ours() {
+    let mut headers = HeaderMap::new();
+    headers.append("forwarded", HeaderValue::from_static("for=6.6.6.6;host=evil"));
+    headers.append("forwarded", HeaderValue::from_static("for=7.7.7.7"));
+    forward(
+        &mut headers,
+        &mk_ctx("10.0.0.7", "shop.example.com"),
+        &TrustedProxies::default(),
+    );
+    assert_eq!(
+        all(&headers, "forwarded"),
+        ["for=10.0.0.7;proto=http;host=shop.example.com"]
+    );
+}
+
+#[test]
+fn a_trusted_peers_forwarded_is_kept_and_ours_appended() {
+    let trusted: TrustedProxies = "10.0.0.0/8".parse().unwrap();
+    let mut headers = HeaderMap::new();
+    headers.append("forwarded", HeaderValue::from_static("for=203.0.113.9;proto=https"));
+    forward(&mut headers, &mk_ctx("10.0.0.7", "shop.example.com"), &trusted);
+    assert_eq!(
+        all(&headers, "forwarded"),
+        [
+            "for=203.0.113.9;proto=https",
+            "for=10.0.0.7;proto=http;host=shop.example.com"
+        ]
+    );
+}
+
+#[test]
+fn every_name_ours_replace_leaves_the_map_and_is_added_once() {
+    let names = [
+        "x-forwarded-for",
+        "x-real-ip",
+        "forwarded",
+        "x-forwarded-proto",
+        "x-forwarded-host",
+        "x-forwarded-port",
+    ];
+    let mut headers = HeaderMap::new();
+    headers.insert("accept", HeaderValue::from_static("*/*"));
+    headers.insert("x-custom", HeaderValue::from_static("kept"));
+    for name in names {
+        headers.append(name, HeaderValue::from_static("forged"));
+        headers.append(name, HeaderValue::from_static("forged again"));
+    }
+    let mut added = AddedFields::default();
+    set_forwarded(
+        &mut headers,
+        &mk_ctx("10.0.0.7", "shop.example.com"),
+        &TrustedProxies::default(),
+        &mut added,
+    );
+    for name in names {
+        assert!(!headers.contains_key(name), "{name} left the map");
+        assert_eq!(
+            added.iter().filter(|(added, _)| *added == name).count(),
+            1,
+            "{name} added once"
+        );
+    }
+    assert_eq!(headers.len(), 2, "the client's other fields stay: {headers:?}");
 }
 
 #[test]
@@ -111,7 +189,7 @@ proptest! {
             headers.insert("x-forwarded-for", HeaderValue::from_str(prior).unwrap());
         }
         let ctx = ForwardedContext { peer, scheme: "https", host: &host };
-        let id = set_forwarded(&mut headers, &ctx, &trust);
+        let id = forward(&mut headers, &ctx, &trust);
 
         let peer = canonical(peer);
         let text = |name: &str| headers.get(name).map(|v| v.as_bytes().to_vec());

@@ -33,6 +33,16 @@ fn connect_and_trace_are_refused_and_the_rest_allowed() {
 }
 
 #[test]
+fn a_second_host_field_is_refused_even_when_it_repeats_the_first() {
+    for second in ["b.example", "a.example"] {
+        let mut req = mk_request("/x", Some("a.example"));
+        req.headers_mut().append(header::HOST, HeaderValue::from_static(second));
+        assert_eq!(check_target(&req), Err(TargetError::DuplicateHost), "{second}");
+    }
+    assert_eq!(check_target(&mk_request("/x", Some("a.example"))), Ok(()));
+}
+
+#[test]
 fn an_absolute_target_must_name_the_host_header() {
     assert_eq!(
         check_target(&mk_request("http://a.example/x", Some("a.example"))),

@@ -11,7 +11,7 @@ use std::{
 };
 
 use bytes::BytesMut;
-use http::{Method, Request, Response, StatusCode, header};
+use http::{Method, Response, StatusCode, header};
 use http_body::Body as _;
 use tokio::{
     io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf},
@@ -25,7 +25,10 @@ use super::{
     encode::{Framing, encode_chunk, encode_head, encode_last_chunk, request_framing},
     parse::{Head, parse_head},
 };
-use crate::{body::RequestBody, upstream::pool::Poolable};
+use crate::{
+    body::RequestBody,
+    upstream::{outgoing::Outgoing, pool::Poolable},
+};
 
 /// Room made in the read buffer before each read; the buffer is reused across requests.
 const READ_CHUNK: usize = 8 * 1024;
@@ -198,25 +201,25 @@ pub enum WriteAt {
     AfterReadyConnections,
 }
 
-/// Sends `req` on `conn` and reads the response head. The body reads the rest and gives the
-/// connection back (or closes it) when done. `req`'s URI is origin-form; its headers are final
-/// (hop-by-hop stripped, `Host` set).
+/// Sends `head` and `body` on `conn` and reads the response head. The body reads the rest and
+/// gives the connection back (or closes it) when done. `head`'s URI is origin-form; its fields
+/// are final (hop-by-hop stripped, `Host` set).
 pub async fn send<C: Hold>(
     mut conn: C,
-    req: Request<RequestBody>,
+    head: &Outgoing<'_>,
+    mut body: RequestBody,
     write_at: WriteAt,
 ) -> Result<Response<Body<C>>, H1Error> {
-    let (parts, mut body) = req.into_parts();
     let http1 = &mut *conn;
     // Until the body ends cleanly: dropped on any error or early, the connection closes.
     http1.reusable = false;
     http1.request_done = false;
-    let framing = request_framing(&parts.headers, &body)?;
-    let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let framing = request_framing(head.headers, &body)?;
+    let target = head.uri.path_and_query().map_or("/", |p| p.as_str());
     http1.write_buf.clear();
-    encode_head(&mut http1.write_buf, &parts.method, target, &parts.headers, framing);
-    let head_request = parts.method == Method::HEAD;
-    let upgrade = asks_upgrade(&parts.headers);
+    encode_head(&mut http1.write_buf, head.method, target, head.fields(), framing);
+    let head_request = head.method == Method::HEAD;
+    let upgrade = asks_upgrade(head.headers);
 
     if write_at == WriteAt::AfterReadyConnections {
         yield_to_ready_connections().await;

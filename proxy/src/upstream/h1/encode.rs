@@ -1,6 +1,6 @@
 //! The request head and body framing on the wire (RFC 9112 §3, §6, §7.1).
 
-use http::{HeaderMap, Method, header};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 use http_body::Body as _;
 
 use super::{H1Error, parse::parse_length};
@@ -57,12 +57,18 @@ fn content_length(headers: &HeaderMap) -> Result<Option<u64>, H1Error> {
 /// Appends `METHOD SP target SP HTTP/1.1 CRLF`, the fields, the framing field and the empty line.
 /// `Transfer-Encoding` from `headers` is never written: `framing` decides it alone, so the head
 /// carries exactly one framing field.
-pub fn encode_head(out: &mut Vec<u8>, method: &Method, target: &str, headers: &HeaderMap, framing: Framing) {
+pub fn encode_head<'a>(
+    out: &mut Vec<u8>,
+    method: &Method,
+    target: &str,
+    fields: impl Iterator<Item = (&'a HeaderName, &'a HeaderValue)>,
+    framing: Framing,
+) {
     out.extend_from_slice(method.as_str().as_bytes());
     out.push(b' ');
     out.extend_from_slice(target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    for (name, value) in headers {
+    for (name, value) in fields {
         if name == header::TRANSFER_ENCODING {
             continue;
         }

@@ -6,10 +6,10 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use http::Request;
 use tokio::net::TcpStream;
 
 use super::*;
+use crate::headers::AddedFields;
 
 /// Spawns a `send` on a fresh connection and, queued right behind it, a task that looks whether
 /// the pod already has the request. Returns what that task saw, then the request as received.
@@ -23,12 +23,19 @@ async fn request_seen_by_the_next_task(write_at: WriteAt) -> (bool, String) {
     let pod = Arc::new(Mutex::new(pod));
 
     let conn = Box::new(Http1::new(Stream::Tcp(client), Box::new(())));
-    let req = Request::get("/paced")
-        .header(http::header::HOST, "pod")
-        .body(RequestBody::Empty)
-        .expect("request");
+    let mut headers = http::HeaderMap::new();
+    headers.insert(http::header::HOST, http::HeaderValue::from_static("pod"));
     // Both spawned from this task: the current-thread runtime polls them in this order.
-    let exchange = tokio::spawn(send(conn, req, write_at));
+    let exchange = tokio::spawn(async move {
+        let added = AddedFields::default();
+        let head = Outgoing {
+            method: &Method::GET,
+            uri: http::Uri::from_static("/paced"),
+            headers: &headers,
+            added: &added,
+        };
+        send(conn, &head, RequestBody::Empty, write_at).await
+    });
     let probe = tokio::spawn({
         let pod = pod.clone();
         async move {
