@@ -55,10 +55,13 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, H1Erro
     let mut framing = Framing::default();
     for field in response.headers.iter() {
         let name = HeaderName::from_bytes(field.name.as_bytes()).map_err(|_| H1Error::InvalidHeader("name"))?;
+        framing.note(&name, field.value)?;
+        if manages_only_this_connection(&name, field.value) {
+            continue;
+        }
         let start = field.value.as_ptr() as usize - base;
         let value = HeaderValue::from_maybe_shared(copy.slice(start..start + field.value.len()))
             .map_err(|_| H1Error::InvalidHeader("value"))?;
-        framing.note(&name, field.value)?;
         headers.append(name, value);
     }
     let keep_alive = match version {
@@ -74,6 +77,20 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, H1Erro
         body,
         keep_alive,
     }))
+}
+
+/// `Connection: keep-alive` (or `close`) and `Keep-Alive`: read for this connection and hop-by-hop,
+/// so the proxy would only strip them again (RFC 9110 §7.6.1); most pods send the first on every
+/// response. Left out of the map they cost no insert and no removal. A `Connection` that names
+/// other fields stays, so that those are stripped with it.
+fn manages_only_this_connection(name: &HeaderName, value: &[u8]) -> bool {
+    if *name == header::CONNECTION {
+        value.split(|&b| b == b',').map(trim).all(|token| {
+            token.is_empty() || token.eq_ignore_ascii_case(b"keep-alive") || token.eq_ignore_ascii_case(b"close")
+        })
+    } else {
+        name.as_str() == "keep-alive"
+    }
 }
 
 /// What the fields say about framing and the connection.

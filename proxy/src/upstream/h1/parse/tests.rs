@@ -119,6 +119,33 @@ fn connection_close_from_the_pod_ends_keep_alive() {
 }
 
 #[test]
+fn fields_that_only_manage_this_connection_stay_out_of_the_map() {
+    let head = mk_head(
+        "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nX-A: 1\r\nContent-Length: 0\r\n\r\n",
+    )
+    .unwrap()
+    .unwrap();
+    assert!(head.keep_alive, "read before it was left out");
+    let names: Vec<&str> = head.headers.keys().map(|name| name.as_str()).collect();
+    assert_eq!(names, ["x-a", "content-length"]);
+    let closing = mk_head("HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n")
+        .unwrap()
+        .unwrap();
+    assert!(!closing.keep_alive);
+    assert!(!closing.headers.contains_key("connection"));
+}
+
+#[test]
+fn a_connection_that_names_other_fields_stays_for_the_proxy_to_strip_them() {
+    let head = mk_head("HTTP/1.1 200 OK\r\nConnection: close, X-Private\r\nX-Private: 1\r\nContent-Length: 0\r\n\r\n")
+        .unwrap()
+        .unwrap();
+    assert!(!head.keep_alive);
+    assert_eq!(head.headers["connection"], "close, X-Private");
+    assert_eq!(head.headers["x-private"], "1");
+}
+
+#[test]
 fn header_values_do_not_hold_the_read_buffer() {
     let text = b"HTTP/1.1 200 OK\r\nX-A: one\r\n\r\n".to_vec();
     let head = parse_head(&text, false).unwrap().unwrap();
