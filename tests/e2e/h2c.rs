@@ -74,6 +74,15 @@ async fn an_http11_client_reaches_an_h2c_backend() {
         seen["authority"], HOST,
         "the backend sees the caller's host as :authority"
     );
+    let headers = &seen["headers"];
+    assert!(headers.get("host").is_none(), ":authority says it: {headers}");
+    assert_eq!(headers["x-forwarded-for"], "127.0.0.1");
+    assert_eq!(headers["x-real-ip"], "127.0.0.1");
+    assert_eq!(headers["x-forwarded-proto"], "http");
+    assert_eq!(headers["x-forwarded-host"], HOST);
+    assert_eq!(headers["forwarded"], format!("for=127.0.0.1;proto=http;host={HOST}"));
+    let id = headers["x-request-id"].as_str().expect("a request id");
+    assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
 }
 
 #[tokio::test]

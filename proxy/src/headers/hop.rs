@@ -105,6 +105,17 @@ impl Found {
     }
 }
 
+/// Names a route may not set on requests: the connection's own (hop-by-hop) fields, the
+/// framing fields, and `Host`. Set by a route, they would go out beside the proxy's own and a pod
+/// could read the message another way than shunt wrote it.
+pub fn is_connection_or_framing_field(name: &header::HeaderName) -> bool {
+    FIXED.contains(name)
+        || *name == header::CONTENT_LENGTH
+        || *name == header::HOST
+        || name == "keep-alive"
+        || name.as_str().starts_with("proxy-")
+}
+
 /// Whether a `Connection` header lists `option`.
 fn connection_has(headers: &HeaderMap, option: &str) -> bool {
     headers

@@ -14,4 +14,4 @@ pub use added::AddedFields;
 pub use cookie::join_cookies;
 pub use forwarded::{ForwardedContext, TrustedProxies, host_header, set_forwarded};
 pub use framing::drop_length_beside_transfer_encoding;
-pub use hop::{strip_hop_by_hop, upgrade_protocol};
+pub use hop::{is_connection_or_framing_field, strip_hop_by_hop, upgrade_protocol};

@@ -12,7 +12,7 @@ use super::{
     paths::{PathTable, PathTableBuilder},
     spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
 };
-use crate::{metrics::RouteStats, tls::CertificateIndex, upstream::Upstream};
+use crate::{headers::is_connection_or_framing_field, metrics::RouteStats, tls::CertificateIndex, upstream::Upstream};
 
 /// What a request that matched needs: where to go and what to count.
 pub struct Route {
@@ -393,7 +393,15 @@ fn build_routes<'s>(
         let client_protocol_header = match path.options.client_protocol_header.as_deref() {
             None => None,
             Some(name) => match HeaderName::from_bytes(name.as_bytes()) {
-                Ok(name) => Some(name),
+                Ok(name) if !is_connection_or_framing_field(&name) => Some(name),
+                Ok(name) => {
+                    warnings.push(BuildWarning {
+                        host: vhost.host.clone(),
+                        pattern: path.path.clone(),
+                        reason: format!("client protocol header {name}: a connection or framing field"),
+                    });
+                    continue;
+                }
                 Err(error) => {
                     warnings.push(BuildWarning {
                         host: vhost.host.clone(),

@@ -76,9 +76,17 @@ fn trusted_peer_extends_the_chain_and_keeps_its_headers() {
         "203.0.113.9",
         "right-most untrusted address"
     );
-    assert_eq!(get(&headers, "x-forwarded-proto"), "https");
-    assert_eq!(get(&headers, "x-forwarded-port"), "8080");
-    assert_eq!(get(&headers, "x-request-id"), "abc");
+    assert_eq!(
+        all(&headers, "x-forwarded-proto"),
+        ["https"],
+        "the proxy's stands, ours is not added"
+    );
+    assert_eq!(all(&headers, "x-forwarded-port"), ["8080"]);
+    assert_eq!(
+        all(&headers, "x-request-id"),
+        ["abc"],
+        "the caller's id stands, no second one"
+    );
     assert_eq!(id, "abc");
 }
 
@@ -126,6 +134,7 @@ fn every_name_ours_replace_leaves_the_map_and_is_added_once() {
     let mut headers = HeaderMap::new();
     headers.insert("accept", HeaderValue::from_static("*/*"));
     headers.insert("x-custom", HeaderValue::from_static("kept"));
+    headers.insert("x-request-id", HeaderValue::from_static("caller"));
     for name in names {
         headers.append(name, HeaderValue::from_static("forged"));
         headers.append(name, HeaderValue::from_static("forged again"));
@@ -145,7 +154,9 @@ fn every_name_ours_replace_leaves_the_map_and_is_added_once() {
             "{name} added once"
         );
     }
-    assert_eq!(headers.len(), 2, "the client's other fields stay: {headers:?}");
+    assert_eq!(headers.len(), 3, "the client's other fields stay: {headers:?}");
+    assert_eq!(all(&headers, "x-request-id"), ["caller"]);
+    assert!(added.iter().all(|(name, _)| name != "x-request-id"), "no second id");
 }
 
 #[test]
@@ -192,6 +203,10 @@ proptest! {
         let id = forward(&mut headers, &ctx, &trust);
 
         let peer = canonical(peer);
+        // At most one value of each: a second would be a field the pod could read instead.
+        for name in ["x-forwarded-for", "x-real-ip", "x-forwarded-host", "x-forwarded-port", "x-forwarded-proto", "forwarded", "x-request-id"] {
+            prop_assert!(headers.get_all(name).iter().count() <= 1, "{} repeated", name);
+        }
         let text = |name: &str| headers.get(name).map(|v| v.as_bytes().to_vec());
         let (xff, real_ip) = match (&prior, trusted) {
             (Some(prior), true) => (format!("{prior}, {peer}"), client_from_chain(prior, peer, &trust)),

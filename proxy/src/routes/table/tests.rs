@@ -286,6 +286,68 @@ fn paths_naming_unknown_backends_are_reported_not_built() {
     assert_eq!(hit(&table, "x", "/"), None);
 }
 
+#[test]
+fn a_client_protocol_header_naming_a_connection_or_framing_field_is_reported_not_built() {
+    let built = |name: &str| {
+        let spec = TableSpec {
+            hosts: vec![Arc::new(VirtualHostSpec {
+                host: HostMatch::Any,
+                paths: vec![PathSpec {
+                    path: "/".into(),
+                    kind: Prefix,
+                    backend: "web".into(),
+                    source: "ns/ing".into(),
+                    ssl_redirect: false,
+                    options: RouteOptions {
+                        client_protocol_header: Some(name.into()),
+                        ..Default::default()
+                    },
+                }],
+                exclusive: false,
+            })],
+            default_backend: None,
+            backends: BTreeMap::from([(
+                "web".into(),
+                BackendSpec {
+                    protocol: UpstreamProtocol::Http1,
+                    endpoints: [].into(),
+                },
+            )]),
+            tls: Default::default(),
+            documents: Default::default(),
+        };
+        let (table, warnings) = RouteTable::build(
+            Arc::new(spec),
+            |id| {
+                Arc::new(Upstream::new(
+                    id,
+                    UpstreamProtocol::Http1,
+                    vec![],
+                    UpstreamStats::default(),
+                ))
+            },
+            |_, _| RouteStats::detached(),
+        );
+        (hit(&table, "x", "/"), warnings.len())
+    };
+    for name in [
+        "Content-Length",
+        "transfer-encoding",
+        "Host",
+        "connection",
+        "upgrade",
+        "te",
+        "trailer",
+        "keep-alive",
+        "proxy-authorization",
+    ] {
+        assert_eq!(built(name), (None, 1), "{name}");
+    }
+    for name in ["X-Client-Proto", "x-forwarded-proto"] {
+        assert_eq!(built(name), (Some("web".into()), 0), "{name}");
+    }
+}
+
 /// A table from full path specs; backends are named after the path's `source`.
 fn mk_profile_table(hosts: Vec<(HostMatch, bool, Vec<PathSpec>)>) -> RouteTable {
     let mut backends = BTreeMap::new();

@@ -79,15 +79,16 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, H1Erro
     }))
 }
 
-/// `Connection: keep-alive` (or `close`) and `Keep-Alive`: read for this connection and hop-by-hop,
-/// so the proxy would only strip them again (RFC 9110 §7.6.1); most pods send the first on every
-/// response. Left out of the map they cost no insert and no removal. A `Connection` that names
-/// other fields stays, so that those are stripped with it.
+/// `Connection: keep-alive` and `Keep-Alive`: read for this connection and hop-by-hop, so the
+/// proxy would only strip them again (RFC 9110 §7.6.1); most pods send the first on every
+/// response. Left out of the map they cost no insert and no removal. Any other `Connection`
+/// stays, so that the fields it names (a field called `close` too) are stripped with it.
 fn manages_only_this_connection(name: &HeaderName, value: &[u8]) -> bool {
     if *name == header::CONNECTION {
-        value.split(|&b| b == b',').map(trim).all(|token| {
-            token.is_empty() || token.eq_ignore_ascii_case(b"keep-alive") || token.eq_ignore_ascii_case(b"close")
-        })
+        value
+            .split(|&b| b == b',')
+            .map(trim)
+            .all(|token| token.is_empty() || token.eq_ignore_ascii_case(b"keep-alive"))
     } else {
         name.as_str() == "keep-alive"
     }

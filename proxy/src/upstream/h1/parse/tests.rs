@@ -128,11 +128,18 @@ fn fields_that_only_manage_this_connection_stay_out_of_the_map() {
     assert!(head.keep_alive, "read before it was left out");
     let names: Vec<&str> = head.headers.keys().map(|name| name.as_str()).collect();
     assert_eq!(names, ["x-a", "content-length"]);
-    let closing = mk_head("HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n")
+}
+
+#[test]
+fn connection_close_stays_so_that_a_field_named_close_is_stripped_with_it() {
+    let closing = mk_head("HTTP/1.1 200 OK\r\nConnection: Close\r\nClose: x\r\nContent-Length: 0\r\n\r\n")
         .unwrap()
         .unwrap();
     assert!(!closing.keep_alive);
-    assert!(!closing.headers.contains_key("connection"));
+    assert_eq!(closing.headers["connection"], "Close");
+    let mut headers = closing.headers;
+    crate::headers::strip_hop_by_hop(&mut headers);
+    assert!(!headers.contains_key("close"), "{headers:?}");
 }
 
 #[test]
