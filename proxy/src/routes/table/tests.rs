@@ -289,45 +289,9 @@ fn paths_naming_unknown_backends_are_reported_not_built() {
 #[test]
 fn a_client_protocol_header_naming_a_connection_or_framing_field_is_reported_not_built() {
     let built = |name: &str| {
-        let spec = TableSpec {
-            hosts: vec![Arc::new(VirtualHostSpec {
-                host: HostMatch::Any,
-                paths: vec![PathSpec {
-                    path: "/".into(),
-                    kind: Prefix,
-                    backend: "web".into(),
-                    source: "ns/ing".into(),
-                    ssl_redirect: false,
-                    options: RouteOptions {
-                        client_protocol_header: Some(name.into()),
-                        ..Default::default()
-                    },
-                }],
-                exclusive: false,
-            })],
-            default_backend: None,
-            backends: BTreeMap::from([(
-                "web".into(),
-                BackendSpec {
-                    protocol: UpstreamProtocol::Http1,
-                    endpoints: [].into(),
-                },
-            )]),
-            tls: Default::default(),
-            documents: Default::default(),
-        };
-        let (table, warnings) = RouteTable::build(
-            Arc::new(spec),
-            |id| {
-                Arc::new(Upstream::new(
-                    id,
-                    UpstreamProtocol::Http1,
-                    vec![],
-                    UpstreamStats::default(),
-                ))
-            },
-            |_, _| RouteStats::detached(),
-        );
+        let mut path = mk_path("/", Prefix, "web", Listeners::default());
+        path.options.client_protocol_header = Some(name.into());
+        let (table, warnings) = build_profile_table(vec![(HostMatch::Any, false, vec![path])]);
         (hit(&table, "x", "/"), warnings.len())
     };
     for name in [
@@ -348,8 +312,16 @@ fn a_client_protocol_header_naming_a_connection_or_framing_field_is_reported_not
     }
 }
 
-/// A table from full path specs; backends are named after the path's `source`.
+/// A table from full path specs that must build without warnings.
 fn mk_profile_table(hosts: Vec<(HostMatch, bool, Vec<PathSpec>)>) -> RouteTable {
+    let (table, warnings) = build_profile_table(hosts);
+    assert_eq!(warnings, vec![]);
+    table
+}
+
+/// A table from full path specs, each backend an HTTP/1 one without endpoints, and what the
+/// build reported.
+fn build_profile_table(hosts: Vec<(HostMatch, bool, Vec<PathSpec>)>) -> (RouteTable, Vec<BuildWarning>) {
     let mut backends = BTreeMap::new();
     let hosts = hosts
         .into_iter()
@@ -373,7 +345,7 @@ fn mk_profile_table(hosts: Vec<(HostMatch, bool, Vec<PathSpec>)>) -> RouteTable 
         tls: Default::default(),
         documents: Default::default(),
     };
-    let (table, warnings) = RouteTable::build(
+    RouteTable::build(
         Arc::new(spec),
         |id| {
             Arc::new(Upstream::new(
@@ -384,9 +356,7 @@ fn mk_profile_table(hosts: Vec<(HostMatch, bool, Vec<PathSpec>)>) -> RouteTable 
             ))
         },
         |_, _| RouteStats::detached(),
-    );
-    assert_eq!(warnings, vec![]);
-    table
+    )
 }
 
 fn mk_path(path: &str, kind: PathKind, backend: &str, listeners: Listeners) -> PathSpec {
