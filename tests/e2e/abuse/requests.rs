@@ -191,6 +191,18 @@ async fn an_http2_authority_naming_another_host_than_host_or_carrying_userinfo_g
         .send_h2(h2("http://app.example.com/%61pi", Some("APP.example.com")))
         .await;
     assert_eq!(same.backend(), "api");
+    // Both name the authority: only their number can refuse it.
+    let mut twice = h2("http://app.example.com/api", Some("app.example.com"));
+    twice
+        .headers_mut()
+        .append(header::HOST, http::HeaderValue::from_static("app.example.com"));
+    let twice = site.shunt.send_h2(twice).await;
+    assert_eq!(
+        twice.status,
+        StatusCode::BAD_REQUEST,
+        "two host fields: {}",
+        twice.text()
+    );
 }
 
 fn get_with(headers: &[(&str, &str)]) -> Request<Body> {
