@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use http::{HeaderMap, Method};
 use shunt_proxy::upstream::h1::{Framing, encode_head, parse_head};
 
 /// What a small web app behind the proxy answers (the shape of the benches' backends).
@@ -18,29 +18,17 @@ const RESPONSE_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\n\
     Cache-Control: no-cache\r\n\
     ETag: \"5f3b-264\"\r\n\r\n";
 
+mod browser;
+
+/// A browser's request as shunt forwards it.
 fn mk_forwarded_headers() -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    for (name, value) in [
-        ("host", "shop.example.com"),
-        (
-            "user-agent",
-            "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0",
-        ),
-        (
-            "accept",
-            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-        ),
-        ("accept-language", "en-US,en;q=0.5"),
-        ("accept-encoding", "gzip, deflate, br"),
+    browser::browser_request(&[
         ("x-forwarded-for", "10.1.2.3"),
         ("x-forwarded-host", "shop.example.com"),
         ("x-forwarded-proto", "http"),
         ("x-real-ip", "10.1.2.3"),
         ("x-request-id", "1fe3031ce533101ee5a6a8051eaedffe"),
-    ] {
-        headers.append(HeaderName::from_static(name), HeaderValue::from_static(value));
-    }
-    headers
+    ])
 }
 
 fn bench(c: &mut Criterion) {

@@ -8,25 +8,10 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use http::{HeaderMap, HeaderValue, header};
 use shunt_proxy::headers::{AddedFields, ForwardedContext, TrustedProxies, set_forwarded, strip_hop_by_hop};
 
+mod browser;
+
 fn mk_request_headers() -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    for (name, value) in [
-        ("host", "shop.example.com"),
-        (
-            "user-agent",
-            "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0",
-        ),
-        (
-            "accept",
-            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-        ),
-        ("accept-language", "en-US,en;q=0.5"),
-        ("accept-encoding", "gzip, deflate, br"),
-        ("cookie", "session=abc123; theme=dark"),
-    ] {
-        headers.insert(header::HeaderName::from_static(name), HeaderValue::from_static(value));
-    }
-    headers
+    browser::browser_request(&[("cookie", "session=abc123; theme=dark")])
 }
 
 fn bench(c: &mut Criterion) {

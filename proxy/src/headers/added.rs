@@ -27,6 +27,14 @@ impl AddedFields {
         self.0.push((name, value));
     }
 
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, &HeaderValue)> {
         self.0.iter().map(|(name, value)| (name, value))
     }

@@ -390,27 +390,17 @@ fn build_routes<'s>(
                 }
             },
         };
-        let client_protocol_header = match path.options.client_protocol_header.as_deref() {
+        let client_protocol_header = match path.options.client_protocol_header.as_deref().map(protocol_header) {
             None => None,
-            Some(name) => match HeaderName::from_bytes(name.as_bytes()) {
-                Ok(name) if !is_connection_or_framing_field(&name) => Some(name),
-                Ok(name) => {
-                    warnings.push(BuildWarning {
-                        host: vhost.host.clone(),
-                        pattern: path.path.clone(),
-                        reason: format!("client protocol header {name}: a connection or framing field"),
-                    });
-                    continue;
-                }
-                Err(error) => {
-                    warnings.push(BuildWarning {
-                        host: vhost.host.clone(),
-                        pattern: path.path.clone(),
-                        reason: format!("client protocol header {name:?}: {error}"),
-                    });
-                    continue;
-                }
-            },
+            Some(Ok(name)) => Some(name),
+            Some(Err(reason)) => {
+                warnings.push(BuildWarning {
+                    host: vhost.host.clone(),
+                    pattern: path.path.clone(),
+                    reason,
+                });
+                continue;
+            }
         };
         let name = route_name(&mut scratch, &vhost.host, &path.path);
         // Metrics name the backend a route forwards to (its upstream's id); a redirect forwards nowhere.
@@ -432,6 +422,18 @@ fn build_routes<'s>(
         built.push((Arc::new(route), path));
     }
     built
+}
+
+/// A route's client protocol header: a valid name, and none of the fields that frame or route the
+/// message (set by a route, they would go out beside the proxy's own).
+fn protocol_header(name: &str) -> Result<HeaderName, String> {
+    match HeaderName::from_bytes(name.as_bytes()) {
+        Ok(name) if is_connection_or_framing_field(&name) => {
+            Err(format!("client protocol header {name}: a connection or framing field"))
+        }
+        Ok(name) => Ok(name),
+        Err(error) => Err(format!("client protocol header {name:?}: {error}")),
+    }
 }
 
 /// A route's name, `host` + `path` as configured, written in `scratch` (one buffer for a host's

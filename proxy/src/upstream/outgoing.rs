@@ -28,7 +28,7 @@ impl Outgoing<'_> {
         *request.uri_mut() = self.uri.clone();
         *request.version_mut() = Version::HTTP_2;
         let headers = request.headers_mut();
-        headers.reserve(self.headers.len() + self.added.iter().count());
+        headers.reserve(self.headers.len() + self.added.len());
         headers.extend(self.headers.iter().map(|(name, value)| (name.clone(), value.clone())));
         self.added.append_to(headers);
         let host_is_authority = match (self.uri.authority(), headers.get(header::HOST)) {

@@ -11,7 +11,7 @@ use std::{
 };
 
 use bytes::BytesMut;
-use http::{Method, Response, StatusCode, header};
+use http::{Method, Response, StatusCode};
 use http_body::Body as _;
 use tokio::{
     io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf},
@@ -27,6 +27,7 @@ use super::{
 };
 use crate::{
     body::RequestBody,
+    headers::upgrade_protocol,
     upstream::{outgoing::Outgoing, pool::Poolable},
 };
 
@@ -219,7 +220,7 @@ pub async fn send<C: Hold>(
     http1.write_buf.clear();
     encode_head(&mut http1.write_buf, head.method, target, head.fields(), framing);
     let head_request = head.method == Method::HEAD;
-    let upgrade = asks_upgrade(head.headers);
+    let upgrade = upgrade_protocol(head.headers).is_some();
 
     if write_at == WriteAt::AfterReadyConnections {
         yield_to_ready_connections().await;
@@ -263,16 +264,6 @@ pub async fn send<C: Hold>(
         Body::new(conn, decoder, keep_alive)
     };
     Ok(response.map(|()| body))
-}
-
-/// `Connection: upgrade` with an `Upgrade` field: a 101 may answer it.
-fn asks_upgrade(headers: &http::HeaderMap) -> bool {
-    headers.contains_key(header::UPGRADE)
-        && headers.get_all(header::CONNECTION).iter().any(|v| {
-            v.as_bytes()
-                .split(|&b| b == b',')
-                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
-        })
 }
 
 /// Writes the head and the body; reads the response head meanwhile whenever writing waits.

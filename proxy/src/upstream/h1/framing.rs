@@ -86,24 +86,31 @@ impl Decoder {
         }
     }
 
+    /// Up to `left` counted bytes (a length body or a chunk's data); then `more(rest)` while some
+    /// are still due, `after` once they are all in.
+    fn take(
+        &mut self,
+        buf: &mut BytesMut,
+        left: u64,
+        eof: bool,
+        more: fn(u64) -> State,
+        after: State,
+    ) -> Result<Decoded, H1Error> {
+        Ok(match take_counted(buf, left, eof)? {
+            None => Decoded::More,
+            Some((data, rest)) => {
+                self.0 = if rest == 0 { after } else { more(rest) };
+                Decoded::Data(data)
+            }
+        })
+    }
+
     /// Decodes what `buf` holds; `eof`: the pod closed and nothing more will come.
     pub fn decode(&mut self, buf: &mut BytesMut, eof: bool) -> Result<Decoded, H1Error> {
         loop {
             match self.0 {
                 State::Done => return Ok(Decoded::End),
-                State::Length(left) => {
-                    return Ok(match take_counted(buf, left, eof)? {
-                        None => Decoded::More,
-                        Some((data, 0)) => {
-                            self.0 = State::Done;
-                            Decoded::Data(data)
-                        }
-                        Some((data, rest)) => {
-                            self.0 = State::Length(rest);
-                            Decoded::Data(data)
-                        }
-                    });
-                }
+                State::Length(left) => return self.take(buf, left, eof, State::Length, State::Done),
                 State::Close => {
                     if !buf.is_empty() {
                         return Ok(Decoded::Data(buf.split().freeze()));
@@ -120,19 +127,7 @@ impl Decoder {
                     None if eof => return Err(H1Error::Truncated),
                     None => return Ok(Decoded::More),
                 },
-                State::ChunkData(left) => {
-                    return Ok(match take_counted(buf, left, eof)? {
-                        None => Decoded::More,
-                        Some((data, 0)) => {
-                            self.0 = State::ChunkEnd;
-                            Decoded::Data(data)
-                        }
-                        Some((data, rest)) => {
-                            self.0 = State::ChunkData(rest);
-                            Decoded::Data(data)
-                        }
-                    });
-                }
+                State::ChunkData(left) => return self.take(buf, left, eof, State::ChunkData, State::ChunkEnd),
                 State::ChunkEnd => {
                     if buf.len() < 2 {
                         return if eof {
