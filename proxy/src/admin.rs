@@ -4,10 +4,14 @@
 use std::sync::Arc;
 
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use hyper::body::Incoming;
 use prometheus_client::registry::Registry;
 
-use crate::{body::ResponseBody, error::plain_response, metrics, publish::RouteReader};
+use crate::{
+    body::{ClientBody, ResponseBody},
+    error::plain_response,
+    metrics,
+    publish::RouteReader,
+};
 
 #[derive(Clone)]
 pub struct Admin {
@@ -20,7 +24,7 @@ impl Admin {
         Admin { routes, registry }
     }
 
-    pub async fn serve(&self, req: Request<Incoming>) -> Response<ResponseBody> {
+    pub async fn serve(&self, req: Request<ClientBody>) -> Response<ResponseBody> {
         if req.method() != Method::GET && req.method() != Method::HEAD {
             return plain_response(StatusCode::METHOD_NOT_ALLOWED, "admin endpoints are read-only");
         }

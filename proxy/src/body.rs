@@ -25,6 +25,14 @@ use crate::upstream::{BoxError, EndpointGuard, UpstreamBody};
 /// Bytes of a request body kept for a retry; see the module docs.
 pub const REPLAY_LIMIT: usize = 64 * 1024;
 
+/// The client's body as a server hands it to the proxy: hyper's stream, or what our HTTP/1.1
+/// loop read whole with the head (`None`: the request has no body).
+#[derive(Debug)]
+pub enum ClientBody {
+    Read(Option<Bytes>),
+    Hyper(Incoming),
+}
+
 /// The body we send upstream.
 pub enum RequestBody {
     Empty,
@@ -51,7 +59,7 @@ pub struct StreamBody {
 pub struct BodySlot(Mutex<SlotState>);
 
 struct SlotState {
-    body: Incoming,
+    body: ClientBody,
     hint: SizeHint,
     /// The latest attempt; only it may read.
     attempt: u32,
@@ -89,7 +97,7 @@ pub enum ResponseBody {
 
 impl RequestBody {
     /// Wraps a client's body; `slot` gives later attempts a body of their own.
-    pub fn stream(body: Incoming, max_size: Option<u64>, read_timeout: Duration) -> (Self, Arc<BodySlot>) {
+    pub fn stream(body: ClientBody, max_size: Option<u64>, read_timeout: Duration) -> (Self, Arc<BodySlot>) {
         let state = SlotState {
             hint: body.size_hint(),
             body,
@@ -198,6 +206,40 @@ impl Body for RequestBody {
         match self {
             RequestBody::Empty => SizeHint::with_exact(0),
             RequestBody::Stream(stream) => stream.slot.lock().hint,
+        }
+    }
+}
+
+// === impl ClientBody ===
+
+impl ClientBody {
+    pub fn empty() -> Self {
+        ClientBody::Read(None)
+    }
+}
+
+impl Body for ClientBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        match self.get_mut() {
+            ClientBody::Read(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            ClientBody::Hyper(body) => Pin::new(body).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ClientBody::Read(bytes) => bytes.is_none(),
+            ClientBody::Hyper(body) => body.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ClientBody::Read(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            ClientBody::Hyper(body) => body.size_hint(),
         }
     }
 }

@@ -15,12 +15,12 @@ use std::{
 };
 
 use http::{HeaderValue, Method, Request, Response, StatusCode, Version, header, uri::PathAndQuery};
-use hyper::{body::Incoming, upgrade::OnUpgrade};
+use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use tracing::{debug, info, warn};
 
 use crate::{
-    body::{BodySlot, RequestBody, RequestBodyError, ResponseBody},
+    body::{BodySlot, ClientBody, RequestBody, RequestBodyError, ResponseBody},
     error::{CLIENT_CLOSED_REQUEST, ErrorSource, ProxyError},
     headers::{
         AddedFields, ForwardedContext, TrustedProxies, drop_length_beside_transfer_encoding, join_cookies,
@@ -129,13 +129,13 @@ impl Proxy {
     /// server spawns per stream) moves a pointer instead of this future when it takes it.
     pub fn serve(
         &self,
-        req: Request<Incoming>,
+        req: Request<ClientBody>,
         conn: ConnInfo,
     ) -> impl Future<Output = Response<ResponseBody>> + Send + '_ {
         Box::pin(self.answer(req, conn))
     }
 
-    async fn answer(&self, req: Request<Incoming>, conn: ConnInfo) -> Response<ResponseBody> {
+    async fn answer(&self, req: Request<ClientBody>, conn: ConnInfo) -> Response<ResponseBody> {
         let mut record = Record {
             proxy: self,
             conn,
@@ -174,7 +174,7 @@ impl Proxy {
 
     async fn forward(
         &self,
-        mut req: Request<Incoming>,
+        mut req: Request<ClientBody>,
         conn: ConnInfo,
         outcome: &mut Outcome,
     ) -> Result<Response<ResponseBody>, ProxyError> {
@@ -469,7 +469,7 @@ async fn tunnel(client: OnUpgrade, upstream: Option<Upgraded>, guard: EndpointGu
 }
 
 /// The authority the caller asked for: the URI's (HTTP/2, absolute-form) or the Host header.
-fn request_host(req: &Request<Incoming>) -> Result<HeaderValue, ProxyError> {
+fn request_host(req: &Request<ClientBody>) -> Result<HeaderValue, ProxyError> {
     if let Some(authority) = req.uri().authority() {
         return HeaderValue::from_str(authority.as_str()).map_err(|_| ProxyError::MissingHost);
     }
@@ -481,7 +481,7 @@ fn request_host(req: &Request<Incoming>) -> Result<HeaderValue, ProxyError> {
     }
 }
 
-fn content_length(req: &Request<Incoming>) -> Option<u64> {
+fn content_length(req: &Request<ClientBody>) -> Option<u64> {
     req.headers().get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 
@@ -507,7 +507,7 @@ mod tests {
             peer: "127.0.0.1:1".parse().unwrap(),
             tls: false,
         };
-        let serve = future_size(|(proxy, req): (&'static Proxy, Request<Incoming>)| proxy.serve(req, conn));
+        let serve = future_size(|(proxy, req): (&'static Proxy, Request<ClientBody>)| proxy.serve(req, conn));
         // Every layer above (our handler, hyper's dispatcher) copies this future when it takes it.
         assert!(serve <= 16, "serve's future is {serve} bytes");
     }

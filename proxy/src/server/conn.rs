@@ -1,8 +1,18 @@
-//! One client connection: hyper's auto (HTTP/1.1 or HTTP/2) server over the tracked stream,
-//! raced against its watchdog and the drain signal.
+//! One client connection: our HTTP/1.1 loop first (see http1/), then, if it hands over,
+//! hyper's auto (HTTP/1.1 or HTTP/2) server, each raced against the watchdog and the drain signal.
 
-use std::{convert::Infallible, future::Future, net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    convert::Infallible,
+    future::Future,
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
 
+use bytes::Bytes;
 use http::{Request, Response};
 use hyper::{body::Incoming, service::service_fn};
 use hyper_util::rt::TokioIo;
@@ -17,12 +27,17 @@ use tracing::debug;
 use super::{
     CLOSE_GRACE, ServerOptions, builder,
     gate::Gated,
+    http1::{self, Ended},
     limits::ConnPermit,
     metrics::{CloseReason, ServerMetrics},
+    prefixed::Prefixed,
     streams::streams,
     watchdog::{ConnActivity, Expiry, Timeouts, Tracked, TrackedBody},
 };
-use crate::{body::ResponseBody, forward::ConnInfo};
+use crate::{
+    body::{ClientBody, ResponseBody},
+    forward::ConnInfo,
+};
 
 /// One accepted connection, from its first byte to its close.
 pub(super) struct ConnTask {
@@ -36,23 +51,131 @@ pub(super) struct ConnTask {
 }
 
 impl ConnTask {
-    pub(super) async fn run<S, H, Fut>(mut self, stream: S, info: ConnInfo, handler: H)
+    /// `http1_first`: the client may speak HTTP/1.1 (no ALPN `h2`), so our own loop reads
+    /// first and hands the connection to hyper only when it meets a request it does not take.
+    pub(super) async fn run<S, H, Fut>(mut self, stream: S, info: ConnInfo, handler: H, http1_first: bool)
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-        H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+        H: Fn(Request<ClientBody>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
     {
         let activity = ConnActivity::new();
+        let mut io = Tracked::new(stream, activity.clone());
+        let mut read = Bytes::new();
+        let mut http1_only = false;
+        if http1_first {
+            match self.serve_http1(io, &activity, &handler, info).await {
+                Some(Ended::HandOver {
+                    io: rest,
+                    read: unserved,
+                    served,
+                }) => {
+                    (io, read, http1_only) = (rest, unserved, served);
+                }
+                Some(Ended::Closed) | None => return,
+            }
+        }
+        self.serve_hyper(Prefixed::new(read, io), activity, handler, info, http1_only)
+            .await;
+    }
+
+    /// Our HTTP/1.1 loop (see http1/), raced against the watchdog and the drain signal;
+    /// `None` when the connection ended here.
+    async fn serve_http1<S, H, Fut>(
+        &mut self,
+        io: Tracked<S>,
+        activity: &Arc<ConnActivity>,
+        handler: &H,
+        info: ConnInfo,
+    ) -> Option<Ended<S>>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+        H: Fn(Request<ClientBody>, ConnInfo) -> Fut,
+        Fut: Future<Output = Response<ResponseBody>>,
+    {
+        let draining = AtomicBool::new(false);
+        let serving = http1::Loop {
+            handler,
+            info,
+            activity,
+            max_head: self.options.max_header_size.max(8192),
+            draining: &draining,
+        }
+        .serve(io);
+        tokio::pin!(serving);
+        let peer = self.peer;
+        let (timeouts, drain) = (self.timeouts, &mut self.drain);
+        let mut watch = Gated::new(async {
+            tokio::select! {
+                expiry = activity.expired(&timeouts) => Watch::Expired(expiry),
+                _ = drain.wait_for(|drain| *drain) => Watch::Drain,
+            }
+        });
+        let expiry = loop {
+            tokio::select! {
+                biased;
+                ended = serving.as_mut() => {
+                    return match ended {
+                        Ok(ended) => Some(ended),
+                        Err(error) => {
+                            debug!(%error, client.addr = %peer, "Connection closed with error");
+                            None
+                        }
+                    };
+                }
+                event = &mut watch => match event {
+                    Watch::Expired(expiry) => break expiry,
+                    Watch::Drain => {
+                        let now = activity.snapshot();
+                        // Between requests with nothing read: nothing to finish.
+                        if now.in_flight == 0 && now.read_since_idle.is_none() {
+                            return None;
+                        }
+                        draining.store(true, Ordering::Release);
+                        watch = Gated::new(async { Watch::Expired(activity.expired(&timeouts).await) });
+                    }
+                },
+            }
+        };
+        let reason = match expiry {
+            Expiry::Header => CloseReason::HeaderTimeout,
+            Expiry::Idle => CloseReason::IdleTimeout,
+        };
+        self.metrics.closed(reason);
+        debug!(client.addr = %peer, reason = reason.as_str(), "Closing connection");
+        if expiry == Expiry::Header {
+            // The loop's next read answers a started head with 408 and ends it.
+            activity.kill();
+            let _ = tokio::time::timeout(CLOSE_GRACE, serving).await;
+        }
+        None
+    }
+
+    async fn serve_hyper<S, H, Fut>(
+        mut self,
+        stream: S,
+        activity: Arc<ConnActivity>,
+        handler: H,
+        info: ConnInfo,
+        http1_only: bool,
+    ) where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+        H: Fn(Request<ClientBody>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
+    {
         let counted = activity.clone();
         let service = service_fn(move |req: Request<Incoming>| {
             let in_flight = counted.request_started(req.version());
-            let response = handler(req, info);
+            let response = handler(req.map(ClientBody::Hyper), info);
             async move { Ok::<_, Infallible>(response.await.map(|body| TrackedBody::new(body, in_flight))) }
         });
-        let io = TokioIo::new(Tracked::new(stream, activity.clone()));
+        let io = TokioIo::new(stream);
         // HTTP/2 streams run in this task, driven with the connection (see streams.rs).
         let (executor, mut streams) = streams();
-        let builder = builder(&self.options, executor);
+        let mut builder = builder(&self.options, executor);
+        if http1_only {
+            builder = builder.http1_only();
+        }
         let connection = builder.serve_connection_with_upgrades(io, service);
         tokio::pin!(connection);
         let peer = self.peer;

@@ -3,21 +3,22 @@
 //! Upgrades allowed, graceful drain on shutdown.
 //!
 //! ```text
-//! accept ─▶ ConnLimit (full: close) ─▶ [TLS handshake] ─▶ hyper auto (h1 | h2) over Tracked I/O
-//!                                                             ▲ watchdog: header / idle timeout
+//! accept ─▶ ConnLimit (full: close) ─▶ [TLS handshake] ─▶ our HTTP/1.1 loop ─(hand over)─▶ hyper auto (h1 | h2)
+//!                                                             ▲ over Tracked I/O; watchdog: header / idle timeout
 //! ```
 
 mod conn;
 mod gate;
+mod http1;
 pub mod limits;
 pub mod metrics;
+mod prefixed;
 mod streams;
 pub mod watchdog;
 
 use std::{future::Future, io, net::SocketAddr, sync::Arc, time::Duration};
 
 use http::{Request, Response};
-use hyper::body::Incoming;
 use hyper_util::{rt::TokioTimer, server::conn::auto};
 use tokio::{net::TcpListener, sync::watch};
 use tokio_rustls::TlsAcceptor;
@@ -29,7 +30,11 @@ use self::{
     metrics::{CloseReason, ServerMetrics},
     watchdog::Timeouts,
 };
-use crate::{body::ResponseBody, forward::ConnInfo, tunnel::Tunnels};
+use crate::{
+    body::{ClientBody, ResponseBody},
+    forward::ConnInfo,
+    tunnel::Tunnels,
+};
 
 /// After a timeout, how long a connection gets to send its GOAWAY or 408 before it is dropped;
 /// also how long tunnels get to close after the drain deadline.
@@ -145,7 +150,7 @@ pub async fn serve<H, Fut>(
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()>
 where
-    H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    H: Fn(Request<ClientBody>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
 {
     let local = listener.local_addr()?;
@@ -193,14 +198,17 @@ where
         };
         match &tls {
             None => {
-                tokio::spawn(task.run(stream, info, handler));
+                tokio::spawn(task.run(stream, info, handler, true));
             }
             Some(tls) => {
                 // The handshake runs in the connection's task so a slow client never stalls accepting.
                 let (tls, handshake_timeout) = (tls.clone(), options.handshake_timeout);
                 tokio::spawn(async move {
                     match handshake(&tls, stream, peer, handshake_timeout).await {
-                        Ok(stream) => task.run(stream, info, handler).await,
+                        Ok(stream) => {
+                            let http1_first = stream.get_ref().1.alpn_protocol() != Some(b"h2");
+                            task.run(stream, info, handler, http1_first).await
+                        }
                         Err(timed_out) => {
                             if timed_out {
                                 task.metrics.closed(CloseReason::HandshakeTimeout);

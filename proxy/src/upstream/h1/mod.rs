@@ -20,7 +20,7 @@ pub use self::{
     conn::{Hold, Http1, Stream, WriteAt, send},
     encode::{Framing, encode_chunk, encode_head, encode_last_chunk, request_framing},
     framing::{Decoded, Decoder},
-    parse::{Head, MAX_HEAD, MAX_HEADERS, parse_head},
+    parse::{Head, MAX_HEAD, MAX_HEADERS, parse_head, parse_length},
 };
 
 /// What went wrong on one HTTP/1.1 exchange with a pod.
