@@ -18,6 +18,7 @@ mod errors;
 mod h2c;
 mod headers;
 mod hosts;
+mod http1;
 mod paths;
 mod reload;
 mod shutdown;

@@ -64,9 +64,9 @@ pub fn encode_head(
     close: bool,
 ) -> Result<Written, InvalidLength> {
     if status.is_informational() {
-        // A 1xx cannot be the final answer (hyper answers 500 instead, and closes).
+        // A 1xx cannot be the final answer: hyper answers 500 instead, and closes (we say so).
         out.extend_from_slice(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n");
-        end_head(out, false);
+        end_head(out, true);
         return Ok(Written {
             framing: BodyFraming::None,
             close: true,
@@ -74,7 +74,7 @@ pub fn encode_head(
     }
     status_line(out, status);
     let head_request = method == Method::HEAD;
-    let has_body = !(head_request || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED);
+    let has_body = !head_request && may_state_length(status);
     let mut framing = None;
     let mut close = close;
     let mut said_close = false;
@@ -85,22 +85,18 @@ pub fn encode_head(
                 if framing.is_some() {
                     continue;
                 }
-                if has_body {
-                    framing = Some(match body {
-                        // hyper's rule: no content-length on an empty body; ours below says 0.
-                        BodyShape::Empty => continue,
-                        BodyShape::Exact(length) => BodyFraming::Length(length),
-                        BodyShape::Unknown => {
-                            let length = crate::upstream::h1::parse_length(value.as_bytes()).ok_or(InvalidLength)?;
-                            BodyFraming::Length(length)
-                        }
-                    });
-                } else if head_request {
-                    // A HEAD answer states the length a GET would get.
-                    framing = Some(BodyFraming::None);
-                } else {
-                    continue;
-                }
+                framing = Some(match body {
+                    // hyper's rule: an empty body drops the field (ours below says 0 where a
+                    // length may go); a HEAD answer keeps the length a GET would get.
+                    BodyShape::Empty if !head_request => continue,
+                    BodyShape::Exact(length) if has_body => BodyFraming::Length(length),
+                    BodyShape::Unknown if has_body => {
+                        let length = crate::upstream::h1::parse_length(value.as_bytes()).ok_or(InvalidLength)?;
+                        BodyFraming::Length(length)
+                    }
+                    // HEAD, 204, 304: the field passes, no body follows.
+                    _ => BodyFraming::None,
+                });
             }
             // Ours to choose, below.
             header::TRANSFER_ENCODING => continue,
@@ -125,7 +121,7 @@ pub fn encode_head(
                 out.extend_from_slice(b"content-length: 0\r\n");
                 BodyFraming::Length(0)
             }
-            BodyShape::Exact(length) if has_body || (head_request && length > 0) => {
+            BodyShape::Exact(length) if has_body || (head_request && length > 0 && may_state_length(status)) => {
                 out.extend_from_slice(b"content-length: ");
                 digits(length, 10, |digit| out.push(digit));
                 out.extend_from_slice(b"\r\n");
@@ -147,6 +143,11 @@ pub fn encode_head(
     }
     end_head(out, !has_date);
     Ok(Written { framing, close })
+}
+
+/// 204 and 304 answers have no body, and we state no length for them (RFC 9110 §8.6).
+fn may_state_length(status: StatusCode) -> bool {
+    status != StatusCode::NO_CONTENT && status != StatusCode::NOT_MODIFIED
 }
 
 fn status_line(out: &mut Vec<u8>, status: StatusCode) {
