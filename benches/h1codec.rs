@@ -1,12 +1,20 @@
-//! Our HTTP/1.1 upstream client's per-request codec: parsing a typical pod response head, and
-//! writing a typical forwarded request head.
+//! Our HTTP/1.1 codecs per request. Client side (to pods): parsing a typical pod response head,
+//! writing a typical forwarded request head. Server side (our loop, `server::http1`): parsing a
+//! browser's request head, writing the response head back.
 //! `cargo bench -p shunt-proxy --bench h1codec`
 
 use std::hint::black_box;
 
+use bytes::BytesMut;
 use criterion::{Criterion, criterion_group, criterion_main};
-use http::{HeaderMap, Method};
-use shunt_proxy::upstream::h1::{Framing, encode_head, parse_head};
+use http::{HeaderMap, Method, StatusCode};
+use shunt_proxy::{
+    server::http1::{
+        head::{self, Parsed},
+        response::{self, BodyShape},
+    },
+    upstream::h1::{Framing, encode_head, parse_head},
+};
 
 /// What a small web app behind the proxy answers (the shape of the benches' backends).
 const RESPONSE_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\n\
@@ -19,6 +27,14 @@ const RESPONSE_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\n\
     ETag: \"5f3b-264\"\r\n\r\n";
 
 mod browser;
+
+/// A browser's request as it reaches shunt.
+const REQUEST_HEAD: &[u8] = b"GET /products?page=2 HTTP/1.1\r\n\
+    Host: shop.example.com\r\n\
+    User-Agent: Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/128.0\r\n\
+    Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\n\
+    Accept-Language: en-US,en;q=0.5\r\n\
+    Accept-Encoding: gzip, deflate, br\r\n\r\n";
 
 /// A browser's request as shunt forwards it.
 fn mk_forwarded_headers() -> HeaderMap {
@@ -48,6 +64,32 @@ fn bench(c: &mut Criterion) {
                 headers.iter(),
                 Framing::Empty,
             );
+            black_box(out.len())
+        })
+    });
+    let request = BytesMut::from(REQUEST_HEAD);
+    group.bench_function("server_parse_request_head", |b| {
+        b.iter(|| match head::parse(black_box(&request), 32 * 1024) {
+            Parsed::Request { consumed, .. } => consumed,
+            other => panic!("not served by the loop: {other:?}"),
+        })
+    });
+    // The pod's answer as `respond` leaves it: hop-by-hop fields gone, length from the body.
+    let answer = parse_head(RESPONSE_HEAD, false).expect("parses").expect("a whole head");
+    let mut answer_headers = answer.headers;
+    answer_headers.remove(http::header::CONNECTION);
+    group.bench_function("server_encode_response_head", |b| {
+        b.iter(|| {
+            out.clear();
+            response::encode_head(
+                &mut out,
+                StatusCode::OK,
+                black_box(&answer_headers),
+                BodyShape::Exact(612),
+                &Method::GET,
+                false,
+            )
+            .expect("a valid length");
             black_box(out.len())
         })
     });

@@ -9,7 +9,7 @@
 
 mod conn;
 mod gate;
-mod http1;
+pub mod http1;
 pub mod limits;
 pub mod metrics;
 mod prefixed;

@@ -14,8 +14,8 @@
 //!                      └─ HandOver ─▶ hyper (conn.rs), from the first unserved byte
 //! ```
 
-mod head;
-mod response;
+pub mod head;
+pub mod response;
 
 use std::{
     future::Future,
