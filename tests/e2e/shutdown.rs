@@ -1,10 +1,17 @@
 //! Graceful shutdown: on SIGTERM/SIGINT shunt stops accepting, lets requests in flight finish
 //! (up to `--drain-timeout`), and exits 0.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
-use http::StatusCode;
-use tokio::net::TcpStream;
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+    sync::{Notify, mpsc},
+};
 
 use crate::support::*;
 
@@ -92,4 +99,81 @@ async fn sigint_shuts_down_cleanly_too() {
         .wait_for_log("the shutdown log line", |line| line["message"] == "Shutting down")
         .await;
     assert_eq!(stopping["signal"], "SIGINT");
+}
+
+#[tokio::test]
+async fn a_drain_that_begins_while_a_response_streams_closes_the_connection_after_it() {
+    let release = Arc::new(Notify::new());
+    let backend_release = release.clone();
+    let backend = Backend::http1("app")
+        .handler(move |_req| {
+            let release = backend_release.clone();
+            async move {
+                let (sender, receiver) = mpsc::channel::<Bytes>(2);
+                tokio::spawn(async move {
+                    let _ = sender.send(Bytes::from_static(b"first chunk\n")).await;
+                    release.notified().await;
+                    let _ = sender.send(Bytes::from_static(b"last chunk\n")).await;
+                });
+                let frames = futures::stream::unfold(receiver, async |mut receiver| {
+                    let chunk = receiver.recv().await?;
+                    Some((Ok::<_, BoxError>(Frame::data(chunk)), receiver))
+                });
+                Response::new(StreamBody::new(frames).boxed())
+            }
+        })
+        .start()
+        .await;
+    // A drain timeout far beyond the test's waits: only closing after the response ends passes.
+    let (_manifests, mut shunt) = serve_host(
+        HOST,
+        "app",
+        None,
+        &[backend.port()],
+        &["--drain-timeout", "60s", "--threads", "3"],
+    )
+    .await;
+    let mut stream = TcpStream::connect(shunt.http).await.expect("connecting to shunt");
+    let head = format!("GET /events HTTP/1.1\r\nHost: {HOST}\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.expect("writing the head");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(REQUEST_TIMEOUT, async {
+        while !String::from_utf8_lossy(&seen).contains("first chunk") {
+            let n = stream.read(&mut buf).await.expect("reading the response");
+            assert_ne!(n, 0, "the response ended early: {:?}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await
+    .expect("the first chunk arrives");
+
+    shunt.signal("TERM");
+    let http = shunt.http.to_string();
+    eventually("every worker to start draining", Duration::from_secs(5), async || {
+        let draining = shunt
+            .json_logs()
+            .into_iter()
+            .filter(|line| line["message"] == "Draining connections" && line["listener.addr"] == http.as_str());
+        (draining.count() == WORKERS).then_some(())
+    })
+    .await;
+    release.notify_one();
+    // The rest of the response, then the end of the connection: not a wait for the idle timeout.
+    tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let n = stream.read(&mut buf).await.expect("reading the rest");
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await
+    .expect("shunt closes the connection once the response is done");
+    let seen = String::from_utf8_lossy(&seen);
+    assert!(seen.starts_with("HTTP/1.1 200 "), "{seen}");
+    assert!(seen.contains("last chunk\n") && seen.ends_with("0\r\n\r\n"), "{seen}");
+    let status = shunt.wait_exit(Duration::from_secs(5)).await;
+    assert!(status.success(), "shunt exits 0 after draining, got {status}");
 }

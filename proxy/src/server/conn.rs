@@ -98,7 +98,7 @@ impl ConnTask {
             handler,
             info,
             activity,
-            max_head: self.options.max_header_size.max(8192),
+            max_head: self.options.max_head(),
             draining: &draining,
         }
         .serve(io);
@@ -127,7 +127,8 @@ impl ConnTask {
                     Watch::Expired(expiry) => break expiry,
                     Watch::Drain => {
                         let now = activity.snapshot();
-                        // Between requests with nothing read: nothing to finish.
+                        // Between requests with nothing read: nothing to finish. (Pipelined bytes
+                        // read during the last response are dropped, as hyper drops them.)
                         if now.in_flight == 0 && now.read_since_idle.is_none() {
                             return None;
                         }

@@ -78,6 +78,11 @@ impl Default for ServerOptions {
 }
 
 impl ServerOptions {
+    /// The most a request head may take: `max_header_size`, but at least hyper's smallest buffer.
+    fn max_head(&self) -> usize {
+        self.max_header_size.max(8192)
+    }
+
     fn timeouts(&self) -> Timeouts {
         Timeouts {
             header: self.header_timeout,
@@ -121,7 +126,7 @@ fn builder<E>(options: &ServerOptions, executor: E) -> auto::Builder<E> {
         // Off: hyper's timer also runs while a keep-alive connection waits for its next request,
         // which is the idle timeout's job. The watchdog covers both (see watchdog.rs).
         .header_read_timeout(None)
-        .max_buf_size(options.max_header_size.max(8192));
+        .max_buf_size(options.max_head());
     builder
         .http2()
         .timer(TokioTimer::new())

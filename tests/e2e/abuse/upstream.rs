@@ -399,6 +399,37 @@ async fn streams_an_h2c_backend_refuses_are_retried_once_posts_with_bodies_inclu
 }
 
 #[tokio::test]
+async fn a_client_that_hangs_up_on_a_slow_request_cancels_it_at_the_pod_and_is_counted_as_499() {
+    // The origin would answer only after the test's end: the request is cut short by the client.
+    let origin = start_counting_origin(Duration::from_secs(60)).await;
+    let (_manifests, shunt) = serve_host(HOST, "up", None, &[origin.addr.port()], &[]).await;
+    let mut stream = TcpStream::connect(shunt.http).await.expect("connecting to shunt");
+    let head = format!("GET /slow HTTP/1.1\r\nHost: {HOST}\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.expect("writing the head");
+    eventually("the request at the origin", Duration::from_secs(5), async || {
+        (origin.accepted.load(Ordering::SeqCst) == 1).then_some(())
+    })
+    .await;
+    drop(stream);
+
+    // shunt drops the pod's request with the client's: the origin sees its connection close.
+    eventually("the origin's connection closed", Duration::from_secs(5), async || {
+        (origin.closed.load(Ordering::SeqCst) == 1).then_some(())
+    })
+    .await;
+    let metrics = eventually("a 499 in /metrics", Duration::from_secs(5), async || {
+        let metrics = shunt.metrics().await;
+        (total(&metrics, "shunt_requests_total", ("code", "499")) == 1.0).then_some(metrics)
+    })
+    .await;
+    assert_eq!(
+        total(&metrics, "shunt_requests_total", ("code", "5xx")),
+        0.0,
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
 async fn a_client_that_aborts_an_upload_is_counted_as_499_not_as_a_backend_failure() {
     let origin = start_counting_origin(Duration::ZERO).await;
     let (_manifests, shunt) = serve_host(HOST, "up", None, &[origin.addr.port()], &[]).await;

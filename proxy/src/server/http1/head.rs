@@ -3,8 +3,8 @@
 //!
 //! Ours: HTTP/1.1, any method but CONNECT, no `Upgrade`, `Expect`, `TE` or `Transfer-Encoding`,
 //! and a body given by one `Content-Length` of at most [`MAX_READ_BODY`] bytes, all read with
-//! the head. Hyper takes
-//! everything else, malformed heads included, so its 400 / 431 answers stay the only ones.
+//! the head. Hyper takes everything else, malformed heads included, so its 400 / 431 answers
+//! stay the only ones.
 
 use std::mem::MaybeUninit;
 
@@ -91,7 +91,7 @@ pub fn parse(buf: &BytesMut, max_head: usize) -> Parsed {
                 _ => return Parsed::HandOver,
             },
             header::TRANSFER_ENCODING | header::UPGRADE | header::EXPECT | header::TE => return Parsed::HandOver,
-            header::CONNECTION => close |= has_close_token(field.value),
+            header::CONNECTION => close |= super::names_close(field.value),
             _ => {}
         }
         let Ok(value) = HeaderValue::from_maybe_shared(slice_of(field.value)) else {
@@ -120,10 +120,4 @@ pub fn parse(buf: &BytesMut, max_head: usize) -> Parsed {
         consumed,
         close,
     }
-}
-
-fn has_close_token(value: &[u8]) -> bool {
-    value
-        .split(|&b| b == b',')
-        .any(|token| token.trim_ascii().eq_ignore_ascii_case(b"close"))
 }

@@ -18,25 +18,28 @@ pub mod head;
 pub mod response;
 
 use std::{
-    future::Future,
+    future::{Future, poll_fn},
     io,
+    mem::MaybeUninit,
+    pin::{Pin, pin},
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
+    task::Poll,
 };
 
 use bytes::{Buf, Bytes, BytesMut};
 use futures::FutureExt;
 use http::{Request, Response, Version};
 use http_body_util::BodyExt;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 
 use self::{
     head::Parsed,
     response::{BodyFraming, BodyShape, encode_head},
 };
-use super::watchdog::{ConnActivity, Tracked};
+use super::watchdog::{ConnActivity, H2_PREFACE, Tracked};
 use crate::{
     body::{ClientBody, ResponseBody},
     forward::ConnInfo,
@@ -88,11 +91,16 @@ where
             let parsed = loop {
                 if !buf.is_empty() {
                     if !served && could_be_h2_preface(&buf) {
-                        break Parsed::HandOver;
+                        break None;
                     }
                     match head::parse(&buf, self.max_head) {
                         Parsed::Partial => {}
-                        parsed => break parsed,
+                        Parsed::HandOver => break None,
+                        Parsed::Request {
+                            request,
+                            consumed,
+                            close,
+                        } => break Some((request, consumed, close)),
                     }
                 }
                 if buf.capacity() - buf.len() < CHUNK / 2 {
@@ -102,29 +110,30 @@ where
                     return Ok(Ended::Closed);
                 }
             };
-            let (request, consumed, asked_close) = match parsed {
-                Parsed::Request {
-                    request,
-                    consumed,
-                    close,
-                } => (request, consumed, close),
-                Parsed::Partial | Parsed::HandOver => {
-                    return Ok(Ended::HandOver {
-                        io,
-                        read: buf.freeze(),
-                        served,
-                    });
-                }
+            let Some((request, consumed, asked_close)) = parsed else {
+                return Ok(Ended::HandOver {
+                    io,
+                    read: buf.freeze(),
+                    served,
+                });
             };
             buf.advance(consumed);
             served = true;
             let in_flight = self.activity.request_started(Version::HTTP_11);
             let method = request.method().clone();
-            let response = (self.handler)(request, self.info).await;
+            let mut client = Client {
+                io: &mut io,
+                buf: &mut buf,
+            };
+            // A client that hangs up meanwhile drops the request (the pod's too, logged 499).
+            let Some(response) = client.unless_gone((self.handler)(request, self.info)).await else {
+                return Ok(Ended::Closed);
+            };
             let close = asked_close || self.draining.load(Ordering::Acquire);
-            let keep_alive = write_response(&mut io, &mut out, response, &method, close).await?;
+            let keep_alive = write_response(&mut client, &mut out, response, &method, close).await?;
             drop(in_flight);
-            if !keep_alive {
+            // A drain that began while the response was written ends the connection too.
+            if !keep_alive || self.draining.load(Ordering::Acquire) {
                 let _ = io.shutdown().await;
                 return Ok(Ended::Closed);
             }
@@ -137,14 +146,58 @@ where
 
 /// Whether the connection opened with (the start of) the HTTP/2 preface: h2c prior knowledge.
 fn could_be_h2_preface(read: &[u8]) -> bool {
-    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-    let n = read.len().min(PREFACE.len());
-    read[..n] == PREFACE[..n]
+    let n = read.len().min(H2_PREFACE.len());
+    read[..n] == H2_PREFACE[..n]
+}
+
+/// Whether a `Connection` value holds the `close` option.
+fn names_close(value: &[u8]) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|token| token.trim_ascii().eq_ignore_ascii_case(b"close"))
+}
+
+/// The client's connection while a request is being answered.
+struct Client<'a, S> {
+    io: &'a mut Tracked<S>,
+    /// Read but not served yet.
+    buf: &'a mut BytesMut,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Client<'_, S> {
+    /// Awaits `work` while watching the client, as hyper does: `None` when the client hung up
+    /// (end of stream or an error) first, and `work` is dropped. Bytes it sends meanwhile (a
+    /// pipelined request) are kept for the next parse; with such bytes read, like hyper, we
+    /// read no more until they are served, so the buffer stays bounded.
+    async fn unless_gone<F: Future>(&mut self, work: F) -> Option<F::Output> {
+        let mut work = pin!(work);
+        let mut watching = self.buf.is_empty();
+        poll_fn(|cx| {
+            if let Poll::Ready(output) = work.as_mut().poll(cx) {
+                return Poll::Ready(Some(output));
+            }
+            if watching {
+                let mut chunk = [MaybeUninit::uninit(); 1024];
+                let mut read = ReadBuf::uninit(&mut chunk);
+                match Pin::new(&mut *self.io).poll_read(cx, &mut read) {
+                    Poll::Ready(Ok(())) if read.filled().is_empty() => return Poll::Ready(None),
+                    Poll::Ready(Err(_)) => return Poll::Ready(None),
+                    Poll::Ready(Ok(())) => {
+                        self.buf.extend_from_slice(read.filled());
+                        watching = false;
+                    }
+                    Poll::Pending => {}
+                }
+            }
+            Poll::Pending
+        })
+        .await
+    }
 }
 
 /// Writes one response; whether the connection may carry another.
 async fn write_response<S>(
-    io: &mut Tracked<S>,
+    client: &mut Client<'_, S>,
     out: &mut Vec<u8>,
     response: Response<ResponseBody>,
     method: &http::Method,
@@ -159,8 +212,8 @@ where
         .map_err(|_| io::Error::other("response content-length does not parse"))?;
     let length = match written.framing {
         BodyFraming::None => {
-            io.write_all(out).await?;
-            io.flush().await?;
+            client.io.write_all(out).await?;
+            client.io.flush().await?;
             return Ok(!written.close);
         }
         BodyFraming::Length(length) => Some(length),
@@ -173,8 +226,12 @@ where
         let frame = match body.frame().now_or_never() {
             Some(frame) => frame,
             None => {
-                flush(io, out).await?;
-                body.frame().await
+                flush(client.io, out).await?;
+                // A stream that goes quiet (events, long polls) ends when its client leaves.
+                match client.unless_gone(body.frame()).await {
+                    Some(frame) => frame,
+                    None => return Err(io::ErrorKind::ConnectionAborted.into()),
+                }
             }
         };
         let data = match frame {
@@ -186,7 +243,7 @@ where
             },
             Some(Err(error)) => {
                 // The client sees the body cut short, as from hyper.
-                let _ = flush(io, out).await;
+                let _ = flush(client.io, out).await;
                 return Err(io::Error::other(error));
             }
         };
@@ -199,19 +256,19 @@ where
             None => encode_chunk(out, &data),
         }
         if out.len() >= WRITE_AT {
-            io.write_all(out).await?;
+            client.io.write_all(out).await?;
             out.clear();
         }
     }
     match length {
         Some(length) if sent < length => {
-            let _ = flush(io, out).await;
+            let _ = flush(client.io, out).await;
             return Err(io::Error::other("response body shorter than its content-length"));
         }
         Some(_) => {}
         None => encode_last_chunk(out, None),
     }
-    flush(io, out).await?;
+    flush(client.io, out).await?;
     Ok(!written.close)
 }
 

@@ -101,10 +101,7 @@ pub fn encode_head(
             // Ours to choose, below.
             header::TRANSFER_ENCODING => continue,
             header::CONNECTION => {
-                let closes = value
-                    .as_bytes()
-                    .split(|&b| b == b',')
-                    .any(|token| token.trim_ascii().eq_ignore_ascii_case(b"close"));
+                let closes = super::names_close(value.as_bytes());
                 said_close |= closes;
                 close |= closes;
             }
