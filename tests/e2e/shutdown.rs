@@ -3,14 +3,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use bytes::Bytes;
-use http::{Response, StatusCode};
-use http_body_util::{BodyExt, StreamBody};
-use hyper::body::Frame;
+use http::StatusCode;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::TcpStream,
-    sync::{Notify, mpsc},
+    sync::Notify,
 };
 
 use crate::support::*;
@@ -43,25 +40,26 @@ async fn request_in_flight(shunt: &Shunt, backend: &Backend) -> tokio::task::Joi
     request
 }
 
+/// Returns once every worker has stopped accepting on the proxy listener.
+async fn every_worker_draining(shunt: &Shunt) {
+    let http = shunt.http.to_string();
+    eventually("every worker to start draining", Duration::from_secs(5), async || {
+        let draining = shunt
+            .json_logs()
+            .into_iter()
+            .filter(|line| line["message"] == "Draining connections" && line["listener.addr"] == http.as_str());
+        (draining.count() == WORKERS).then_some(())
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn sigterm_lets_a_request_in_flight_finish_refuses_new_connections_and_exits_0() {
     let (backend, _manifests, mut shunt) = serve_slow_app(Duration::from_secs(1), "5s").await;
     let request = request_in_flight(&shunt, &backend).await;
 
     shunt.signal("TERM");
-    let http = shunt.http.to_string();
-    eventually(
-        "every worker to stop accepting on the proxy listener",
-        Duration::from_secs(5),
-        async || {
-            let draining = shunt
-                .json_logs()
-                .into_iter()
-                .filter(|line| line["message"] == "Draining connections" && line["listener.addr"] == http.as_str());
-            (draining.count() == WORKERS).then_some(())
-        },
-    )
-    .await;
+    every_worker_draining(&shunt).await;
     let refused = TcpStream::connect(shunt.http).await;
     assert!(refused.is_err(), "a new connection after SIGTERM must be refused");
 
@@ -107,20 +105,8 @@ async fn a_drain_that_begins_while_a_response_streams_closes_the_connection_afte
     let backend_release = release.clone();
     let backend = Backend::http1("app")
         .handler(move |_req| {
-            let release = backend_release.clone();
-            async move {
-                let (sender, receiver) = mpsc::channel::<Bytes>(2);
-                tokio::spawn(async move {
-                    let _ = sender.send(Bytes::from_static(b"first chunk\n")).await;
-                    release.notified().await;
-                    let _ = sender.send(Bytes::from_static(b"last chunk\n")).await;
-                });
-                let frames = futures::stream::unfold(receiver, async |mut receiver| {
-                    let chunk = receiver.recv().await?;
-                    Some((Ok::<_, BoxError>(Frame::data(chunk)), receiver))
-                });
-                Response::new(StreamBody::new(frames).boxed())
-            }
+            let response = held_stream(b"first chunk\n", backend_release.clone(), b"last chunk\n");
+            async move { response }
         })
         .start()
         .await;
@@ -149,15 +135,7 @@ async fn a_drain_that_begins_while_a_response_streams_closes_the_connection_afte
     .expect("the first chunk arrives");
 
     shunt.signal("TERM");
-    let http = shunt.http.to_string();
-    eventually("every worker to start draining", Duration::from_secs(5), async || {
-        let draining = shunt
-            .json_logs()
-            .into_iter()
-            .filter(|line| line["message"] == "Draining connections" && line["listener.addr"] == http.as_str());
-        (draining.count() == WORKERS).then_some(())
-    })
-    .await;
+    every_worker_draining(&shunt).await;
     release.notify_one();
     // The rest of the response, then the end of the connection: not a wait for the idle timeout.
     tokio::time::timeout(Duration::from_secs(5), async {

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, Version, header};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 
 use crate::support::*;
 
@@ -69,21 +69,9 @@ async fn a_chunked_response_streams_before_the_backend_finishes() {
     let backend_release = release.clone();
     let backend = Backend::http1("files")
         .handler(move |_req| {
-            let release = backend_release.clone();
-            async move {
-                let (sender, receiver) = mpsc::channel::<Bytes>(4);
-                tokio::spawn(async move {
-                    let _ = sender.send(Bytes::from_static(b"first chunk\n")).await;
-                    // The rest waits for the test: a proxy that buffers whole bodies never delivers the first.
-                    release.notified().await;
-                    let _ = sender.send(Bytes::from_static(b"second chunk\n")).await;
-                });
-                let frames = futures::stream::unfold(receiver, async |mut receiver| {
-                    let chunk = receiver.recv().await?;
-                    Some((Ok::<_, BoxError>(Frame::data(chunk)), receiver))
-                });
-                Response::new(StreamBody::new(frames).boxed())
-            }
+            // The rest waits for the test: a proxy that buffers whole bodies never delivers the first.
+            let response = held_stream(b"first chunk\n", backend_release.clone(), b"second chunk\n");
+            async move { response }
         })
         .start()
         .await;

@@ -398,6 +398,20 @@ async fn streams_an_h2c_backend_refuses_are_retried_once_posts_with_bodies_inclu
     accept.abort();
 }
 
+/// Waits for one request counted as 499 (client closed), and checks none was blamed on the pod.
+async fn one_499_and_no_5xx(shunt: &Shunt) {
+    let metrics = eventually("a 499 in /metrics", Duration::from_secs(5), async || {
+        let metrics = shunt.metrics().await;
+        (total(&metrics, "shunt_requests_total", ("code", "499")) == 1.0).then_some(metrics)
+    })
+    .await;
+    assert_eq!(
+        total(&metrics, "shunt_requests_total", ("code", "5xx")),
+        0.0,
+        "{metrics}"
+    );
+}
+
 #[tokio::test]
 async fn a_client_that_hangs_up_on_a_slow_request_cancels_it_at_the_pod_and_is_counted_as_499() {
     // The origin would answer only after the test's end: the request is cut short by the client.
@@ -417,16 +431,7 @@ async fn a_client_that_hangs_up_on_a_slow_request_cancels_it_at_the_pod_and_is_c
         (origin.closed.load(Ordering::SeqCst) == 1).then_some(())
     })
     .await;
-    let metrics = eventually("a 499 in /metrics", Duration::from_secs(5), async || {
-        let metrics = shunt.metrics().await;
-        (total(&metrics, "shunt_requests_total", ("code", "499")) == 1.0).then_some(metrics)
-    })
-    .await;
-    assert_eq!(
-        total(&metrics, "shunt_requests_total", ("code", "5xx")),
-        0.0,
-        "{metrics}"
-    );
+    one_499_and_no_5xx(&shunt).await;
 }
 
 #[tokio::test]
@@ -447,16 +452,7 @@ async fn a_client_that_aborts_an_upload_is_counted_as_499_not_as_a_backend_failu
     .await;
     drop(stream);
 
-    let metrics = eventually("a 499 in /metrics", Duration::from_secs(5), async || {
-        let metrics = shunt.metrics().await;
-        (total(&metrics, "shunt_requests_total", ("code", "499")) == 1.0).then_some(metrics)
-    })
-    .await;
-    assert_eq!(
-        total(&metrics, "shunt_requests_total", ("code", "5xx")),
-        0.0,
-        "{metrics}"
-    );
+    one_499_and_no_5xx(&shunt).await;
     let access = shunt
         .wait_for_log("the access log line", |line| line["target"] == "shunt::access")
         .await;

@@ -194,6 +194,22 @@ pub async fn echo(name: String, req: Request<Incoming>) -> Response<Body> {
     response
 }
 
+/// A response whose body sends `first`, then waits for `release` before `last` and its end: a
+/// stream the test holds open.
+pub fn held_stream(first: &'static [u8], release: Arc<tokio::sync::Notify>, last: &'static [u8]) -> Response<Body> {
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(2);
+    tokio::spawn(async move {
+        let _ = sender.send(Bytes::from_static(first)).await;
+        release.notified().await;
+        let _ = sender.send(Bytes::from_static(last)).await;
+    });
+    let frames = futures::stream::unfold(receiver, async |mut receiver| {
+        let chunk = receiver.recv().await?;
+        Some((Ok::<_, BoxError>(hyper::body::Frame::data(chunk)), receiver))
+    });
+    Response::new(http_body_util::StreamBody::new(frames).boxed())
+}
+
 pub fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).map_err(|never| match never {}).boxed()
 }

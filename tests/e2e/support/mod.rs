@@ -9,7 +9,7 @@ mod tls;
 use std::time::Duration;
 
 pub use self::{
-    backend::{Backend, Body, BoxError, echo, full, text},
+    backend::{Backend, Body, BoxError, echo, full, held_stream, text},
     client::{REQUEST_TIMEOUT, Reply, collect, curl, get, raw, send_h1, send_h2},
     manifests::{
         CONTROLLER, EndpointSlice, Ingress, Manifest, Manifests, mk_backend_service, mk_default_ingress_class,
