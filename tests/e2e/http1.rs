@@ -1,6 +1,6 @@
 //! shunt's own HTTP/1.1 loop (proxy/src/server/http1) seen from a raw TCP client: pipelined
 //! requests, a connection handed to hyper mid-way and carrying on, `Connection: close`, HEAD,
-//! bodies read with their head, HTTP/1.0.
+//! bodies read with their head, HTTP/1.0, the pod's own fields (Date, repeated Set-Cookie).
 //!
 //! ```text
 //! raw client ═ one connection ═▶ shunt: our loop ─(chunked, Expect, HTTP/1.0)─▶ hyper ─▶ echo backend
@@ -325,4 +325,66 @@ async fn an_http10_request_is_answered_first_on_a_connection_or_after_http11_one
     let answer = conn.response(false).await;
     assert!(answer.line.starts_with("HTTP/1.0 200"), "{answer:?}");
     assert_eq!(answer.echo()["path_and_query"], "/old");
+}
+
+/// A pod answering with its own Date, two cookies, a mixed-case field and a private field its
+/// `Connection` names (for `private`).
+async fn start_fielded_backend(private: bool) -> Backend {
+    Backend::http1("fields")
+        .handler(move |_req| async move {
+            let mut response = text(StatusCode::OK, "ok");
+            let headers = response.headers_mut();
+            headers.insert("date", "Tue, 24 Nov 2026 14:00:00 GMT".parse().expect("a value"));
+            headers.append("set-cookie", "a=1".parse().expect("a value"));
+            headers.append("set-cookie", "b=2".parse().expect("a value"));
+            headers.insert("x-mixed-case", "Kept As Sent".parse().expect("a value"));
+            if private {
+                headers.insert("connection", "x-private".parse().expect("a value"));
+                headers.insert("x-private", "secret".parse().expect("a value"));
+            }
+            response
+        })
+        .start()
+        .await
+}
+
+#[tokio::test]
+async fn the_pods_fields_reach_the_client_once_each_in_order_with_its_own_date() {
+    let backend = start_fielded_backend(false).await;
+    let (_manifests, shunt) = mk_shunt(&backend).await;
+    let mut conn = Conn::open(&shunt).await;
+    conn.send(mk_get("/")).await;
+    let response = conn.response(false).await;
+    assert_eq!(response.status, 200, "{response:?}");
+    // Passed as read by our loop: no second Date of ours, both cookies in their order.
+    assert_eq!(
+        response.field("date"),
+        ["Tue, 24 Nov 2026 14:00:00 GMT"],
+        "{response:?}"
+    );
+    assert_eq!(response.field("set-cookie"), ["a=1", "b=2"], "{response:?}");
+    assert_eq!(response.field("x-mixed-case"), ["Kept As Sent"], "{response:?}");
+    assert_eq!(response.field("content-length"), ["2"], "{response:?}");
+    assert_eq!(response.body, b"ok");
+
+    // The same answer through hyper (HTTP/2 prior knowledge) carries the same fields.
+    let reply = shunt.send_h2(get(HOST, &format!("http://{HOST}/"))).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let cookies: Vec<_> = reply.headers.get_all("set-cookie").iter().collect();
+    assert_eq!(cookies, ["a=1", "b=2"]);
+    assert_eq!(reply.headers.get_all("date").iter().count(), 1);
+    assert_eq!(reply.headers["date"], "Tue, 24 Nov 2026 14:00:00 GMT");
+    assert_eq!(reply.headers["x-mixed-case"], "Kept As Sent");
+}
+
+#[tokio::test]
+async fn a_field_the_pods_connection_names_does_not_reach_the_client() {
+    let backend = start_fielded_backend(true).await;
+    let (_manifests, shunt) = mk_shunt(&backend).await;
+    let mut conn = Conn::open(&shunt).await;
+    conn.send(mk_get("/")).await;
+    let response = conn.response(false).await;
+    assert_eq!(response.status, 200, "{response:?}");
+    assert!(response.field("x-private").is_empty(), "{response:?}");
+    assert_eq!(response.field("set-cookie"), ["a=1", "b=2"], "{response:?}");
 }
