@@ -85,7 +85,8 @@ where
         S: AsyncRead + AsyncWrite + Unpin,
     {
         let mut buf = BytesMut::with_capacity(CHUNK);
-        let mut out = Vec::with_capacity(CHUNK);
+        // Made at the first response: a connection that never sends a request holds only `buf`.
+        let mut out = Vec::new();
         let mut served = false;
         loop {
             let parsed = loop {
@@ -130,6 +131,9 @@ where
                 return Ok(Ended::Closed);
             };
             let close = asked_close || self.draining.load(Ordering::Acquire);
+            if out.capacity() == 0 {
+                out.reserve(CHUNK);
+            }
             let keep_alive = write_response(&mut client, &mut out, response, &method, close).await?;
             drop(in_flight);
             // A drain that began while the response was written ends the connection too.
