@@ -12,7 +12,6 @@ use std::{
     time::Duration,
 };
 
-use bytes::Bytes;
 use http::{Request, Response};
 use hyper::{body::Incoming, service::service_fn};
 use hyper_util::rt::TokioIo;
@@ -30,7 +29,6 @@ use super::{
     http1::{self, Ended},
     limits::ConnPermit,
     metrics::{CloseReason, ServerMetrics},
-    prefixed::Prefixed,
     streams::streams,
     watchdog::{ConnActivity, Expiry, Timeouts, Tracked, TrackedBody},
 };
@@ -61,22 +59,18 @@ impl ConnTask {
     {
         let activity = ConnActivity::new();
         let mut io = Tracked::new(stream, activity.clone());
-        let mut read = Bytes::new();
         let mut http1_only = false;
         if http1_first {
             match self.serve_http1(io, &activity, &handler, info).await {
-                Some(Ended::HandOver {
-                    io: rest,
-                    read: unserved,
-                    served,
-                }) => {
-                    (io, read, http1_only) = (rest, unserved, served);
+                Some(Ended::HandOver { io: rest, read, served }) => {
+                    io = rest;
+                    io.unread(read);
+                    http1_only = served;
                 }
                 Some(Ended::Closed) | None => return,
             }
         }
-        self.serve_hyper(Prefixed::new(read, io), activity, handler, info, http1_only)
-            .await;
+        self.serve_hyper(io, activity, handler, info, http1_only).await;
     }
 
     /// Our HTTP/1.1 loop (see http1/), raced against the watchdog and the drain signal;
@@ -105,12 +99,7 @@ impl ConnTask {
         tokio::pin!(serving);
         let peer = self.peer;
         let (timeouts, drain) = (self.timeouts, &mut self.drain);
-        let mut watch = Gated::new(async {
-            tokio::select! {
-                expiry = activity.expired(&timeouts) => Watch::Expired(expiry),
-                _ = drain.wait_for(|drain| *drain) => Watch::Drain,
-            }
-        });
+        let mut watch = timers_or_drain(activity, timeouts, drain);
         let expiry = loop {
             tokio::select! {
                 biased;
@@ -133,7 +122,7 @@ impl ConnTask {
                             return None;
                         }
                         draining.store(true, Ordering::Release);
-                        watch = Gated::new(async { Watch::Expired(activity.expired(&timeouts).await) });
+                        watch = timers_only(activity, timeouts);
                     }
                 },
             }
@@ -181,14 +170,7 @@ impl ConnTask {
         tokio::pin!(connection);
         let peer = self.peer;
         let (timeouts, drain) = (self.timeouts, &mut self.drain);
-        // Gated: polled only when its timer or the drain signal fires, not on every wake-up
-        // hyper's I/O gives this task (see gate.rs).
-        let mut watch = Gated::new(async {
-            tokio::select! {
-                expiry = activity.expired(&timeouts) => Watch::Expired(expiry),
-                _ = drain.wait_for(|drain| *drain) => Watch::Drain,
-            }
-        });
+        let mut watch = timers_or_drain(&activity, timeouts, drain);
         let expiry = loop {
             tokio::select! {
                 biased;
@@ -202,7 +184,7 @@ impl ConnTask {
                     Watch::Expired(expiry) => break expiry,
                     Watch::Drain => {
                         connection.as_mut().graceful_shutdown();
-                        watch = Gated::new(async { Watch::Expired(activity.expired(&timeouts).await) });
+                        watch = timers_only(&activity, timeouts);
                     }
                 },
             }
@@ -228,6 +210,27 @@ impl ConnTask {
         debug!(client.addr = %peer, reason = reason.as_str(), "Closing connection");
         let _ = tokio::time::timeout(CLOSE_GRACE, streams.drive(connection)).await;
     }
+}
+
+/// The watchdog's deadline or the drain signal, whichever comes first. Gated: polled only when
+/// its timer or the drain signal fires, not on every wake-up the connection's I/O gives the task
+/// (see gate.rs).
+fn timers_or_drain<'a>(
+    activity: &'a ConnActivity,
+    timeouts: Timeouts,
+    drain: &'a mut watch::Receiver<bool>,
+) -> Gated<'a, Watch> {
+    Gated::new(async move {
+        tokio::select! {
+            expiry = activity.expired(&timeouts) => Watch::Expired(expiry),
+            _ = drain.wait_for(|drain| *drain) => Watch::Drain,
+        }
+    })
+}
+
+/// The watchdog's deadline alone, once draining has begun.
+fn timers_only(activity: &ConnActivity, timeouts: Timeouts) -> Gated<'_, Watch> {
+    Gated::new(async move { Watch::Expired(activity.expired(&timeouts).await) })
 }
 
 /// What ends the wait beside the connection itself.

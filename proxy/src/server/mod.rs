@@ -12,7 +12,6 @@ mod gate;
 pub mod http1;
 pub mod limits;
 pub mod metrics;
-mod prefixed;
 mod streams;
 pub mod watchdog;
 

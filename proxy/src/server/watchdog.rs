@@ -215,6 +215,8 @@ pub struct Tracked<S> {
     activity: Arc<ConnActivity>,
     read_any: bool,
     answered: bool,
+    /// Read before and handed back (see [`Tracked::unread`]): given out first.
+    unread: Bytes,
 }
 
 impl<S> Tracked<S> {
@@ -224,7 +226,15 @@ impl<S> Tracked<S> {
             activity,
             read_any: false,
             answered: false,
+            unread: Bytes::new(),
         }
+    }
+
+    /// Hands back bytes read from this stream but not used, to be read again before the rest:
+    /// how our HTTP/1.1 loop gives hyper a connection without losing what it read. They were
+    /// noted as activity when first read.
+    pub fn unread(&mut self, bytes: Bytes) {
+        self.unread = bytes;
     }
 }
 
@@ -238,6 +248,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Tracked<S> {
                 let _ = Pin::new(&mut this.inner).poll_flush(cx);
             }
             this.answered = true;
+            return Poll::Ready(Ok(()));
+        }
+        if !this.unread.is_empty() {
+            let n = this.unread.len().min(buf.remaining());
+            buf.put_slice(&this.unread.split_to(n));
             return Poll::Ready(Ok(()));
         }
         let before = buf.filled().len();

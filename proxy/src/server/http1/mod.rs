@@ -5,7 +5,8 @@
 //!
 //! At the first head it does not take (an upgrade, `Expect`, a streamed or large body, a
 //! malformed head, HTTP/1.0, an HTTP/2 preface) it hands the connection, with the bytes it has
-//! read, to hyper, which serves it from there to its close. So hyper still answers every
+//! read (given back to the stream: `Tracked::unread`), to hyper, which serves it from there to
+//! its close. So hyper still answers every
 //! unusual request as before; this loop only takes hyper's per-request cost off the common one.
 //!
 //! ```text

@@ -166,3 +166,16 @@ async fn a_killed_silent_connection_gets_no_answer() {
     client.read_to_end(&mut answer).await.expect("read answer");
     assert!(answer.is_empty());
 }
+
+#[tokio::test]
+async fn bytes_handed_back_are_read_first_then_the_stream() {
+    let (mut client, server) = tokio::io::duplex(64);
+    let activity = ConnActivity::new();
+    let mut tracked = Tracked::new(server, activity.clone());
+    tracked.unread(Bytes::from_static(b"hello"));
+    client.write_all(b" world").await.expect("write");
+    drop(client);
+    let mut all = String::new();
+    tracked.read_to_string(&mut all).await.expect("read");
+    assert_eq!(all, "hello world");
+}
