@@ -76,15 +76,25 @@ CONF
 # The "pod": a fast static answer, so the proxies are what is measured.
 backend_block() { echo "server { listen $1; location / { default_type text/plain; return 200 'hello from the pod\n'; } }"; }
 
-# nginx as the proxy to compare with: upstream keepalive and the headers shunt also sets.
+# nginx as the proxy to compare with: upstream keepalive and the fields shunt also sets.
 # $1 = listen parameters, $2 = backend address, $3 = extra server directives.
 nginx_proxy_block() {
     echo "upstream pod { server $2; keepalive 256; }
     server { listen $1; ${3:-} location / {
         proxy_pass http://pod; proxy_http_version 1.1; proxy_set_header Connection '';
-        proxy_set_header Host \$host; proxy_set_header X-Real-IP \$remote_addr;
+        $(nginx_forwarding_fields) } }"
+}
+
+# The request fields nginx adds, as shunt adds them by default. NGINX_FIELDS=lean leaves out
+# X-Request-ID and Forwarded (the benchmarks' nginx before 2026-11-25), which shunt sets too;
+# ingress-nginx sets X-Request-ID by default.
+nginx_forwarding_fields() {
+    echo "proxy_set_header Host \$host; proxy_set_header X-Real-IP \$remote_addr;
         proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; proxy_set_header X-Forwarded-Proto \$scheme;
-        proxy_set_header X-Forwarded-Host \$host; proxy_set_header X-Forwarded-Port \$server_port; } }"
+        proxy_set_header X-Forwarded-Host \$host; proxy_set_header X-Forwarded-Port \$server_port;"
+    [ "${NGINX_FIELDS:-same}" = lean ] ||
+        echo "        proxy_set_header X-Request-ID \$request_id;
+        proxy_set_header Forwarded 'for=\$remote_addr;proto=\$scheme;host=\$host';"
 }
 
 # Runs "$@" every 0.1 s until it succeeds, at most $1 times.
@@ -98,17 +108,22 @@ retry() {
     return 1
 }
 
-# CPU time (user + system, in clock ticks) used so far by these processes and their children
+# CPU time (user and system, in clock ticks, as "user system") used so far by these processes and their children
 # processes (nginx's workers); threads are included by /proc/PID/stat.
 cpu_ticks() { # pid...
     local pid all=()
     for pid in "$@"; do all+=("$pid" $(pgrep -P "$pid" || true)); done
     for pid in "${all[@]}"; do cat "/proc/$pid/stat" 2>/dev/null || true; done |
-        sed 's/^.*) //' | awk '{ s += $12 + $13 } END { print s + 0 }'
+        sed 's/^.*) //' | awk '{ u += $12; s += $13 } END { print u + 0, s + 0 }'
 }
 CLK_TCK=$(getconf CLK_TCK)
-# Microseconds of CPU per request from two cpu_ticks readings and a request count.
-cpu_us_per_request() { awk -v a="$1" -v b="$2" -v n="$3" -v hz="$CLK_TCK" 'BEGIN { printf "%.1f", n ? (b - a) / hz * 1e6 / n : 0 }'; }
+# Microseconds of CPU per request from two cpu_ticks readings and a request count, as "all system":
+# the kernel's share tells syscall and wakeup costs from the proxy's own code.
+cpu_us_per_request() {
+    awk -v a="$1" -v b="$2" -v n="$3" -v hz="$CLK_TCK" 'BEGIN {
+        split(a, x, " "); split(b, y, " "); per = n ? 1e6 / hz / n : 0
+        printf "%.1f %.1f", (y[1] + y[2] - x[1] - x[2]) * per, (y[2] - x[2]) * per }'
+}
 
 # wrk's "Requests/sec", the 99% latency in ms, non-2xx count, socket error count and the number of
 # requests, on one line.

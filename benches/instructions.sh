@@ -59,9 +59,7 @@ http {
     server { listen $HTTPS ssl http2; ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem;
         ssl_protocols TLSv1.2 TLSv1.3; location / {
         proxy_pass http://pod; proxy_http_version 1.1; proxy_set_header Connection '';
-        proxy_set_header Host \$host; proxy_set_header X-Real-IP \$remote_addr;
-        proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; proxy_set_header X-Forwarded-Proto \$scheme;
-        proxy_set_header X-Forwarded-Host \$host; proxy_set_header X-Forwarded-Port \$server_port; } }
+        $(nginx_forwarding_fields) } }
 }
 CONF
 

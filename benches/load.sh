@@ -59,10 +59,10 @@ for round in $(seq 1 "$ROUNDS"); do
         read -r rps p99 bad err total < <(run_wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION" \
             -H 'Host: shop.example.com' "http://$addr$PATH_UNDER_TEST") || true
         [ -n "$rps" ] || { echo "$name: no result from wrk"; exit 1; }
-        cpu=$(cpu_us_per_request "$before" "$(cpu_ticks "$pid")" "$total")
+        read -r cpu cpu_sys <<<"$(cpu_us_per_request "$before" "$(cpu_ticks "$pid")" "$total")"
         [ "$bad" = "0" ] || { echo "$name answered $bad non-2xx responses"; exit 1; }
-        printf 'round %d %-6s %10.0f req/s  p99 %7.2f ms  CPU %6.1f us/req  socket errors %s\n' \
-            "$round" "$name" "$rps" "$p99" "$cpu" "$err"
+        printf 'round %d %-6s %10.0f req/s  p99 %7.2f ms  CPU %6.1f us/req (kernel %4.1f)  socket errors %s\n' \
+            "$round" "$name" "$rps" "$p99" "$cpu" "$cpu_sys" "$err"
         record_result http1 "$name" "$rps" "$p99" "$cpu"
         RPS[$name]+="$rps "; P99[$name]+="$p99 "; CPU[$name]+="$cpu "; last[$name]=$rps
     done

@@ -99,10 +99,10 @@ for round in $(seq 1 "$ROUNDS"); do
             before=$(cpu_ticks "$pid")
             read -r rps lat bad err total < <(run_mode "$mode" "$addr") || true
             [ -n "$rps" ] || { echo "$name $mode: no result"; exit 1; }
-            cpu=$(cpu_us_per_request "$before" "$(cpu_ticks "$pid")" "$total")
+            read -r cpu cpu_sys <<<"$(cpu_us_per_request "$before" "$(cpu_ticks "$pid")" "$total")"
             [ "$bad" = "0" ] || { echo "$name $mode: $bad non-2xx responses"; exit 1; }
-            printf 'round %d %-9s %-6s %10.0f req/s  %s %7.2f ms  CPU %6.1f us/req  socket errors %s\n' "$round" "$mode" \
-                "$name" "$rps" " p99" "$lat" "$cpu" "$err"
+            printf 'round %d %-9s %-6s %10.0f req/s  %s %7.2f ms  CPU %6.1f us/req (kernel %4.1f)  socket errors %s\n' \
+                "$round" "$mode" "$name" "$rps" " p99" "$lat" "$cpu" "$cpu_sys" "$err"
             record_result "$(case $mode in keepalive) echo https1 ;; handshake) echo handshake ;; *) echo h2 ;; esac)" \
                 "$name" "$rps" "$lat" "$cpu"
             RPS[$mode.$name]+="$rps "; LAT[$mode.$name]+="$lat "; CPU[$mode.$name]+="$cpu "; last[$name]=$rps
