@@ -17,6 +17,7 @@ use std::{
 use http::{HeaderValue, Method, Request, Response, StatusCode, Version, header, uri::PathAndQuery};
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
+use tokio::time::error::Elapsed;
 use tracing::{debug, info, warn};
 
 use crate::{
@@ -96,6 +97,8 @@ struct Outcome {
     host: Option<HeaderValue>,
     endpoint: Option<SocketAddr>,
     request_id: Option<HeaderValue>,
+    /// When the pod's response head came: read once for the backend's latency and the route's.
+    answered: Option<Instant>,
 }
 
 /// Counts and logs a request when dropped: after its response head, or when hyper drops the
@@ -304,7 +307,7 @@ impl Proxy {
             // Pinned here, so the timeout wraps a pointer: `timeout` takes its future by value
             // and would move the whole exchange (request, checkout, hyper's response future).
             let exchange = pin!(inner.clients.send(&upstream, &endpoint, &head, body, write_at));
-            let error = match tokio::time::timeout(inner.options.upstream_timeout, exchange).await {
+            let error = match with_deadline(sent, inner.options.upstream_timeout, exchange).await {
                 Err(_elapsed) => {
                     return Err(ProxyError::UpstreamTimeout {
                         backend: upstream.id.clone(),
@@ -312,7 +315,9 @@ impl Proxy {
                     });
                 }
                 Ok(Ok(response)) => {
-                    upstream.stats.observe_latency(sent.elapsed().as_secs_f64());
+                    let answered = Instant::now();
+                    outcome.answered = Some(answered);
+                    upstream.stats.observe_latency((answered - sent).as_secs_f64());
                     let tunnels = &inner.options.tunnels;
                     return Ok(respond(response, guard, client_upgrade, accepts_trailers, tunnels));
                 }
@@ -389,9 +394,10 @@ impl Drop for Record<'_> {
             CLIENT_CLOSED_REQUEST
         });
         let outcome = &self.outcome;
+        let duration = outcome.answered.unwrap_or_else(Instant::now) - self.started;
         match &outcome.route {
-            Some(route) => route.record(status, self.started.elapsed()),
-            None => self.proxy.0.metrics.unmatched().record(status, self.started.elapsed()),
+            Some(route) => route.record(status, duration),
+            None => self.proxy.0.metrics.unmatched().record(status, duration),
         }
         if let Some((method, uri)) = &self.logged {
             let host = outcome.host.as_ref().and_then(|h| h.to_str().ok()).unwrap_or("");
@@ -404,11 +410,21 @@ impl Drop for Record<'_> {
                 status = status.as_u16(),
                 route = outcome.route.as_ref().map_or("", |r| &*r.name),
                 upstream = outcome.endpoint.map(|a| a.to_string()).unwrap_or_default(),
-                duration_ms = self.started.elapsed().as_secs_f64() * 1000.0,
+                duration_ms = duration.as_secs_f64() * 1000.0,
                 request_id = outcome.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or(""),
                 "Request",
             );
         }
+    }
+}
+
+/// `future` bounded by `timeout` from `start`, a clock reading the caller has already taken
+/// (`tokio::time::timeout` would take another).
+async fn with_deadline<F: Future>(start: Instant, timeout: Duration, future: F) -> Result<F::Output, Elapsed> {
+    match tokio::time::Instant::from_std(start).checked_add(timeout) {
+        Some(deadline) => tokio::time::timeout_at(deadline, future).await,
+        // Past what the clock can say: as `timeout` does, no deadline.
+        None => Ok(future.await),
     }
 }
 
