@@ -17,7 +17,6 @@ use std::{
 use http::{HeaderValue, Method, Request, Response, StatusCode, Version, header, uri::PathAndQuery};
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
-use tokio::time::error::Elapsed;
 use tracing::{debug, info, warn};
 
 use crate::{
@@ -307,7 +306,9 @@ impl Proxy {
             // Pinned here, so the timeout wraps a pointer: `timeout` takes its future by value
             // and would move the whole exchange (request, checkout, hyper's response future).
             let exchange = pin!(inner.clients.send(&upstream, &endpoint, &head, body, write_at));
-            let error = match with_deadline(sent, inner.options.upstream_timeout, exchange).await {
+            let error = match tokio::time::timeout_at(upstream_deadline(sent, inner.options.upstream_timeout), exchange)
+                .await
+            {
                 Err(_elapsed) => {
                     return Err(ProxyError::UpstreamTimeout {
                         backend: upstream.id.clone(),
@@ -418,14 +419,13 @@ impl Drop for Record<'_> {
     }
 }
 
-/// `future` bounded by `timeout` from `start`, a clock reading the caller has already taken
-/// (`tokio::time::timeout` would take another).
-async fn with_deadline<F: Future>(start: Instant, timeout: Duration, future: F) -> Result<F::Output, Elapsed> {
-    match tokio::time::Instant::from_std(start).checked_add(timeout) {
-        Some(deadline) => tokio::time::timeout_at(deadline, future).await,
-        // Past what the clock can say: as `timeout` does, no deadline.
-        None => Ok(future.await),
-    }
+/// The upstream deadline counted from `sent`, a clock reading already taken (`timeout` would
+/// take another).
+fn upstream_deadline(sent: Instant, timeout: Duration) -> tokio::time::Instant {
+    let sent = tokio::time::Instant::from_std(sent);
+    // Past what the clock can say: thirty years stands for never, as in tokio's own `timeout`.
+    sent.checked_add(timeout)
+        .unwrap_or_else(|| sent + Duration::from_secs(30 * 365 * 86_400))
 }
 
 /// Turns the upstream's answer into ours: tunnels an accepted upgrade, otherwise strips
@@ -526,5 +526,15 @@ mod tests {
         let serve = future_size(|(proxy, req): (&'static Proxy, Request<ClientBody>)| proxy.serve(req, conn));
         // Every layer above (our handler, hyper's dispatcher) copies this future when it takes it.
         assert!(serve <= 16, "serve's future is {serve} bytes");
+    }
+
+    #[test]
+    fn the_upstream_deadline_counts_from_the_send_and_survives_a_timeout_past_the_clock() {
+        let sent = Instant::now();
+        let deadline = upstream_deadline(sent, Duration::from_secs(60));
+        assert_eq!(deadline.into_std() - sent, Duration::from_secs(60));
+        // A `--upstream-timeout` of u64::MAX seconds parses; it must not panic the request.
+        let never = upstream_deadline(sent, Duration::MAX);
+        assert!(never.into_std() - sent > Duration::from_secs(29 * 365 * 86_400));
     }
 }
