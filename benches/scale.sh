@@ -74,7 +74,7 @@ wait_published() { # n: bounded wait for the Nth publish
     echo "no publish #$1 within ${READY_TIMEOUT}s" >&2
     return 1
 }
-memory() { awk '/^Vm(RSS|HWM)/ { printf "%s %.0f MiB  ", $1, $2 / 1024 }' "/proc/$shunt_pid/status"; }
+memory() { awk '/^(Vm(RSS|HWM)|Rss(Anon|File))/ { printf "%s %.1f MiB  ", $1, $2 / 1024 }' "/proc/$shunt_pid/status"; }
 cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$shunt_pid/stat"; }
 
 start=$(now)
