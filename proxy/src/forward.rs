@@ -303,7 +303,7 @@ impl Proxy {
             };
 
             let sent = Instant::now();
-            // Pinned here, so the timeout wraps a pointer: `timeout` takes its future by value
+            // Pinned here, so the timeout wraps a pointer: `timeout_at` takes its future by value
             // and would move the whole exchange (request, checkout, hyper's response future).
             let exchange = pin!(inner.clients.send(&upstream, &endpoint, &head, body, write_at));
             let error = match tokio::time::timeout_at(upstream_deadline(sent, inner.options.upstream_timeout), exchange)
@@ -533,7 +533,7 @@ mod tests {
         let sent = Instant::now();
         let deadline = upstream_deadline(sent, Duration::from_secs(60));
         assert_eq!(deadline.into_std() - sent, Duration::from_secs(60));
-        // A `--upstream-timeout` of u64::MAX seconds parses; it must not panic the request.
+        // A timeout past what the clock can hold must not panic the request.
         let never = upstream_deadline(sent, Duration::MAX);
         assert!(never.into_std() - sent > Duration::from_secs(29 * 365 * 86_400));
     }
