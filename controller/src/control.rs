@@ -1,10 +1,11 @@
-//! The control plane, kept off the data path: compile and table build run on a thread of their
-//! own, and only the publish (one `ArcSwap` store) reaches the proxy workers.
+//! The control plane, kept off the data path: the compile loop and the table build run on a
+//! thread of their own, and only the publish (one `ArcSwap` store) reaches the proxy workers.
 //!
 //! ```text
-//! shunt-control thread:  snapshot ─▶ compile ─▶ RouteTable::build ─▶ store ══▶ proxy workers
-//!                                       └ panic: logged, shunt_compile_panics_total + 1,
-//!                                         last table keeps serving, next try on the next change
+//! shunt-control thread:
+//!   Source (files | API stores) ─change, or RECOMPILE_EVERY─▶ compile ─▶ RouteTable::build ─▶ store ══▶ proxy workers
+//!                                                             └ panic: logged, shunt_compile_panics_total + 1,
+//!                                                               last table serves on, next try on the next change
 //! ```
 //! The compile is incremental ([`Incremental`]): its kept contributions live on this thread, and
 //! a panic drops them, so the next compile starts from scratch.
@@ -13,8 +14,10 @@ use std::{
     collections::BTreeSet,
     future::Future,
     panic::{AssertUnwindSafe, catch_unwind},
+    time::Duration,
 };
 
+use k8s_openapi::jiff::Timestamp;
 use shunt_proxy::publish::{Published, RoutePublisher, SpecChanges};
 use tracing::{debug, error, info, warn};
 
@@ -22,6 +25,11 @@ use crate::{
     compile::{Changes, ClusterState, CompileOptions, Compiled, Incremental, Reads},
     metrics::ControllerMetrics,
 };
+
+/// How often the table is recompiled with no change in sight, so an expired certificate is
+/// noticed (and its hosts fall back to the default) without an edit. Checks of the cluster's
+/// DNS (the CoreDNS version, the rules last written) are trusted for as long.
+pub const RECOMPILE_EVERY: Duration = Duration::from_secs(60);
 
 /// The compile step; a seam so tests can make it panic.
 pub type CompileFn = fn(&ClusterState, &CompileOptions) -> Compiled;
@@ -50,6 +58,53 @@ where
             Err(error) => error!(%error, "Control plane runtime failed to start; no table will be published"),
         }
     })
+}
+
+/// Where the compile loop takes its objects from: manifest files (`shunt serve`) or the API's
+/// stores (`shunt run`).
+pub trait Source {
+    /// Resolves once the first state is complete; `false` when it never will be.
+    fn ready(&mut self, metrics: &ControllerMetrics) -> impl Future<Output = bool>;
+
+    /// Resolves once something changed since the last [`Source::compile`].
+    fn changed(&mut self, metrics: &ControllerMetrics) -> impl Future<Output = ()>;
+
+    /// Compiles the current objects with `control` and hands on what the source's owner needs;
+    /// `None` when the compile panicked.
+    fn compile(&mut self, control: &mut ControlPlane, options: &CompileOptions) -> Option<()>;
+}
+
+/// Compiles and publishes what `source` holds, again after each change and at least every
+/// [`RECOMPILE_EVERY`], until `shutdown` resolves. Meant for the control thread
+/// ([`spawn_thread`]): a source may block it while it reads or compiles.
+pub async fn compile_loop(
+    mut source: impl Source,
+    options: CompileOptions,
+    mut control: ControlPlane,
+    shutdown: impl Future<Output = ()>,
+) {
+    let compiles = async {
+        if !source.ready(control.metrics()).await {
+            return;
+        }
+        loop {
+            let mut task_options = options.clone();
+            task_options.now = Some(Timestamp::now());
+            let panicked = source.compile(&mut control, &task_options).is_none();
+            // Nothing changed for a while: compile anyway, a certificate may have expired. Not
+            // after a panic: the same objects would panic the same way.
+            let changed = source.changed(control.metrics());
+            if panicked {
+                changed.await;
+            } else {
+                let _ = tokio::time::timeout(RECOMPILE_EVERY, changed).await;
+            }
+        }
+    };
+    tokio::select! {
+        () = compiles => {}
+        () = shutdown => {}
+    }
 }
 
 // === impl ControlPlane ===
@@ -214,47 +269,4 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::cell::Cell;
-
-    use shunt_proxy::metrics::ProxyMetrics;
-
-    use super::*;
-
-    thread_local! {
-        /// Releases asked for on this thread: other tests' control planes run on theirs.
-        static RELEASES: Cell<usize> = const { Cell::new(0) };
-    }
-
-    fn count_release() {
-        RELEASES.set(RELEASES.get() + 1);
-    }
-
-    fn control_plane() -> ControlPlane {
-        let (publisher, _reader) = RoutePublisher::new(ProxyMetrics::detached());
-        ControlPlane::new(publisher, ControllerMetrics::default())
-    }
-
-    #[test]
-    fn freed_pages_are_released_after_every_publish_and_after_a_panicked_compile() {
-        crate::allocator::register_release(count_release);
-        let options = CompileOptions::default();
-        let mut control = control_plane();
-        for publishes in 1..=2 {
-            assert!(
-                control
-                    .compile_and_publish(&ClusterState::default(), &options, |_| ())
-                    .is_some()
-            );
-            assert_eq!(RELEASES.get(), publishes);
-        }
-
-        let mut panicking = control_plane().with_compile(|_, _| panic!("planted"));
-        assert!(
-            panicking
-                .compile_and_publish(&ClusterState::default(), &options, |_| ())
-                .is_none()
-        );
-        assert_eq!(RELEASES.get(), 3, "a compile that panicked freed its scratch too");
-    }
-}
+mod tests;

@@ -25,7 +25,7 @@ use tokio::{
 };
 use tracing::info;
 
-use crate::cli::ProxyArgs;
+use crate::cmd::ProxyArgs;
 
 /// Connections the admin listener (probes, scrapes) may have open at once.
 const ADMIN_MAX_CONNECTIONS: usize = 256;

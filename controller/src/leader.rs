@@ -29,7 +29,7 @@ use tracing::{info, warn};
 
 pub use self::lease::WallClock;
 use self::{
-    lease::{LeaseApi, Verdict},
+    lease::{LeaseApi, LeaseDecision},
     record::Observation,
 };
 
@@ -143,11 +143,11 @@ impl Elector {
                 () = &mut shutdown => break,
             };
             role = match outcome {
-                Ok(Ok(Verdict::Leading(lease))) => Role::Leading {
+                Ok(Ok(LeaseDecision::Leading(lease))) => Role::Leading {
                     renewed: started,
                     lease,
                 },
-                Ok(Ok(Verdict::Following)) => Role::Following,
+                Ok(Ok(LeaseDecision::Following)) => Role::Following,
                 Ok(Err(error)) => {
                     warn!(%error, lease = %self.config.name, "Lease round failed");
                     role

@@ -1,26 +1,25 @@
-//! shunt's control plane: cluster objects in, route tables out, and the `shunt` binary's commands.
+//! shunt's control plane: cluster objects in, route tables out, and the `shunt` binary's
+//! commands (`cmd/`: one file each).
 //!
 //! ```text
-//! manifests.rs (files) ─┐
-//!                       ├─▶ ClusterState ─▶ compile (pure) ─▶ Compiled { table, diagnostics }
-//! watch.rs (API)       ┘                                         └─▶ control.rs publish ─▶ proxy
+//! manifests/ (files) ─┐
+//!                     ├─▶ ClusterState ─▶ compile (pure) ─▶ Compiled { table, diagnostics }
+//! watch/ (API)       ─┘                                       └─▶ control.rs publish ─▶ proxy
 //! ```
 
 pub mod allocator;
-pub mod cli;
-pub mod cluster;
+pub mod cmd;
 pub mod compile;
 pub mod control;
 pub mod dataplane;
-pub mod demo;
 pub mod dns;
 pub mod events;
 pub mod leader;
 pub mod manifests;
 pub mod metrics;
 pub mod objects;
+pub mod shadow;
 pub mod shadow_log;
-pub mod standalone;
 pub mod status;
 pub mod telemetry;
 pub mod watch;

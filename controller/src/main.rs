@@ -8,17 +8,13 @@ use clap::Parser;
 #[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use shunt_controller::{
-    cli::{Cli, Command},
-    cluster, demo, dns, standalone, telemetry,
-};
+use shunt_controller::{cmd::Cli, telemetry};
 
-/// mimalloc's settings: commit arena memory as it is used rather than ahead (at 10k Ingresses
-/// `shunt serve` holds 56-74 MiB instead of 108-142). Freed pages are purged after mimalloc's
-/// own delay (1 s), so a busy worker reuses them: purging at once (`MIMALLOC_PURGE_DELAY=0`, the
-/// previous setting) faulted in 0.5-1.2 fresh pages per proxied request, 15-25k page faults a
-/// second under wrk. The control thread releases what a compile freed right after each publish
-/// instead ([`release_freed_pages`]). A value set by the user wins.
+/// mimalloc's settings: commit arena memory as it is used rather than ahead, which roughly
+/// halves what `shunt serve` holds at 10k Ingresses. Freed pages are purged after mimalloc's own
+/// delay, so a busy worker reuses them instead of faulting fresh pages in for each request; the
+/// control thread releases what a compile freed right after each publish instead
+/// ([`release_freed_pages`]). A value set by the user wins.
 const ALLOCATOR_ENV: [(&str, &str); 1] = [("MIMALLOC_ARENA_EAGER_COMMIT", "0")];
 
 fn main() -> std::process::ExitCode {
@@ -74,26 +70,10 @@ fn release_freed_pages() {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let log = match &cli.command {
-        Command::Serve(args) => args.log.log_format,
-        Command::Demo(args) => args.log.log_format,
-        Command::Run(args) => args.log.log_format,
-        Command::Dns(_) => shunt_controller::cli::LogFormat::Text,
-    };
     // Flushes buffered log lines when `run` returns.
-    let _logs = telemetry::init(log);
+    let _logs = telemetry::init(cli.command.log_format());
     // This thread runs the admin listener and the API watchers; the proxy workers and the
     // compile loop each get a thread of their own (see `dataplane::serve`, `control.rs`).
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(async move {
-        match cli.command {
-            Command::Serve(args) => {
-                let watcher = standalone::ManifestWatcher::new(args.manifests)?;
-                standalone::serve(watcher, &args.proxy, args.classes.compile_options(), args.poll_interval).await
-            }
-            Command::Demo(args) => demo::run(args).await,
-            Command::Run(args) => cluster::run(args).await,
-            Command::Dns(args) => dns::command::run(args).await,
-        }
-    })
+    runtime.block_on(cli.command.run())
 }

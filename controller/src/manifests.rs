@@ -33,10 +33,12 @@ use crate::{
 };
 
 mod compact;
+mod watcher;
 #[cfg(test)]
 mod tests;
 
 pub use compact::CompactObjects;
+pub use watcher::{ManifestSource, ManifestWatcher};
 
 /// One object from a manifest.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,6 +68,9 @@ pub struct Skipped {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
+    /// A path given on the command line: a typo should stop startup, not serve nothing.
+    #[error("manifest path {} does not exist", path.display())]
+    Missing { path: PathBuf },
     #[error("{}: {source}", path.display())]
     Read {
         path: PathBuf,

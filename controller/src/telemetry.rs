@@ -16,11 +16,16 @@ use prometheus_client::{
 };
 use tracing_subscriber::{EnvFilter, fmt};
 
-use crate::cli::LogFormat;
-
 mod queue;
 
 pub use queue::FlushGuard;
+
+/// How each log line is written (`--log-format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
 
 /// Lines the queue holds before new ones are dropped (memory is taken as lines queue, ~32 B
 /// plus the line each).

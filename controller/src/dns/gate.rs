@@ -23,7 +23,7 @@ const DEPLOYMENT: &str = "coredns";
 
 /// What the last check found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Verdict {
+enum GateDecision {
     Supported,
     TooOld {
         version: CorednsVersion,
@@ -38,9 +38,9 @@ pub struct VersionCheck {
     namespace: String,
     configmap: String,
     flag: Option<CorednsVersion>,
-    checked: Option<(Verdict, Instant)>,
-    /// The last verdict reported (log, Event), so each is reported once until it changes.
-    reported: Option<Verdict>,
+    checked: Option<(GateDecision, Instant)>,
+    /// The last decision reported (log, Event), so each is reported once until it changes.
+    reported: Option<GateDecision>,
 }
 
 impl VersionCheck {
@@ -56,24 +56,24 @@ impl VersionCheck {
     }
 
     /// False when CoreDNS is known to be too old (checked at most once per
-    /// [`crate::standalone::RECOMPILE_EVERY`], so an upgrade is noticed without a restart).
+    /// [`crate::control::RECOMPILE_EVERY`], so an upgrade is noticed without a restart).
     pub async fn allows_writing(&mut self) -> bool {
-        let verdict = match &self.checked {
-            Some((verdict, at)) if at.elapsed() < crate::standalone::RECOMPILE_EVERY => verdict.clone(),
+        let decision = match &self.checked {
+            Some((decision, at)) if at.elapsed() < crate::control::RECOMPILE_EVERY => decision.clone(),
             _ => {
-                let verdict = self.check().await;
-                self.checked = Some((verdict.clone(), Instant::now()));
-                verdict
+                let decision = self.check().await;
+                self.checked = Some((decision.clone(), Instant::now()));
+                decision
             }
         };
-        if self.reported.as_ref() != Some(&verdict) {
-            self.report(&verdict).await;
-            self.reported = Some(verdict.clone());
+        if self.reported.as_ref() != Some(&decision) {
+            self.report(&decision).await;
+            self.reported = Some(decision.clone());
         }
-        !matches!(verdict, Verdict::TooOld { .. })
+        !matches!(decision, GateDecision::TooOld { .. })
     }
 
-    async fn check(&self) -> Verdict {
+    async fn check(&self) -> GateDecision {
         let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &self.namespace);
         let image = match deployments.get_opt(DEPLOYMENT).await {
             Ok(Some(deployment)) => coredns_image(deployment.spec.and_then(|s| s.template.spec)),
@@ -83,28 +83,28 @@ impl VersionCheck {
         };
         let from_image = image.as_deref().and_then(CorednsVersion::from_image);
         match (from_image, self.flag, image) {
-            (Some(version), _, image) => verdict(version, format!("image {}", image.unwrap_or_default())),
-            (None, Some(version), _) => verdict(version, "--coredns-version".to_string()),
-            (None, None, Some(image)) => Verdict::Unknown(format!(
+            (Some(version), _, image) => decision(version, format!("image {}", image.unwrap_or_default())),
+            (None, Some(version), _) => decision(version, "--coredns-version".to_string()),
+            (None, None, Some(image)) => GateDecision::Unknown(format!(
                 "the {}/{DEPLOYMENT} image {image} has no version tag; set --coredns-version",
                 self.namespace
             )),
-            (None, None, None) => Verdict::Unknown(format!(
+            (None, None, None) => GateDecision::Unknown(format!(
                 "cannot read Deployment {}/{DEPLOYMENT}; set --coredns-version",
                 self.namespace
             )),
         }
     }
 
-    async fn report(&self, verdict: &Verdict) {
-        match verdict {
-            Verdict::Supported => {}
-            Verdict::Unknown(why) => warn!(
+    async fn report(&self, decision: &GateDecision) {
+        match decision {
+            GateDecision::Supported => {}
+            GateDecision::Unknown(why) => warn!(
                 %why,
                 minimum = %MIN_COREDNS,
                 "CoreDNS version unknown; writing the rules, which need CoreDNS 1.8.4 or later"
             ),
-            Verdict::TooOld { version, from } => {
+            GateDecision::TooOld { version, from } => {
                 let note = format!(
                     "CoreDNS {version} (from {from}) is older than {MIN_COREDNS}, which the rewrite rules need; \
                      not writing them (upgrade CoreDNS or drop --manage-coredns)"
@@ -150,11 +150,11 @@ impl VersionCheck {
     }
 }
 
-fn verdict(version: CorednsVersion, from: String) -> Verdict {
+fn decision(version: CorednsVersion, from: String) -> GateDecision {
     if version.is_supported() {
-        Verdict::Supported
+        GateDecision::Supported
     } else {
-        Verdict::TooOld { version, from }
+        GateDecision::TooOld { version, from }
     }
 }
 

@@ -177,7 +177,7 @@ pub struct ManagedDns {
     /// The Corefile's `kubernetes` zones as last read.
     zones: Vec<String>,
     /// The stanza last written or found in place, and when: an unchanged stanza is checked
-    /// again only after [`crate::standalone::RECOMPILE_EVERY`] (an operator may have edited it).
+    /// again only after [`crate::control::RECOMPILE_EVERY`] (an operator may have edited it).
     synced: Option<(Stanza, Instant)>,
     /// The last failure, logged once until it changes.
     failing: Option<String>,
@@ -218,7 +218,7 @@ impl ManagedDns {
         let fresh = self
             .synced
             .as_ref()
-            .is_some_and(|(synced, at)| *synced == stanza && at.elapsed() < crate::standalone::RECOMPILE_EVERY);
+            .is_some_and(|(synced, at)| *synced == stanza && at.elapsed() < crate::control::RECOMPILE_EVERY);
         if fresh || !self.version.allows_writing().await {
             return stanza.refused().to_vec();
         }

@@ -10,7 +10,6 @@
 //!                          of the Corefile's `.:53 {`; refusals become Events
 //! ```
 
-pub mod command;
 mod corefile;
 mod diagnostics;
 mod gate;

@@ -25,7 +25,7 @@ pub struct WallClock {
 
 /// What a round decided.
 #[derive(Debug)]
-pub enum Verdict {
+pub enum LeaseDecision {
     /// We hold the Lease, as written by this round (its resourceVersion is the one to release).
     Leading(Box<Lease>),
     /// Someone else holds it, or won the race for it.
@@ -68,7 +68,7 @@ impl LeaseApi {
     }
 
     /// One round. `observed` carries what earlier rounds read of the Lease and since when.
-    pub async fn round(&self, observed: &mut Option<Observation>) -> kube::Result<Verdict> {
+    pub async fn round(&self, observed: &mut Option<Observation>) -> kube::Result<LeaseDecision> {
         let Some(current) = self.api.get_opt(&self.name).await? else {
             let lease = Lease {
                 metadata: ObjectMeta {
@@ -91,7 +91,7 @@ impl LeaseApi {
         };
         let ours = observation.record.holder == self.identity;
         if !ours && !observation.expired(now) {
-            return Ok(Verdict::Following);
+            return Ok(LeaseDecision::Following);
         }
         let lease = self.claimed(current, if ours { Claim::Renew } else { Claim::Take });
         decided(self.api.replace(&self.name, &PostParams::default(), &lease).await)
@@ -140,10 +140,10 @@ enum Claim {
 }
 
 /// A successful write makes us leader; a conflict means someone else wrote first.
-fn decided(result: kube::Result<Lease>) -> kube::Result<Verdict> {
+fn decided(result: kube::Result<Lease>) -> kube::Result<LeaseDecision> {
     match result {
-        Ok(lease) => Ok(Verdict::Leading(Box::new(lease))),
-        Err(kube::Error::Api(status)) if status.code == 409 => Ok(Verdict::Following),
+        Ok(lease) => Ok(LeaseDecision::Leading(Box::new(lease))),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(LeaseDecision::Following),
         Err(error) => Err(error),
     }
 }

@@ -40,8 +40,8 @@ fn mk_lease_api(client: Client) -> LeaseApi {
 
 /// One round of `shunt-0`, which has not read the Lease before and drops its client when done.
 async fn round(client: Client) -> kube::Result<bool> {
-    let verdict = mk_lease_api(client).round(&mut None).await?;
-    Ok(matches!(verdict, Verdict::Leading(_)))
+    let decision = mk_lease_api(client).round(&mut None).await?;
+    Ok(matches!(decision, LeaseDecision::Leading(_)))
 }
 
 /// The Lease as the API server returns it at `version`, renewed `renewed_ago` before now by the
@@ -214,11 +214,11 @@ async fn a_lease_left_unchanged_for_its_duration_is_taken_over() {
         let second = lease.round(&mut observed).await.expect("round 2");
         tokio::time::advance(Duration::from_millis(1)).await;
         let third = lease.round(&mut observed).await.expect("round 3");
-        [first, second, third].map(|verdict| matches!(verdict, Verdict::Leading(_)))
+        [first, second, third].map(|decision| matches!(decision, LeaseDecision::Leading(_)))
     };
-    let verdicts = verify_paused(Duration::from_secs(60), scenario, code).await;
+    let decisions = verify_paused(Duration::from_secs(60), scenario, code).await;
     assert_eq!(
-        verdicts,
+        decisions,
         [false, false, true],
         "taken exactly a lease duration after first seen"
     );
@@ -239,7 +239,7 @@ async fn a_lease_whose_holder_keeps_renewing_is_never_taken_whatever_the_clocks_
         let mut observed = None;
         let mut leading = 0;
         for _ in 0..20 {
-            if matches!(lease.round(&mut observed).await, Ok(Verdict::Leading(_))) {
+            if matches!(lease.round(&mut observed).await, Ok(LeaseDecision::Leading(_))) {
                 leading += 1;
             }
             tokio::time::advance(RENEW_DEADLINE).await;

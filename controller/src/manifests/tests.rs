@@ -450,7 +450,7 @@ status:
 #[test]
 fn the_demo_manifests_parse_and_compile_cleanly() {
     let mut objects = Vec::new();
-    for (name, text) in crate::demo::DEMO_MANIFESTS {
+    for (name, text) in crate::cmd::demo::DEMO_MANIFESTS {
         objects.extend(parse_documents(text, Path::new(name)).expect("demo manifests parse"));
     }
     let compiled = compile(&ClusterState::from_objects(objects), &CompileOptions::default());
@@ -568,7 +568,7 @@ fn load_reads_every_file_and_names_the_file_that_fails() {
 #[test]
 fn compact_objects_decode_to_the_objects_compile_reads_in_their_order() {
     let mut objects = Vec::new();
-    for (name, text) in crate::demo::DEMO_MANIFESTS {
+    for (name, text) in crate::cmd::demo::DEMO_MANIFESTS {
         objects.extend(parse_documents(text, Path::new(name)).expect("demo manifests parse"));
     }
     objects.extend(parse(

@@ -1,9 +1,14 @@
 //! `shunt demo`: four example "pods" on 127.0.0.11-14:3000 and the bundled manifests that
 //! route to them, so the whole path can be tried with curl and no cluster.
 
-use std::{convert::Infallible, net::SocketAddr, path::Path};
+use std::{
+    convert::Infallible,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+};
 
 use bytes::Bytes;
+use clap::Args;
 use http::{Request, Response, header};
 use http_body_util::Full;
 use hyper::{body::Incoming, service::service_fn};
@@ -14,20 +19,33 @@ use hyper_util::{
 use tokio::net::TcpListener;
 use tracing::{debug, info};
 
+use super::{LogArgs, ProxyArgs};
 use crate::{
-    cli::DemoArgs,
     compile::CompileOptions,
     dataplane::Shutdown,
-    manifests,
-    standalone::{self, ManifestWatcher},
+    manifests::{self, ManifestWatcher},
 };
 
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Serve these manifests instead of the bundled ones (try `examples/demo` and edit it live).
+    #[arg(long = "manifests", value_name = "PATH")]
+    pub manifests: Vec<PathBuf>,
+    /// Only start the example backends.
+    #[arg(long)]
+    pub backends_only: bool,
+    #[command(flatten)]
+    pub proxy: ProxyArgs,
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
 pub const DEMO_MANIFESTS: [(&str, &str); 3] = [
-    ("examples/demo/shop.yaml", include_str!("../../examples/demo/shop.yaml")),
-    ("examples/demo/blog.yaml", include_str!("../../examples/demo/blog.yaml")),
+    ("examples/demo/shop.yaml", include_str!("../../../examples/demo/shop.yaml")),
+    ("examples/demo/blog.yaml", include_str!("../../../examples/demo/blog.yaml")),
     (
         "examples/demo/shop-tls.yaml",
-        include_str!("../../examples/demo/shop-tls.yaml"),
+        include_str!("../../../examples/demo/shop-tls.yaml"),
     ),
 ];
 
@@ -39,6 +57,7 @@ pub const DEMO_PODS: [(&str, &str); 4] = [
     ("127.0.0.14:3000", "blog"),
 ];
 
+/// Starts the demo pods, then serves the bundled manifests (or `--manifests`) to them.
 pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     for (addr, service) in DEMO_PODS {
         let addr: SocketAddr = addr.parse().expect("demo pod addresses are valid");
@@ -64,7 +83,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let port = args.proxy.http_addr.port();
     info!("Try: curl -H 'Host: shop.example.com' localhost:{port}/api/orders");
     info!("     curl -H 'Host: www.blog.example.com' localhost:{port}/");
-    standalone::serve(
+    super::serve::serve_manifests(
         watcher,
         &args.proxy,
         CompileOptions::default(),

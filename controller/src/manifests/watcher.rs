@@ -1,5 +1,5 @@
-//! Standalone mode: manifest files in, route tables out. Files are polled (cheap `stat`s), so an
-//! edit is live within a poll interval whatever the editor or volume does to the file.
+//! The source of `shunt serve`: manifest files, polled (cheap `stat`s), so an edit is live within
+//! a poll interval whatever the editor or volume does to the file.
 //!
 //! ```text
 //! files ─poll─▶ last good objects per file ─▶ ClusterState ─compile─▶ TableSpec ─▶ ControlPlane
@@ -9,27 +9,22 @@
 //! The compile is told which objects changed, so it redoes only the Ingresses they concern and
 //! no decoded object is kept between compiles. After the first compile, the state holds only
 //! the objects the compile reads ([`Reads`]): decoding every object at each edit left the
-//! allocator's pages partly used next to the new table's, ~4 MiB more resident by the 7th edit.
+//! allocator's pages partly used next to the new table's, and resident memory grew by edit.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
-    path::PathBuf,
-    time::{Duration, Instant, SystemTime},
+    path::{Path, PathBuf},
+    time::{Duration, SystemTime},
 };
 
-use k8s_openapi::jiff::Timestamp;
 use tracing::{debug, warn};
 
 use crate::{
     compile::{Changes, ClusterState, CompileOptions, Reads},
-    control::ControlPlane,
-    manifests::{self, CompactObjects, Object},
+    control::{ControlPlane, Source},
+    manifests::{self, CompactObjects, ManifestError, Object},
     metrics::ControllerMetrics,
 };
-
-/// How often the table is recompiled with no change in sight, so an expired certificate is
-/// noticed (and its hosts fall back to the default) without an edit.
-pub const RECOMPILE_EVERY: Duration = Duration::from_secs(60);
 
 /// Tracks the manifest files under some roots and the last good objects of each.
 pub struct ManifestWatcher {
@@ -63,11 +58,9 @@ struct Fingerprint {
 
 impl ManifestWatcher {
     /// Fails when a root does not exist: a typo should stop startup, not serve nothing.
-    pub fn new(roots: Vec<PathBuf>) -> anyhow::Result<Self> {
-        for root in &roots {
-            if !root.exists() {
-                anyhow::bail!("manifest path {} does not exist", root.display());
-            }
+    pub fn new(roots: Vec<PathBuf>) -> Result<Self, ManifestError> {
+        if let Some(root) = roots.iter().find(|root| !root.exists()) {
+            return Err(ManifestError::Missing { path: root.clone() });
         }
         Ok(ManifestWatcher {
             roots,
@@ -92,12 +85,13 @@ impl ManifestWatcher {
     pub fn poll(&mut self, metrics: &ControllerMetrics) -> bool {
         let mut changed = false;
         let mut seen = BTreeSet::new();
-        for (root_index, root) in self.roots.iter().enumerate() {
-            let paths = match manifests::expand(std::slice::from_ref(root)) {
+        for root_index in 0..self.roots.len() {
+            let paths = match manifests::expand(std::slice::from_ref(&self.roots[root_index])) {
                 Ok(paths) => paths,
                 Err(error) => {
                     // A root that vanished for a moment (an editor's save): keep its files.
-                    debug!(%error, path = %root.display(), "Manifest path unreadable, keeping its last objects");
+                    let root = self.roots[root_index].display();
+                    debug!(%error, path = %root, "Manifest path unreadable, keeping its last objects");
                     seen.extend(
                         self.files
                             .iter()
@@ -108,41 +102,8 @@ impl ManifestWatcher {
                 }
             };
             for path in paths {
-                seen.insert(path.clone());
-                let fingerprint = fingerprint(&path);
-                let entry = self.files.entry(path.clone()).or_insert_with(|| WatchedFile {
-                    root: root_index,
-                    fingerprint: None,
-                    objects: CompactObjects::default(),
-                });
-                if fingerprint.is_some() && entry.fingerprint == fingerprint {
-                    continue;
-                }
-                entry.fingerprint = fingerprint;
-                let parsed = manifests::parse_file(&path).and_then(|objects| {
-                    debug!(path = %path.display(), objects = objects.len(), "Loaded manifest file");
-                    CompactObjects::encode(objects).map_err(|source| manifests::ManifestError::Keep {
-                        path: path.clone(),
-                        source,
-                    })
-                });
-                match parsed {
-                    Ok(objects) => {
-                        if entry.objects != objects {
-                            // Until the first compile takes the changes, everything is redone anyway.
-                            if !self.changes.everything {
-                                note_changes(&mut self.changes, &entry.objects.decode(), &objects.decode());
-                                self.changed_files.insert(path.clone());
-                            }
-                            entry.objects = objects;
-                            changed = true;
-                        }
-                    }
-                    Err(error) => {
-                        metrics.source_errors.inc();
-                        warn!(%error, path = %path.display(), "Manifest file rejected, its last good objects keep serving");
-                    }
-                }
+                changed |= self.read_file(root_index, &path, metrics);
+                seen.insert(path);
             }
         }
         let before = self.files.len();
@@ -155,6 +116,46 @@ impl ManifestWatcher {
             keep
         });
         changed || before != self.files.len()
+    }
+
+    /// Reads `path` again if its fingerprint changed. True when its objects differ from the
+    /// last good ones; a file that fails to parse keeps those.
+    fn read_file(&mut self, root: usize, path: &Path, metrics: &ControllerMetrics) -> bool {
+        let fingerprint = fingerprint(path);
+        let entry = self.files.entry(path.to_path_buf()).or_insert_with(|| WatchedFile {
+            root,
+            fingerprint: None,
+            objects: CompactObjects::default(),
+        });
+        if fingerprint.is_some() && entry.fingerprint == fingerprint {
+            return false;
+        }
+        entry.fingerprint = fingerprint;
+        let parsed = manifests::parse_file(path).and_then(|objects| {
+            debug!(path = %path.display(), objects = objects.len(), "Loaded manifest file");
+            CompactObjects::encode(objects).map_err(|source| ManifestError::Keep {
+                path: path.to_path_buf(),
+                source,
+            })
+        });
+        let objects = match parsed {
+            Ok(objects) => objects,
+            Err(error) => {
+                metrics.source_errors.inc();
+                warn!(%error, path = %path.display(), "Manifest file rejected, its last good objects keep serving");
+                return false;
+            }
+        };
+        if entry.objects == objects {
+            return false;
+        }
+        // Until the first compile takes the changes, everything is redone anyway.
+        if !self.changes.everything {
+            note_changes(&mut self.changes, &entry.objects.decode(), &objects.decode());
+            self.changed_files.insert(path.to_path_buf());
+        }
+        entry.objects = objects;
+        true
     }
 
     /// What changed since the last call (everything, the first time).
@@ -242,7 +243,7 @@ fn note_changes(changes: &mut Changes, old: &[Object], new: &[Object]) {
     }
 }
 
-fn fingerprint(path: &std::path::Path) -> Option<Fingerprint> {
+fn fingerprint(path: &Path) -> Option<Fingerprint> {
     let meta = std::fs::metadata(path).ok()?;
     Some(Fingerprint {
         len: meta.len(),
@@ -271,54 +272,39 @@ fn next_state(
     (state, changes)
 }
 
-/// Polls, compiles and publishes until `shutdown` resolves. Runs on the control thread, so the
-/// polling and compiling may block it.
-pub async fn run(
-    mut watcher: ManifestWatcher,
-    options: CompileOptions,
-    mut control: ControlPlane,
+/// Manifest files as the compile loop's source ([`crate::control::compile_loop`]).
+pub struct ManifestSource {
+    watcher: ManifestWatcher,
+    /// How often the files are checked for changes.
     interval: Duration,
-    shutdown: impl std::future::Future<Output = ()>,
-) {
-    tokio::pin!(shutdown);
-    let mut last_compile: Option<Instant> = None;
-    // After a panic, only a change compiles again: the same files would panic the same way.
-    let mut panicked = false;
-    loop {
-        let changed = watcher.poll(control.metrics());
-        // Also recompile now and then with nothing changed: a certificate may have expired.
-        let due = !panicked && last_compile.is_none_or(|at| at.elapsed() >= RECOMPILE_EVERY);
-        if changed || due {
-            let mut task_options = options.clone();
-            task_options.now = Some(Timestamp::now());
-            last_compile = Some(Instant::now());
-            let (state, changes) = next_state(&mut watcher, &control, &task_options);
-            panicked = control
-                .compile_changes_and_publish(state, &task_options, Some(&changes), |_| ())
-                .is_none();
-        }
-        tokio::select! {
-            () = tokio::time::sleep(interval) => {}
-            () = &mut shutdown => return,
-        }
+}
+
+impl ManifestSource {
+    pub fn new(watcher: ManifestWatcher, interval: Duration) -> Self {
+        ManifestSource { watcher, interval }
     }
 }
 
-/// `shunt serve`: watch manifests and serve them until SIGTERM/SIGINT.
-pub async fn serve(
-    watcher: ManifestWatcher,
-    proxy: &crate::cli::ProxyArgs,
-    options: CompileOptions,
-    poll_interval: Duration,
-) -> anyhow::Result<()> {
-    let mut registry = shunt_proxy::Registry::default();
-    let dataplane = crate::dataplane::Dataplane::new(&mut registry, proxy.metrics_options());
-    let metrics = ControllerMetrics::register(&mut registry);
-    let shutdown = crate::dataplane::Shutdown::on_signals();
-    let control = ControlPlane::new(dataplane.publisher, metrics);
-    let stop = shutdown.clone().requested();
-    crate::control::spawn_thread(move || run(watcher, options, control, poll_interval, stop))?;
-    crate::dataplane::serve(proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await
+impl Source for ManifestSource {
+    /// The first poll: files that fail to parse are reported and left out.
+    async fn ready(&mut self, metrics: &ControllerMetrics) -> bool {
+        self.watcher.poll(metrics);
+        true
+    }
+
+    async fn changed(&mut self, metrics: &ControllerMetrics) {
+        loop {
+            tokio::time::sleep(self.interval).await;
+            if self.watcher.poll(metrics) {
+                return;
+            }
+        }
+    }
+
+    fn compile(&mut self, control: &mut ControlPlane, options: &CompileOptions) -> Option<()> {
+        let (state, changes) = next_state(&mut self.watcher, control, options);
+        control.compile_changes_and_publish(state, options, Some(&changes), |_| ())
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,72 @@
+//! Which Ingresses are ours (classes, shadowed classes) and the options of the compile.
+
+use clap::Args;
+
+use super::parse::parse_namespaced;
+use crate::compile::CompileOptions;
+
+#[derive(Clone, Debug, Args)]
+pub struct ClassArgs {
+    /// IngressClasses with this `spec.controller` are ours.
+    #[arg(long, default_value = "shunt.dev/ingress-controller")]
+    pub controller_name: String,
+    /// Class names that are ours even without an IngressClass object; repeatable.
+    #[arg(long = "ingress-class", default_value = "shunt")]
+    pub ingress_classes: Vec<String>,
+    /// Also serve Ingresses that name no class.
+    #[arg(long)]
+    pub watch_ingress_without_class: bool,
+    /// Also serve Ingresses of this other class (e.g. the cloud load balancer's); repeatable.
+    /// `NAME=qcloud` compiles them as TKE's CLB serves them (class `qcloud` does by default).
+    #[arg(long = "shadow-class", value_name = "NAME[=PROFILE]")]
+    pub shadow_classes: Vec<crate::compile::ShadowClass>,
+    /// A `kubernetes.io/tls` Secret serving a shadowed qcloud host's HTTPS (the host as the
+    /// Ingress writes it); repeatable.
+    #[arg(long = "shadow-tls", value_parser = parse_shadow_tls, value_name = "HOST=NAMESPACE/NAME")]
+    pub shadow_tls: Vec<(String, (String, String))>,
+    /// The redirect code of qcloud `auto-rewrite` when `auto-rewrite-code` gives none (TKE does
+    /// not document it precisely).
+    #[arg(long, default_value_t = 302, value_parser = parse_rewrite_code)]
+    pub shadow_rewrite_code: u16,
+    /// `kubernetes.io/tls` Secret (NAMESPACE/NAME) for SNI names no Ingress covers and clients
+    /// without SNI; a self-signed certificate for `shunt-default.invalid` otherwise.
+    #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
+    pub default_ssl_certificate: Option<(String, String)>,
+}
+
+impl ClassArgs {
+    pub fn compile_options(&self) -> CompileOptions {
+        CompileOptions {
+            controller_name: self.controller_name.clone(),
+            ingress_classes: self.ingress_classes.clone(),
+            watch_ingress_without_class: self.watch_ingress_without_class,
+            shadow_classes: self.shadow_classes.clone(),
+            shadow: crate::compile::ShadowOptions {
+                default_rewrite_code: self.shadow_rewrite_code,
+                tls: self.shadow_tls.iter().cloned().collect(),
+            },
+            default_certificate: self.default_ssl_certificate.clone(),
+            now: None,
+        }
+    }
+}
+
+fn parse_shadow_tls(s: &str) -> Result<(String, (String, String)), String> {
+    let (host, secret) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected HOST=NAMESPACE/NAME, got {s:?}"))?;
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(format!("{s:?}: empty or malformed host"));
+    }
+    Ok((
+        host.trim_end_matches('.').to_ascii_lowercase(),
+        parse_namespaced(secret)?,
+    ))
+}
+
+fn parse_rewrite_code(s: &str) -> Result<u16, String> {
+    match s.parse::<u16>() {
+        Ok(code @ (301 | 302 | 307)) => Ok(code),
+        _ => Err(format!("{s:?}: the CLB redirects with 301, 302 or 307")),
+    }
+}

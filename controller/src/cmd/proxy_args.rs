@@ -1,0 +1,145 @@
+//! The proxy's listeners, limits and timeouts, and the proxy crate's options built from them.
+//! Every default here is the `Default` of the option it sets (a unit test holds them together).
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use clap::Args;
+use shunt_proxy::{
+    forward::ProxyOptions, headers::TrustedProxies, server::ServerOptions, tls, upstream::ClientOptions,
+};
+
+use super::parse::{parse_duration, parse_size, parse_trusted};
+
+#[derive(Clone, Debug, Args)]
+pub struct ProxyArgs {
+    /// Plain HTTP listener (HTTP/1.1 and h2c).
+    #[arg(long, default_value = "0.0.0.0:8080", env = "SHUNT_HTTP_ADDR")]
+    pub http_addr: SocketAddr,
+    /// HTTPS listener: TLS 1.2/1.3, certificate by SNI, HTTP/2 or HTTP/1.1 by ALPN.
+    #[arg(long, default_value = "0.0.0.0:8443", env = "SHUNT_HTTPS_ADDR")]
+    pub https_addr: SocketAddr,
+    /// PEM CA bundle: HTTPS backends must present a chain to one of these. Without it, backend
+    /// TLS is encrypted but unauthenticated (pod IPs are never in a certificate's names).
+    #[arg(long, value_name = "FILE")]
+    pub upstream_ca_bundle: Option<PathBuf>,
+    /// Admin listener: /healthz, /readyz, /metrics, /routes.
+    #[arg(long, default_value = "0.0.0.0:9090", env = "SHUNT_ADMIN_ADDR")]
+    pub admin_addr: SocketAddr,
+    /// Peers whose X-Forwarded-* headers are kept (CIDRs or addresses, comma-separated).
+    #[arg(long, default_value = "", value_parser = parse_trusted)]
+    pub trusted_proxies: TrustedProxies,
+    /// Time allowed for a backend's response head.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub upstream_timeout: Duration,
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub connect_timeout: Duration,
+    /// Idle pooled connections are closed after this; keep it below your backends' keep-alive timeouts.
+    #[arg(long, default_value = "4s", value_parser = parse_duration)]
+    pub upstream_idle_timeout: Duration,
+    /// HTTP/1 connections per backend endpoint per worker thread; a request beyond it waits for
+    /// a free one up to --connect-timeout, then gets 503.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    pub upstream_max_connections: u32,
+    /// Endpoints one request may try when connecting fails.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
+    pub connect_attempts: u16,
+    /// Request bodies larger than this get 413 (e.g. 10Mi). Unlimited when unset.
+    #[arg(long, value_parser = parse_size)]
+    pub max_body_size: Option<u64>,
+    /// Request heads larger than this get 431.
+    #[arg(long, default_value = "32Ki", value_parser = parse_size)]
+    pub max_header_size: u64,
+    /// On SIGTERM, how long in-flight requests may take to finish.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub drain_timeout: Duration,
+    /// One log line per request (target `shunt::access`).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub access_log: bool,
+    /// A latency histogram per route in /metrics (about 20 series per route that served);
+    /// per-backend latency is always there.
+    #[arg(long)]
+    pub metrics_per_route_latency: bool,
+    /// Proxy worker threads, each serving its own connections; defaults to the available cores.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+    /// From accept (or the TLS handshake's end) to a complete first request head, and from the
+    /// first byte of each later HTTP/1.1 head to its end; then the connection is closed (408
+    /// where a request line started). Bounds HTTP/1.1-or-HTTP/2 detection too.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub client_header_timeout: Duration,
+    /// A keep-alive connection with no request in flight for this long is closed (HTTP/2: GOAWAY).
+    #[arg(long, default_value = "75s", value_parser = parse_duration)]
+    pub client_idle_timeout: Duration,
+    /// Longest wait between two reads of a request body; then 408 and the backend request ends.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub client_body_timeout: Duration,
+    /// An upgraded connection (WebSocket) with no bytes either way for this long is closed.
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub tunnel_idle_timeout: Duration,
+    /// Open client connections per process (all listeners and threads); more are closed at
+    /// accept. Keep it below the pod's file-descriptor limit (`ulimit -n`) minus upstream sockets.
+    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Streams one HTTP/2 client connection may have open at once.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..))]
+    pub http2_max_concurrent_streams: u32,
+}
+
+impl ProxyArgs {
+    pub fn metrics_options(&self) -> shunt_proxy::metrics::MetricsOptions {
+        shunt_proxy::metrics::MetricsOptions {
+            per_route_latency: self.metrics_per_route_latency,
+        }
+    }
+
+    pub fn proxy_options(&self) -> ProxyOptions {
+        ProxyOptions {
+            trusted_proxies: self.trusted_proxies.clone(),
+            upstream_timeout: self.upstream_timeout,
+            max_body_size: self.max_body_size,
+            connect_attempts: usize::from(self.connect_attempts),
+            access_log: self.access_log,
+            client_body_timeout: self.client_body_timeout,
+            ..ProxyOptions::default()
+        }
+    }
+
+    /// Fails when the CA bundle cannot be read or holds no certificate.
+    pub fn client_options(&self) -> anyhow::Result<ClientOptions> {
+        use anyhow::Context as _;
+        let roots = match &self.upstream_ca_bundle {
+            Some(path) => {
+                let pem =
+                    std::fs::read(path).with_context(|| format!("reading --upstream-ca-bundle {}", path.display()))?;
+                tls::roots_from_pem(&pem).with_context(|| format!("--upstream-ca-bundle {}", path.display()))?
+            }
+            None => tls::RootCertStore::empty(),
+        };
+        Ok(ClientOptions {
+            connect_timeout: self.connect_timeout,
+            pool_idle_timeout: self.upstream_idle_timeout,
+            max_connections_per_endpoint: usize::try_from(self.upstream_max_connections).unwrap_or(usize::MAX),
+            tls: tls::client_config(roots),
+        })
+    }
+
+    /// How many proxy workers to run: `--threads`, else one per available core.
+    pub fn workers(&self) -> usize {
+        match self.threads {
+            Some(threads) => usize::from(threads),
+            None => std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
+
+    pub fn server_options(&self) -> ServerOptions {
+        ServerOptions {
+            max_header_size: usize::try_from(self.max_header_size).unwrap_or(usize::MAX),
+            drain_timeout: self.drain_timeout,
+            header_timeout: self.client_header_timeout,
+            idle_timeout: self.client_idle_timeout,
+            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+            http2_max_concurrent_streams: self.http2_max_concurrent_streams,
+            ..ServerOptions::default()
+        }
+    }
+}
