@@ -33,9 +33,9 @@ use crate::{
 };
 
 mod compact;
-mod watcher;
 #[cfg(test)]
 mod tests;
+mod watcher;
 
 pub use compact::CompactObjects;
 pub use watcher::{ManifestSource, ManifestWatcher};

@@ -41,8 +41,14 @@ pub struct DemoArgs {
 }
 
 pub const DEMO_MANIFESTS: [(&str, &str); 3] = [
-    ("examples/demo/shop.yaml", include_str!("../../../examples/demo/shop.yaml")),
-    ("examples/demo/blog.yaml", include_str!("../../../examples/demo/blog.yaml")),
+    (
+        "examples/demo/shop.yaml",
+        include_str!("../../../examples/demo/shop.yaml"),
+    ),
+    (
+        "examples/demo/blog.yaml",
+        include_str!("../../../examples/demo/blog.yaml"),
+    ),
     (
         "examples/demo/shop-tls.yaml",
         include_str!("../../../examples/demo/shop-tls.yaml"),

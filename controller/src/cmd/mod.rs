@@ -55,7 +55,6 @@ pub enum Command {
     Dns(DnsArgs),
 }
 
-
 impl Command {
     /// The log format asked for; `dns` prints its rules on stdout and logs as text.
     pub fn log_format(&self) -> LogFormat {

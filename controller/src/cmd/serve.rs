@@ -51,7 +51,10 @@ pub async fn serve_manifests(
     let metrics = ControllerMetrics::register(&mut registry);
     let shutdown = Shutdown::on_signals();
     let control = ControlPlane::new(dataplane.publisher, metrics);
-    let (source, stop) = (ManifestSource::new(watcher, poll_interval), shutdown.clone().requested());
+    let (source, stop) = (
+        ManifestSource::new(watcher, poll_interval),
+        shutdown.clone().requested(),
+    );
     crate::control::spawn_thread(move || crate::control::compile_loop(source, options, control, stop))?;
     crate::dataplane::serve(proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await
 }

@@ -118,7 +118,10 @@ fn the_proxy_options_built_from_no_flags_are_the_proxy_crates_defaults() {
         assert_eq!(max_body_size, default.max_body_size, "--max-body-size");
         assert_eq!(connect_attempts, default.connect_attempts, "--connect-attempts");
         assert_eq!(access_log, default.access_log, "--access-log");
-        assert_eq!(client_body_timeout, default.client_body_timeout, "--client-body-timeout");
+        assert_eq!(
+            client_body_timeout, default.client_body_timeout,
+            "--client-body-timeout"
+        );
         // The tunnels are built from --tunnel-idle-timeout where the listeners are.
         let tunnels = Tunnels::new(args.tunnel_idle_timeout, ServerMetrics::default());
         assert_eq!(

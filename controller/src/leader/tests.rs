@@ -293,7 +293,7 @@ async fn losing_the_write_race_with_a_conflict_makes_us_follow() {
 }
 
 #[tokio::test]
-async fn a_server_error_is_an_error_not_a_verdict() {
+async fn a_server_error_is_an_error_not_a_decision() {
     let (client, mut api) = mk_client();
     let scenario = async move {
         api.answer(

@@ -83,7 +83,9 @@ impl Writers {
             crate::dns::log_new(&mut self.dns_refused, refused);
         }
         self.events
-            .report(&diagnostics, |ns, name| uid_in(ingresses.iter().map(|i| &**i), ns, name))
+            .report(&diagnostics, |ns, name| {
+                uid_in(ingresses.iter().map(|i| &**i), ns, name)
+            })
             .await;
     }
 }

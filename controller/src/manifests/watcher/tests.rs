@@ -76,9 +76,14 @@ async fn a_panicking_compile_is_counted_and_the_next_change_recovers() {
     let watcher = ManifestWatcher::new(vec![dir.path().to_path_buf()]).expect("the directory exists");
     let (stop, stopped) = oneshot::channel::<()>();
     let source = ManifestSource::new(watcher, POLL);
-    let task = tokio::spawn(crate::control::compile_loop(source, CompileOptions::default(), control, async {
-        let _ = stopped.await;
-    }));
+    let task = tokio::spawn(crate::control::compile_loop(
+        source,
+        CompileOptions::default(),
+        control,
+        async {
+            let _ = stopped.await;
+        },
+    ));
     eventually("the first table is published", || routes(&reader, "web.example.com")).await;
 
     write(&file, &["web", "boom"]);

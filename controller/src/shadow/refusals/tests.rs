@@ -45,6 +45,10 @@ fn only_refused_hosts_are_left_out_with_their_reasons_joined() {
 
 #[test]
 fn rewriting_all_shadowed_hosts_refuses_none() {
-    let verdicts = [mk_verdict("odd.example.com", Verdict::Refused, &["Tls: no certificate"])];
+    let verdicts = [mk_verdict(
+        "odd.example.com",
+        Verdict::Refused,
+        &["Tls: no certificate"],
+    )];
     assert_eq!(dns_refusals(&verdicts, ShadowRewrite::All), []);
 }
