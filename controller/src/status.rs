@@ -108,14 +108,7 @@ impl StatusWriter {
             if seen.get(&key).is_some_and(|(_, written)| *written == next) {
                 continue;
             }
-            let api = Api::<Ingress>::namespaced(self.client.clone(), &namespace);
-            // A replace carries the resourceVersion we read: a concurrent change makes it fail
-            // (409) instead of being overwritten, and the next sync retries from fresh state.
-            let mut updated = (*ingress).clone();
-            let status = updated.status.get_or_insert_with(Default::default);
-            status.load_balancer.get_or_insert_with(Default::default).ingress =
-                if next.is_empty() { None } else { Some(next.clone()) };
-            match api.replace_status(&name, &PostParams::default(), &updated).await {
+            match self.write(&ingress, &next).await {
                 Ok(_) if next.is_empty() => {
                     info!(ingress = %format!("{namespace}/{name}"), "Cleared status of an Ingress we no longer serve");
                     report.cleared += 1;
@@ -134,6 +127,19 @@ impl StatusWriter {
         }
         self.in_flight = seen;
         report
+    }
+
+    /// Replaces `ingress`'s load-balancer status with `next` (none when empty). The replace
+    /// carries the resourceVersion we read: a concurrent change makes it fail (409) instead of
+    /// being overwritten, and the next sync retries from fresh state.
+    async fn write(&self, ingress: &Ingress, next: &[IngressLoadBalancerIngress]) -> kube::Result<Ingress> {
+        let api = Api::<Ingress>::namespaced(self.client.clone(), &ingress.namespace().unwrap_or_default());
+        let mut updated = ingress.clone();
+        let status = updated.status.get_or_insert_with(Default::default);
+        status.load_balancer.get_or_insert_with(Default::default).ingress =
+            if next.is_empty() { None } else { Some(next.to_vec()) };
+        api.replace_status(&ingress.name_any(), &PostParams::default(), &updated)
+            .await
     }
 }
 
