@@ -4,10 +4,10 @@
 //! API JSON ─serde (unknown fields skipped)─▶ Service / EndpointSlice ─▶ store ─▶ ClusterState ─▶ compile
 //! ```
 //! k8s-openapi's types give every optional field its room whether set or not (a Service is 824 B,
-//! each `Endpoint` 352 B before any string); at 10,000 Services and 50,000 endpoints that was
-//! ~39 MiB of `shunt run`'s heap. These types keep k8s-openapi's field names and nesting for the
-//! fields compile reads, so compile's code reads them unchanged, and nothing else: managedFields,
-//! selectors, IPs, node names and pod references are skipped while parsing, never allocated.
+//! each `Endpoint` 352 B before any string): ~39 MiB at 10,000 Services and 50,000 endpoints.
+//! These types keep k8s-openapi's field names and nesting for the fields compile reads, so
+//! compile's code reads them unchanged, and nothing else: managedFields, selectors, IPs, node
+//! names and pod references are skipped while parsing, never allocated.
 //! They implement k8s-openapi's `Resource` and `Metadata` with the same group, version, kind and
 //! plural, so kube's `Api<K>` lists and watches the same URLs.
 

@@ -7,7 +7,7 @@
 //! `ServiceSpec` or an endpoint takes room when absent) plus one allocation per string, list and
 //! map: about 2.3 KB for an Ingress, Service or five-endpoint EndpointSlice, against 200-350 bytes
 //! of JSON. Compile needs owned objects anyway (the state it reads is built anew each time), so
-//! decoding replaces the deep clone it used to take of the kept objects, at about the same cost.
+//! decoding costs about what a deep clone of the kept objects would.
 //! Manifests repeat themselves (every Ingress, Service and slice spelled alike): deflate at its
 //! fastest level keeps 10,000 of each in ~0.5 MiB instead of ~9 MiB of JSON, for a few ms of
 //! inflating per MiB at each compile.
