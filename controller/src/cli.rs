@@ -93,8 +93,8 @@ pub enum ShadowRewrite {
 
 impl DnsRuleArgs {
     /// Shadowed hosts to leave out of the rules, with why (none with `--shadow-rewrite=all`).
-    pub fn shadow_refusals(&self, verdicts: &[crate::compile::HostVerdict]) -> Vec<crate::dns::Refusal> {
-        crate::compile::qcloud::dns_refusals(verdicts, self.shadow_rewrite == ShadowRewrite::All)
+    pub fn shadow_refusals(&self, verdicts: &[crate::shadow::HostVerdict]) -> Vec<crate::dns::Refusal> {
+        crate::shadow::dns_refusals(verdicts, self.shadow_rewrite == ShadowRewrite::All)
             .into_iter()
             .map(|(host, detail)| crate::dns::Refusal {
                 host,
@@ -436,7 +436,7 @@ impl ClassArgs {
             ingress_classes: self.ingress_classes.clone(),
             watch_ingress_without_class: self.watch_ingress_without_class,
             shadow_classes: self.shadow_classes.clone(),
-            shadow: crate::compile::ShadowOptions {
+            shadow: crate::shadow::ShadowOptions {
                 default_rewrite_code: self.shadow_rewrite_code,
                 tls: self.shadow_tls.iter().cloned().collect(),
             },

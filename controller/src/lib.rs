@@ -19,7 +19,7 @@ pub mod leader;
 pub mod manifests;
 pub mod metrics;
 pub mod objects;
-pub mod shadow_log;
+pub mod shadow;
 pub mod standalone;
 pub mod status;
 pub mod telemetry;

@@ -16,6 +16,7 @@ use crate::{
     compile::{ClusterState, CompileOptions, Compiled, compile},
     fixtures::mk_meta,
     manifests::parse_documents,
+    shadow::{Verdict, dns_refusals},
 };
 
 /// The Services every example routes to, in namespace `shop`.

@@ -3,7 +3,7 @@
 //! entries and `auto-rewrite`. Pure: raw hosts and paths out, validated by the caller.
 
 use k8s_openapi::api::networking::v1::{Ingress, IngressBackend, IngressServiceBackend, ServiceBackendPort};
-use shunt_proxy::routes::spec::{Listeners, Scheme};
+use shunt_proxy::routes::spec::{Listeners, RedirectSpec, Scheme};
 
 use super::annotations::{
     EntryBackend, HTTP_RULES, HTTPS_RULES, PortValue, QcloudAnnotations, REWRITE_SUPPORT, RuleEntry,
@@ -35,6 +35,21 @@ pub struct Redirect {
     pub host: Option<String>,
     pub port: Option<u16>,
     pub path: Option<String>,
+}
+
+// === impl Redirect ===
+
+impl Redirect {
+    /// The redirect as the table answers it.
+    pub fn spec(&self) -> RedirectSpec {
+        RedirectSpec {
+            code: self.code,
+            scheme: Some(self.scheme),
+            host: self.host.clone(),
+            port: self.port,
+            path: self.path.clone(),
+        }
+    }
 }
 
 /// A rule identity: host (empty = default domain) and path (`/` when missing).

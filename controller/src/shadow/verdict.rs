@@ -1,23 +1,11 @@
-//! The shadow verdict per host: identical (shunt answers as the CLB would, on every port the
-//! CLB listens on) or refused with reasons. Refused hosts stay out of the CoreDNS rules.
+//! The verdict per host of a shadowed Ingress, whatever its profile: identical (shunt answers
+//! as the other controller would, on every port it listens on) or refused with reasons.
+//! Refused hosts stay out of the CoreDNS rules.
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use serde_json::json;
 use shunt_proxy::routes::spec::HostMatch;
-
-/// What shunt assumes of the CLB where TKE's documentation is not precise; `/shadow` lists it.
-pub const ASSUMED: [&str; 8] = [
-    "paths are CLB URL rules (nginx locations): a character prefix, longest wins; pathType Exact is nginx '='",
-    "a rule ending in '/' answers the same path without it with 301 to the rule",
-    "a wildcard '*.domain' matches any number of labels; an exact domain beats it",
-    "a request for a known domain that no rule matches gets 404; an unknown domain goes to the default domain (host-less rules)",
-    "auto-rewrite without auto-rewrite-code redirects with the --shadow-rewrite-code default (302)",
-    "redirects keep the query string",
-    "X-Client-Proto is http or https by listener; X-Forwarded-For/-Proto as shunt always sets them; X-Real-IP is not sent",
-    "a port the CLB does not listen on gets 404 from shunt instead of a refused connection",
-];
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HostVerdict {
@@ -25,12 +13,12 @@ pub struct HostVerdict {
     pub host: String,
     #[serde(skip)]
     pub matched: HostMatch,
-    /// `namespace/name` of every qcloud Ingress naming the host.
+    /// `namespace/name` of every shadowed Ingress naming the host.
     pub ingresses: Vec<String>,
     pub verdict: Verdict,
     /// `Reason: detail`, sorted; empty when identical.
     pub reasons: Vec<String>,
-    /// `http`, `https`: the CLB listeners the host has rules on.
+    /// `http`, `https`: the listeners the other controller serves the host on.
     pub listeners: Vec<&'static str>,
     /// The Secret serving the host's HTTPS, `namespace/name`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -84,15 +72,6 @@ impl HostVerdict {
             Verdict::Refused
         };
     }
-}
-
-/// The `/shadow` document: the profile, what it assumes, a verdict per host.
-pub fn document(verdicts: &[HostVerdict]) -> serde_json::Value {
-    json!({
-        "profile": "qcloud",
-        "assumed": ASSUMED,
-        "hosts": verdicts,
-    })
 }
 
 /// The hosts to leave out of the CoreDNS rules, with why (each reason joined), unless
