@@ -58,10 +58,34 @@ type Key = (String, String);
 /// The Ingress's rules as the CLB lays them out, and reasons its hosts cannot be reproduced.
 pub fn split(ingress: &Ingress, parsed: &QcloudAnnotations, default_code: u16) -> (Vec<ClbRule>, Vec<String>) {
     let mut problems = Vec::new();
-    let spec = ingress.spec.as_ref();
-    let has_tls = spec.and_then(|s| s.tls.as_ref()).is_some_and(|tls| !tls.is_empty());
-    let mut rules: Vec<ClbRule> = Vec::new();
-    for rule in spec.and_then(|s| s.rules.as_ref()).into_iter().flatten() {
+    let mut rules = spec_rules(ingress);
+    if parsed.rule_mix_both {
+        // Every rule on both listeners: the default already.
+    } else if parsed.rule_mix {
+        mix(&mut rules, parsed, &mut problems);
+    } else {
+        let has_tls = (ingress.spec.as_ref())
+            .and_then(|s| s.tls.as_ref())
+            .is_some_and(|tls| !tls.is_empty());
+        let listeners = if has_tls { Listeners::Tls } else { Listeners::Plain };
+        for rule in &mut rules {
+            rule.listeners = listeners;
+        }
+    }
+    if parsed.rule_mix || parsed.rule_mix_both {
+        rewrites(&mut rules, parsed, default_code, &mut problems);
+    }
+    if parsed.auto_rewrite {
+        auto_rewrite(&mut rules, parsed, default_code);
+    }
+    (rules, problems)
+}
+
+/// The `spec.rules` paths, each a forward on both listeners.
+fn spec_rules(ingress: &Ingress) -> Vec<ClbRule> {
+    let mut rules = Vec::new();
+    let spec_rules = ingress.spec.as_ref().and_then(|s| s.rules.as_ref());
+    for rule in spec_rules.into_iter().flatten() {
         let host = rule.host.as_deref().unwrap_or_default().to_ascii_lowercase();
         for path in rule.http.iter().flat_map(|http| &http.paths) {
             rules.push(ClbRule {
@@ -73,141 +97,141 @@ pub fn split(ingress: &Ingress, parsed: &QcloudAnnotations, default_code: u16) -
             });
         }
     }
+    rules
+}
 
-    if parsed.rule_mix_both {
-        // Every rule on both listeners: the default already.
-    } else if parsed.rule_mix {
-        let http = parsed.http_rules.as_deref().unwrap_or_default();
-        let https = parsed.https_rules.as_deref().unwrap_or_default();
-        let forwards =
-            |entries: &[RuleEntry], key: &Key| entries.iter().any(|e| e.rewrite.is_none() && entry_key(e) == *key);
-        for rule in &mut rules {
-            let key = rule_key(rule);
-            rule.listeners = match (forwards(http, &key), forwards(https, &key)) {
-                (true, true) => Listeners::Both,
-                (true, false) => Listeners::Plain,
-                // In neither list: HTTPS only, as TKE documents.
-                (false, _) => Listeners::Tls,
-            };
-        }
-        // Entries the spec does not have are rules of their own.
-        for (entries, listeners) in [(http, Listeners::Plain), (https, Listeners::Tls)] {
-            for entry in entries.iter().filter(|e| e.rewrite.is_none()) {
-                let key = entry_key(entry);
-                if rules.iter().any(|rule| rule_key(rule) == key) {
-                    continue;
-                }
-                match &entry.backend {
-                    Some(backend) => rules.push(ClbRule {
-                        host: key.0,
-                        path: entry.path.clone(),
-                        path_type: "ImplementationSpecific".to_string(),
-                        listeners,
-                        action: Action::Forward(ingress_backend(backend)),
-                    }),
-                    None => problems.push(format!(
-                        "InvalidAnnotation: {} entry {key:?} has no backend",
-                        list(listeners)
-                    )),
-                }
-            }
-        }
-    } else {
-        let listeners = if has_tls { Listeners::Tls } else { Listeners::Plain };
-        for rule in &mut rules {
-            rule.listeners = listeners;
-        }
+/// `rule-mix`: each rule on the listeners whose list (`http-rules`, `https-rules`) forwards it;
+/// entries the spec lacks are rules of their own.
+fn mix(rules: &mut Vec<ClbRule>, parsed: &QcloudAnnotations, problems: &mut Vec<String>) {
+    let http = parsed.http_rules.as_deref().unwrap_or_default();
+    let https = parsed.https_rules.as_deref().unwrap_or_default();
+    let forwards =
+        |entries: &[RuleEntry], key: &Key| entries.iter().any(|e| e.rewrite.is_none() && entry_key(e) == *key);
+    for rule in rules.iter_mut() {
+        let key = rule_key(rule);
+        rule.listeners = match (forwards(http, &key), forwards(https, &key)) {
+            (true, true) => Listeners::Both,
+            (true, false) => Listeners::Plain,
+            // In neither list: HTTPS only, as TKE documents.
+            (false, _) => Listeners::Tls,
+        };
     }
-
-    let code_for = |host: &str| {
-        parsed
-            .rewrite_codes
-            .hosts
-            .get(host)
-            .copied()
-            .or(parsed.rewrite_codes.default)
-            .unwrap_or(default_code)
-    };
-    // `rewrite` entries: redirects configured by hand.
-    if parsed.rule_mix || parsed.rule_mix_both {
-        let http = parsed.http_rules.as_deref().unwrap_or_default();
-        let https = parsed.https_rules.as_deref().unwrap_or_default();
-        for (entries, listeners) in [(http, Listeners::Plain), (https, Listeners::Tls)] {
-            for entry in entries {
-                let Some(target) = &entry.rewrite else { continue };
-                if !parsed.rewrite_support {
-                    problems.push(format!(
-                        "UnsupportedAnnotation: {} rewrite without {REWRITE_SUPPORT}",
-                        list(listeners)
-                    ));
-                    continue;
-                }
-                let scheme = match target.port {
-                    80 => Some(Scheme::Http),
-                    443 => Some(Scheme::Https),
-                    port => parsed
-                        .listen_ports
-                        .iter()
-                        .flatten()
-                        .find(|(_, p)| *p == port)
-                        .map(|(protocol, _)| {
-                            if protocol == "HTTPS" {
-                                Scheme::Https
-                            } else {
-                                Scheme::Http
-                            }
-                        }),
-                };
-                let Some(scheme) = scheme else {
-                    problems.push(format!("ListenPortNotServed: rewrite to port {}", target.port));
-                    continue;
-                };
-                let (host, path) = entry_key(entry);
-                rules.push(ClbRule {
-                    path: Some(path),
-                    path_type: "ImplementationSpecific".to_string(),
-                    listeners,
-                    action: Action::Redirect(Redirect {
-                        code: code_for(&host),
-                        scheme,
-                        host: target.host.as_ref().map(|h| h.to_ascii_lowercase()),
-                        port: Some(target.port),
-                        path: target.path.clone(),
-                    }),
-                    host,
-                });
-            }
-        }
-    }
-
-    // auto-rewrite: every HTTPS-only rule gets an HTTP twin redirecting to HTTPS.
-    if parsed.auto_rewrite {
-        let mut twins = Vec::new();
-        for rule in rules.iter().filter(|rule| rule.listeners == Listeners::Tls) {
-            let key = rule_key(rule);
-            let on_http = rules
-                .iter()
-                .any(|other| other.listeners != Listeners::Tls && rule_key(other) == key);
-            if on_http || twins.iter().any(|twin: &ClbRule| rule_key(twin) == key) {
+    for (entries, listeners) in [(http, Listeners::Plain), (https, Listeners::Tls)] {
+        for entry in entries.iter().filter(|e| e.rewrite.is_none()) {
+            let key = entry_key(entry);
+            if rules.iter().any(|rule| rule_key(rule) == key) {
                 continue;
             }
-            twins.push(ClbRule {
-                host: rule.host.clone(),
-                path: rule.path.clone(),
-                path_type: rule.path_type.clone(),
-                listeners: Listeners::Plain,
-                action: Action::Redirect(Redirect {
-                    code: code_for(&rule.host),
-                    scheme: Scheme::Https,
-                    host: None,
-                    port: None,
-                    path: None,
+            match &entry.backend {
+                Some(backend) => rules.push(ClbRule {
+                    host: key.0,
+                    path: entry.path.clone(),
+                    path_type: "ImplementationSpecific".to_string(),
+                    listeners,
+                    action: Action::Forward(ingress_backend(backend)),
                 }),
+                None => problems.push(format!(
+                    "InvalidAnnotation: {} entry {key:?} has no backend",
+                    list(listeners)
+                )),
+            }
+        }
+    }
+}
+
+/// `rewrite` entries of `http-rules` / `https-rules`: redirects configured by hand.
+fn rewrites(rules: &mut Vec<ClbRule>, parsed: &QcloudAnnotations, default_code: u16, problems: &mut Vec<String>) {
+    let http = parsed.http_rules.as_deref().unwrap_or_default();
+    let https = parsed.https_rules.as_deref().unwrap_or_default();
+    for (entries, listeners) in [(http, Listeners::Plain), (https, Listeners::Tls)] {
+        for entry in entries {
+            let Some(target) = &entry.rewrite else { continue };
+            if !parsed.rewrite_support {
+                problems.push(format!(
+                    "UnsupportedAnnotation: {} rewrite without {REWRITE_SUPPORT}",
+                    list(listeners)
+                ));
+                continue;
+            }
+            let Some(scheme) = target_scheme(parsed, target.port) else {
+                problems.push(format!("ListenPortNotServed: rewrite to port {}", target.port));
+                continue;
+            };
+            let (host, path) = entry_key(entry);
+            rules.push(ClbRule {
+                path: Some(path),
+                path_type: "ImplementationSpecific".to_string(),
+                listeners,
+                action: Action::Redirect(Redirect {
+                    code: rewrite_code(parsed, default_code, &host),
+                    scheme,
+                    host: target.host.as_ref().map(|h| h.to_ascii_lowercase()),
+                    port: Some(target.port),
+                    path: target.path.clone(),
+                }),
+                host,
             });
         }
-        rules.extend(twins);
     }
-    (rules, problems)
+}
+
+/// The scheme of a rewrite to `port`: 80 and 443 by convention, others by `listen-ports`.
+fn target_scheme(parsed: &QcloudAnnotations, port: u16) -> Option<Scheme> {
+    match port {
+        80 => Some(Scheme::Http),
+        443 => Some(Scheme::Https),
+        port => parsed
+            .listen_ports
+            .iter()
+            .flatten()
+            .find(|(_, p)| *p == port)
+            .map(|(protocol, _)| {
+                if protocol == "HTTPS" {
+                    Scheme::Https
+                } else {
+                    Scheme::Http
+                }
+            }),
+    }
+}
+
+/// `auto-rewrite`: every HTTPS-only rule gets an HTTP twin redirecting to HTTPS.
+fn auto_rewrite(rules: &mut Vec<ClbRule>, parsed: &QcloudAnnotations, default_code: u16) {
+    let mut twins = Vec::new();
+    for rule in rules.iter().filter(|rule| rule.listeners == Listeners::Tls) {
+        let key = rule_key(rule);
+        let on_http = rules
+            .iter()
+            .any(|other| other.listeners != Listeners::Tls && rule_key(other) == key);
+        if on_http || twins.iter().any(|twin: &ClbRule| rule_key(twin) == key) {
+            continue;
+        }
+        twins.push(ClbRule {
+            host: rule.host.clone(),
+            path: rule.path.clone(),
+            path_type: rule.path_type.clone(),
+            listeners: Listeners::Plain,
+            action: Action::Redirect(Redirect {
+                code: rewrite_code(parsed, default_code, &rule.host),
+                scheme: Scheme::Https,
+                host: None,
+                port: None,
+                path: None,
+            }),
+        });
+    }
+    rules.extend(twins);
+}
+
+/// The redirect code for `host`: its own, the annotation's default, else `--shadow-rewrite-code`.
+fn rewrite_code(parsed: &QcloudAnnotations, default_code: u16, host: &str) -> u16 {
+    parsed
+        .rewrite_codes
+        .hosts
+        .get(host)
+        .copied()
+        .or(parsed.rewrite_codes.default)
+        .unwrap_or(default_code)
 }
 
 fn rule_key(rule: &ClbRule) -> Key {
