@@ -22,8 +22,7 @@ use std::{
 };
 
 use k8s_openapi::{
-    Metadata,
-    api::networking::v1::{Ingress, IngressClass},
+    api::networking::v1::Ingress,
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
 };
 use shunt_proxy::{
@@ -31,22 +30,24 @@ use shunt_proxy::{
     routes::spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
 };
 
+mod apply;
+mod diff;
 mod plan;
 mod reads;
 mod settle;
 
 pub use self::reads::Reads;
-use self::{plan::Plan, settle::Touched};
+use self::{diff::Seen, plan::Plan, settle::Touched};
 use super::{
     ClusterState, CompileOptions, Compiled, Diagnostic, Precedence, ServedIngress,
     backend::{Backends, Resolved},
-    class::{Classes, Selection},
+    class::Classes,
     compile, default_certificate_error,
-    ingress::{self, Contribution, Event},
+    ingress::Contribution,
     namespace_name, precedence,
     tls::TlsBuilder,
 };
-use crate::objects::{EndpointSlice, Service};
+use crate::objects::EndpointSlice;
 
 /// Namespace and name.
 pub type Key = (String, String);
@@ -124,35 +125,9 @@ struct Entry {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// Objects of the previous state by address; kept alive so an address is not reused meanwhile.
-#[derive(Default)]
-struct Seen {
-    ingresses: Vec<Arc<Ingress>>,
-    classes: Vec<Arc<IngressClass>>,
-    services: Vec<Arc<Service>>,
-    slices: Vec<Arc<EndpointSlice>>,
-}
-
 // === impl Incremental ===
 
 impl Incremental {
-    /// Compiles `state`, finding what changed by comparing its objects' addresses with the
-    /// previous state's (`shunt run`: the reflector stores keep an unchanged object's `Arc`).
-    pub fn compile(&mut self, state: &ClusterState, options: &CompileOptions) -> Compiled {
-        let mut changes = Changes {
-            ingress_classes: !diff(&mut self.seen.classes, &state.ingress_classes, &mut BTreeSet::new()),
-            ..Default::default()
-        };
-        diff(&mut self.seen.ingresses, &state.ingresses, &mut changes.ingresses);
-        diff(&mut self.seen.services, &state.services, &mut changes.services);
-        diff(
-            &mut self.seen.slices,
-            &state.endpoint_slices,
-            &mut changes.endpoint_slices,
-        );
-        self.compile_changes(state, options, &changes)
-    }
-
     /// Compiles `state`, given what changed since the previous call (`shunt serve`, which knows
     /// which objects its files changed, and keeps no objects between compiles).
     pub fn compile_changes(&mut self, state: &ClusterState, options: &CompileOptions, changes: &Changes) -> Compiled {
@@ -213,113 +188,13 @@ impl Incremental {
         for slice in &state.endpoint_slices {
             if let Some(service) = &slice.service_name {
                 let service = service.to_string();
-                self.duplicate_slices |= self.slice_services.insert(key_of(slice.metadata()), service).is_some();
+                self.duplicate_slices |= self.slice_services.insert(key_of(&slice.metadata), service).is_some();
             }
         }
         index
             .keys()
             .map(|(ns, name)| (ns.to_string(), name.to_string()))
             .collect()
-    }
-
-    /// Walks each Ingress of `redo` again (if it is still selected) in place of its old
-    /// contribution.
-    fn apply(
-        &mut self,
-        redo: BTreeSet<Key>,
-        index: &Index<'_>,
-        classes: &Classes<'_>,
-        mut backends: Backends<'_>,
-        touched: &mut Touched,
-    ) {
-        for key in redo {
-            let was = self.entries.remove(&key).map(|old| {
-                self.forget(&old, touched);
-                old.shadow
-            });
-            let selected = index
-                .get(&(key.0.as_str(), key.1.as_str()))
-                .and_then(|&ingress| Some((ingress, classes.select(ingress)?)));
-            // `served` lists the entries and their shadow flags: an Ingress edited in place
-            // keeps it (rebuilding it sorted 10k names per edit).
-            if was != selected.map(|(_, selection)| matches!(selection, Selection::Shadow(_))) {
-                self.served = None;
-            }
-            let Some((ingress, selection)) = selected else {
-                continue;
-            };
-            let contribution = ingress::contribution(ingress, &mut backends);
-            self.add(key, ingress, selection, contribution, touched);
-        }
-    }
-
-    /// Takes `old`'s claims and Service uses out.
-    fn forget(&mut self, old: &Entry, touched: &mut Touched) {
-        for (index, event) in old.contribution.events.iter().enumerate() {
-            let attempt = (old.rank.clone(), index);
-            match event {
-                Event::Path(claim) => {
-                    self.claims.remove(&(claim.host.clone(), attempt));
-                    touched.hosts.insert(claim.host.clone());
-                }
-                Event::Default(_) => {
-                    self.defaults.remove(&attempt);
-                    touched.default = true;
-                }
-                Event::Report(_) => {}
-            }
-        }
-        for service in &old.contribution.services {
-            self.users.remove(&(service.clone(), old.rank.clone()));
-        }
-        self.notable.remove(&old.rank);
-        self.tls -= usize::from(old.has_tls);
-    }
-
-    fn add(
-        &mut self,
-        key: Key,
-        ingress: &Ingress,
-        selection: Selection,
-        mut contribution: Contribution,
-        touched: &mut Touched,
-    ) {
-        let rank = Arc::new(Rank::new(&ingress.metadata));
-        for (index, event) in contribution.events.iter().enumerate() {
-            let attempt = (rank.clone(), index);
-            match event {
-                Event::Path(claim) => {
-                    self.claims.insert((claim.host.clone(), attempt));
-                    touched.hosts.insert(claim.host.clone());
-                }
-                Event::Default(_) => {
-                    self.defaults.insert(attempt);
-                    touched.default = true;
-                }
-                Event::Report(_) => {}
-            }
-        }
-        for service in &contribution.services {
-            self.users.insert((service.clone(), rank.clone()));
-        }
-        let has_tls = has_tls(ingress);
-        self.tls += usize::from(has_tls);
-        touched.settle.insert(key.clone());
-        // Kept until the Ingress changes: the walk's growth room would be a third of it.
-        contribution.events.shrink_to_fit();
-        contribution.services.shrink_to_fit();
-        let events = contribution.events.len();
-        self.entries.insert(
-            key,
-            Box::new(Entry {
-                rank,
-                shadow: matches!(selection, Selection::Shadow(_)),
-                contribution,
-                holders: vec![None; events],
-                has_tls,
-                diagnostics: Vec::new(),
-            }),
-        );
     }
 
     /// The Ingresses naming `service`, by key.
@@ -490,39 +365,12 @@ fn service_of(slice: &EndpointSlice) -> Option<Key> {
     Some((namespace.to_string(), service.to_string()))
 }
 
-/// Replaces `seen` with `now`'s objects, adding the keys of objects that are new, replaced or
-/// gone to `changed`; true when none was.
-fn diff<K: Metadata<Ty = ObjectMeta>>(seen: &mut Vec<Arc<K>>, now: &[Arc<K>], changed: &mut BTreeSet<Key>) -> bool {
-    let before = changed.len();
-    // A store lists its objects in the same order while none comes or goes: compare in place.
-    if seen.len() == now.len() {
-        for (old, new) in seen.iter().zip(now) {
-            if !Arc::ptr_eq(old, new) {
-                changed.insert(key_of(old.metadata()));
-                changed.insert(key_of(new.metadata()));
-            }
-        }
-    } else {
-        let mut old: HashMap<*const K, &Arc<K>> = seen.iter().map(|object| (Arc::as_ptr(object), object)).collect();
-        for object in now {
-            if old.remove(&Arc::as_ptr(object)).is_none() {
-                changed.insert(key_of(object.metadata()));
-            }
-        }
-        for gone in old.values() {
-            changed.insert(key_of(gone.metadata()));
-        }
-    }
-    seen.clear();
-    seen.extend(now.iter().cloned());
-    changed.len() == before
-}
-
 #[cfg(test)]
 impl Incremental {
     /// The backend of `key`'s first claim, to tell a kept contribution from a redone one.
     pub(super) fn first_backend(&self, key: &Key) -> Option<*const Resolved> {
         let entry = self.entries.get(key)?;
+        use super::ingress::Event;
         entry.contribution.events.iter().find_map(|event| match event {
             Event::Path(claim) => claim.backend.as_ref().map(Arc::as_ptr),
             Event::Default(backend) => Some(Arc::as_ptr(backend)),
