@@ -53,7 +53,9 @@ type PathSlots<C> = Vec<((PathKind, Listeners), C)>;
 
 impl RouteSettings {
     pub fn listeners(&self) -> Listeners {
-        self.options.as_ref().map_or(Listeners::Both, |options| options.listeners)
+        self.options
+            .as_ref()
+            .map_or(Listeners::Both, |options| options.listeners)
     }
 
     /// The table's path for a slot this route holds.

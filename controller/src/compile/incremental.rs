@@ -144,7 +144,9 @@ impl Incremental {
         };
         let everything = matches!(plan, Plan::Everything);
         let redo = match plan {
-            Plan::Redo { ingresses, labelled, .. } => {
+            Plan::Redo {
+                ingresses, labelled, ..
+            } => {
                 self.track_slices(changes, labelled);
                 ingresses
             }

@@ -48,12 +48,12 @@ use crate::{
 // The same host parser checks `--dns-exclude` and `--dns-domain` (dns/).
 pub use self::paths::{HostError, parse_host};
 // What a shadow profile compiles with (crate::shadow).
+use self::class::{Classes, Selection};
 pub(crate) use self::{
     claims::{PathClaim, RouteSettings},
     ingress::Sink,
     tls::TlsBuilder,
 };
-use self::class::{Classes, Selection};
 pub use self::{
     class::{Profile, ShadowClass},
     diagnostics::{Diagnostic, Reason},

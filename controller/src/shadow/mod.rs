@@ -69,7 +69,12 @@ impl<'i> Shadowed<'i> {
     /// Compiles the kept Ingresses into `sink` and `certificates`, after the Ingress-spec ones (a
     /// host both claim keeps their routes, and the shadowed one is refused); returns a verdict
     /// per host, sorted by host.
-    pub fn compile(self, sink: &mut Sink<'_>, certificates: &mut TlsBuilder<'_>, options: &ShadowOptions) -> Vec<HostVerdict> {
+    pub fn compile(
+        self,
+        sink: &mut Sink<'_>,
+        certificates: &mut TlsBuilder<'_>,
+        options: &ShadowOptions,
+    ) -> Vec<HostVerdict> {
         qcloud::compile(&self.qcloud, sink, certificates, options)
     }
 }

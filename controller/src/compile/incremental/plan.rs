@@ -69,7 +69,11 @@ impl Incremental {
                 services.insert((key.0.clone(), service.clone()));
             }
         }
-        services.extend(labelled.iter().map(|((namespace, _), service)| (namespace.clone(), service.clone())));
+        services.extend(
+            labelled
+                .iter()
+                .map(|((namespace, _), service)| (namespace.clone(), service.clone())),
+        );
         let mut ingresses = changes.ingresses.clone();
         for service in &services {
             ingresses.extend(self.users_of(service).cloned());

@@ -73,7 +73,9 @@ impl Incremental {
         let mut winners: Vec<Arc<Resolved>> = Vec::new();
         let spec = slots.into_spec(host.clone(), false, |path, kind, ((rank, _), claim)| {
             winners.extend(claim.backend.clone());
-            claim.route.spec(path, kind, claim.backend.as_deref(), source(&rank.key))
+            claim
+                .route
+                .spec(path, kind, claim.backend.as_deref(), source(&rank.key))
         });
         let old = match spec {
             Some(spec) => self.hosts.insert(host.clone(), Arc::new(spec)),

@@ -20,8 +20,14 @@ fn claim(
 #[test]
 fn the_first_claim_of_a_path_and_kind_holds_it_and_a_later_one_learns_the_holder() {
     let mut slots = Slots::default();
-    assert_eq!(claim(&mut slots, "/api", PathKind::Prefix, Listeners::Both, "a"), Ok(()));
-    assert_eq!(claim(&mut slots, "/api", PathKind::Prefix, Listeners::Both, "b"), Err("a"));
+    assert_eq!(
+        claim(&mut slots, "/api", PathKind::Prefix, Listeners::Both, "a"),
+        Ok(())
+    );
+    assert_eq!(
+        claim(&mut slots, "/api", PathKind::Prefix, Listeners::Both, "b"),
+        Err("a")
+    );
     assert_eq!(
         claim(&mut slots, "/api", PathKind::Exact, Listeners::Both, "b"),
         Ok(()),
@@ -41,8 +47,14 @@ fn claims_on_one_listener_each_share_a_path_but_not_with_a_claim_on_both() {
     assert_eq!(claim(&mut slots, "/x", PathKind::Exact, Listeners::Both, "e"), Ok(()));
     assert_eq!(claim(&mut slots, "/x", PathKind::Exact, Listeners::Tls, "f"), Err("e"));
     let mut unscoped = Slots::default();
-    assert_eq!(claim(&mut unscoped, "/y", PathKind::Exact, Listeners::Both, "g"), Ok(()));
-    assert_eq!(claim(&mut unscoped, "/y", PathKind::Exact, Listeners::Plain, "h"), Err("g"));
+    assert_eq!(
+        claim(&mut unscoped, "/y", PathKind::Exact, Listeners::Both, "g"),
+        Ok(())
+    );
+    assert_eq!(
+        claim(&mut unscoped, "/y", PathKind::Exact, Listeners::Plain, "h"),
+        Err("g")
+    );
 }
 
 #[test]
