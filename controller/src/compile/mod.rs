@@ -45,15 +45,18 @@ use crate::{
     shadow::{HostVerdict, ShadowOptions, Shadowed},
 };
 
+use self::class::{Classes, Selection};
+
 // The same host parser checks `--dns-exclude` and `--dns-domain` (dns/).
 pub use self::paths::{HostError, parse_host};
-// What a shadow profile compiles with (crate::shadow).
-use self::class::{Classes, Selection};
+
+// What a shadow profile (crate::shadow) compiles with.
 pub(crate) use self::{
     claims::{PathClaim, RouteSettings},
     ingress::Sink,
     tls::TlsBuilder,
 };
+
 pub use self::{
     class::{Profile, ShadowClass},
     diagnostics::{Diagnostic, Reason},

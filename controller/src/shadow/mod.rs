@@ -10,7 +10,7 @@
 //! The verdicts, the report and the log are the same for every profile. A new profile (nginx
 //! is next) plugs in here: a variant of [`Profile`], a module `shadow/NAME/` with a
 //! `compile(ingresses, sink, certificates, options) -> Vec<HostVerdict>` claiming its routes
-//! in the compile's table (route options go on its [`PathClaim`](crate::compile) claims), and
+//! in the compile's table (route options go on its [`PathClaim`](crate::compile::PathClaim)s), and
 //! an arm in [`Shadowed::take`], [`Shadowed::compile`] and [`report`].
 
 pub mod log;
