@@ -3,12 +3,16 @@
 //! equal input gives an equal table.
 //!
 //! ```text
-//! ClusterState ─class─▶ selected Ingresses ─sort (created, ns, name)─▶ each rule and path
-//!     │                                                                 ├─ host, path: paths
-//!     └ Services, EndpointSlices ─────────────────────────────────────▶ ├─ backend: backend
-//!                                                                       └─ first claim wins: table
+//! ClusterState ─class─▶ selected Ingresses ─sort: precedence─▶ each rule and path (ingress)
+//!     │                                                         ├─ host, path: paths
+//!     └ Services, EndpointSlices ─────────────────────────────▶ ├─ backend: backend
+//!                                                               └─▶ PathClaim ─first claim wins: claims─▶ table
 //! Compiled { table: TableSpec, diagnostics, served, shadow }
 //! ```
+//! The incremental compile ([`Incremental`]) keeps each Ingress's claims and settles the hosts
+//! an edit touches by the same rule ([`claims`]), so it gives what [`compile`] gives. A route
+//! option travels on the claim ([`RouteSettings`]) from the annotation that sets it to the table.
+//!
 //! Shadowed Ingresses of a profile with semantics of its own (qcloud) skip the Ingress-spec
 //! walk: [`crate::shadow`] compiles them with their profile, after the others, into the same
 //! table, and returns a verdict per host.
