@@ -11,7 +11,7 @@
 //! is next) plugs in here: a variant of [`Profile`], a module `shadow/NAME/` with a
 //! `compile(ingresses, sink, certificates, options) -> Vec<HostVerdict>` claiming its routes
 //! in the compile's table (route options go on its [`PathClaim`](crate::compile::PathClaim)s), and
-//! an arm in [`Shadowed::take`], [`Shadowed::compile`] and [`report`].
+//! an arm in [`Shadowed::take`], [`Shadowed::compile`], [`compiles_own`] and [`report`].
 
 pub mod log;
 pub mod qcloud;
@@ -79,11 +79,17 @@ impl<'i> Shadowed<'i> {
     }
 }
 
-/// The `/shadow` document, when a class of a profile with verdicts is served.
-pub fn report(options: &CompileOptions, verdicts: &[HostVerdict]) -> Option<serde_json::Value> {
-    let qcloud = options
+/// Whether a class of a profile that compiles its own Ingresses is served: then the compile
+/// has verdicts and a `/shadow` document, and is done whole (the incremental compile keeps no
+/// profile's state).
+pub fn compiles_own(options: &CompileOptions) -> bool {
+    options
         .shadow_classes
         .iter()
-        .any(|class| class.profile == Profile::Qcloud);
-    qcloud.then(|| report::document(qcloud::PROFILE, &qcloud::ASSUMED, verdicts))
+        .any(|class| class.profile == Profile::Qcloud)
+}
+
+/// The `/shadow` document, when a class of a profile with verdicts is served.
+pub fn report(options: &CompileOptions, verdicts: &[HostVerdict]) -> Option<serde_json::Value> {
+    compiles_own(options).then(|| report::document(qcloud::PROFILE, &qcloud::ASSUMED, verdicts))
 }

@@ -3,7 +3,7 @@
 //! the Ingresses to redo.
 //!
 //! ```text
-//! qcloud profile ─▶ Full
+//! a shadow profile compiling its own Ingresses (qcloud) ─▶ Full
 //! first compile, unknown changes, classes or options changed, duplicate slices ─▶ Everything
 //! otherwise ─▶ Redo { changed Ingresses + users of changed Services and of changed slices' Services }
 //! ```
@@ -11,14 +11,11 @@
 use std::{collections::BTreeSet, sync::Arc};
 
 use super::{Changes, Incremental, Key, key_of, service_of};
-use crate::{
-    compile::{CompileOptions, Profile},
-    objects::EndpointSlice,
-};
+use crate::{compile::CompileOptions, objects::EndpointSlice};
 
 pub(super) enum Plan {
-    /// The full compile, not the incremental one: a qcloud-profile class is served (the profile
-    /// compiles its Ingresses together, after the others).
+    /// The full compile, not the incremental one: a shadow profile that compiles its own
+    /// Ingresses (qcloud) is served; it compiles them together, after the others.
     Full,
     /// Reset, then apply every Ingress.
     Everything,
@@ -47,11 +44,7 @@ pub(super) fn kept(options: &CompileOptions) -> CompileOptions {
 impl Incremental {
     /// The plan for `changes`, given the changed slices as they are now among `slices`.
     pub(super) fn plan(&self, options: &CompileOptions, changes: &Changes, slices: &[Arc<EndpointSlice>]) -> Plan {
-        let qcloud = options
-            .shadow_classes
-            .iter()
-            .any(|class| class.profile == Profile::Qcloud);
-        if qcloud {
+        if crate::shadow::compiles_own(options) {
             return Plan::Full;
         }
         if changes.everything
