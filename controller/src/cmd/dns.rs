@@ -18,10 +18,13 @@ use serde::de::DeserializeOwned;
 
 use super::{ClassArgs, parse::parse_namespaced};
 use crate::{
-    compile::{ClusterState, HostVerdict, compile},
+    compile::{ClusterState, compile},
     dns::{DnsPolicy, Refusal, Release, Stanza, served_hosts},
     objects::{EndpointSlice, Service},
-    shadow::refusals::{ShadowRewrite, dns_refusals},
+    shadow::{
+        HostVerdict,
+        refusals::{ShadowRewrite, dns_refusals},
+    },
 };
 
 #[derive(Debug, Args)]
