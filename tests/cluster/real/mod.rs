@@ -1,0 +1,12 @@
+//! `shunt run` against a real kube-apiserver and etcd (see `support/real`): what the API server
+//! validates, authorizes and races, it does here as in a cluster. Every test name starts with
+//! `real::`, which `tests/run.sh` counts.
+
+mod admission;
+mod dns;
+mod events;
+mod leader;
+mod rbac;
+mod restart;
+mod routing;
+mod status;
