@@ -3,6 +3,7 @@
 //! `real::`, which `tests/run.sh` counts.
 
 mod admission;
+mod coredns;
 mod dns;
 mod events;
 mod leader;

@@ -12,6 +12,7 @@
 mod binaries;
 mod client;
 mod control_plane;
+pub mod coredns;
 mod pki;
 mod process;
 
