@@ -15,7 +15,6 @@ mod support;
 
 mod client;
 mod coredns;
-mod events;
 mod faults;
 mod leader;
 mod rbac;

@@ -134,3 +134,32 @@ async fn at_most_twenty_events_are_written_per_compile_and_the_rest_follow() {
     })
     .await;
 }
+
+/// Two paths of one Ingress name two missing Services: two diagnostics, two Events.
+#[tokio::test]
+async fn two_problems_of_one_ingress_are_both_reported() {
+    let Some(real) = Real::start("events-two").await else {
+        return;
+    };
+    let ns = &real.ns;
+    let mut broken = mk_ingress(ns, "broken", OURS, "broken.example", "missing-a");
+    let mut second_path = broken["spec"]["rules"][0]["http"]["paths"][0].clone();
+    second_path["path"] = serde_json::json!("/b");
+    second_path["backend"]["service"]["name"] = serde_json::json!("missing-b");
+    broken["spec"]["rules"][0]["http"]["paths"]
+        .as_array_mut()
+        .expect("paths")
+        .push(second_path);
+    real.apply(broken).await;
+    let _shunt = real.shunt("shunt-0", &[]).await;
+
+    eventually("both Events", WITHIN, async || {
+        let events = events_about(&real, "broken").await;
+        let notes: Vec<&str> = events.iter().filter_map(|e| e["note"].as_str()).collect();
+        ["missing-a", "missing-b"]
+            .iter()
+            .all(|service| notes.iter().any(|note| note.contains(&format!("\"{ns}/{service}\""))))
+            .then_some(())
+    })
+    .await;
+}

@@ -3,8 +3,8 @@
 //! `real::`, which `tests/run.sh` counts.
 
 mod admission;
+mod conflicts;
 mod coredns;
-mod dns;
 mod events;
 mod leader;
 mod rbac;

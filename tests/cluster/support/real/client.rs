@@ -48,6 +48,18 @@ impl Kube {
         serde_json::to_value(stored).expect("JSON")
     }
 
+    /// Merges `status` into the object's status subresource (which an apply of the object
+    /// leaves alone), as the controller owning it would.
+    pub async fn patch_status(&self, kind: &str, name: &str, status: Value) -> Value {
+        let patch = serde_json::json!({"status": status});
+        let patched = self
+            .api(kind)
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await;
+        let patched = patched.unwrap_or_else(|e| panic!("patching the status of {kind} {name}: {e}"));
+        serde_json::to_value(patched).expect("JSON")
+    }
+
     /// The stored object, or `None` if there is none.
     pub async fn get(&self, kind: &str, name: &str) -> Option<Value> {
         let found = self.api(kind).get_opt(name).await;

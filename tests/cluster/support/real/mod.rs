@@ -88,10 +88,10 @@ impl Real {
 
     /// Applies `object`; a Service's fixed `clusterIP` is dropped so the server allocates one.
     pub async fn apply(&self, mut object: Value) -> Value {
-        if object["kind"] == "Service" {
-            if let Some(spec) = object["spec"].as_object_mut() {
-                spec.remove("clusterIP");
-            }
+        if object["kind"] == "Service"
+            && let Some(spec) = object["spec"].as_object_mut()
+        {
+            spec.remove("clusterIP");
         }
         self.kube.apply(object).await
     }
