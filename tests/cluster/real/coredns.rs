@@ -73,10 +73,10 @@ async fn assert_rules_apply(dns: &CoreDns, ns: &str) {
 
 #[tokio::test]
 async fn the_block_shunt_dns_prints_works_in_a_real_coredns() {
-    let Some(binary) = coredns_binary() else { return };
     let Some(real) = Real::start("dns-print").await else {
         return;
     };
+    let Some(binary) = coredns_binary() else { return };
     let ns = &real.ns;
     route_hosts(&real).await;
     let publish = format!("{ns}/shunt");
@@ -111,10 +111,10 @@ async fn the_block_shunt_dns_prints_works_in_a_real_coredns() {
 
 #[tokio::test]
 async fn a_managed_corefile_edit_takes_effect_through_reload() {
-    let Some(binary) = coredns_binary() else { return };
     let Some(real) = Real::start("dns-managed").await else {
         return;
     };
+    let Some(binary) = coredns_binary() else { return };
     let ns = &real.ns;
     route_hosts(&real).await;
     let dir = real.dir.path().to_path_buf();
