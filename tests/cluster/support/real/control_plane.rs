@@ -51,7 +51,9 @@ impl ControlPlane {
             format!("--initial-cluster=test={peer_url}"),
             "--log-level=warn".to_string(),
         ];
-        let etcd = Guarded::spawn("etcd", &binaries.etcd(), &etcd_args, dir.path());
+        // The shared plane lives in a static, never dropped: etcd's guard removes the directory
+        // (about 120 MB of etcd files) when the test binary exits.
+        let etcd = Guarded::spawn_removing("etcd", &binaries.etcd(), &etcd_args, dir.path(), Some(dir.path()));
         wait_for(&etcd, STARTUP, || {
             std::fs::read_to_string(&etcd.log).is_ok_and(|log| log.contains("ready on"))
         });

@@ -9,13 +9,15 @@ use std::{
     process::{Child, ChildStdin, Command, Stdio},
 };
 
-/// Starts the program, prints its pid, then waits for EOF on stdin and kills it.
+/// Starts the program, prints its pid, then waits for EOF on stdin, kills it and removes
+/// `$GUARD_REMOVE` if set (a shared control plane's directory, which no `Drop` removes).
 const GUARD: &str = r#""$@" >"$GUARD_LOG" 2>&1 &
 child=$!
 echo "$child"
 read _ignored
 kill -KILL "$child" 2>/dev/null
 wait "$child" 2>/dev/null
+if [ -n "$GUARD_REMOVE" ]; then rm -rf "$GUARD_REMOVE"; fi
 exit 0"#;
 
 /// A running program; killed by pid when dropped.
@@ -30,6 +32,17 @@ pub struct Guarded {
 impl Guarded {
     /// Runs `program args` with its output in `dir/NAME.log`.
     pub fn spawn(name: &'static str, program: &Path, args: &[String], dir: &Path) -> Guarded {
+        Guarded::spawn_removing(name, program, args, dir, None)
+    }
+
+    /// [`Guarded::spawn`], and once the program is killed, `remove` is deleted too.
+    pub fn spawn_removing(
+        name: &'static str,
+        program: &Path,
+        args: &[String],
+        dir: &Path,
+        remove: Option<&Path>,
+    ) -> Guarded {
         let log = dir.join(format!("{name}.log"));
         File::create(&log).unwrap_or_else(|e| panic!("creating {}: {e}", log.display()));
         let mut guard = Command::new("sh")
@@ -39,6 +52,7 @@ impl Guarded {
             .arg(program)
             .args(args)
             .env("GUARD_LOG", &log)
+            .env("GUARD_REMOVE", remove.unwrap_or(Path::new("")))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
