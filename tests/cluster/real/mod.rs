@@ -10,4 +10,5 @@ mod leader;
 mod rbac;
 mod restart;
 mod routing;
+mod scale;
 mod status;
