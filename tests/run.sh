@@ -19,7 +19,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 # Unit, integration and end-to-end tests; benches are built and run once as smoke tests. The
 # cluster binary's real-API-server tier (tests named real::) runs below, in a network namespace.
-cargo test --workspace --all-targets --locked -- --skip real::
+cargo test --workspace --lib --bins --tests --examples --locked -- --skip real::
+cargo test --workspace --benches --locked
 
 # The real tier (docs/testing.md): kube-apiserver and etcd from $KUBEBUILDER_ASSETS, else
 # unpacked once from ../shared/k8s into .k8s-bin/ (ignored) and checked against SHA256SUMS.
