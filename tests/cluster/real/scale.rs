@@ -17,6 +17,7 @@ use crate::{
     },
 };
 
+/// `SCALE_INGRESSES` overrides it, for a quicker look.
 const INGRESSES: usize = 10_000;
 const ENDPOINTS_PER_SERVICE: usize = 5;
 const EDITS: usize = 12;
@@ -52,15 +53,22 @@ async fn shunt_run_at_scale_on_the_real_api_server() {
         return;
     };
     let ns = real.ns.clone();
+    let ingresses = std::env::var("SCALE_INGRESSES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(INGRESSES);
     let created = Instant::now();
-    let objects = (0..INGRESSES).flat_map(|i| mk_app(&ns, i));
-    let real_ref = &real;
+    let objects = (0..ingresses).flat_map(|i| mk_app(&ns, i));
+    let kube = &real.kube;
     stream::iter(objects)
-        .for_each_concurrent(CONCURRENCY, move |object| async move {
-            real_ref.apply(object).await;
+        .for_each_concurrent(CONCURRENCY, move |mut object| async move {
+            if let Some(spec) = object["spec"].as_object_mut() {
+                spec.remove("clusterIP");
+            }
+            kube.create(&object).await;
         })
         .await;
-    println!("created {} objects in {:.0?}", INGRESSES * 3, created.elapsed());
+    println!("created {} objects in {:.0?}", ingresses * 3, created.elapsed());
     real.apply(mk_service(&ns, "probe")).await;
     real.apply(mk_pod_slice(&ns, "probe-1", "probe", &origin)).await;
 
@@ -72,13 +80,13 @@ async fn shunt_run_at_scale_on_the_real_api_server() {
     })
     .await;
     println!(
-        "shunt run, {INGRESSES} Ingresses / Services, {} endpoints",
-        INGRESSES * ENDPOINTS_PER_SERVICE
+        "shunt run, {ingresses} Ingresses / Services, {} endpoints",
+        ingresses * ENDPOINTS_PER_SERVICE
     );
     println!("start -> first publish {:.2?}", started.elapsed());
     println!("after the first publish: {}", memory(pid));
     for edit in 0..EDITS {
-        let [_, _, mut slice] = mk_app(&ns, edit * 97);
+        let [_, _, mut slice] = mk_app(&ns, edit * 97 % ingresses);
         slice["endpoints"][0]["addresses"][0] = json!(format!("10.251.0.{edit}"));
         let before = publishes(&shunt);
         real.apply(slice).await;

@@ -3,7 +3,7 @@
 
 use kube::{
     Api, Client, Config,
-    api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams},
+    api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams},
 };
 use rustls::pki_types::{CertificateDer, pem::PemObject};
 use serde_json::Value;
@@ -46,6 +46,14 @@ impl Kube {
             .await
             .unwrap_or_else(|e| panic!("applying {kind} {name}: {e}"));
         serde_json::to_value(stored).expect("JSON")
+    }
+
+    /// Creates `object` (a plain POST: cheaper for the server than an apply, for bulk loads).
+    pub async fn create(&self, object: &Value) {
+        let kind = object["kind"].as_str().expect("an object with a kind");
+        let dynamic: DynamicObject = serde_json::from_value(object.clone()).expect("an object");
+        let created = self.api(kind).create(&PostParams::default(), &dynamic).await;
+        created.unwrap_or_else(|e| panic!("creating {kind} {}: {e}", object["metadata"]["name"]));
     }
 
     /// Merges `status` into the object's status subresource (which an apply of the object

@@ -9,16 +9,21 @@ use std::{
     process::{Child, ChildStdin, Command, Stdio},
 };
 
-/// Starts the program, prints its pid, then waits for EOF on stdin, kills it and removes
-/// `$GUARD_REMOVE` if set (a shared control plane's directory, which no `Drop` removes).
+/// Starts the program, prints its pid, then waits for EOF on stdin (or a signal to the guard,
+/// as `timeout` sends its process group), kills it and removes `$GUARD_REMOVE` if set (a shared
+/// control plane's directory, which no `Drop` removes).
 const GUARD: &str = r#""$@" >"$GUARD_LOG" 2>&1 &
 child=$!
+stop() {
+    kill -KILL "$child" 2>/dev/null
+    wait "$child" 2>/dev/null
+    if [ -n "$GUARD_REMOVE" ]; then rm -rf "$GUARD_REMOVE"; fi
+    exit 0
+}
+trap stop TERM INT HUP
 echo "$child"
 read _ignored
-kill -KILL "$child" 2>/dev/null
-wait "$child" 2>/dev/null
-if [ -n "$GUARD_REMOVE" ]; then rm -rf "$GUARD_REMOVE"; fi
-exit 0"#;
+stop"#;
 
 /// A running program; killed by pid when dropped.
 pub struct Guarded {
