@@ -128,7 +128,7 @@ if [ "${RUN:-0}" = 1 ]; then
     figures='^(created|shunt run|start|after|one Ingress)'
     if [ -x .k8s-bin/kube-apiserver ] || [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
         cluster_bin=$(cargo test -q --locked -p shunt-controller --test cluster --no-run --message-format=json 2>/dev/null |
-            sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+            sed -n '/"target":{[^}]*"name":"cluster"/s/.*"executable":"\([^"]*\)".*/\1/p')
         unshare_cmd=(unshare -n); [ "$(id -u)" -eq 0 ] || unshare_cmd=(unshare -rn)
         SHUNT_BIN=$(realpath "$SHUNT_BIN") SHUNT_REQUIRE_REAL_K8S=1 "${unshare_cmd[@]}" sh -c \
             'ip link set lo up && ip route add local 10.244.0.0/24 dev lo && exec "$0" "$@"' \

@@ -39,7 +39,8 @@ if [ -z "${KUBEBUILDER_ASSETS:-}" ] && [ -f "$shared_k8s/SHA256SUMS" ]; then
     fi
 fi
 cluster_bin=$(cargo test --locked -p shunt-controller --test cluster --no-run --message-format=json 2>/dev/null |
-    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+    sed -n '/"target":{[^}]*"name":"cluster"/s/.*"executable":"\([^"]*\)".*/\1/p')
+[ -n "$cluster_bin" ] || { echo "tests/run.sh: no cluster test binary built"; exit 1; }
 # Pods' addresses (10.244.0.0/24) are local in a private network namespace: the API server
 # refuses loopback endpoints. As root `unshare -n`; otherwise a user namespace, if allowed.
 netns_setup='ip link set lo up && ip route add local 10.244.0.0/24 dev lo && exec "$0" "$@"'
