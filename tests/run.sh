@@ -3,9 +3,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# System tools the tests drive: curl (HTTP/1.1 and HTTP/2 checks in tests/e2e).
+# System tools the tests drive: curl (HTTP/1.1 and HTTP/2 checks in tests/e2e); xz, unshare and
+# ip for the real API server tier (unpacking ../shared/k8s, a network namespace for pod addresses).
 missing=()
 command -v curl >/dev/null || missing+=(curl)
+command -v xz >/dev/null || missing+=(xz-utils)
+command -v unshare >/dev/null || missing+=(util-linux)
+command -v ip >/dev/null || missing+=(iproute2)
 if ((${#missing[@]})); then
     echo "installing: ${missing[*]}"
     sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
