@@ -28,7 +28,7 @@ use std::{
 use serde_json::{Value, json};
 
 pub use self::{
-    binaries::{Binaries, skip},
+    binaries::{Binaries, say_skipped, skip},
     client::{Kube, client},
     control_plane::ControlPlane,
     pki::Pki,
