@@ -13,7 +13,7 @@ use http_body_util::{BodyExt, Empty, Full};
 use hyper::{client::conn::http1, service::service_fn};
 use hyper_util::rt::TokioIo;
 use shunt_proxy::{
-    forward::{Proxy, ProxyOptions},
+    proxy::{Proxy, ProxyOptions},
     metrics::ProxyMetrics,
     publish::RoutePublisher,
     routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
@@ -106,7 +106,7 @@ async fn start_proxy(origin: SocketAddr) -> SocketAddr {
             server::serve(
                 listener,
                 &options,
-                &server::Listeners::default(),
+                &server::Connections::default(),
                 None,
                 handler,
                 std::future::pending(),

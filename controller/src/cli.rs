@@ -4,7 +4,7 @@ use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shunt_proxy::{
-    forward::ProxyOptions, headers::TrustedProxies, server::ServerOptions, tls, upstream::ClientOptions,
+    headers::TrustedProxies, proxy::ProxyOptions, server::ServerOptions, tls, upstream::ClientOptions,
 };
 
 use crate::compile::CompileOptions;

@@ -9,11 +9,13 @@
 
 pub mod admin;
 pub mod body;
+pub mod dataplane;
 pub mod error;
-pub mod forward;
+pub mod h1;
 pub mod headers;
 pub mod lograte;
 pub mod metrics;
+pub mod proxy;
 pub mod publish;
 pub mod redirect;
 pub mod request;

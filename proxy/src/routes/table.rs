@@ -159,18 +159,6 @@ fn stats_of(route: &Arc<Route>) -> RouteStats {
     route.stats.clone()
 }
 
-// === impl Route ===
-
-impl Route {
-    /// Counts a response for this route and its backend.
-    pub fn record(&self, status: http::StatusCode, elapsed: std::time::Duration) {
-        self.stats.record(status, elapsed);
-        if self.stats.has_backend() {
-            self.upstream.stats.record(elapsed);
-        }
-    }
-}
-
 // === impl RouteTable ===
 
 impl RouteTable {

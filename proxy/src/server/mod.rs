@@ -31,13 +31,19 @@ use self::{
 };
 use crate::{
     body::{ClientBody, ResponseBody},
-    forward::ConnInfo,
     tunnel::Tunnels,
 };
 
 /// After a timeout, how long a connection gets to send its GOAWAY or 408 before it is dropped;
 /// also how long tunnels get to close after the drain deadline.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// The connection a request arrived on.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnInfo {
+    pub peer: SocketAddr,
+    pub tls: bool,
+}
 
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
@@ -90,16 +96,17 @@ impl ServerOptions {
     }
 }
 
-/// What all listeners of a process share: the connection budget, metrics and open tunnels.
+/// The connections of a process, across all its listeners and workers: their budget (and
+/// metrics) and the tunnels upgraded ones became. Shared by every `serve` of the process.
 #[derive(Clone, Debug)]
-pub struct Listeners {
+pub struct Connections {
     pub limit: ConnLimit,
     pub tunnels: Tunnels,
 }
 
-impl Listeners {
+impl Connections {
     pub fn new(options: &ServerOptions, metrics: ServerMetrics, tunnels: Tunnels) -> Self {
-        Listeners {
+        Connections {
             limit: ConnLimit::new(options.max_connections, metrics),
             tunnels,
         }
@@ -110,9 +117,9 @@ impl Listeners {
     }
 }
 
-impl Default for Listeners {
+impl Default for Connections {
     fn default() -> Self {
-        Listeners::new(&ServerOptions::default(), ServerMetrics::default(), Tunnels::default())
+        Connections::new(&ServerOptions::default(), ServerMetrics::default(), Tunnels::default())
     }
 }
 
@@ -148,7 +155,7 @@ fn builder<E>(options: &ServerOptions, executor: E) -> auto::Builder<E> {
 pub async fn serve<H, Fut>(
     listener: TcpListener,
     options: &ServerOptions,
-    shared: &Listeners,
+    connections: &Connections,
     tls: Option<TlsAcceptor>,
     handler: H,
     shutdown: impl Future<Output = ()>,
@@ -173,7 +180,7 @@ where
                 Err(error) => {
                     // Out of file descriptors and friends: back off instead of spinning.
                     failures = failures.saturating_add(1);
-                    shared.metrics().accept_errors.inc();
+                    connections.metrics().accept_errors.inc();
                     warn!(%error, listener.addr = %local, "Accept failed");
                     tokio::time::sleep(accept_backoff(failures)).await;
                     continue;
@@ -181,7 +188,7 @@ where
             },
             () = &mut shutdown => break,
         };
-        let Some(permit) = shared.limit.try_acquire() else {
+        let Some(permit) = connections.limit.try_acquire() else {
             debug!(client.addr = %peer, "Connection limit reached, closing");
             drop(stream);
             continue;
@@ -190,7 +197,7 @@ where
         let task = ConnTask {
             options: conn_options.clone(),
             timeouts: options.timeouts(),
-            metrics: shared.metrics().clone(),
+            metrics: connections.metrics().clone(),
             drain: drain.subscribe(),
             peer,
             _permit: permit,
@@ -228,18 +235,18 @@ where
     drain.send_replace(true);
     let drained = async {
         drain.closed().await;
-        shared.tunnels.all_closed().await;
+        connections.tunnels.all_closed().await;
     };
     match tokio::time::timeout(options.drain_timeout, drained).await {
         Ok(()) => debug!(listener.addr = %local, "All connections closed"),
         Err(_) => {
             warn!(
                 listener.addr = %local,
-                tunnels = shared.tunnels.open(),
+                tunnels = connections.tunnels.open(),
                 "Drain timeout reached, closing remaining connections and tunnels"
             );
-            shared.tunnels.close_all();
-            let _ = tokio::time::timeout(CLOSE_GRACE, shared.tunnels.all_closed()).await;
+            connections.tunnels.close_all();
+            let _ = tokio::time::timeout(CLOSE_GRACE, connections.tunnels.all_closed()).await;
         }
     }
     Ok(())

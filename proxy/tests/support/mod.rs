@@ -9,7 +9,7 @@ use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::{client::legacy::Client, rt::TokioExecutor};
 use shunt_proxy::{
-    forward::{Proxy, ProxyOptions},
+    proxy::{Proxy, ProxyOptions},
     metrics::ProxyMetrics,
     publish::RoutePublisher,
     routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
@@ -79,7 +79,7 @@ pub async fn start_proxy(spec: TableSpec) -> SocketAddr {
         server::serve(
             listener,
             &ServerOptions::default(),
-            &server::Listeners::default(),
+            &server::Connections::default(),
             None,
             handler,
             std::future::pending(),

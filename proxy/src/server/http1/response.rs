@@ -7,7 +7,7 @@ use std::{cell::RefCell, time::SystemTime};
 use http::{HeaderMap, Method, StatusCode, header};
 use http_body::Body;
 
-use crate::upstream::digits;
+use crate::h1::{digits, parse_length};
 
 #[cfg(test)]
 mod tests;
@@ -91,7 +91,7 @@ pub fn encode_head(
                     BodyShape::Empty if !head_request => continue,
                     BodyShape::Exact(length) if has_body => BodyFraming::Length(length),
                     BodyShape::Unknown if has_body => {
-                        let length = crate::upstream::h1::parse_length(value.as_bytes()).ok_or(InvalidLength)?;
+                        let length = parse_length(value.as_bytes()).ok_or(InvalidLength)?;
                         BodyFraming::Length(length)
                     }
                     // HEAD, 204, 304: the field passes, no body follows.

@@ -22,11 +22,12 @@ use tokio_rustls::client::TlsStream;
 use super::{
     H1Error,
     body::Body,
-    encode::{Framing, encode_chunk, encode_head, encode_last_chunk, request_framing},
+    encode::{Framing, encode_head, request_framing},
     parse::{Head, parse_head},
 };
 use crate::{
     body::RequestBody,
+    h1::{encode_chunk, encode_last_chunk},
     headers::upgrade_protocol,
     upstream::{outgoing::Outgoing, pool::Poolable},
 };

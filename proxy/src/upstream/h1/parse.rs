@@ -4,6 +4,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version, header};
 
 use super::{H1Error, framing::Decoder};
+use crate::h1::parse_length;
 
 #[cfg(test)]
 mod tests;
@@ -162,16 +163,6 @@ impl Framing {
     }
 }
 
-/// Digits only (no sign, no spaces inside), without overflow.
-pub fn parse_length(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |acc, &b| {
-        let digit = (b as char).to_digit(10)?;
-        acc.checked_mul(10)?.checked_add(u64::from(digit))
-    })
-}
 
 fn trim(bytes: &[u8]) -> &[u8] {
     bytes.trim_ascii()
