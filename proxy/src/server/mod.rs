@@ -19,7 +19,10 @@ use std::{future::Future, io, net::SocketAddr, sync::Arc, time::Duration};
 
 use http::{Request, Response};
 use hyper_util::{rt::TokioTimer, server::conn::auto};
-use tokio::{net::TcpListener, sync::watch};
+use tokio::{
+    net::{TcpListener, TcpStream},
+    sync::watch,
+};
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, info, warn};
 
@@ -188,49 +191,71 @@ where
             },
             () = &mut shutdown => break,
         };
-        let Some(permit) = connections.limit.try_acquire() else {
-            debug!(client.addr = %peer, "Connection limit reached, closing");
-            drop(stream);
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let task = ConnTask {
-            options: conn_options.clone(),
-            timeouts: options.timeouts(),
-            metrics: connections.metrics().clone(),
-            drain: drain.subscribe(),
-            peer,
-            _permit: permit,
-        };
-        let handler = handler.clone();
-        let info = ConnInfo {
-            peer,
-            tls: tls.is_some(),
-        };
-        match &tls {
-            None => {
-                tokio::spawn(task.run(stream, info, handler, true));
-            }
-            Some(tls) => {
-                // The handshake runs in the connection's task so a slow client never stalls accepting.
-                let (tls, handshake_timeout) = (tls.clone(), options.handshake_timeout);
-                tokio::spawn(async move {
-                    match handshake(&tls, stream, peer, handshake_timeout).await {
-                        Ok(stream) => {
-                            let http1_first = stream.get_ref().1.alpn_protocol() != Some(b"h2");
-                            task.run(stream, info, handler, http1_first).await
-                        }
-                        Err(timed_out) => {
-                            if timed_out {
-                                task.metrics.closed(CloseReason::HandshakeTimeout);
-                            }
-                        }
-                    }
-                });
-            }
-        }
+        accepted(stream, peer, &conn_options, connections, &drain, tls.as_ref(), &handler);
     }
     drop(listener);
+    drain_connections(local, options, connections, drain).await;
+    Ok(())
+}
+
+/// Starts the task of a connection just accepted, or closes it when the budget is spent.
+fn accepted<H, Fut>(
+    stream: TcpStream,
+    peer: SocketAddr,
+    options: &Arc<ServerOptions>,
+    connections: &Connections,
+    drain: &watch::Sender<bool>,
+    tls: Option<&TlsAcceptor>,
+    handler: &H,
+) where
+    H: Fn(Request<ClientBody>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
+{
+    let Some(permit) = connections.limit.try_acquire() else {
+        debug!(client.addr = %peer, "Connection limit reached, closing");
+        drop(stream);
+        return;
+    };
+    let _ = stream.set_nodelay(true);
+    let task = ConnTask {
+        options: options.clone(),
+        timeouts: options.timeouts(),
+        metrics: connections.metrics().clone(),
+        drain: drain.subscribe(),
+        peer,
+        _permit: permit,
+    };
+    let handler = handler.clone();
+    let info = ConnInfo {
+        peer,
+        tls: tls.is_some(),
+    };
+    match tls {
+        None => {
+            tokio::spawn(task.run(stream, info, handler, true));
+        }
+        Some(tls) => {
+            // The handshake runs in the connection's task so a slow client never stalls accepting.
+            let (tls, handshake_timeout) = (tls.clone(), options.handshake_timeout);
+            tokio::spawn(async move {
+                match handshake(&tls, stream, peer, handshake_timeout).await {
+                    Ok(stream) => {
+                        let http1_first = stream.get_ref().1.alpn_protocol() != Some(b"h2");
+                        task.run(stream, info, handler, http1_first).await
+                    }
+                    Err(timed_out) => {
+                        if timed_out {
+                            task.metrics.closed(CloseReason::HandshakeTimeout);
+                        }
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// Lets open connections (and tunnels) finish for up to `drain_timeout`, then closes tunnels.
+async fn drain_connections(local: SocketAddr, options: &ServerOptions, connections: &Connections, drain: watch::Sender<bool>) {
     info!(listener.addr = %local, drain_timeout = ?options.drain_timeout, "Draining connections");
     drain.send_replace(true);
     let drained = async {
@@ -249,7 +274,6 @@ where
             let _ = tokio::time::timeout(CLOSE_GRACE, connections.tunnels.all_closed()).await;
         }
     }
-    Ok(())
 }
 
 /// Binds a non-blocking std listener (for sharing between worker runtimes with `try_clone`),
