@@ -55,22 +55,9 @@ pub(super) fn prepare(
     let mut headers = parts.headers;
     strip_hop_by_hop(&mut headers);
     let accepts_trailers = headers.contains_key(header::TE);
-    let scheme = if conn.tls { "https" } else { "http" };
     // Up to seven forwarding fields, a route's protocol field and room to spare.
     let mut added = AddedFields::with_capacity(9);
-    let forwarded = ForwardedContext {
-        peer: conn.peer.ip(),
-        scheme,
-        host: host_str,
-    };
-    let request_id = set_forwarded(&mut headers, &forwarded, &options.trusted_proxies, &mut added);
-    // An HTTP/1.1 client's Host is the host already (its absolute-form target aside).
-    if headers.get(header::HOST) != Some(host) {
-        headers.insert(header::HOST, host.clone());
-    }
-    if let Some(name) = &route.client_protocol_header {
-        added.replace(&mut headers, name.clone(), HeaderValue::from_static(scheme));
-    }
+    let request_id = rewrite_headers(&mut headers, &mut added, host, host_str, route, conn, options);
     if let Some(protocol) = &upgrade {
         headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
         headers.insert(header::UPGRADE, protocol.clone());
@@ -109,6 +96,34 @@ pub(super) fn prepare(
         body,
         slot,
     }
+}
+
+/// The fields we set (the hop-by-hop ones are gone already): forwarding fields, Host and the
+/// route's header options. Returns the request's X-Request-Id.
+fn rewrite_headers(
+    headers: &mut HeaderMap,
+    added: &mut AddedFields,
+    host: &HeaderValue,
+    host_str: &str,
+    route: &Route,
+    conn: ConnInfo,
+    options: &ProxyOptions,
+) -> HeaderValue {
+    let scheme = if conn.tls { "https" } else { "http" };
+    let forwarded = ForwardedContext {
+        peer: conn.peer.ip(),
+        scheme,
+        host: host_str,
+    };
+    let request_id = set_forwarded(headers, &forwarded, &options.trusted_proxies, added);
+    // An HTTP/1.1 client's Host is the host already (its absolute-form target aside).
+    if headers.get(header::HOST) != Some(host) {
+        headers.insert(header::HOST, host.clone());
+    }
+    if let Some(name) = &route.client_protocol_header {
+        added.replace(headers, name.clone(), HeaderValue::from_static(scheme));
+    }
+    request_id
 }
 
 /// The body for another attempt, from the start, or `None` when it cannot be sent again.
