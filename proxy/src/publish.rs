@@ -46,7 +46,8 @@ pub struct RoutePublisher {
     ready: Arc<AtomicBool>,
     metrics: ProxyMetrics,
     /// The live table's backends by id (their specs are the live table's), for reuse by the next build.
-    /// foldhash: a full publish hashes every backend id five times (SipHash was 5 M instructions at 10k).
+    /// foldhash, not SipHash: a full publish hashes every backend id several times, and the ids
+    /// come from our own configuration, so there is no flood to resist.
     upstreams: FastMap<BackendId, Arc<Upstream>>,
     /// The live table's per-route counters, by (route, backend): most routes survive a publish.
     route_stats: RouteStatsIndex,

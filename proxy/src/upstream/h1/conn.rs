@@ -195,11 +195,9 @@ pub enum WriteAt {
     Once,
     /// After the worker's other ready connections have read their requests (an HTTP/1 client's
     /// request, read alone), so that the writes to pods go out back to back: a pod's process is
-    /// woken once per batch instead of once per request. Written at once, each write found the
-    /// pod's core idle again and paid a cross-core wake-up (0.9 call-function interrupts per
-    /// request instead of 0.1; 35 µs of CPU per request instead of 26-30 under benches/load.sh;
-    /// benches/flame/README.md, h1codec). HTTP/2 clients lose by it (benches/tls.sh h2: 26-30 µs
-    /// against 24-26 at once), their streams already come in batches.
+    /// woken once per batch instead of once per request. Written at once, each write finds the
+    /// pod's core idle again and pays a cross-core wake-up. HTTP/2 clients would lose by it:
+    /// their streams already come in batches.
     AfterReadyConnections,
 }
 
