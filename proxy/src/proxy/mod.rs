@@ -32,7 +32,7 @@ use std::{sync::Arc, time::Duration};
 use http::{Request, Response};
 use tracing::{debug, warn};
 
-pub use self::{access_log::count, admit::request_host};
+pub use self::access_log::count;
 use self::{
     access_log::{Outcome, Record},
     admit::Admitted,

@@ -137,7 +137,7 @@ impl Framing {
     }
 
     /// Both `Content-Length` and `Transfer-Encoding`: RFC 9112 §6.3 (3) says the coding wins and
-    /// the length goes (`forward::respond` drops it), and the message "ought to be handled as an
+    /// the length goes (`proxy::respond` drops it), and the message "ought to be handled as an
     /// error": the body is read by its coding, and the connection is never reused, so whatever
     /// the pod meant by the length cannot become the start of the next response (splitting).
     fn is_ambiguous(&self) -> bool {
