@@ -3,9 +3,7 @@
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use shunt_proxy::{
-    headers::TrustedProxies, proxy::ProxyOptions, server::ServerOptions, tls, upstream::ClientOptions,
-};
+use shunt_proxy::{headers::TrustedProxies, proxy::ProxyOptions, server::ServerOptions, tls, upstream::ClientOptions};
 
 use crate::compile::CompileOptions;
 

@@ -122,7 +122,10 @@ impl Dataplane {
             reader: reader.clone(),
             metrics,
             client_options: options.client,
-            proxy_options: ProxyOptions { tunnels, ..options.proxy },
+            proxy_options: ProxyOptions {
+                tunnels,
+                ..options.proxy
+            },
             server_options: options.server.clone(),
             connections,
             acceptor: tls::acceptor(reader.clone(), tls::self_signed()),
@@ -203,8 +206,22 @@ impl Worker {
             async move { proxy.serve(req, conn).await }
         };
         let (options, connections) = (&self.server_options, &self.connections);
-        let plain = server::serve(http, options, connections, None, handler.clone(), shutdown.clone().requested());
-        let tls = server::serve(https, options, connections, Some(self.acceptor), handler, shutdown.requested());
+        let plain = server::serve(
+            http,
+            options,
+            connections,
+            None,
+            handler.clone(),
+            shutdown.clone().requested(),
+        );
+        let tls = server::serve(
+            https,
+            options,
+            connections,
+            Some(self.acceptor),
+            handler,
+            shutdown.requested(),
+        );
         tokio::try_join!(plain, tls)?;
         Ok(())
     }

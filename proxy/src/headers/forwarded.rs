@@ -162,7 +162,13 @@ pub fn set_forwarded(
         forwarded,
         host,
         request_id,
-    } = write_values(ctx, peer, prior_chain.as_deref(), trusted, !present.has(Ours::RequestId));
+    } = write_values(
+        ctx,
+        peer,
+        prior_chain.as_deref(),
+        trusted,
+        !present.has(Ours::RequestId),
+    );
     // Only a host that is no valid field value (never one that came in a request) fails here:
     // then that header is left out.
     let value = |range: Range<usize>| HeaderValue::from_maybe_shared(text.slice(range)).ok();

@@ -52,7 +52,12 @@ pub(super) fn route(
     let root = PathAndQuery::from_static("/");
     if route.ssl_redirect && !conn.tls {
         let target = normalized.or(req.uri().path_and_query()).unwrap_or(&root);
-        return Ok(Routed::Answered(redirect::respond(&redirect::to_https(), false, host, target)));
+        return Ok(Routed::Answered(redirect::respond(
+            &redirect::to_https(),
+            false,
+            host,
+            target,
+        )));
     }
     if let Some(redirect) = &route.redirect {
         let target = req.uri().path_and_query().unwrap_or(&root);

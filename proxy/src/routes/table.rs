@@ -215,11 +215,7 @@ impl RouteTable {
     /// upstreams are the ones `upstream` gives now is taken over as it is (same `Arc`s, same
     /// counters, no matchit tree built); only the others are built. The result equals a build
     /// from scratch with the same callbacks.
-    pub fn rebuild(
-        spec: Arc<TableSpec>,
-        previous: Option<&RouteTable>,
-        callbacks: impl BuildParts,
-    ) -> Rebuilt {
+    pub fn rebuild(spec: Arc<TableSpec>, previous: Option<&RouteTable>, callbacks: impl BuildParts) -> Rebuilt {
         let mut parts = Parts::new(&spec, callbacks, spec.backends.len());
         let scoped = spec
             .hosts
@@ -231,7 +227,12 @@ impl RouteTable {
         // Redirect routes forward nowhere; they share one upstream without endpoints.
         let nowhere = match previous {
             Some(previous) => previous.nowhere.clone(),
-            None => Arc::new(Upstream::new("redirect", Default::default(), Vec::new(), Default::default())),
+            None => Arc::new(Upstream::new(
+                "redirect",
+                Default::default(),
+                Vec::new(),
+                Default::default(),
+            )),
         };
         let mut warnings = Vec::new();
         let mut plain = Hosts::default();
@@ -608,11 +609,7 @@ impl VirtualHost {
 }
 
 /// The 301 from `/abc` to `/abc/` that a `CharPrefix` rule `/abc/` gives, as nginx does.
-fn slash_redirect(
-    route: &Arc<Route>,
-    path: &PathSpec,
-    parts: &mut Parts<'_, impl BuildParts>,
-) -> Arc<Route> {
+fn slash_redirect(route: &Arc<Route>, path: &PathSpec, parts: &mut Parts<'_, impl BuildParts>) -> Arc<Route> {
     let name: Arc<str> = format!("{} (add slash)", route.name).into();
     Arc::new(Route {
         stats: parts.stats(&name, None),

@@ -255,7 +255,12 @@ fn accepted<H, Fut>(
 }
 
 /// Lets open connections (and tunnels) finish for up to `drain_timeout`, then closes tunnels.
-async fn drain_connections(local: SocketAddr, options: &ServerOptions, connections: &Connections, drain: watch::Sender<bool>) {
+async fn drain_connections(
+    local: SocketAddr,
+    options: &ServerOptions,
+    connections: &Connections,
+    drain: watch::Sender<bool>,
+) {
     info!(listener.addr = %local, drain_timeout = ?options.drain_timeout, "Draining connections");
     drain.send_replace(true);
     let drained = async {

@@ -9,8 +9,8 @@ use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::{client::legacy::Client, rt::TokioExecutor};
 use shunt_proxy::{
-    proxy::{Proxy, ProxyOptions},
     metrics::ProxyMetrics,
+    proxy::{Proxy, ProxyOptions},
     publish::RoutePublisher,
     routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
     server::{self, ServerOptions},

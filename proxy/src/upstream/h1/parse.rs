@@ -163,7 +163,6 @@ impl Framing {
     }
 }
 
-
 fn trim(bytes: &[u8]) -> &[u8] {
     bytes.trim_ascii()
 }

@@ -103,7 +103,14 @@ fn a_failed_connect_goes_to_another_endpoint_until_the_attempts_run_out() {
 fn connect_attempts_stop_at_the_number_of_endpoints() {
     let upstream = mk_upstream(1);
     let mut retries = Retries::new(3, &Method::GET);
-    let decision = classify(UpstreamError::connect_timeout(), &upstream, 0, &mut retries, false, replay);
+    let decision = classify(
+        UpstreamError::connect_timeout(),
+        &upstream,
+        0,
+        &mut retries,
+        false,
+        replay,
+    );
     assert!(matches!(failed(decision), ProxyError::ConnectTimeout { .. }));
 }
 
