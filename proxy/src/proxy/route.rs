@@ -25,6 +25,10 @@ pub(super) struct Request<'a> {
 }
 
 /// Whether the request goes on to a pod, or was answered here.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "returned once per request and matched at once; a box would allocate for every redirect"
+)]
 pub(super) enum Routed {
     Forward(Arc<Route>),
     Answered(Response<ResponseBody>),
