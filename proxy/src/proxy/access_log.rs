@@ -33,6 +33,7 @@ pub(super) struct Record<'a> {
 
 impl<'a> Record<'a> {
     /// Starts the clock; keeps the method and target only when `access_log` is on.
+    #[inline]
     pub fn start(metrics: &'a ProxyMetrics, conn: ConnInfo, access_log: bool, req: &Request<ClientBody>) -> Self {
         Record {
             metrics,

@@ -19,6 +19,7 @@ pub(super) struct Admitted {
 }
 
 /// Refuses a request the proxy never forwards (400, 405), or says what it asks for.
+#[inline(always)]
 pub(super) fn admit(req: &Request<ClientBody>) -> Result<Admitted, ProxyError> {
     check_method(req.method())?;
     check_target(req)?;

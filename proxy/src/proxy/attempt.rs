@@ -13,7 +13,7 @@ use tracing::debug;
 
 use super::{Inner, access_log::Outcome, prepare, prepare::Prepared, respond};
 use crate::{
-    body::ResponseBody,
+    body::{RequestBody, ResponseBody},
     error::ProxyError,
     routes::Route,
     upstream::{
@@ -26,11 +26,11 @@ pub(super) async fn attempt(
     inner: &Inner,
     route: &Arc<Route>,
     host: &str,
-    prepared: Prepared,
+    prepared: &mut Prepared,
     outcome: &mut Outcome,
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let (upstream, options) = (&*route.upstream, &inner.options);
-    let Prepared { mut body, slot, .. } = prepared;
+    let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
     let mut retries = Retries::new(options.connect_attempts, &prepared.method);
     loop {
         let Some(index) = upstream.pick(retries.unreachable()) else {
@@ -62,15 +62,16 @@ pub(super) async fn attempt(
                 let answered = Instant::now();
                 outcome.answered = Some(answered);
                 upstream.stats.observe_latency((answered - sent).as_secs_f64());
-                let (upgrade, trailers) = (prepared.client_upgrade, prepared.accepts_trailers);
+                let (upgrade, trailers) = (prepared.client_upgrade.take(), prepared.accepts_trailers);
                 return Ok(respond::respond(response, guard, upgrade, trailers, &options.tunnels));
             }
             Ok(Err(error)) => error,
         };
         drop(guard);
         // Who failed first: a client that went away is not the pod's fault.
+        let slot = &prepared.slot;
         let client_failed = slot.as_ref().is_some_and(|slot| slot.client_failed());
-        let replay = || prepare::replay(&slot, options);
+        let replay = || prepare::replay(slot, options);
         match retry::classify(error, upstream, index, &mut retries, client_failed, replay) {
             Decision::Retry { why, body: next, error } => {
                 debug!(%error, endpoint = %endpoint.addr, backend = %upstream.id, "Retrying: {why}");

@@ -164,9 +164,10 @@ impl Proxy {
             Routed::Forward(route) => route,
             Routed::Answered(response) => return Ok(response),
         };
-        let prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, &inner.options);
-        outcome.request_id = Some(prepared.request_id.clone());
-        attempt::attempt(inner, &route, host_str, prepared, outcome).await
+        let mut prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, &inner.options);
+        outcome.request_id = prepared.request_id.take();
+        // By reference: the prepared request stays where it is while the attempts run.
+        attempt::attempt(inner, &route, host_str, &mut prepared, outcome).await
     }
 }
 

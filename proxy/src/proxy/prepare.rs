@@ -28,13 +28,17 @@ pub(super) struct Prepared {
     pub accepts_trailers: bool,
     /// The client's side of an upgrade it asked for.
     pub client_upgrade: Option<OnUpgrade>,
-    pub request_id: HeaderValue,
-    /// The first attempt's body.
+    /// For the access log, which takes it.
+    pub request_id: Option<HeaderValue>,
+    /// The first attempt's body; the attempts take it.
     pub body: RequestBody,
     /// Where later attempts get theirs; `None` for a request without a body.
     pub slot: Option<Arc<BodySlot>>,
 }
 
+// Always inlined, like the other phases before `attempt`: called once per request, and as a
+// function of its own it would copy the request's parts in and the prepared request out.
+#[inline(always)]
 pub(super) fn prepare(
     mut req: Request<ClientBody>,
     normalized: Option<PathAndQuery>,
@@ -92,7 +96,7 @@ pub(super) fn prepare(
         write_at,
         accepts_trailers,
         client_upgrade,
-        request_id,
+        request_id: Some(request_id),
         body,
         slot,
     }
@@ -100,6 +104,7 @@ pub(super) fn prepare(
 
 /// The fields we set (the hop-by-hop ones are gone already): forwarding fields, Host and the
 /// route's header options. Returns the request's X-Request-Id.
+#[inline(always)]
 fn rewrite_headers(
     headers: &mut HeaderMap,
     added: &mut AddedFields,

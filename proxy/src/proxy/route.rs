@@ -34,6 +34,7 @@ pub(super) enum Routed {
     Answered(Response<ResponseBody>),
 }
 
+#[inline(always)]
 pub(super) fn route(
     routes: &RouteReader,
     request: &Request<'_>,
