@@ -17,9 +17,14 @@ pub struct ClassArgs {
     #[arg(long)]
     pub watch_ingress_without_class: bool,
     /// Also serve Ingresses of this other class (e.g. the cloud load balancer's); repeatable.
-    /// `NAME=qcloud` compiles them as TKE's CLB serves them (class `qcloud` does by default).
+    /// `NAME=qcloud` compiles them as TKE's CLB serves them, `NAME=nginx` as ingress-nginx does
+    /// (classes `qcloud` and `nginx` do by default).
     #[arg(long = "shadow-class", value_name = "NAME[=PROFILE]")]
     pub shadow_classes: Vec<crate::compile::ShadowClass>,
+    /// Compile a class of ours (status written) with a profile: `NAME=nginx` keeps its
+    /// ingress-nginx annotations' meaning; repeatable.
+    #[arg(long = "class-profile", value_name = "NAME=PROFILE", value_parser = parse_class_profile)]
+    pub class_profiles: Vec<crate::compile::ShadowClass>,
     /// A `kubernetes.io/tls` Secret serving a shadowed qcloud host's HTTPS (the host as the
     /// Ingress writes it); repeatable.
     #[arg(long = "shadow-tls", value_parser = parse_shadow_tls, value_name = "HOST=NAMESPACE/NAME")]
@@ -41,6 +46,7 @@ impl ClassArgs {
             ingress_classes: self.ingress_classes.clone(),
             watch_ingress_without_class: self.watch_ingress_without_class,
             shadow_classes: self.shadow_classes.clone(),
+            class_profiles: self.class_profiles.clone(),
             shadow: crate::shadow::ShadowOptions {
                 default_rewrite_code: self.shadow_rewrite_code,
                 tls: self.shadow_tls.iter().cloned().collect(),
@@ -69,4 +75,12 @@ fn parse_rewrite_code(s: &str) -> Result<u16, String> {
         Ok(code @ (301 | 302 | 307)) => Ok(code),
         _ => Err(format!("{s:?}: the CLB redirects with 301, 302 or 307")),
     }
+}
+
+/// `NAME=PROFILE`: the profile must be named (a bare name would mean the Ingress spec's).
+fn parse_class_profile(s: &str) -> Result<crate::compile::ShadowClass, String> {
+    if !s.contains('=') {
+        return Err(format!("expected NAME=PROFILE, got {s:?}"));
+    }
+    s.parse()
 }

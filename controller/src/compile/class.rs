@@ -13,10 +13,15 @@ const DEFAULT_CLASS_ANNOTATION: &str = "ingressclass.kubernetes.io/is-default-cl
 /// TKE's own class; TKE also treats an Ingress without a class as this one.
 pub const QCLOUD_CLASS: &str = "qcloud";
 
+/// ingress-nginx's default class name.
+pub const NGINX_CLASS: &str = "nginx";
+
 /// How an Ingress was selected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Selection {
     Ours,
+    /// Ours (status written), compiled with this profile (`--class-profile NAME=PROFILE`).
+    Owned(Profile),
     /// Only through `shadow_classes`: routed with this profile, but its status belongs to
     /// another controller.
     Shadow(Profile),
@@ -29,9 +34,12 @@ pub enum Profile {
     IngressSpec,
     /// TKE's CLB (see `crate::shadow::qcloud`).
     Qcloud,
+    /// ingress-nginx (see `crate::shadow::nginx`).
+    Nginx,
 }
 
-/// `--shadow-class NAME` or `NAME=PROFILE`: class `qcloud` gets the qcloud profile by name.
+/// `--shadow-class NAME` or `NAME=PROFILE`: classes `qcloud` and `nginx` get their profiles by
+/// name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShadowClass {
     pub name: String,
@@ -41,12 +49,13 @@ pub struct ShadowClass {
 // === impl ShadowClass ===
 
 impl From<&str> for ShadowClass {
-    /// A bare class name: `qcloud` is TKE's, anything else the Ingress spec's.
+    /// A bare class name: `qcloud` is TKE's, `nginx` ingress-nginx's, anything else the
+    /// Ingress spec's.
     fn from(name: &str) -> Self {
-        let profile = if name == QCLOUD_CLASS {
-            Profile::Qcloud
-        } else {
-            Profile::IngressSpec
+        let profile = match name {
+            QCLOUD_CLASS => Profile::Qcloud,
+            NGINX_CLASS => Profile::Nginx,
+            _ => Profile::IngressSpec,
         };
         ShadowClass {
             name: name.to_string(),
@@ -72,11 +81,7 @@ impl FromStr for ShadowClass {
         if name.is_empty() {
             return Err(format!("{s:?}: empty class name"));
         }
-        let profile = match profile {
-            "qcloud" => Profile::Qcloud,
-            "ingress" => Profile::IngressSpec,
-            other => return Err(format!("{s:?}: unknown profile {other:?} (expected qcloud or ingress)")),
-        };
+        let profile: Profile = profile.parse().map_err(|error| format!("{s:?}: {error}"))?;
         Ok(ShadowClass {
             name: name.to_string(),
             profile,
@@ -87,8 +92,33 @@ impl FromStr for ShadowClass {
 impl fmt::Display for ShadowClass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.profile {
-            Profile::Qcloud => write!(f, "{}=qcloud", self.name),
             Profile::IngressSpec => f.write_str(&self.name),
+            profile => write!(f, "{}={}", self.name, profile.as_str()),
+        }
+    }
+}
+
+// === impl Profile ===
+
+impl Profile {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Profile::IngressSpec => "ingress",
+            Profile::Qcloud => "qcloud",
+            Profile::Nginx => "nginx",
+        }
+    }
+}
+
+impl FromStr for Profile {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "qcloud" => Ok(Profile::Qcloud),
+            "nginx" => Ok(Profile::Nginx),
+            "ingress" => Ok(Profile::IngressSpec),
+            other => Err(format!("unknown profile {other:?} (expected qcloud, nginx or ingress)")),
         }
     }
 }
@@ -146,11 +176,18 @@ impl<'a> Classes<'a> {
                 return Some(Selection::Ours);
             }
             // TKE serves class-less Ingresses as `qcloud`: so do we when shadowing it.
+            // ingress-nginx serves them only with `--watch-ingress-without-class`
+            // (internal/ingress/controller/store/store.go, `GetIngressClass`), which is off by
+            // default: it is not assumed.
             return shadow(QCLOUD_CLASS).map(|shadow| Selection::Shadow(shadow.profile));
         };
         let named = |list: &[String]| list.iter().any(|name| name == class);
         if self.owned.contains(class) || named(&self.options.ingress_classes) {
-            Some(Selection::Ours)
+            let profile = self.options.class_profiles.iter().find(|owned| owned.name == class);
+            Some(match profile.map(|owned| owned.profile) {
+                None | Some(Profile::IngressSpec) => Selection::Ours,
+                Some(profile) => Selection::Owned(profile),
+            })
         } else {
             shadow(class).map(|shadow| Selection::Shadow(shadow.profile))
         }

@@ -96,6 +96,8 @@ pub struct CompileOptions {
     pub watch_ingress_without_class: bool,
     /// Classes served in shadow: routed (with their profile), but their status is never written.
     pub shadow_classes: Vec<ShadowClass>,
+    /// Classes of ours compiled with another profile than the Ingress spec's (`--class-profile`).
+    pub class_profiles: Vec<ShadowClass>,
     /// What the shadow profiles need besides the Ingresses.
     pub shadow: ShadowOptions,
     /// `--default-ssl-certificate` as (namespace, name).
@@ -150,7 +152,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     let mut certificates = TlsBuilder::new(state, options.now);
     let mut shadowed = Shadowed::default();
     for (ingress, selection) in &selected {
-        if let Selection::Shadow(profile) = selection
+        if let Selection::Shadow(profile) | Selection::Owned(profile) = selection
             && shadowed.take(ingress, *profile)
         {
             continue;
@@ -219,6 +221,7 @@ impl Default for CompileOptions {
             ingress_classes: vec!["shunt".to_string()],
             watch_ingress_without_class: false,
             shadow_classes: Vec::new(),
+            class_profiles: Vec::new(),
             shadow: ShadowOptions::default(),
             default_certificate: None,
             now: None,

@@ -7,17 +7,18 @@
 //!                                                                       └─▶ HostVerdict per host (verdict.rs)
 //! verdicts ─▶ /shadow (report.rs), the log (log.rs), DNS refusals, metrics, diagnostics
 //! ```
-//! The verdicts, the report and the log are the same for every profile. A new profile (nginx
-//! is next) plugs in here: a variant of [`Profile`], a module `shadow/NAME/` with a
+//! The verdicts, the report and the log are the same for every profile. A new profile plugs in
+//! here: a variant of [`Profile`], a module `shadow/NAME/` with a
 //! `compile(ingresses, sink, certificates, options) -> Vec<HostVerdict>` claiming its routes
 //! in the compile's table (route options go on its [`PathClaim`](crate::compile::PathClaim)s), and
 //! an arm in [`Shadowed::take`], [`Shadowed::compile`], [`compiles_own`] and [`report`].
 
 pub mod log;
+pub mod nginx;
 pub mod qcloud;
 pub mod refusals;
 mod report;
-mod verdict;
+pub(crate) mod verdict;
 
 use std::collections::BTreeMap;
 
@@ -39,6 +40,7 @@ pub struct ShadowOptions {
 #[derive(Default)]
 pub struct Shadowed<'i> {
     qcloud: Vec<&'i Ingress>,
+    nginx: Vec<&'i Ingress>,
 }
 
 // === impl ShadowOptions ===
@@ -64,6 +66,10 @@ impl<'i> Shadowed<'i> {
                 self.qcloud.push(ingress);
                 true
             }
+            Profile::Nginx => {
+                self.nginx.push(ingress);
+                true
+            }
         }
     }
 
@@ -76,7 +82,10 @@ impl<'i> Shadowed<'i> {
         certificates: &mut TlsBuilder<'_>,
         options: &ShadowOptions,
     ) -> Vec<HostVerdict> {
-        qcloud::compile(&self.qcloud, sink, certificates, options)
+        let mut verdicts = qcloud::compile(&self.qcloud, sink, certificates, options);
+        verdicts.extend(nginx::compile(&self.nginx, sink, certificates));
+        verdicts.sort_by(|a, b| a.host.cmp(&b.host));
+        verdicts
     }
 }
 
@@ -87,10 +96,24 @@ pub fn compiles_own(options: &CompileOptions) -> bool {
     options
         .shadow_classes
         .iter()
-        .any(|class| class.profile == Profile::Qcloud)
+        .chain(&options.class_profiles)
+        .any(|class| matches!(class.profile, Profile::Qcloud | Profile::Nginx))
 }
 
 /// The `/shadow` document, when a class of a profile with verdicts is served.
 pub fn report(options: &CompileOptions, verdicts: &[HostVerdict]) -> Option<serde_json::Value> {
-    compiles_own(options).then(|| report::document(qcloud::PROFILE, &qcloud::ASSUMED, verdicts))
+    let served = |profile| {
+        (options.shadow_classes.iter())
+            .chain(&options.class_profiles)
+            .any(|class| class.profile == profile)
+    };
+    match (served(Profile::Qcloud), served(Profile::Nginx)) {
+        (true, false) => Some(report::document(qcloud::PROFILE, &qcloud::ASSUMED, verdicts)),
+        (false, true) => Some(report::document(nginx::PROFILE, &nginx::ASSUMED, verdicts)),
+        (true, true) => {
+            let assumed: Vec<&str> = qcloud::ASSUMED.iter().chain(&nginx::ASSUMED).copied().collect();
+            Some(report::document("qcloud+nginx", &assumed, verdicts))
+        }
+        (false, false) => None,
+    }
 }

@@ -2,10 +2,12 @@
 //! as the other controller would, on every port it listens on) or refused with reasons.
 //! Refused hosts stay out of the CoreDNS rules.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use shunt_proxy::routes::spec::HostMatch;
+
+use crate::compile::{Diagnostic, Reason};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HostVerdict {
@@ -72,4 +74,25 @@ impl HostVerdict {
             Verdict::Refused
         };
     }
+}
+
+/// Settles each verdict; a refused host is a diagnostic for each of its Ingresses.
+pub fn settle_all(verdicts: BTreeMap<String, HostVerdict>, diagnostics: &mut Vec<Diagnostic>) -> Vec<HostVerdict> {
+    let mut verdicts: Vec<HostVerdict> = verdicts.into_values().collect();
+    for verdict in &mut verdicts {
+        verdict.listeners.sort();
+        verdict.settle();
+        if verdict.verdict == Verdict::Refused {
+            for source in &verdict.ingresses {
+                let (namespace, name) = source.split_once('/').unwrap_or(("", source));
+                let message = format!(
+                    "host \"{}\" keeps resolving to the load balancer: {}",
+                    verdict.host,
+                    verdict.reasons.join("; ")
+                );
+                diagnostics.push(Diagnostic::new(namespace, name, Reason::ShadowRefused, message));
+            }
+        }
+    }
+    verdicts
 }

@@ -6,10 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use shunt_proxy::routes::spec::Listeners;
 
 use super::{HostVerdict, Lb, host_match};
-use crate::{
-    compile::{Diagnostic, Reason},
-    shadow::Verdict,
-};
+use crate::compile::Diagnostic;
 
 /// A verdict for each host a rule names, by host, with the reasons its Ingresses give.
 pub(super) fn named(lbs: &[Lb<'_>]) -> BTreeMap<String, HostVerdict> {
@@ -49,23 +46,7 @@ pub(super) fn named(lbs: &[Lb<'_>]) -> BTreeMap<String, HostVerdict> {
 
 /// Settles each verdict; a refused host is a diagnostic for each of its Ingresses.
 pub(super) fn settle(verdicts: BTreeMap<String, HostVerdict>, diagnostics: &mut Vec<Diagnostic>) -> Vec<HostVerdict> {
-    let mut verdicts: Vec<HostVerdict> = verdicts.into_values().collect();
-    for verdict in &mut verdicts {
-        verdict.listeners.sort();
-        verdict.settle();
-        if verdict.verdict == Verdict::Refused {
-            for source in &verdict.ingresses {
-                let (namespace, name) = source.split_once('/').unwrap_or(("", source));
-                let message = format!(
-                    "host \"{}\" keeps resolving to the load balancer: {}",
-                    verdict.host,
-                    verdict.reasons.join("; ")
-                );
-                diagnostics.push(Diagnostic::new(namespace, name, Reason::ShadowRefused, message));
-            }
-        }
-    }
-    verdicts
+    crate::shadow::verdict::settle_all(verdicts, diagnostics)
 }
 
 fn listener_names(listeners: Listeners) -> Vec<&'static str> {
