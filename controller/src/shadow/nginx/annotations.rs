@@ -115,6 +115,5 @@ fn backend_protocol(value: &str) -> Result<Option<UpstreamProtocol>, Refusal> {
 /// not the one shunt sees.
 fn allows_all(value: &str) -> bool {
     let ranges: Vec<&str> = value.split(',').map(str::trim).filter(|r| !r.is_empty()).collect();
-    ranges.iter().all(|range| range.parse::<ipnet::IpNet>().is_ok())
-        && ALLOW_ALL.iter().all(|all| ranges.contains(all))
+    ranges.iter().all(|range| range.parse::<ipnet::IpNet>().is_ok()) && ALLOW_ALL.iter().all(|all| ranges.contains(all))
 }

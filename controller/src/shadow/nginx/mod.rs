@@ -161,7 +161,12 @@ fn claim(
         let host = match crate::compile::parse_host(raw) {
             Ok(host) => host,
             Err(error) => {
-                report(nginx, sink, Reason::InvalidHost, format!("invalid host {raw:?}, rule skipped: {error}"));
+                report(
+                    nginx,
+                    sink,
+                    Reason::InvalidHost,
+                    format!("invalid host {raw:?}, rule skipped: {error}"),
+                );
                 continue;
             }
         };
@@ -179,7 +184,10 @@ fn claim(
             if holder == nginx.source {
                 continue;
             }
-            let message = format!("path {:?} on host \"{host}\" is already routed by ingress {holder:?}", claim.path);
+            let message = format!(
+                "path {:?} on host \"{host}\" is already routed by ingress {holder:?}",
+                claim.path
+            );
             report(nginx, sink, Reason::Conflict, message);
             // Another class's Ingress: nginx would not see it, so the answers differ.
             if !sources.contains(holder.as_str())
