@@ -91,9 +91,11 @@ impl FromStr for ShadowClass {
 
 impl fmt::Display for ShadowClass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.profile {
-            Profile::IngressSpec => f.write_str(&self.name),
-            profile => write!(f, "{}={}", self.name, profile.as_str()),
+        // A bare name means its default profile: write the profile whenever it differs.
+        if ShadowClass::from(self.name.as_str()).profile == self.profile {
+            f.write_str(&self.name)
+        } else {
+            write!(f, "{}={}", self.name, self.profile.as_str())
         }
     }
 }

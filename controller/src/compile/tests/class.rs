@@ -151,8 +151,9 @@ fn a_shadow_class_is_served_and_marked_shadow() {
         mk_classed("mine", |i| with_class(i, Some("shunt"))),
         mk_classed("other", |i| with_class(i, Some("traefik"))),
     ]);
+    // The Ingress spec's semantics: a bare `nginx` would pick the nginx profile (shadow/nginx).
     let options = CompileOptions {
-        shadow_classes: vec!["nginx".into()],
+        shadow_classes: vec!["nginx=ingress".parse().expect("a shadow class")],
         ..Default::default()
     };
     let expected = vec![
