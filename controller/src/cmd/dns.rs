@@ -133,7 +133,7 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
 
 /// One list of each kind compile reads for hosts. TLS Secrets decide shadow verdicts (a
 /// shadowed HTTPS host without a certificate is refused), so they are listed as `run` watches them.
-async fn list_state(client: &Client, namespaces: &[String]) -> anyhow::Result<ClusterState> {
+pub(super) async fn list_state(client: &Client, namespaces: &[String]) -> anyhow::Result<ClusterState> {
     let classes = Api::<IngressClass>::all(client.clone())
         .list(&ListParams::default())
         .await?;

@@ -6,7 +6,8 @@
 //! main.rs ─parse─▶ Cli ─▶ Command::run ─▶ run.rs   (API stores ─▶ control::compile_loop, leader writes)
 //!                                       ├▶ serve.rs (manifest files ─▶ control::compile_loop)
 //!                                       ├▶ demo.rs  (example pods, then serve)
-//!                                       └▶ dns.rs   (one compile, print the CoreDNS rules)
+//!                                       ├▶ dns.rs   (one compile, print the CoreDNS rules)
+//!                                       └▶ shadow.rs (one compile, print the shadow report)
 //! ```
 
 use clap::{Args, Parser, Subcommand};
@@ -22,6 +23,7 @@ mod parse;
 mod proxy_args;
 pub mod run;
 pub mod serve;
+pub mod shadow;
 
 pub use self::{
     class_args::ClassArgs,
@@ -30,6 +32,7 @@ pub use self::{
     proxy_args::ProxyArgs,
     run::{ElectionArgs, RunArgs},
     serve::ServeArgs,
+    shadow::ShadowArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -54,6 +57,8 @@ pub enum Command {
     Run(RunArgs),
     /// Print the CoreDNS rewrite rules that point every host shunt serves at its Service.
     Dns(DnsArgs),
+    /// Report what the shadow profiles make of the Ingresses (`shunt shadow report`).
+    Shadow(ShadowArgs),
 }
 
 impl Command {
@@ -63,7 +68,7 @@ impl Command {
             Command::Serve(args) => args.log.log_format,
             Command::Demo(args) => args.log.log_format,
             Command::Run(args) => args.log.log_format,
-            Command::Dns(_) => LogFormat::Text,
+            Command::Dns(_) | Command::Shadow(_) => LogFormat::Text,
         }
     }
 
@@ -74,6 +79,7 @@ impl Command {
             Command::Demo(args) => demo::run(args).await,
             Command::Run(args) => run::run(args).await,
             Command::Dns(args) => dns::run(args).await,
+            Command::Shadow(args) => shadow::run(args).await,
         }
     }
 }

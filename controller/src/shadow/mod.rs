@@ -17,7 +17,7 @@ pub mod log;
 pub mod nginx;
 pub mod qcloud;
 pub mod refusals;
-mod report;
+pub mod report;
 pub(crate) mod verdict;
 
 use std::collections::BTreeMap;
@@ -102,18 +102,27 @@ pub fn compiles_own(options: &CompileOptions) -> bool {
 
 /// The `/shadow` document, when a class of a profile with verdicts is served.
 pub fn report(options: &CompileOptions, verdicts: &[HostVerdict]) -> Option<serde_json::Value> {
+    let (profile, assumed) = served_profiles(options)?;
+    Some(report::document(&profile, &assumed, verdicts))
+}
+
+/// The name of the profiles with verdicts that `options` serve (`qcloud`, `nginx` or
+/// `qcloud+nginx`) and what they assume; `None` when none is served.
+pub fn served_profiles(options: &CompileOptions) -> Option<(String, Vec<&'static str>)> {
     let served = |profile| {
         (options.shadow_classes.iter())
             .chain(&options.class_profiles)
             .any(|class| class.profile == profile)
     };
-    match (served(Profile::Qcloud), served(Profile::Nginx)) {
-        (true, false) => Some(report::document(qcloud::PROFILE, &qcloud::ASSUMED, verdicts)),
-        (false, true) => Some(report::document(nginx::PROFILE, &nginx::ASSUMED, verdicts)),
-        (true, true) => {
-            let assumed: Vec<&str> = qcloud::ASSUMED.iter().chain(&nginx::ASSUMED).copied().collect();
-            Some(report::document("qcloud+nginx", &assumed, verdicts))
-        }
-        (false, false) => None,
+    let mut names = Vec::new();
+    let mut assumed = Vec::new();
+    if served(Profile::Qcloud) {
+        names.push(qcloud::PROFILE);
+        assumed.extend(qcloud::ASSUMED);
     }
+    if served(Profile::Nginx) {
+        names.push(nginx::PROFILE);
+        assumed.extend(nginx::ASSUMED);
+    }
+    (!names.is_empty()).then(|| (names.join("+"), assumed))
 }
