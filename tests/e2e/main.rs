@@ -13,6 +13,7 @@ mod admin;
 mod balance;
 mod classes;
 mod demo;
+mod docs;
 mod dns;
 mod errors;
 mod h2c;
