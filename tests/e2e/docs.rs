@@ -93,9 +93,9 @@ fn parse_help(help: &str) -> BTreeMap<String, Option<String>> {
             let name = option
                 .split([' ', ',', '=', '['])
                 .find(|token| token.starts_with("--"))?;
-            let default = option.split_once("[default: ").and_then(|(_, rest)| {
-                rest.split_once(']').map(|(value, _)| value.trim().to_string())
-            });
+            let default = option
+                .split_once("[default: ")
+                .and_then(|(_, rest)| rest.split_once(']').map(|(value, _)| value.trim().to_string()));
             Some((name.to_string(), default))
         })
         .filter(|(name, _)| !CLAP_FLAGS.contains(&name.as_str()))
@@ -114,7 +114,10 @@ fn parse_docs(text: &str) -> Result<Vec<Row>, String> {
             default_column = None;
             continue;
         };
-        if cells.iter().all(|cell| cell.chars().all(|c| matches!(c, '-' | ':' | ' '))) {
+        if cells
+            .iter()
+            .all(|cell| cell.chars().all(|c| matches!(c, '-' | ':' | ' ')))
+        {
             continue;
         }
         if cells[0] == "flag" {
@@ -124,7 +127,12 @@ fn parse_docs(text: &str) -> Result<Vec<Row>, String> {
         let Some(column) = default_column else { continue };
         let flag = backticked(cells[0])
             .filter(|flag| flag.starts_with("--") && !flag.contains(' '))
-            .ok_or_else(|| format!("line {line_number}: a flag row must name one `--flag`, not {:?}", cells[0]))?;
+            .ok_or_else(|| {
+                format!(
+                    "line {line_number}: a flag row must name one `--flag`, not {:?}",
+                    cells[0]
+                )
+            })?;
         let default = cells
             .get(column)
             .ok_or_else(|| format!("line {line_number}: `{flag}` has no default cell"))?;
@@ -145,12 +153,14 @@ fn table_cells(line: &str) -> Option<Vec<&str>> {
 
 /// `text` without the backticks around it, when it is one code span.
 fn backticked(text: &str) -> Option<&str> {
-    text.strip_prefix('`')?.strip_suffix('`').filter(|inner| !inner.contains('`'))
+    text.strip_prefix('`')?
+        .strip_suffix('`')
+        .filter(|inner| !inner.contains('`'))
 }
 
-/// An empty default (`[default: ]`) reads `none` in the docs.
+/// clap prints an empty default as `[default: ""]`; the docs say `none`.
 fn same_default(docs: &str, help: &str) -> bool {
-    docs == help || (help.is_empty() && docs == "none")
+    docs == help || (help == "\"\"" && docs == "none")
 }
 
 /// What is wrong with `rows` against `help`, one line per problem, each naming its flag.
@@ -204,7 +214,7 @@ fn the_help_parser_reads_names_and_defaults_in_short_and_long_form() {
                  --poll-interval <POLL_INTERVAL>  How often [default: 250ms]\n  -h, --help  Print help\n";
     let long = "Options:\n      --http-addr <HTTP_ADDR>\n          Plain listener\n\n          \
                 [env: SHUNT_HTTP_ADDR=]\n          [default:\n          0.0.0.0:8080]\n\n      \
-                --trusted-proxies <TRUSTED_PROXIES>\n          Peers\n          [default: ]\n\n      \
+                --trusted-proxies <TRUSTED_PROXIES>\n          Peers\n          [default: \"\"]\n\n      \
                 --coredns-target <CORED>\n          Possible values:\n          - corefile: a block\n";
     let expected = |pairs: &[(&str, Option<&str>)]| -> BTreeMap<String, Option<String>> {
         pairs
@@ -221,7 +231,7 @@ fn the_help_parser_reads_names_and_defaults_in_short_and_long_form() {
         expected(&[
             ("--coredns-target", None),
             ("--http-addr", Some("0.0.0.0:8080")),
-            ("--trusted-proxies", Some("")),
+            ("--trusted-proxies", Some("\"\"")),
         ])
     );
 }
@@ -229,13 +239,15 @@ fn the_help_parser_reads_names_and_defaults_in_short_and_long_form() {
 #[test]
 fn a_wrong_default_a_missing_row_and_an_unknown_flag_are_each_named() {
     let docs = "| flag | default | meaning |\n| --- | --- | --- |\n| `--upstream-timeout` | `30s` | x |\n\
-                | `--no-such-flag` | off | x |\n\n| series | what |\n| --- | --- |\n| `shunt_x` | y |\n";
+                | `--no-such-flag` | off | x |\n\
+                | `--trusted-proxies` | none | x |\n\n| series | what |\n| --- | --- |\n| `shunt_x` | y |\n";
     let rows = parse_docs(docs).expect("well-formed tables");
     let help: HelpFlags = [(
         "serve",
         [
             ("--upstream-timeout".to_string(), Some("60s".to_string())),
             ("--threads".to_string(), None),
+            ("--trusted-proxies".to_string(), Some("\"\"".to_string())),
         ]
         .into_iter()
         .collect(),
@@ -244,9 +256,17 @@ fn a_wrong_default_a_missing_row_and_an_unknown_flag_are_each_named() {
     .collect();
     let found = problems(&rows, &help);
     assert_eq!(found.len(), 3, "{found:#?}");
-    assert!(found[0].contains("`--upstream-timeout` defaults to \"60s\""), "{}", found[0]);
+    assert!(
+        found[0].contains("`--upstream-timeout` defaults to \"60s\""),
+        "{}",
+        found[0]
+    );
     assert!(found[1].contains("`--no-such-flag` is not a flag"), "{}", found[1]);
-    assert!(found[2].contains("`--threads` of `shunt serve` has no row"), "{}", found[2]);
+    assert!(
+        found[2].contains("`--threads` of `shunt serve` has no row"),
+        "{}",
+        found[2]
+    );
 }
 
 #[test]
