@@ -275,3 +275,119 @@ fn a_flag_table_row_that_names_no_flag_is_refused() {
     let error = parse_docs(docs).expect_err("a row with two flags");
     assert!(error.starts_with("line 3:"), "{error}");
 }
+
+// === the files the docs name ===
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// The docs whose relative links must lead somewhere.
+const LINKED: [&str; 9] = [
+    "README.md",
+    "docs/architecture.md",
+    "docs/cluster.md",
+    "docs/dns.md",
+    "docs/operations.md",
+    "docs/routing.md",
+    "docs/shadow.md",
+    "docs/tls.md",
+    "benches/README.md",
+];
+
+/// The top-level folders a path in the docs may name something in.
+const SOURCE_DIRS: [&str; 6] = ["proxy", "controller", "tests", "benches", "deploy", "examples"];
+
+/// Every file and folder under `dir` (relative to the repository, `/`-separated, folders with
+/// a trailing `/`), skipping build output and hidden entries.
+fn tree(dir: &str, into: &mut BTreeSet<String>) {
+    let entries = std::fs::read_dir(format!("{ROOT}/{dir}")).unwrap_or_else(|e| panic!("reading {dir}: {e}"));
+    for entry in entries {
+        let entry = entry.expect("a directory entry");
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || name == "target" {
+            continue;
+        }
+        let path = format!("{dir}/{name}");
+        if entry.file_type().expect("a file type").is_dir() {
+            into.insert(format!("{path}/"));
+            tree(&path, into);
+        } else {
+            into.insert(path);
+        }
+    }
+}
+
+/// Code spans that name a source path: a folder part and a file (`server/limits.rs`) or a
+/// folder (`proxy/src/h1/`). Not URLs, routes (`/healthz`) or placeholders (`NAMESPACE/NAME`).
+fn named_paths(text: &str) -> Vec<&str> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| {
+            span.contains('/')
+                && !span.starts_with('/')
+                && span
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "/_.-".contains(c))
+                && (span.ends_with(".rs") || span.ends_with('/'))
+        })
+        .collect()
+}
+
+/// Relative link targets of a Markdown text, without their `#fragment`.
+fn relative_links(text: &str) -> Vec<&str> {
+    text.split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(')').map(|(target, _)| target))
+        .filter(|target| !target.contains("://") && !target.starts_with('#'))
+        .map(|target| target.split_once('#').map_or(target, |(path, _)| path))
+        .collect()
+}
+
+/// A path named from any level exists: `incremental/diff.rs` is `controller/src/compile/...`.
+fn exists_somewhere(tree: &BTreeSet<String>, path: &str) -> bool {
+    tree.iter()
+        .any(|entry| entry == path || entry.ends_with(&format!("/{path}")))
+}
+
+#[test]
+fn every_file_the_architecture_walk_names_and_every_docs_link_exists() {
+    let mut files = BTreeSet::new();
+    for dir in SOURCE_DIRS {
+        files.insert(format!("{dir}/"));
+        tree(dir, &mut files);
+    }
+    let mut missing = Vec::new();
+    let walk = std::fs::read_to_string(format!("{ROOT}/docs/architecture.md")).expect("reading the walk");
+    let named: BTreeSet<&str> = named_paths(&walk).into_iter().collect();
+    assert!(named.len() > 20, "docs/architecture.md names only {named:?}");
+    for path in named {
+        if !exists_somewhere(&files, path) {
+            missing.push(format!(
+                "docs/architecture.md names `{path}`, which no file or folder is"
+            ));
+        }
+    }
+    for doc in LINKED {
+        let text = std::fs::read_to_string(format!("{ROOT}/{doc}")).unwrap_or_else(|e| panic!("reading {doc}: {e}"));
+        let base = std::path::Path::new(ROOT).join(doc);
+        let base = base.parent().expect("a doc is in a folder");
+        for target in relative_links(&text) {
+            if !base.join(target).exists() {
+                missing.push(format!("{doc} links to `{target}`, which does not exist"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+#[test]
+fn source_paths_and_relative_links_are_told_from_the_rest() {
+    let text = "`proxy/src/h1/` and `server/limits.rs`, not `/healthz`, `NAMESPACE/NAME`, \
+                `namespace/service:port` or `shunt::access`; [a](../deploy/README.md#rbac), \
+                [b](https://example.com/x), [c](#here), [d](cluster.md)";
+    assert_eq!(named_paths(text), ["proxy/src/h1/", "server/limits.rs"]);
+    assert_eq!(relative_links(text), ["../deploy/README.md", "cluster.md"]);
+    let tree: BTreeSet<String> = ["controller/src/compile/incremental/diff.rs".to_string()].into();
+    assert!(exists_somewhere(&tree, "incremental/diff.rs"));
+    assert!(!exists_somewhere(&tree, "cremental/diff.rs"));
+}
