@@ -13,8 +13,16 @@ fn mk_verdict(host: &str, ingresses: &[&str], reasons: &[&str]) -> HostVerdict {
 fn mk_verdicts() -> Vec<HostVerdict> {
     vec![
         mk_verdict("a.example.com", &["shop/a"], &[]),
-        mk_verdict("b.example.com", &["shop/a", "shop/b"], &["UnsupportedAnnotation: x/auth-url"]),
-        mk_verdict("c.example.com", &["shop/c"], &["UnsupportedAnnotation: x/auth-url", "Conflict: path /"]),
+        mk_verdict(
+            "b.example.com",
+            &["shop/a", "shop/b"],
+            &["UnsupportedAnnotation: x/auth-url"],
+        ),
+        mk_verdict(
+            "c.example.com",
+            &["shop/c"],
+            &["UnsupportedAnnotation: x/auth-url", "Conflict: path /"],
+        ),
     ]
 }
 
@@ -41,7 +49,9 @@ fn the_markdown_report_has_the_counts_and_a_row_per_host() {
     assert!(text.starts_with("# Shadow report: nginx\n\n3 Ingresses, 3 hosts: 1 identical, 2 refused\n"));
     assert!(text.contains("| 2 | UnsupportedAnnotation: x/auth-url |\n"));
     assert!(text.contains("| a.example.com | identical | shop/a |  |\n"));
-    assert!(text.contains("| c.example.com | refused | shop/c | Conflict: path /; UnsupportedAnnotation: x/auth-url |\n"));
+    assert!(
+        text.contains("| c.example.com | refused | shop/c | Conflict: path /; UnsupportedAnnotation: x/auth-url |\n")
+    );
 }
 
 #[test]

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// `(path, pathType)` pairs of one rule.
+type Paths<'p> = &'p [(&'p str, &'p str)];
+
 /// What each request gets on a host whose one Ingress names `paths`.
 fn answers(paths: &[(&str, &str)], requests: &[&str]) -> Vec<String> {
     let compiled = compile_nginx(&[mk_ingress("a", "", &mk_rule("a.example.com", paths))]);
@@ -15,7 +18,7 @@ fn answers(paths: &[(&str, &str)], requests: &[&str]) -> Vec<String> {
 #[test]
 fn path_table_matches_the_locations_ingress_nginx_writes() {
     // (paths, request, expected): `web` routes every listed path.
-    let cases: &[(&[(&str, &str)], &str, &str)] = &[
+    let cases: &[(Paths<'_>, &str, &str)] = &[
         (&[("/foo", "ImplementationSpecific")], "/foo", WEB),
         (&[("/foo", "ImplementationSpecific")], "/foo/bar", WEB),
         (&[("/foo", "ImplementationSpecific")], "/foobar", "404"),
