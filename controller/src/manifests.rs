@@ -19,7 +19,7 @@ use std::{
 use k8s_openapi::{
     Metadata,
     api::{
-        core::v1::Secret,
+        core::v1::{ConfigMap, Secret},
         networking::v1::{Ingress, IngressClass},
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -52,6 +52,7 @@ pub enum Object {
     Service(Service),
     EndpointSlice(EndpointSlice),
     Secret(Secret),
+    ConfigMap(ConfigMap),
     /// A kind compile does not read (a Deployment next to its Service): kept so the caller can
     /// say so, ignored by [`ClusterState::from_objects`].
     Skipped(Skipped),
@@ -266,6 +267,7 @@ fn decode(api_version: &str, kind: &str, value: Value) -> Result<Object, (String
         ("v1", "Service") => typed(value, namespaced).map(Object::Service),
         ("discovery.k8s.io/v1", "EndpointSlice") => typed(value, namespaced).map(Object::EndpointSlice),
         ("v1", "Secret") => typed(value, namespaced).map(Object::Secret),
+        ("v1", "ConfigMap") => typed(value, namespaced).map(Object::ConfigMap),
         _ => {
             let meta = |field| value.get("metadata")?.get(field)?.as_str().map(str::to_string);
             Ok(Object::Skipped(Skipped {
@@ -358,7 +360,8 @@ impl ClusterState {
         fn key(meta: &ObjectMeta) -> (Option<String>, Option<String>) {
             (meta.namespace.clone(), meta.name.clone())
         }
-        let (mut ingresses, mut classes, mut services, mut slices, mut secrets) = (
+        let (mut ingresses, mut classes, mut services, mut slices, mut secrets, mut config_maps) = (
+            BTreeMap::new(),
             BTreeMap::new(),
             BTreeMap::new(),
             BTreeMap::new(),
@@ -372,6 +375,7 @@ impl ClusterState {
                 Object::Service(o) => _ = services.insert(key(&o.metadata), Arc::new(o)),
                 Object::EndpointSlice(o) => _ = slices.insert(key(&o.metadata), Arc::new(o)),
                 Object::Secret(o) => _ = secrets.insert(key(&o.metadata), Arc::new(o)),
+                Object::ConfigMap(o) => _ = config_maps.insert(key(&o.metadata), Arc::new(o)),
                 Object::Skipped(_) => {}
             }
         }
@@ -381,6 +385,7 @@ impl ClusterState {
             services: services.into_values().collect(),
             endpoint_slices: slices.into_values().collect(),
             secrets: secrets.into_values().collect(),
+            config_maps: config_maps.into_values().collect(),
         }
     }
 }
@@ -395,6 +400,7 @@ impl Object {
             Object::Service(_) => "Service",
             Object::EndpointSlice(_) => "EndpointSlice",
             Object::Secret(_) => "Secret",
+            Object::ConfigMap(_) => "ConfigMap",
             Object::Skipped(skipped) => &skipped.kind,
         }
     }
@@ -406,6 +412,7 @@ impl Object {
             Object::Service(o) => &o.metadata,
             Object::EndpointSlice(o) => &o.metadata,
             Object::Secret(o) => &o.metadata,
+            Object::ConfigMap(o) => &o.metadata,
             Object::Skipped(skipped) => return (skipped.namespace.as_deref(), skipped.name.as_deref()),
         };
         (meta.namespace.as_deref(), meta.name.as_deref())

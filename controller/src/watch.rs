@@ -12,7 +12,7 @@ use std::{fmt::Debug, sync::Arc};
 use futures::StreamExt;
 use k8s_openapi::{
     api::{
-        core::v1::Secret,
+        core::v1::{ConfigMap, Secret},
         networking::v1::{Ingress, IngressClass},
     },
     serde::de::DeserializeOwned,
@@ -45,13 +45,16 @@ pub struct Stores {
     services: Vec<Store<Service>>,
     slices: Vec<Store<EndpointSlice>>,
     secrets: Vec<Store<Secret>>,
+    /// ingress-nginx's ConfigMap alone (`--nginx-configmap`), when an nginx profile is served.
+    nginx_config: Option<Store<ConfigMap>>,
     /// Signalled on every watch event; a waiter that was busy still finds the permit.
     pub changed: Arc<Notify>,
 }
 
 impl Stores {
-    /// Starts the watchers. `namespaces` empty means all namespaces.
-    pub fn spawn(client: &Client, namespaces: &[String]) -> Self {
+    /// Starts the watchers. `namespaces` empty means all namespaces. `nginx_config` is the one
+    /// ConfigMap watched, by name (RBAC grants it by `resourceNames`).
+    pub fn spawn(client: &Client, namespaces: &[String], nginx_config: Option<&(String, String)>) -> Self {
         let changed = Arc::new(Notify::new());
         let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
             vec![None]
@@ -77,6 +80,10 @@ impl Stores {
                 .iter()
                 .map(|s| reflect(scoped(client, *s), config().fields(TLS_SECRET_SELECTOR), &changed))
                 .collect(),
+            nginx_config: nginx_config.map(|(namespace, name)| {
+                let by_name = config().fields(&format!("metadata.name={name}"));
+                reflect(Api::namespaced(client.clone(), namespace), by_name, &changed)
+            }),
             changed,
         }
     }
@@ -96,6 +103,9 @@ impl Stores {
         for store in &self.secrets {
             store.wait_until_ready().await?;
         }
+        if let Some(store) = &self.nginx_config {
+            store.wait_until_ready().await?;
+        }
         Ok(())
     }
 
@@ -110,6 +120,7 @@ impl Stores {
             services: all(&self.services),
             endpoint_slices: all(&self.slices),
             secrets: all(&self.secrets),
+            config_maps: self.nginx_config.iter().flat_map(|store| store.state()).collect(),
         }
     }
 

@@ -40,8 +40,9 @@ def roles_by_namespace(rendered: Rendered) -> dict[str, dict[str, set[Grant]]]:
     return out
 
 
-def test_the_rules_file_has_the_four_sets_and_configmaps_and_deployments_only_for_coredns():
-    assert set(rules()) == {"cluster", "namespace", "coredns", "corednsDeployment"}
+def test_the_rules_file_has_the_five_sets_and_configmaps_and_deployments_only_for_coredns_and_nginx():
+    assert set(rules()) == {"cluster", "namespace", "coredns", "corednsDeployment", "nginxConfigMap"}
+    assert grants(rules()["nginxConfigMap"]) == {("", "configmaps", "list", ()), ("", "configmaps", "watch", ())}
     assert grants(rules()["coredns"]) == {("", "configmaps", "get", ()), ("", "configmaps", "update", ())}
     assert grants(rules()["corednsDeployment"]) == {("apps", "deployments", "get", ())}
     for key in ("cluster", "namespace"):

@@ -33,6 +33,10 @@ pub struct ClassArgs {
     /// not document it precisely).
     #[arg(long, default_value_t = 302, value_parser = parse_rewrite_code)]
     pub shadow_rewrite_code: u16,
+    /// ingress-nginx's ConfigMap, read by the nginx profile (its keys change answers); missing
+    /// means ingress-nginx's defaults.
+    #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME", default_value = "ingress-nginx/ingress-nginx-controller")]
+    pub nginx_configmap: (String, String),
     /// `kubernetes.io/tls` Secret (NAMESPACE/NAME) for SNI names no Ingress covers and clients
     /// without SNI; a self-signed certificate for `shunt-default.invalid` otherwise.
     #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
@@ -50,6 +54,7 @@ impl ClassArgs {
             shadow: crate::shadow::ShadowOptions {
                 default_rewrite_code: self.shadow_rewrite_code,
                 tls: self.shadow_tls.iter().cloned().collect(),
+                nginx_configmap: self.nginx_configmap.clone(),
             },
             default_certificate: self.default_ssl_certificate.clone(),
             now: None,

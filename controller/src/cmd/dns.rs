@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use k8s_openapi::{
     NamespaceResourceScope,
     api::{
-        core::v1::Secret,
+        core::v1::{ConfigMap, Secret},
         networking::v1::{Ingress, IngressClass},
     },
 };
@@ -107,7 +107,7 @@ impl DnsRuleArgs {
 pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
     let state = if args.manifests.is_empty() {
         let client = super::clients::connect(args.kubeconfig.as_deref()).await?;
-        list_state(&client, &args.watch_namespaces).await?
+        list_state(&client, &args.watch_namespaces, &args.classes.nginx_configmap).await?
     } else {
         crate::manifests::load(&args.manifests)?
     };
@@ -133,7 +133,11 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
 
 /// One list of each kind compile reads for hosts. TLS Secrets decide shadow verdicts (a
 /// shadowed HTTPS host without a certificate is refused), so they are listed as `run` watches them.
-pub(super) async fn list_state(client: &Client, namespaces: &[String]) -> anyhow::Result<ClusterState> {
+pub(super) async fn list_state(
+    client: &Client,
+    namespaces: &[String],
+    configmap: &(String, String),
+) -> anyhow::Result<ClusterState> {
     let classes = Api::<IngressClass>::all(client.clone())
         .list(&ListParams::default())
         .await?;
@@ -144,7 +148,17 @@ pub(super) async fn list_state(client: &Client, namespaces: &[String]) -> anyhow
         services: list::<Service>(client, namespaces, &ListParams::default()).await?,
         endpoint_slices: list::<EndpointSlice>(client, namespaces, &ListParams::default()).await?,
         secrets: list::<Secret>(client, namespaces, &tls).await?,
+        config_maps: get_config_map(client, configmap).await?.into_iter().collect(),
     })
+}
+
+/// ingress-nginx's ConfigMap, `None` when it does not exist.
+async fn get_config_map(
+    client: &Client,
+    (namespace, name): &(String, String),
+) -> anyhow::Result<Option<std::sync::Arc<ConfigMap>>> {
+    let api = Api::<ConfigMap>::namespaced(client.clone(), namespace);
+    Ok(api.get_opt(name).await?.map(std::sync::Arc::new))
 }
 
 async fn list<K>(client: &Client, namespaces: &[String], params: &ListParams) -> anyhow::Result<Vec<std::sync::Arc<K>>>

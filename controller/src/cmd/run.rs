@@ -171,7 +171,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     elector.register(&mut registry);
     let shutdown = Shutdown::on_signals();
 
-    let stores = Stores::spawn(&clients.watch, &args.watch_namespaces);
+    let options = args.classes.compile_options();
+    let nginx_config = crate::shadow::serves_nginx(&options).then_some(&options.shadow.nginx_configmap);
+    let stores = Stores::spawn(&clients.watch, &args.watch_namespaces, nginx_config);
     let (outcome_tx, outcome_rx) = watch::channel(None::<CompileOutcome>);
     let source = StoreSource {
         stores: stores.clone(),

@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use k8s_openapi::{
     api::{
-        core::v1::Secret,
+        core::v1::{ConfigMap, Secret},
         networking::v1::{Ingress, IngressClass},
     },
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
@@ -83,6 +83,8 @@ pub struct ClusterState {
     pub endpoint_slices: Vec<Arc<EndpointSlice>>,
     /// `kubernetes.io/tls` Secrets named by `spec.tls` or `--default-ssl-certificate`.
     pub secrets: Vec<Arc<Secret>>,
+    /// The ConfigMaps a shadow profile reads (`--nginx-configmap`), when they exist.
+    pub config_maps: Vec<Arc<ConfigMap>>,
 }
 
 /// Which Ingresses are ours.
@@ -160,7 +162,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         ingress::compile_ingress(ingress, &mut sink);
         certificates.ingress(ingress, &mut sink.diagnostics);
     }
-    let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow);
+    let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &state.config_maps);
     let default_certificate_error = default_certificate_error(&mut certificates, options);
 
     let mut served: Vec<ServedIngress> = selected

@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 
 use flate2::{Compression, read::DeflateDecoder, write::DeflateEncoder};
 use k8s_openapi::api::{
-    core::v1::Secret,
+    core::v1::{ConfigMap, Secret},
     networking::v1::{Ingress, IngressClass},
 };
 use serde::{Deserialize, Serialize};
@@ -45,6 +45,7 @@ enum Compact {
     Service(Service),
     EndpointSlice(EndpointSlice),
     Secret(Secret),
+    ConfigMap(ConfigMap),
 }
 
 // === impl CompactObjects ===
@@ -61,6 +62,7 @@ impl CompactObjects {
                 Object::Service(o) => Some(Compact::Service(o)),
                 Object::EndpointSlice(o) => Some(Compact::EndpointSlice(o)),
                 Object::Secret(o) => Some(Compact::Secret(o)),
+                Object::ConfigMap(o) => Some(Compact::ConfigMap(o)),
                 Object::Skipped(_) => None,
             })
             .collect();
@@ -100,6 +102,7 @@ impl CompactObjects {
                 Compact::Service(o) => Object::Service(o),
                 Compact::EndpointSlice(o) => Object::EndpointSlice(o),
                 Compact::Secret(o) => Object::Secret(o),
+                Compact::ConfigMap(o) => Object::ConfigMap(o),
             })
             .collect()
     }

@@ -178,7 +178,7 @@ impl ManifestWatcher {
             Object::Ingress(o) => reads.wants_ingress(o),
             Object::Service(o) => reads.wants_service(o),
             Object::EndpointSlice(o) => reads.wants_slice(o),
-            Object::IngressClass(_) | Object::Secret(_) => true,
+            Object::IngressClass(_) | Object::Secret(_) | Object::ConfigMap(_) => true,
             Object::Skipped(_) => false,
         };
         let objects = self.fixed.iter().filter(|o| wanted(o)).cloned().chain(
@@ -221,6 +221,8 @@ fn note_changes(changes: &mut Changes, old: &[Object], new: &[Object]) {
     let keyed = |object: &Object| match object {
         Object::Ingress(o) => Some(key(0, o)),
         Object::IngressClass(o) => Some(key(1, o)),
+        // Read by the nginx profile, which compiles whole: a change compiles everything again.
+        Object::ConfigMap(o) => Some(key(1, o)),
         Object::Service(o) => Some(key(2, o)),
         Object::EndpointSlice(o) => Some(key(3, o)),
         // TLS is walked whole at each compile; skipped kinds are not compiled.

@@ -20,9 +20,9 @@ pub mod refusals;
 pub mod report;
 pub(crate) mod verdict;
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
-use k8s_openapi::api::networking::v1::Ingress;
+use k8s_openapi::api::{core::v1::ConfigMap, networking::v1::Ingress};
 
 pub use self::verdict::{HostVerdict, Verdict};
 use crate::compile::{CompileOptions, Profile, Sink, TlsBuilder};
@@ -34,6 +34,8 @@ pub struct ShadowOptions {
     pub default_rewrite_code: u16,
     /// `--shadow-tls HOST=NAMESPACE/NAME`: a `kubernetes.io/tls` Secret per host, as written.
     pub tls: BTreeMap<String, (String, String)>,
+    /// `--nginx-configmap`: ingress-nginx's ConfigMap (namespace, name).
+    pub nginx_configmap: (String, String),
 }
 
 /// The shadowed Ingresses of the profiles that compile their own, in precedence order.
@@ -50,6 +52,7 @@ impl Default for ShadowOptions {
         ShadowOptions {
             default_rewrite_code: 302,
             tls: BTreeMap::new(),
+            nginx_configmap: nginx::config::default_configmap(),
         }
     }
 }
@@ -81,9 +84,13 @@ impl<'i> Shadowed<'i> {
         sink: &mut Sink<'_>,
         certificates: &mut TlsBuilder<'_>,
         options: &ShadowOptions,
+        config_maps: &[Arc<ConfigMap>],
     ) -> Vec<HostVerdict> {
         let mut verdicts = qcloud::compile(&self.qcloud, sink, certificates, options);
-        verdicts.extend(nginx::compile(&self.nginx, sink, certificates));
+        if !self.nginx.is_empty() {
+            let config = nginx::config::NginxConfig::find(config_maps, &options.nginx_configmap);
+            verdicts.extend(nginx::compile(&self.nginx, sink, certificates, &config));
+        }
         verdicts.sort_by(|a, b| a.host.cmp(&b.host));
         verdicts
     }
@@ -98,6 +105,13 @@ pub fn compiles_own(options: &CompileOptions) -> bool {
         .iter()
         .chain(&options.class_profiles)
         .any(|class| matches!(class.profile, Profile::Qcloud | Profile::Nginx))
+}
+
+/// Whether a class is compiled with the nginx profile: then its ConfigMap is read.
+pub fn serves_nginx(options: &CompileOptions) -> bool {
+    (options.shadow_classes.iter())
+        .chain(&options.class_profiles)
+        .any(|class| class.profile == Profile::Nginx)
 }
 
 /// The `/shadow` document, when a class of a profile with verdicts is served.

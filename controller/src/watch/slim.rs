@@ -8,7 +8,7 @@
 
 use k8s_openapi::{
     api::{
-        core::v1::Secret,
+        core::v1::{ConfigMap, Secret},
         networking::v1::{Ingress, IngressClass},
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -78,6 +78,14 @@ impl Slim for EndpointSlice {
     /// name is a field of its own).
     fn slim(&mut self) {
         slim_metadata_fully(&mut self.metadata);
+    }
+}
+
+impl Slim for ConfigMap {
+    /// Only `data`: the nginx profile reads its keys.
+    fn slim(&mut self) {
+        slim_metadata_fully(&mut self.metadata);
+        self.binary_data = None;
     }
 }
 

@@ -57,7 +57,7 @@ impl Reads {
                 .is_some_and(|service| self.services.contains((namespace, service)))
     }
 
-    /// The part of `state` these reads want, in the same order; IngressClasses and Secrets whole.
+    /// The part of `state` these reads want, in the same order; IngressClasses, Secrets and ConfigMaps whole.
     pub fn keep(&self, state: &ClusterState) -> ClusterState {
         ClusterState {
             ingresses: state
@@ -80,6 +80,7 @@ impl Reads {
                 .cloned()
                 .collect(),
             secrets: state.secrets.clone(),
+            config_maps: state.config_maps.clone(),
         }
     }
 }

@@ -14,6 +14,7 @@
 //! (ingress-nginx sorts by creation time too, `internal/ingress/controller/store`).
 
 pub mod annotations;
+pub mod config;
 mod paths;
 
 #[cfg(test)]
@@ -24,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::networking::v1::{HTTPIngressPath, Ingress};
 use shunt_proxy::routes::spec::HostMatch;
 
-use self::annotations::NginxAnnotations;
+use self::{annotations::NginxAnnotations, config::NginxConfig};
 use super::{HostVerdict, verdict};
 use crate::compile::{Diagnostic, PathClaim, Reason, RouteSettings, Sink, TlsBuilder, namespace_name};
 
@@ -67,8 +68,13 @@ struct Nginx<'i> {
 
 /// Compiles `ingresses` (in precedence order) into `sink` and `certificates`; returns a verdict
 /// per named host, sorted by host.
-pub fn compile(ingresses: &[&Ingress], sink: &mut Sink<'_>, certificates: &mut TlsBuilder<'_>) -> Vec<HostVerdict> {
-    let nginxes: Vec<Nginx<'_>> = ingresses.iter().map(|ingress| prepare(ingress)).collect();
+pub fn compile(
+    ingresses: &[&Ingress],
+    sink: &mut Sink<'_>,
+    certificates: &mut TlsBuilder<'_>,
+    config: &NginxConfig,
+) -> Vec<HostVerdict> {
+    let nginxes: Vec<Nginx<'_>> = ingresses.iter().map(|ingress| prepare(ingress, config)).collect();
     let with_certificate = certificate_hosts(ingresses);
     let mut verdicts = named(&nginxes, &with_certificate);
     let sources: BTreeSet<&str> = nginxes.iter().map(|n| n.source.as_str()).collect();
@@ -79,10 +85,12 @@ pub fn compile(ingresses: &[&Ingress], sink: &mut Sink<'_>, certificates: &mut T
     verdict::settle_all(verdicts, &mut sink.diagnostics)
 }
 
-fn prepare(ingress: &Ingress) -> Nginx<'_> {
+fn prepare<'i>(ingress: &'i Ingress, config: &NginxConfig) -> Nginx<'i> {
     let (namespace, name) = namespace_name(&ingress.metadata);
-    let annotations = annotations::parse(ingress);
+    let mut annotations = annotations::parse(ingress);
+    annotations.ssl_redirect = annotations.ssl_redirect.or(Some(config.ssl_redirect));
     let mut problems = annotations.refusals.clone();
+    problems.extend(config.refusals.iter().cloned());
     // ingress-nginx gives the Ingress's hosts this backend for paths none of its rules name
     // (internal/ingress/controller/controller.go, `getBackendServers`); not reproduced.
     if ingress.spec.as_ref().is_some_and(|spec| spec.default_backend.is_some()) {

@@ -104,6 +104,11 @@ release namespace, where shunt reads its own Service for --publish-service.
 {{- append .Values.watchNamespaces .Release.Namespace | uniq | toJson }}
 {{- end }}
 
+{{/* Non-empty when a shadow class uses the nginx profile (`nginx` or `NAME=nginx`). */}}
+{{- define "shunt.servesNginx" -}}
+{{- range .Values.shadowClasses }}{{ if or (eq . "nginx") (hasSuffix "=nginx" .) }}true{{ end }}{{ end }}
+{{- end }}
+
 {{/* Container args for `shunt run`. */}}
 {{- define "shunt.args" -}}
 - run
@@ -120,6 +125,10 @@ release namespace, where shunt reads its own Service for --publish-service.
 {{- range .Values.shadowClasses }}
 - --shadow-class
 - {{ . | quote }}
+{{- end }}
+{{- if include "shunt.servesNginx" . }}
+- --nginx-configmap
+- {{ printf "%s/%s" .Values.nginxConfigMap.namespace .Values.nginxConfigMap.name | quote }}
 {{- end }}
 {{- range $host, $secret := .Values.shadowTls }}
 - --shadow-tls

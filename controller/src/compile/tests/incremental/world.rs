@@ -56,6 +56,7 @@ impl World {
             services: self.services.values().cloned().collect(),
             endpoint_slices: self.slices.values().cloned().collect(),
             secrets: self.secrets.values().cloned().collect(),
+            config_maps: Vec::new(),
         }
     }
 

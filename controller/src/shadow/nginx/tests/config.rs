@@ -1,0 +1,58 @@
+//! ingress-nginx's ConfigMap (`--nginx-configmap`): missing means the defaults, known keys
+//! change the routes, any other key refuses every host.
+
+use super::*;
+
+fn mk_config_map(namespace: &str, data: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{namespace: {namespace}, name: ingress-nginx-controller}}\ndata:\n{}",
+        indent(data, 2)
+    )
+}
+
+fn mk_tls_ingress() -> String {
+    mk_ingress(
+        "a",
+        "",
+        &format!(
+            "tls:\n- hosts: [a.example.com]\n  secretName: cert\n{}",
+            mk_rule("a.example.com", &[("/", "Prefix")])
+        ),
+    )
+}
+
+#[test]
+fn the_configmaps_ssl_redirect_false_turns_the_default_redirect_off() {
+    let on = compile_nginx(&[mk_tls_ingress()]);
+    assert_eq!(answer(&on, PLAIN, "a.example.com", "/"), "308 https://a.example.com/");
+    let off = compile_nginx(&[
+        mk_tls_ingress(),
+        mk_config_map("ingress-nginx", "ssl-redirect: \"false\""),
+    ]);
+    assert_eq!(answer(&off, PLAIN, "a.example.com", "/"), WEB);
+    assert_eq!(refusals(&off, "a.example.com"), Vec::<String>::new());
+}
+
+#[test]
+fn a_configmap_key_shunt_does_not_reproduce_refuses_every_host() {
+    let compiled = compile_nginx(&[
+        mk_tls_ingress(),
+        mk_config_map(
+            "ingress-nginx",
+            "use-gzip: \"true\"\nhttp-redirect-code: \"301\"\nworker-processes: \"4\"",
+        ),
+    ]);
+    assert_eq!(
+        refusals(&compiled, "a.example.com"),
+        [
+            "UnsupportedConfigMapKey: http-redirect-code",
+            "UnsupportedConfigMapKey: use-gzip"
+        ]
+    );
+}
+
+#[test]
+fn a_configmap_of_that_name_in_another_namespace_is_not_ingress_nginxs() {
+    let compiled = compile_nginx(&[mk_tls_ingress(), mk_config_map("default", "use-gzip: \"true\"")]);
+    assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+}
