@@ -107,7 +107,7 @@ impl DnsRuleArgs {
 pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
     let state = if args.manifests.is_empty() {
         let client = super::clients::connect(args.kubeconfig.as_deref()).await?;
-        list_state(&client, &args.watch_namespaces, &args.classes.nginx_configmap).await?
+        list_state(&client, &args.watch_namespaces, &args.classes).await?
     } else {
         crate::manifests::load(&args.manifests)?
     };
@@ -136,8 +136,13 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
 pub(super) async fn list_state(
     client: &Client,
     namespaces: &[String],
-    configmap: &(String, String),
+    classes: &ClassArgs,
 ) -> anyhow::Result<ClusterState> {
+    // Read only when a class uses the nginx profile: other users need no ConfigMap access.
+    let nginx_config = match crate::shadow::serves_nginx(&classes.compile_options()) {
+        true => get_config_map(client, &classes.nginx_configmap).await?,
+        false => None,
+    };
     let classes = Api::<IngressClass>::all(client.clone())
         .list(&ListParams::default())
         .await?;
@@ -148,7 +153,7 @@ pub(super) async fn list_state(
         services: list::<Service>(client, namespaces, &ListParams::default()).await?,
         endpoint_slices: list::<EndpointSlice>(client, namespaces, &ListParams::default()).await?,
         secrets: list::<Secret>(client, namespaces, &tls).await?,
-        config_maps: get_config_map(client, configmap).await?.into_iter().collect(),
+        config_maps: nginx_config.into_iter().collect(),
     })
 }
 

@@ -48,7 +48,7 @@ pub async fn run(args: ShadowArgs) -> anyhow::Result<()> {
     };
     let state = if args.manifests.is_empty() {
         let client = super::clients::connect(args.kubeconfig.as_deref()).await?;
-        super::dns::list_state(&client, &args.watch_namespaces, &args.classes.nginx_configmap).await?
+        super::dns::list_state(&client, &args.watch_namespaces, &args.classes).await?
     } else {
         crate::manifests::load(&args.manifests)?
     };
