@@ -198,3 +198,30 @@ fn the_class_flags_default_to_the_compile_options_demo_uses() {
     };
     assert_eq!(serve.classes.compile_options(), CompileOptions::default());
 }
+
+#[test]
+fn the_nginx_profile_flags_reach_the_compile_options() {
+    let Command::Serve(serve) = Cli::try_parse_from([
+        "shunt",
+        "serve",
+        "-f",
+        "m",
+        "--shadow-class",
+        "nginx",
+        "--class-profile",
+        "shunt=nginx",
+        "--nginx-configmap",
+        "ops/nginx",
+    ])
+    .expect("valid arguments")
+    .command
+    else {
+        panic!("not serve")
+    };
+    let options = serve.classes.compile_options();
+    assert_eq!(options.shadow_classes[0].profile, crate::compile::Profile::Nginx);
+    assert_eq!(options.class_profiles[0].to_string(), "shunt=nginx");
+    assert_eq!(options.shadow.nginx_configmap, ("ops".to_string(), "nginx".to_string()));
+    let bare = Cli::try_parse_from(["shunt", "serve", "-f", "m", "--class-profile", "shunt"]);
+    assert!(bare.is_err(), "a class profile must name its profile");
+}

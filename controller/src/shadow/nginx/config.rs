@@ -34,6 +34,9 @@ const NO_EFFECT: [&str; 14] = [
 pub struct NginxConfig {
     /// `ssl-redirect`: the default of the annotation (true).
     pub ssl_redirect: bool,
+    /// `no-tls-redirect-locations`: paths starting with one never redirect to HTTPS, even
+    /// with `force-ssl-redirect` (template.go, `isLocationInLocationList`).
+    pub no_tls_redirect: Vec<String>,
     /// `UnsupportedConfigMapKey: KEY` or `InvalidConfigMapKey: KEY`, for every host.
     pub refusals: Vec<String>,
     /// The ConfigMap exists (else the defaults are assumed, and said once in the log).
@@ -44,6 +47,7 @@ impl Default for NginxConfig {
     fn default() -> Self {
         NginxConfig {
             ssl_redirect: true,
+            no_tls_redirect: vec!["/.well-known/acme-challenge".to_string()],
             refusals: Vec::new(),
             found: false,
         }
@@ -76,6 +80,10 @@ impl NginxConfig {
                     "false" => config.ssl_redirect = false,
                     _ => config.refusals.push(format!("InvalidConfigMapKey: {key}")),
                 },
+                "no-tls-redirect-locations" => {
+                    let locations = value.split(',').map(str::trim).filter(|l| !l.is_empty());
+                    config.no_tls_redirect = locations.map(str::to_string).collect();
+                }
                 // The proxy's ssl-redirect answers 308, ingress-nginx's default.
                 "http-redirect-code" if value == "308" => {}
                 "use-forwarded-headers" | "compute-full-forwarded-for" if value == "false" => {}

@@ -55,6 +55,14 @@ pub const NOT_REPRODUCED_TLS: [&str; 2] = [
     "NotReproduced: ssl-redirect Location drops one trailing '/' (lua_ingress.lua)",
 ];
 
+/// Which routes redirect plain HTTP to HTTPS (lua_ingress.lua, `redirect_to_https`).
+struct Redirects<'c> {
+    /// Hosts a `spec.tls` entry names.
+    with_certificate: BTreeSet<String>,
+    /// Path prefixes that never redirect (`no-tls-redirect-locations`).
+    exempt: &'c [String],
+}
+
 /// One nginx Ingress on its way through.
 struct Nginx<'i> {
     ingress: &'i Ingress,
@@ -75,11 +83,14 @@ pub fn compile(
     config: &NginxConfig,
 ) -> Vec<HostVerdict> {
     let nginxes: Vec<Nginx<'_>> = ingresses.iter().map(|ingress| prepare(ingress, config)).collect();
-    let with_certificate = certificate_hosts(ingresses);
-    let mut verdicts = named(&nginxes, &with_certificate);
+    let redirects = Redirects {
+        with_certificate: certificate_hosts(ingresses),
+        exempt: &config.no_tls_redirect,
+    };
+    let mut verdicts = named(&nginxes, &redirects.with_certificate);
     let sources: BTreeSet<&str> = nginxes.iter().map(|n| n.source.as_str()).collect();
     for nginx in &nginxes {
-        claim(nginx, sink, &with_certificate, &sources, &mut verdicts);
+        claim(nginx, sink, &redirects, &sources, &mut verdicts);
         certificates.ingress(nginx.ingress, &mut sink.diagnostics);
     }
     verdict::settle_all(verdicts, &mut sink.diagnostics)
@@ -157,7 +168,7 @@ fn rule_hosts(ingress: &Ingress) -> Vec<(String, HostMatch)> {
 fn claim(
     nginx: &Nginx<'_>,
     sink: &mut Sink<'_>,
-    with_certificate: &BTreeSet<String>,
+    redirects: &Redirects<'_>,
     sources: &BTreeSet<&str>,
     verdicts: &mut BTreeMap<String, HostVerdict>,
 ) {
@@ -180,11 +191,12 @@ fn claim(
         };
         let name = raw.trim_end_matches('.').to_ascii_lowercase();
         let ssl_redirect = nginx.annotations.force_ssl_redirect
-            || (nginx.annotations.ssl_redirect.unwrap_or(true) && with_certificate.contains(&name));
+            || (nginx.annotations.ssl_redirect.unwrap_or(true) && redirects.with_certificate.contains(&name));
         for path in rule.http.iter().flat_map(|http| &http.paths) {
-            let Some(claim) = path_claim(nginx, sink, &host, path, ssl_redirect) else {
+            let Some(mut claim) = path_claim(nginx, sink, &host, path, ssl_redirect) else {
                 continue;
             };
+            claim.route.ssl_redirect &= !redirects.exempt.iter().any(|p| claim.path.starts_with(p.as_str()));
             let Err(holder) = sink.table.claim(&claim, &nginx.source) else {
                 report_no_endpoints(nginx, &claim, sink);
                 continue;

@@ -56,3 +56,33 @@ fn a_configmap_of_that_name_in_another_namespace_is_not_ingress_nginxs() {
     let compiled = compile_nginx(&[mk_tls_ingress(), mk_config_map("default", "use-gzip: \"true\"")]);
     assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
 }
+
+#[test]
+fn acme_challenge_paths_never_redirect_even_when_the_host_has_a_certificate() {
+    let solver = mk_ingress(
+        "solver",
+        "nginx.ingress.kubernetes.io/force-ssl-redirect: \"true\"",
+        &mk_rule(
+            "a.example.com",
+            &[("/.well-known/acme-challenge/t", "ImplementationSpecific")],
+        ),
+    );
+    let compiled = compile_nginx(&[mk_tls_ingress(), solver.clone()]);
+    assert_eq!(
+        answer(&compiled, PLAIN, "a.example.com", "/.well-known/acme-challenge/t"),
+        WEB
+    );
+    assert_eq!(
+        answer(&compiled, PLAIN, "a.example.com", "/x"),
+        "308 https://a.example.com/x"
+    );
+    let listed = compile_nginx(&[
+        mk_tls_ingress(),
+        solver,
+        mk_config_map("ingress-nginx", "no-tls-redirect-locations: /x, /y"),
+    ]);
+    assert_eq!(
+        answer(&listed, PLAIN, "a.example.com", "/.well-known/acme-challenge/t"),
+        "308 https://a.example.com/.well-known/acme-challenge/t"
+    );
+}
