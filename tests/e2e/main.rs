@@ -20,6 +20,7 @@ mod h2c;
 mod headers;
 mod hosts;
 mod http1;
+mod nginx;
 mod paths;
 mod reload;
 mod shutdown;
