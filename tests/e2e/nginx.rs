@@ -61,10 +61,13 @@ async fn nginx_paths_and_the_ssl_redirect_answer_as_ingress_nginx_does() {
     let location = redirected.headers.get(header::LOCATION).and_then(|v| v.to_str().ok());
     assert_eq!(location, Some("https://shop.example.com/api/v1?x=1"));
     // cert-manager's solver path is exempt (no-tls-redirect-locations).
-    let solver = nginx.shunt.get("shop.example.com", "/.well-known/acme-challenge/abc").await;
+    let solver = nginx
+        .shunt
+        .get("shop.example.com", "/.well-known/acme-challenge/abc")
+        .await;
     assert_eq!(solver.status, StatusCode::OK);
     assert_eq!(solver.backend(), "web");
-    // A host without a certificate is served over plain HTTP; `/api` is element-wise.
+    // A host without a certificate is served over plain HTTP.
     assert_eq!(nginx.shunt.get("admin.example.com", "/").await.backend(), "web");
 }
 
@@ -76,7 +79,10 @@ async fn shadow_and_the_report_say_why_each_nginx_host_stays_on_the_load_balance
     assert_eq!(shadow["summary"]["hosts"], 3);
     assert_eq!(shadow["summary"]["refused"], 3);
     let report = run_shunt(&nginx.manifests, &["shadow", "report"]).await;
-    assert!(report.contains("4 Ingresses, 3 hosts: 0 identical, 3 refused"), "{report}");
+    assert!(
+        report.contains("4 Ingresses, 3 hosts: 0 identical, 3 refused"),
+        "{report}"
+    );
     assert!(
         report.contains("| 1 | UnsupportedAnnotation: nginx.ingress.kubernetes.io/auth-url |"),
         "{report}"
