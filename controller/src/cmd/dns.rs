@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use super::{ClassArgs, parse::parse_namespaced};
 use crate::{
     compile::{ClusterState, HostVerdict, compile},
-    dns::{DnsPolicy, Refusal, Release, Stanza, served_hosts},
+    dns::{DnsPolicy, Refusal, Release, Stanza, served_hosts, view},
     objects::{EndpointSlice, Service},
     shadow::refusals::{ShadowRewrite, dns_refusals},
 };
@@ -38,9 +38,13 @@ pub struct DnsArgs {
     /// shunt's Service (NAMESPACE/NAME): the name every host is rewritten to.
     #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
     pub publish_service: (String, String),
-    /// `block`: the marker block for the Corefile's `.:53 {`; `override`: a coredns-custom key.
+    /// `block`: the marker block for the Corefile's `.:53 {`, then the view block that keeps
+    /// other query types public; `override`: a coredns-custom key.
     #[arg(long, value_enum, default_value_t = DnsFormat::Block)]
     pub format: DnsFormat,
+    /// The cluster's CoreDNS version: before 1.10.0 (no `view` plugin) the view block is left out.
+    #[arg(long, value_name = "VERSION")]
+    pub coredns_version: Option<crate::dns::CorednsVersion>,
     #[command(flatten)]
     pub rules: DnsRuleArgs,
     #[command(flatten)]
@@ -122,7 +126,16 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
     }
     let stanza = Stanza::new(&release, &plan, &target);
     match args.format {
-        DnsFormat::Block => print!("{stanza}"),
+        DnsFormat::Block => {
+            print!("{stanza}");
+            if args.coredns_version.is_none_or(|version| version.has_view()) && !stanza.hosts().is_empty() {
+                println!(
+                    "# Address records only (CoreDNS 1.10.0 or later): paste at top level, before `.:53 {{`,\n\
+                     # with `.:53`'s own forward (and bind) lines in place of this forward line"
+                );
+                print!("{}", view::block(&release, stanza.hosts(), &view::Upstream::stock()));
+            }
+        }
         DnsFormat::Override => print!("{}", stanza.override_file(true)),
     }
     Ok(())

@@ -1,7 +1,9 @@
-//! Whether managed mode may write: not when CoreDNS is older than [`MIN_COREDNS`], since it
-//! would reject the whole Corefile. The version comes from the `coredns` Deployment's image in
-//! the ConfigMap's namespace (when RBAC allows the get), else `--coredns-version`; when neither
-//! says, or the tag names no version, shunt warns and writes.
+//! Whether managed mode may write, and which form: nothing when CoreDNS is older than
+//! [`MIN_COREDNS`], since it would reject the whole Corefile; the rules for every query type
+//! (with a warning) before [`VIEW_COREDNS`]; the address-only form (a `view` block) from it on.
+//! The version comes from the `coredns` Deployment's image in the ConfigMap's namespace (when
+//! RBAC allows the get), else `--coredns-version`; when neither says, or the tag names no
+//! version, shunt warns and writes the form every supported CoreDNS loads.
 
 use k8s_openapi::{
     api::{
@@ -16,15 +18,29 @@ use kube::{Api, Client, api::PostParams};
 use tokio::time::Instant;
 use tracing::warn;
 
-use super::version::{CorednsVersion, MIN_COREDNS};
+use super::version::{CorednsVersion, MIN_COREDNS, VIEW_COREDNS};
 
 /// The Deployment stock installs (kubeadm, TKE, k3s, AKS) run CoreDNS as.
 const DEPLOYMENT: &str = "coredns";
+
+/// Which rules a CoreDNS loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleForm {
+    /// A and AAAA rewritten, every other type forwarded (the `view` block).
+    AddressOnly,
+    /// Every query type of a served name rewritten (CoreDNS before 1.10, or unknown).
+    AllTypes,
+}
 
 /// What the last check found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum GateDecision {
     Supported,
+    /// Older than [`VIEW_COREDNS`]: the rules rewrite every query type.
+    NoView {
+        version: CorednsVersion,
+        from: String,
+    },
     TooOld {
         version: CorednsVersion,
         from: String,
@@ -55,9 +71,10 @@ impl VersionCheck {
         }
     }
 
-    /// False when CoreDNS is known to be too old (checked at most once per
-    /// [`crate::control::RECOMPILE_EVERY`], so an upgrade is noticed without a restart).
-    pub async fn allows_writing(&mut self) -> bool {
+    /// `None` when CoreDNS is known to be too old for any rule, else the form it loads (checked
+    /// at most once per [`crate::control::RECOMPILE_EVERY`], so an upgrade is noticed without a
+    /// restart).
+    pub async fn form(&mut self) -> Option<RuleForm> {
         let decision = match &self.checked {
             Some((decision, at)) if at.elapsed() < crate::control::RECOMPILE_EVERY => decision.clone(),
             _ => {
@@ -70,7 +87,11 @@ impl VersionCheck {
             self.report(&decision).await;
             self.reported = Some(decision.clone());
         }
-        !matches!(decision, GateDecision::TooOld { .. })
+        match decision {
+            GateDecision::TooOld { .. } => None,
+            GateDecision::Supported => Some(RuleForm::AddressOnly),
+            GateDecision::NoView { .. } | GateDecision::Unknown(_) => Some(RuleForm::AllTypes),
+        }
     }
 
     async fn check(&self) -> GateDecision {
@@ -102,7 +123,13 @@ impl VersionCheck {
             GateDecision::Unknown(why) => warn!(
                 %why,
                 minimum = %MIN_COREDNS,
-                "CoreDNS version unknown; writing the rules, which need CoreDNS 1.8.4 or later"
+                "CoreDNS version unknown; writing the rules for every query type (1.8.4 or later), not the address-only view block (1.10.0 or later)"
+            ),
+            GateDecision::NoView { version, from } => warn!(
+                %version,
+                %from,
+                view = %VIEW_COREDNS,
+                "CoreDNS has no view plugin; the rules rewrite every query type of a served name (SOA, TXT, CAA too) until CoreDNS is upgraded"
             ),
             GateDecision::TooOld { version, from } => {
                 let note = format!(
@@ -151,8 +178,10 @@ impl VersionCheck {
 }
 
 fn decision(version: CorednsVersion, from: String) -> GateDecision {
-    if version.is_supported() {
+    if version.has_view() {
         GateDecision::Supported
+    } else if version.is_supported() {
+        GateDecision::NoView { version, from }
     } else {
         GateDecision::TooOld { version, from }
     }

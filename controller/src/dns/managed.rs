@@ -14,11 +14,12 @@ use tracing::{info, warn};
 
 use super::{
     corefile::{kubernetes_zones, replace_block},
-    gate::VersionCheck,
+    gate::{RuleForm, VersionCheck},
     policy::{DnsPolicy, Refusal},
     release::{BEGIN_MARKER, Release},
     stanza::Stanza,
     version::CorednsVersion,
+    view::{self, ViewError},
 };
 
 /// The key releases without an identity wrote; taken over (removed) when this release writes.
@@ -95,11 +96,11 @@ impl CorednsWriter {
     /// race (409: another release or an operator wrote in between) is redone from a fresh
     /// read, a few times, so two releases editing one Corefile both land without waiting for
     /// their next change.
-    pub async fn sync(&self, build: impl Fn(&[String]) -> Stanza) -> Result<Synced, CorednsError> {
+    pub async fn sync(&self, build: impl Fn(&[String]) -> Stanza, form: RuleForm) -> Result<Synced, CorednsError> {
         const ATTEMPTS: usize = 3;
         let mut attempt = 1;
         loop {
-            match self.sync_once(&build).await {
+            match self.sync_once(&build, form).await {
                 Err(CorednsError::Api {
                     source: kube::Error::Api(status),
                     ..
@@ -109,7 +110,7 @@ impl CorednsWriter {
         }
     }
 
-    async fn sync_once(&self, build: &impl Fn(&[String]) -> Stanza) -> Result<Synced, CorednsError> {
+    async fn sync_once(&self, build: &impl Fn(&[String]) -> Stanza, form: RuleForm) -> Result<Synced, CorednsError> {
         let api_error = |source| CorednsError::Api {
             name: self.qualified.clone(),
             source,
@@ -142,6 +143,7 @@ impl CorednsWriter {
                     name: self.qualified.clone(),
                     source,
                 })?;
+                let edited = self.with_view(edited, &stanza, form)?;
                 (COREFILE_KEY.to_string(), edited, zones, stanza)
             }
         };
@@ -163,6 +165,34 @@ impl CorednsWriter {
             stanza,
             zones,
         })
+    }
+}
+
+impl CorednsWriter {
+    /// The Corefile with this release's view block (address records only) or, for a CoreDNS
+    /// without `view` or a root block without `forward`, without one: the rules then rewrite
+    /// every query type, as before, and the log says so.
+    fn with_view(&self, corefile: String, stanza: &Stanza, form: RuleForm) -> Result<String, CorednsError> {
+        let release = stanza.release();
+        let corefile_error = |source| CorednsError::Corefile {
+            name: self.qualified.clone(),
+            source,
+        };
+        let result = match form {
+            RuleForm::AddressOnly => view::replace_view(&corefile, release, stanza.hosts()),
+            RuleForm::AllTypes => view::remove_view(&corefile, release),
+        };
+        match result {
+            Ok(edited) => Ok(edited),
+            Err(ViewError::Corefile(source)) => Err(corefile_error(source)),
+            Err(error @ ViewError::NoForward) => {
+                warn!(configmap = %self.qualified, %error, "Rewriting every query type of the served names, not only A and AAAA");
+                view::remove_view(&corefile, release).map_err(|error| match error {
+                    ViewError::Corefile(source) => corefile_error(source),
+                    ViewError::NoForward => unreachable!("removing a view block needs no forward"),
+                })
+            }
+        }
     }
 }
 
@@ -219,12 +249,19 @@ impl ManagedDns {
             .synced
             .as_ref()
             .is_some_and(|(synced, at)| *synced == stanza && at.elapsed() < crate::control::RECOMPILE_EVERY);
-        if fresh || !self.version.allows_writing().await {
-            return stanza.refused().to_vec();
-        }
+        let form = match self.version.form().await {
+            Some(form) if !fresh => form,
+            _ => return stanza.refused().to_vec(),
+        };
+        // The custom target's `*.server` imports come after `.:53 {` in k3s and AKS, where
+        // CoreDNS refuses a view block: the rules there rewrite every query type.
+        let form = match self.writer.target {
+            CorednsTarget::Corefile => form,
+            CorednsTarget::Custom => RuleForm::AllTypes,
+        };
         let result = self
             .writer
-            .sync(|zones| self.stanza(hosts, refused_elsewhere, zones))
+            .sync(|zones| self.stanza(hosts, refused_elsewhere, zones), form)
             .await;
         match result {
             Ok(synced) => {

@@ -18,13 +18,15 @@ mod policy;
 mod release;
 mod stanza;
 mod version;
+pub mod view;
 
 pub use self::{
     corefile::{CorefileError, kubernetes_zones, replace_block},
     diagnostics::{log_new, refusal_diagnostics},
+    gate::RuleForm,
     managed::{CorednsTarget, CorednsWriter, ManagedDns, ManagedDnsConfig},
     policy::{DnsDomain, DnsPolicy, Plan, Refusal, RefusalReason, parse_cluster_domain},
     release::{BEGIN_MARKER, END_MARKER, Release},
     stanza::{DnsExclude, Stanza, served_hosts},
-    version::{CorednsVersion, MIN_COREDNS},
+    version::{CorednsVersion, MIN_COREDNS, VIEW_COREDNS},
 };

@@ -20,6 +20,8 @@ pub struct DnsExclude(HostMatch);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stanza {
     release: Release,
+    /// The rewritten hosts, sorted (the plan's): the view block and node-local-dns zones.
+    hosts: Vec<HostMatch>,
     rules: Vec<String>,
     refused: Vec<Refusal>,
 }
@@ -86,6 +88,7 @@ impl Stanza {
         }
         Stanza {
             release: release.clone(),
+            hosts: plan.rewrite.clone(),
             rules,
             refused: plan.refused.clone(),
         }
@@ -93,6 +96,10 @@ impl Stanza {
 
     pub fn release(&self) -> &Release {
         &self.release
+    }
+
+    pub fn hosts(&self) -> &[HostMatch] {
+        &self.hosts
     }
 
     /// The `rewrite` lines alone: what the managed block holds (refusals go to Events there).
