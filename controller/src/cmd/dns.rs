@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use k8s_openapi::{
     NamespaceResourceScope,
     api::{
-        core::v1::Secret,
+        core::v1::{ConfigMap, Secret},
         networking::v1::{Ingress, IngressClass},
     },
 };
@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use super::{ClassArgs, parse::parse_namespaced};
 use crate::{
     compile::{ClusterState, HostVerdict, compile},
-    dns::{DnsPolicy, Refusal, Release, Stanza, served_hosts, view},
+    dns::{DnsPolicy, Refusal, Release, Stanza, nodelocal, served_hosts, view},
     objects::{EndpointSlice, Service},
     shadow::refusals::{ShadowRewrite, dns_refusals},
 };
@@ -45,6 +45,10 @@ pub struct DnsArgs {
     /// The cluster's CoreDNS version: before 1.10.0 (no `view` plugin) the view block is left out.
     #[arg(long, value_name = "VERSION")]
     pub coredns_version: Option<crate::dns::CorednsVersion>,
+    /// Also print the block for node-local-dns's Corefile (its `bind` and `forward` lines read
+    /// from kube-system/node-local-dns when listing the API, node-cache's placeholders otherwise).
+    #[arg(long)]
+    pub node_local_dns: bool,
     #[command(flatten)]
     pub rules: DnsRuleArgs,
     #[command(flatten)]
@@ -106,11 +110,15 @@ impl DnsRuleArgs {
 
 /// Compiles once and prints the rules (`--format`) on stdout.
 pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
-    let state = if args.manifests.is_empty() {
+    let (state, node_local_corefile) = if args.manifests.is_empty() {
         let client = super::clients::connect(args.kubeconfig.as_deref()).await?;
-        list_state(&client, &args.watch_namespaces).await?
+        let corefile = match args.node_local_dns {
+            true => node_local_corefile(&client).await,
+            false => None,
+        };
+        (list_state(&client, &args.watch_namespaces).await?, corefile)
     } else {
-        crate::manifests::load(&args.manifests)?
+        (crate::manifests::load(&args.manifests)?, None)
     };
     let compiled = compile(&state, &args.classes.compile_options());
     let target = args.rules.service_fqdn(&args.publish_service);
@@ -138,7 +146,21 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
         }
         DnsFormat::Override => print!("{}", stanza.override_file(true)),
     }
+    if args.node_local_dns {
+        let (namespace, name) = nodelocal::DEFAULT_CONFIGMAP;
+        println!("# node-local-dns: paste at top level of the Corefile in ConfigMap {namespace}/{name}");
+        let zones = nodelocal::zones(stanza.hosts(), &args.rules.policy());
+        print!("{}", nodelocal::block(&release, &zones, node_local_corefile.as_deref()));
+    }
     Ok(())
+}
+
+/// node-local-dns's Corefile, when its ConfigMap exists and may be read.
+async fn node_local_corefile(client: &Client) -> Option<String> {
+    let (namespace, name) = nodelocal::DEFAULT_CONFIGMAP;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let config_map = api.get_opt(name).await.ok()??;
+    config_map.data?.remove("Corefile")
 }
 
 /// One list of each kind compile reads for hosts. TLS Secrets decide shadow verdicts (a

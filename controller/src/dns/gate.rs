@@ -5,16 +5,8 @@
 //! RBAC allows the get), else `--coredns-version`; when neither says, or the tag names no
 //! version, shunt warns and writes the form every supported CoreDNS loads.
 
-use k8s_openapi::{
-    api::{
-        apps::v1::Deployment,
-        core::v1::{ObjectReference, PodSpec},
-        events::v1::Event,
-    },
-    apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
-    jiff::Timestamp,
-};
-use kube::{Api, Client, api::PostParams};
+use k8s_openapi::api::{apps::v1::Deployment, core::v1::PodSpec};
+use kube::{Api, Client};
 use tokio::time::Instant;
 use tracing::warn;
 
@@ -137,43 +129,10 @@ impl VersionCheck {
                      not writing them (upgrade CoreDNS or drop --manage-coredns)"
                 );
                 warn!(%version, %from, minimum = %MIN_COREDNS, "CoreDNS too old for the rewrite rules; not writing them");
-                if let Err(error) = self.event(note).await {
-                    warn!(%error, "Event not recorded");
-                }
+                let configmap = (self.namespace.as_str(), self.configmap.as_str());
+                super::event::warn_on_configmap(&self.client, configmap, "CorednsTooOld", note).await;
             }
         }
-    }
-
-    /// A Warning Event on the ConfigMap shunt would have edited.
-    async fn event(&self, note: String) -> kube::Result<Event> {
-        let now = Timestamp::now();
-        let event = Event {
-            metadata: ObjectMeta {
-                // A ConfigMap name (at most 253) plus the hex suffix can exceed an Event name's
-                // 253 only for absurd names; the create then fails and the log line remains.
-                name: Some(format!("{}.{:x}", self.configmap, now.as_nanosecond())),
-                namespace: Some(self.namespace.clone()),
-                ..Default::default()
-            },
-            event_time: Some(MicroTime(now)),
-            type_: Some("Warning".into()),
-            reason: Some("CorednsTooOld".into()),
-            note: Some(note),
-            action: Some("ManageCoreDNS".into()),
-            regarding: Some(ObjectReference {
-                api_version: Some("v1".into()),
-                kind: Some("ConfigMap".into()),
-                namespace: Some(self.namespace.clone()),
-                name: Some(self.configmap.clone()),
-                ..Default::default()
-            }),
-            reporting_controller: Some("shunt".into()),
-            reporting_instance: Some("shunt".into()),
-            ..Default::default()
-        };
-        Api::<Event>::namespaced(self.client.clone(), &self.namespace)
-            .create(&PostParams::default(), &event)
-            .await
     }
 }
 

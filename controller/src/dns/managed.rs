@@ -8,17 +8,14 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Client, api::PostParams};
-use shunt_proxy::routes::spec::HostMatch;
-use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::{
     corefile::{kubernetes_zones, replace_block},
-    gate::{RuleForm, VersionCheck},
-    policy::{DnsPolicy, Refusal},
-    release::{BEGIN_MARKER, Release},
+    gate::RuleForm,
+    guards::has_reload,
+    release::BEGIN_MARKER,
     stanza::Stanza,
-    version::CorednsVersion,
     view::{self, ViewError},
 };
 
@@ -39,7 +36,7 @@ pub struct CorednsWriter {
     name: String,
     /// `namespace/name`, for errors and logs.
     qualified: String,
-    target: CorednsTarget,
+    pub(super) target: CorednsTarget,
 }
 
 /// What one sync did: whether it wrote, and the stanza now in place.
@@ -49,6 +46,9 @@ pub struct Synced {
     pub stanza: Stanza,
     /// The zones the Corefile's `kubernetes` plugin serves (empty for the custom target).
     pub zones: Vec<String>,
+    /// Whether the Corefile loads `reload` (true for the custom target, whose Corefile shunt
+    /// does not read).
+    pub reload: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -120,7 +120,7 @@ impl CorednsWriter {
         };
         let data = config_map.data.get_or_insert_with(BTreeMap::new);
         let mut adopted = false;
-        let (key, wanted, zones, stanza) = match self.target {
+        let (key, wanted, zones, stanza, reload) = match self.target {
             CorednsTarget::Custom => {
                 let stanza = build(&[]);
                 let key = stanza.release().override_key();
@@ -131,7 +131,7 @@ impl CorednsWriter {
                 {
                     adopted = data.remove(LEGACY_OVERRIDE_KEY).is_some();
                 }
-                (key, stanza.override_file(false), Vec::new(), stanza)
+                (key, stanza.override_file(false), Vec::new(), stanza, true)
             }
             CorednsTarget::Corefile => {
                 let current = data
@@ -144,7 +144,7 @@ impl CorednsWriter {
                     source,
                 })?;
                 let edited = self.with_view(edited, &stanza, form)?;
-                (COREFILE_KEY.to_string(), edited, zones, stanza)
+                (COREFILE_KEY.to_string(), edited, zones, stanza, has_reload(current))
             }
         };
         if data.get(&key) == Some(&wanted) && !adopted {
@@ -152,6 +152,7 @@ impl CorednsWriter {
                 wrote: false,
                 stanza,
                 zones,
+                reload,
             });
         }
         data.insert(key.clone(), wanted);
@@ -164,6 +165,7 @@ impl CorednsWriter {
             wrote: true,
             stanza,
             zones,
+            reload,
         })
     }
 }
@@ -193,101 +195,6 @@ impl CorednsWriter {
                 })
             }
         }
-    }
-}
-
-/// `--manage-coredns`: the writer, what shapes the rules, and the CoreDNS version check.
-pub struct ManagedDns {
-    writer: CorednsWriter,
-    release: Release,
-    /// The Service FQDN every rule points at.
-    target: String,
-    policy: DnsPolicy,
-    version: VersionCheck,
-    /// The Corefile's `kubernetes` zones as last read.
-    zones: Vec<String>,
-    /// The stanza last written or found in place, and when: an unchanged stanza is checked
-    /// again only after [`crate::control::RECOMPILE_EVERY`] (an operator may have edited it).
-    synced: Option<(Stanza, Instant)>,
-    /// The last failure, logged once until it changes.
-    failing: Option<String>,
-}
-
-/// Where a [`ManagedDns`] writes and what it writes.
-pub struct ManagedDnsConfig {
-    pub configmap: (String, String),
-    pub target: CorednsTarget,
-    pub release: Release,
-    pub service_fqdn: String,
-    pub policy: DnsPolicy,
-    /// `--coredns-version`: used when the `coredns` Deployment cannot be read.
-    pub coredns_version: Option<CorednsVersion>,
-}
-
-impl ManagedDns {
-    pub fn new(client: Client, config: ManagedDnsConfig) -> Self {
-        let (namespace, name) = &config.configmap;
-        info!(configmap = %format!("{namespace}/{name}"), coredns_target = ?config.target, release = %config.release, "Managing CoreDNS rewrite rules");
-        ManagedDns {
-            writer: CorednsWriter::new(client.clone(), namespace, name, config.target),
-            release: config.release,
-            target: config.service_fqdn,
-            policy: config.policy,
-            version: VersionCheck::new(client, namespace, name, config.coredns_version),
-            zones: Vec::new(),
-            synced: None,
-            failing: None,
-        }
-    }
-
-    /// Brings CoreDNS in line with `hosts` (unless CoreDNS is too old for the rules) and
-    /// returns every refused host, for diagnostics: the policy's, plus `refused_elsewhere`
-    /// (hosts other parts of shunt keep out of DNS, each with its reason).
-    pub async fn sync(&mut self, hosts: &[HostMatch], refused_elsewhere: &[Refusal]) -> Vec<Refusal> {
-        let stanza = self.stanza(hosts, refused_elsewhere, &self.zones.clone());
-        let fresh = self
-            .synced
-            .as_ref()
-            .is_some_and(|(synced, at)| *synced == stanza && at.elapsed() < crate::control::RECOMPILE_EVERY);
-        let form = match self.version.form().await {
-            Some(form) if !fresh => form,
-            _ => return stanza.refused().to_vec(),
-        };
-        // The custom target's `*.server` imports come after `.:53 {` in k3s and AKS, where
-        // CoreDNS refuses a view block: the rules there rewrite every query type.
-        let form = match self.writer.target {
-            CorednsTarget::Corefile => form,
-            CorednsTarget::Custom => RuleForm::AllTypes,
-        };
-        let result = self
-            .writer
-            .sync(|zones| self.stanza(hosts, refused_elsewhere, zones), form)
-            .await;
-        match result {
-            Ok(synced) => {
-                let refused = synced.stanza.refused().to_vec();
-                self.zones = synced.zones;
-                self.synced = Some((synced.stanza, Instant::now()));
-                self.failing = None;
-                refused
-            }
-            Err(error) => {
-                let message = error.to_string();
-                if self.failing.as_ref() != Some(&message) {
-                    warn!(%message, "CoreDNS rewrite rules not updated; retrying on the next change");
-                    self.failing = Some(message);
-                }
-                stanza.refused().to_vec()
-            }
-        }
-    }
-
-    fn stanza(&self, hosts: &[HostMatch], refused_elsewhere: &[Refusal], zones: &[String]) -> Stanza {
-        let mut plan = self.policy.with_kubernetes_zones(zones).plan(hosts);
-        for refusal in refused_elsewhere {
-            plan.refuse(refusal.host.clone(), refusal.reason.clone());
-        }
-        Stanza::new(&self.release, &plan, &self.target)
     }
 }
 

@@ -12,11 +12,16 @@
 
 mod corefile;
 mod diagnostics;
+mod event;
 mod gate;
+mod guards;
 mod managed;
+mod metrics;
+pub mod nodelocal;
 mod policy;
 mod release;
 mod stanza;
+mod sync;
 mod version;
 pub mod view;
 
@@ -24,9 +29,12 @@ pub use self::{
     corefile::{CorefileError, kubernetes_zones, replace_block},
     diagnostics::{log_new, refusal_diagnostics},
     gate::RuleForm,
-    managed::{CorednsTarget, CorednsWriter, ManagedDns, ManagedDnsConfig},
+    guards::DEFAULT_PRUNE_DELAY,
+    managed::{CorednsTarget, CorednsWriter},
+    metrics::DnsMetrics,
     policy::{DnsDomain, DnsPolicy, Plan, Refusal, RefusalReason, parse_cluster_domain},
     release::{BEGIN_MARKER, END_MARKER, Release},
     stanza::{DnsExclude, Stanza, served_hosts},
+    sync::{ManagedDns, ManagedDnsConfig},
     version::{CorednsVersion, MIN_COREDNS, VIEW_COREDNS},
 };
