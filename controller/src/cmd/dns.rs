@@ -19,7 +19,11 @@ use serde::de::DeserializeOwned;
 use super::{ClassArgs, parse::parse_namespaced};
 use crate::{
     compile::{ClusterState, HostVerdict, compile},
-    dns::{DnsPolicy, Refusal, Release, Stanza, nodelocal, served_hosts, view},
+    dns::{
+        DnsPolicy, Refusal, Release, Stanza, nodelocal, served_hosts,
+        services::{ServiceName, load_balancer_names},
+        view,
+    },
     objects::{EndpointSlice, Service},
     shadow::refusals::{ShadowRewrite, dns_refusals},
 };
@@ -82,6 +86,11 @@ pub struct DnsRuleArgs {
     /// resolving to it (listed as comments); `all`: rewrite them too.
     #[arg(long, value_enum, default_value_t = ShadowRewrite::Refused)]
     pub shadow_rewrite: ShadowRewrite,
+    /// Also answer the hostnames `type: LoadBalancer` Services name in
+    /// `external-dns.alpha.kubernetes.io/hostname` with the Service's own cluster name (its
+    /// ClusterIP), so in-cluster callers by name skip the load balancer at L4 too.
+    #[arg(long)]
+    pub dns_loadbalancer_services: bool,
 }
 
 impl DnsRuleArgs {
@@ -93,6 +102,19 @@ impl DnsRuleArgs {
     /// `NAME.NAMESPACE.svc.DOMAIN` of a Service.
     pub fn service_fqdn(&self, (namespace, name): &(String, String)) -> String {
         format!("{name}.{namespace}.svc.{}", self.cluster_domain.trim_end_matches('.'))
+    }
+
+    /// The LoadBalancer Services' hostnames (none without `--dns-loadbalancer-services`); names
+    /// that are no hostnames are logged.
+    pub fn service_names<'a>(&self, services: impl IntoIterator<Item = &'a Service>) -> Vec<ServiceName> {
+        if !self.dns_loadbalancer_services {
+            return Vec::new();
+        }
+        let (names, invalid) = load_balancer_names(services, &self.cluster_domain);
+        for problem in invalid {
+            tracing::warn!(%problem, "LoadBalancer hostname left out of cluster DNS");
+        }
+        names
     }
 
     pub fn policy(&self) -> DnsPolicy {
@@ -132,7 +154,9 @@ pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
     for refusal in args.rules.shadow_refusals(&compiled.shadow) {
         plan.refuse(refusal.host, refusal.reason);
     }
-    let stanza = Stanza::new(&release, &plan, &target);
+    let mut stanza = Stanza::new(&release, &plan, &target);
+    let names = args.rules.service_names(state.services.iter().map(|s| &**s));
+    stanza.add_services(&args.rules.policy(), &names);
     match args.format {
         DnsFormat::Block => {
             print!("{stanza}");

@@ -165,6 +165,8 @@ struct CompileOutcome {
     hosts: Vec<HostMatch>,
     /// Shadowed hosts kept out of DNS (`--shadow-rewrite refused`), with why.
     refused: Vec<crate::dns::Refusal>,
+    /// LoadBalancer Services' hostnames (`--dns-loadbalancer-services`).
+    services: Vec<crate::dns::services::ServiceName>,
 }
 
 /// Watches, compiles and serves until SIGTERM/SIGINT; the elected leader also writes.
@@ -291,6 +293,7 @@ impl Source for StoreSource {
             diagnostics: compiled.diagnostics.clone(),
             hosts: served_hosts(&compiled.table),
             refused: self.dns_rules.shadow_refusals(&compiled.shadow),
+            services: self.dns_rules.service_names(state.services.iter().map(|s| &**s)),
         });
         drop(state);
         self.outcomes.send_replace(Some(outcome?));

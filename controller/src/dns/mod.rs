@@ -20,6 +20,7 @@ mod metrics;
 pub mod nodelocal;
 mod policy;
 mod release;
+pub mod services;
 mod stanza;
 mod sync;
 mod version;

@@ -6,8 +6,9 @@ use std::{fmt, str::FromStr};
 use shunt_proxy::routes::spec::{HostMatch, TableSpec};
 
 use super::{
-    policy::{Plan, Refusal},
+    policy::{DnsPolicy, Plan, Refusal, RefusalReason},
     release::Release,
+    services::ServiceName,
 };
 use crate::compile::parse_host;
 
@@ -94,6 +95,58 @@ impl Stanza {
         }
     }
 
+    /// Adds the rules for L4 LoadBalancer names the policy allows, each answering with its own
+    /// Service; a name an Ingress host already takes, or the policy refuses, is refused.
+    pub fn add_services(&mut self, policy: &DnsPolicy, names: &[ServiceName]) {
+        for name in names {
+            let taken = self
+                .hosts
+                .iter()
+                .any(|host| *host == name.host || host.covers(&name.host));
+            let reason = match policy.decide(&name.host) {
+                _ if taken => Some(RefusalReason::Other {
+                    code: "IngressHost",
+                    detail: format!("an Ingress host shunt serves takes it before Service {}", name.service),
+                }),
+                reason => reason,
+            };
+            if let Some(reason) = reason {
+                let at = self.refused.partition_point(|r| r.host < name.host);
+                self.refused.insert(
+                    at,
+                    Refusal {
+                        host: name.host.clone(),
+                        reason,
+                    },
+                );
+                continue;
+            }
+            let target = name.target.trim_end_matches('.');
+            match &name.host {
+                HostMatch::Exact(host) => {
+                    // Exact names go before the first wildcard rule, which would take them.
+                    let at = self
+                        .rules
+                        .iter()
+                        .position(|rule| rule.starts_with("rewrite stop name regex"));
+                    let at = at.unwrap_or(self.rules.len());
+                    self.rules.insert(at, format!("rewrite name exact {host} {target}"));
+                }
+                HostMatch::Wildcard(suffix) => self.rules.push(format!(
+                    "rewrite stop name regex {} {target}. answer auto",
+                    one_label_regex(suffix)
+                )),
+                HostMatch::DeepWildcard(suffix) => self.rules.push(format!(
+                    "rewrite stop name regex {} {target}. answer auto",
+                    any_depth_regex(suffix)
+                )),
+                HostMatch::Any => continue,
+            }
+            self.hosts.push(name.host.clone());
+        }
+        self.hosts.sort();
+    }
+
     pub fn release(&self) -> &Release {
         &self.release
     }
@@ -174,7 +227,6 @@ mod tests {
     use regex::Regex;
 
     use super::*;
-    use crate::dns::{DnsPolicy, RefusalReason};
 
     const TARGET: &str = "shunt.shunt-system.svc.cluster.local";
 
@@ -323,6 +375,52 @@ mod tests {
         );
         assert!(!stanza.override_file(false).contains("# refused"));
         assert!(stanza.override_file(true).contains("\n# refused *.com: "));
+    }
+
+    fn mk_service_name(host: &str, service: &str) -> ServiceName {
+        let (namespace, name) = service.split_once('/').expect("NS/NAME");
+        ServiceName {
+            host: HostMatch::from_rule_host(host),
+            target: format!("{name}.{namespace}.svc.cluster.local"),
+            service: service.to_string(),
+        }
+    }
+
+    #[test]
+    fn load_balancer_names_answer_with_their_service_unless_refused_or_taken() {
+        let policy = DnsPolicy::new("cluster.local", Vec::new(), excludes(&["skip.example.com"]));
+        let mut stanza = Stanza::new(
+            &mk_release(),
+            &policy.plan(&hosts(&["shop.example.com", "*.apps.example.com"])),
+            TARGET,
+        );
+        stanza.add_services(
+            &policy,
+            &[
+                mk_service_name("db.example.com", "data/db"),
+                mk_service_name("x.apps.example.com", "data/x"),
+                mk_service_name("skip.example.com", "data/skip"),
+                mk_service_name("api.default.svc.cluster.local", "data/api"),
+            ],
+        );
+        assert_eq!(
+            stanza.rules(),
+            [
+                format!("rewrite name exact shop.example.com {TARGET}"),
+                "rewrite name exact db.example.com db.data.svc.cluster.local".to_string(),
+                format!(r"rewrite stop name regex ^[^.]+\.apps\.example\.com\.$ {TARGET}. answer auto"),
+            ]
+        );
+        let refused: Vec<String> = stanza.refused().iter().map(|r| r.host.to_string()).collect();
+        assert_eq!(
+            refused,
+            [
+                "api.default.svc.cluster.local",
+                "skip.example.com",
+                "x.apps.example.com"
+            ]
+        );
+        assert!(stanza.hosts().contains(&HostMatch::from_rule_host("db.example.com")));
     }
 
     #[test]

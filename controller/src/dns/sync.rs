@@ -22,6 +22,7 @@ use super::{
     nodelocal::{self, managed::NodeLocalWriter},
     policy::{DnsPolicy, Refusal},
     release::Release,
+    services::ServiceName,
     stanza::Stanza,
     version::CorednsVersion,
 };
@@ -97,8 +98,13 @@ impl ManagedDns {
     /// the rules, or a large removal is on hold) and returns every refused host, for
     /// diagnostics: the policy's, plus `refused_elsewhere` (hosts other parts of shunt keep out
     /// of DNS, each with its reason).
-    pub async fn sync(&mut self, hosts: &[HostMatch], refused_elsewhere: &[Refusal]) -> Vec<Refusal> {
-        let stanza = self.stanza(hosts, refused_elsewhere, &self.zones.clone());
+    pub async fn sync(
+        &mut self,
+        hosts: &[HostMatch],
+        refused_elsewhere: &[Refusal],
+        services: &[ServiceName],
+    ) -> Vec<Refusal> {
+        let stanza = self.stanza(hosts, refused_elsewhere, services, &self.zones);
         let fresh = self
             .synced
             .as_ref()
@@ -116,10 +122,8 @@ impl ManagedDns {
             CorednsTarget::Corefile => form,
             CorednsTarget::Custom => RuleForm::AllTypes,
         };
-        let result = self
-            .writer
-            .sync(|zones| self.stanza(hosts, refused_elsewhere, zones), form)
-            .await;
+        let build = |zones: &[String]| self.stanza(hosts, refused_elsewhere, services, zones);
+        let result = self.writer.sync(build, form).await;
         match result {
             Ok(synced) => self.synced(synced).await,
             Err(error) => {
@@ -184,11 +188,20 @@ impl ManagedDns {
         warn_on_configmap(&self.client, (namespace, name), "CorednsWithoutReload", note).await;
     }
 
-    fn stanza(&self, hosts: &[HostMatch], refused_elsewhere: &[Refusal], zones: &[String]) -> Stanza {
-        let mut plan = self.policy.with_kubernetes_zones(zones).plan(hosts);
+    fn stanza(
+        &self,
+        hosts: &[HostMatch],
+        refused_elsewhere: &[Refusal],
+        services: &[ServiceName],
+        zones: &[String],
+    ) -> Stanza {
+        let policy = self.policy.with_kubernetes_zones(zones);
+        let mut plan = policy.plan(hosts);
         for refusal in refused_elsewhere {
             plan.refuse(refusal.host.clone(), refusal.reason.clone());
         }
-        Stanza::new(&self.release, &plan, &self.target)
+        let mut stanza = Stanza::new(&self.release, &plan, &self.target);
+        stanza.add_services(&policy, services);
+        stanza
     }
 }

@@ -180,6 +180,9 @@ release namespace, where shunt reads its own Service for --publish-service.
 - --manage-node-local-dns=false
 {{- end }}
 {{- end }}
+{{- if .Values.coredns.loadBalancerServices }}
+- --dns-loadbalancer-services
+{{- end }}
 {{- with .Values.coredns.pruneDelay }}
 - --dns-prune-delay
 - {{ . | quote }}
