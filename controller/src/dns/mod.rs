@@ -10,6 +10,7 @@
 //!                          of the Corefile's `.:53 {`; refusals become Events
 //! ```
 
+pub mod check;
 mod corefile;
 mod diagnostics;
 mod event;
@@ -20,6 +21,7 @@ mod metrics;
 pub mod nodelocal;
 mod policy;
 mod release;
+pub mod resolve;
 pub mod services;
 mod stanza;
 mod sync;
@@ -35,7 +37,7 @@ pub use self::{
     metrics::DnsMetrics,
     policy::{DnsDomain, DnsPolicy, Plan, Refusal, RefusalReason, parse_cluster_domain},
     release::{BEGIN_MARKER, END_MARKER, Release},
-    stanza::{DnsExclude, Stanza, served_hosts},
+    stanza::{DnsExclude, Stanza, any_depth_regex, one_label_regex, served_hosts},
     sync::{ManagedDns, ManagedDnsConfig},
     version::{CorednsVersion, MIN_COREDNS, VIEW_COREDNS},
 };
