@@ -230,7 +230,7 @@ impl ControlPlane {
             }
             current.insert(entry);
         }
-        current.extend(crate::shadow_log::log_verdicts(&shadow, &self.reported));
+        current.extend(crate::shadow::log::log_verdicts(&shadow, &self.reported));
         self.reported = current;
         let hosts = table.hosts.len();
         let paths: usize = table.hosts.iter().map(|h| h.paths.len()).sum();

@@ -24,6 +24,9 @@ pub struct EventReporter {
     sent: HashMap<(String, String, &'static str, String), Instant>,
     repeat_after: Duration,
     per_round: usize,
+    /// The time part of the last Event name, in nanoseconds: each new name's is greater, so two
+    /// Events in one round never share a name.
+    last_stamp: u64,
 }
 
 impl EventReporter {
@@ -34,6 +37,7 @@ impl EventReporter {
             sent: HashMap::new(),
             repeat_after: Duration::from_secs(600),
             per_round: 20,
+            last_stamp: 0,
         }
     }
 
@@ -79,13 +83,13 @@ impl EventReporter {
 }
 
 impl EventReporter {
-    fn event(&self, diagnostic: &Diagnostic, regarding: ObjectReference) -> Event {
+    fn event(&mut self, diagnostic: &Diagnostic, regarding: ObjectReference) -> Event {
         let now = Timestamp::now();
+        let nanos = u64::try_from(now.as_nanosecond()).unwrap_or(0);
+        self.last_stamp = nanos.max(self.last_stamp + 1);
         Event {
             metadata: ObjectMeta {
-                // The API server appends a random suffix: unique, and valid for any Ingress name
-                // (a name plus our own suffix could pass the 253-character limit).
-                generate_name: Some(name_prefix(&diagnostic.name)),
+                name: Some(event_name(&diagnostic.name, self.last_stamp)),
                 namespace: Some(diagnostic.namespace.clone()),
                 ..Default::default()
             },
@@ -109,18 +113,22 @@ pub fn uid_in<'a>(ingresses: impl Iterator<Item = &'a Ingress>, namespace: &str,
         .find_map(|i| i.uid())
 }
 
-/// Longest `generateName` the API server keeps whole: 63 minus its 5-character random suffix.
-const MAX_PREFIX: usize = 58;
+/// Longest name the API server accepts for an Event (a DNS subdomain).
+const MAX_NAME: usize = 253;
 
-/// `NAME.`, the kubectl convention for Event names, with NAME cut so the prefix stays within
-/// [`MAX_PREFIX`] and the generated name a valid DNS subdomain (no `-.` or `..` at the cut).
-fn name_prefix(name: &str) -> String {
-    let cut: String = name.chars().take(MAX_PREFIX - 1).collect();
+/// `INGRESS.HEXTIME`, as client-go's recorders name Events: unique per write, and a valid DNS
+/// subdomain for any Ingress name (itself one), cut so the whole stays within [`MAX_NAME`]. A
+/// `generateName` of `INGRESS.` is refused: the prefix itself must be a valid name.
+fn event_name(ingress: &str, stamp: u64) -> String {
+    let suffix = format!("{stamp:x}");
+    let room = MAX_NAME - 1 - suffix.len();
+    let cut: String = ingress.chars().take(room).collect();
+    // A cut may end a label early, on `-` or `.`, which no label may end with.
     let cut = cut.trim_end_matches(['-', '.']);
     if cut.is_empty() {
-        return "shunt.".to_string();
+        return format!("shunt.{suffix}");
     }
-    format!("{cut}.")
+    format!("{cut}.{suffix}")
 }
 
 fn truncate(message: &str, max: usize) -> String {

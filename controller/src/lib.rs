@@ -19,7 +19,6 @@ pub mod manifests;
 pub mod metrics;
 pub mod objects;
 pub mod shadow;
-pub mod shadow_log;
 pub mod status;
 pub mod telemetry;
 pub mod watch;

@@ -8,7 +8,10 @@ use prometheus_client::{
 
 use shunt_proxy::metrics::{gauge_value, register};
 
-use crate::compile::{Diagnostic, HostVerdict, Reason, Verdict};
+use crate::{
+    compile::{Diagnostic, Reason},
+    shadow::{HostVerdict, Verdict},
+};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabels {

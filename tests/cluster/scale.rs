@@ -67,7 +67,7 @@ fn mk_app(index: usize) -> [Value; 3] {
 
 /// VmRSS and VmHWM of the process, and VmRSS split into heap and stacks (RssAnon) and the
 /// binary's mapped pages (RssFile), in MiB.
-fn memory(pid: u32) -> String {
+pub(crate) fn memory(pid: u32) -> String {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("reading /proc/PID/status");
     status
         .lines()
@@ -89,7 +89,7 @@ fn memory(pid: u32) -> String {
         .join(", ")
 }
 
-fn publishes(shunt: &Shunt) -> usize {
+pub(crate) fn publishes(shunt: &Shunt) -> usize {
     shunt
         .logs()
         .iter()

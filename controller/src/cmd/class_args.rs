@@ -41,7 +41,7 @@ impl ClassArgs {
             ingress_classes: self.ingress_classes.clone(),
             watch_ingress_without_class: self.watch_ingress_without_class,
             shadow_classes: self.shadow_classes.clone(),
-            shadow: crate::compile::ShadowOptions {
+            shadow: crate::shadow::ShadowOptions {
                 default_rewrite_code: self.shadow_rewrite_code,
                 tls: self.shadow_tls.iter().cloned().collect(),
             },

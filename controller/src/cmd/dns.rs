@@ -20,14 +20,17 @@ use super::{ClassArgs, parse::parse_namespaced};
 
 mod check;
 use crate::{
-    compile::{ClusterState, HostVerdict, compile},
+    compile::{ClusterState, compile},
     dns::{
         DnsPolicy, Refusal, Release, Stanza, nodelocal, served_hosts,
         services::{ServiceName, load_balancer_names},
         view,
     },
     objects::{EndpointSlice, Service},
-    shadow::refusals::{ShadowRewrite, dns_refusals},
+    shadow::{
+        HostVerdict,
+        refusals::{ShadowRewrite, dns_refusals},
+    },
 };
 
 #[derive(Debug, Args)]

@@ -27,7 +27,7 @@ pub enum Selection {
 pub enum Profile {
     /// The Ingress spec's, like our own classes.
     IngressSpec,
-    /// TKE's CLB (see `qcloud`).
+    /// TKE's CLB (see `crate::shadow::qcloud`).
     Qcloud,
 }
 

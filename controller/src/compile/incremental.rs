@@ -2,45 +2,52 @@
 //! whose inputs changed and only the hosts their claims touch.
 //!
 //! ```text
-//! changes (Ingress, Service, EndpointSlice keys) ─▶ Ingresses to redo ─walk─▶ contributions (kept)
-//!                                                        │ their old and new claims
-//!                                                        ▼
-//!   hosts touched ─settle each in precedence order─▶ kept VirtualHostSpecs, who lost to whom
-//!                                                        ▼
+//! changes ─plan─▶ Everything (reset, then apply every Ingress) | Redo (these Ingresses)
+//!   apply: forget their old claims, walk them again ─▶ contributions (kept)
+//!   hosts touched ─settle: HostSlots, claims in precedence order─▶ kept VirtualHostSpecs, who lost to whom
 //!   Ingresses whose claims won or lost differently ─▶ diagnostics again ─▶ Compiled
 //! ```
 //! An Ingress's contribution (its events: reports, claims with resolved backends) depends only
 //! on the Ingress, its class selection, the options and the Services (with their EndpointSlices)
 //! it names, so those are its keys. Whether a claim wins depends on the earlier claims of its
-//! host, so a touched host is settled again from all its claims. TLS is walked whole on each
-//! compile (it needs `now`, and only Ingresses with `spec.tls` take part). A change of classes or
-//! options, two Ingresses with one namespace and name, or a qcloud-profile shadow class fall back
-//! to the full compile.
+//! host, so a touched host is settled again from all its claims, by the rule the full compile
+//! uses ([`HostSlots`](super::claims::HostSlots)). TLS is walked whole on each compile (it needs
+//! `now`, and only Ingresses with `spec.tls` take part). [`plan`] says when everything is
+//! applied again, and when the full compile serves instead.
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap, HashSet, btree_map::Entry as MapEntry},
+    cmp::Ordering,
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet},
     sync::Arc,
 };
 
-use k8s_openapi::{Metadata, api::networking::v1::Ingress, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use k8s_openapi::{
+    api::networking::v1::Ingress,
+    apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
+};
 use shunt_proxy::{
     publish::SpecChanges,
-    routes::spec::{BackendId, HostMatch, PathKind, PathSpec, RouteOptions, TableSpec, VirtualHostSpec},
+    routes::spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
 };
 
+mod apply;
+mod diff;
+mod plan;
 mod reads;
+mod settle;
 
 pub use self::reads::Reads;
-
+use self::{diff::Seen, plan::Plan, settle::Touched};
 use super::{
-    ClusterState, CompileOptions, Compiled, Diagnostic, Profile, ServedIngress,
+    ClusterState, CompileOptions, Compiled, Diagnostic, Precedence, ServedIngress,
     backend::{Backends, Resolved},
-    class::{Classes, Selection},
+    class::Classes,
     compile, default_certificate_error,
-    ingress::{self, Contribution, Event},
-    namespace_name,
+    ingress::Contribution,
+    namespace_name, precedence,
     tls::TlsBuilder,
 };
+use crate::objects::EndpointSlice;
 
 /// Namespace and name.
 pub type Key = (String, String);
@@ -95,22 +102,12 @@ pub struct Incremental {
     served: Option<Vec<ServedIngress>>,
 }
 
-/// Precedence as `compile` sorts: created first, missing timestamps last, then namespace and name.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// An Ingress's [`precedence`], owned so the kept claims can be ordered by it.
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Rank {
     missing: bool,
-    created: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    created: Option<Time>,
     key: Key,
-}
-
-impl Rank {
-    /// Orders before every other rank: where a range over one host's claims or one Service's
-    /// users starts.
-    const FIRST: Rank = Rank {
-        missing: false,
-        created: None,
-        key: (String::new(), String::new()),
-    };
 }
 
 /// A claim: the claiming Ingress and the index of its event.
@@ -128,130 +125,46 @@ struct Entry {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// Objects of the previous state by address; kept alive so an address is not reused meanwhile.
-#[derive(Default)]
-struct Seen {
-    ingresses: Vec<Arc<Ingress>>,
-    classes: Vec<Arc<k8s_openapi::api::networking::v1::IngressClass>>,
-    services: Vec<Arc<crate::objects::Service>>,
-    slices: Vec<Arc<crate::objects::EndpointSlice>>,
-}
-
 // === impl Incremental ===
 
 impl Incremental {
-    /// Compiles `state`, finding what changed by comparing its objects' addresses with the
-    /// previous state's (`shunt run`: the reflector stores keep an unchanged object's `Arc`).
-    pub fn compile(&mut self, state: &ClusterState, options: &CompileOptions) -> Compiled {
-        let mut changes = Changes {
-            ingress_classes: !diff(&mut self.seen.classes, &state.ingress_classes, &mut BTreeSet::new()),
-            ..Default::default()
-        };
-        diff(&mut self.seen.ingresses, &state.ingresses, &mut changes.ingresses);
-        diff(&mut self.seen.services, &state.services, &mut changes.services);
-        diff(
-            &mut self.seen.slices,
-            &state.endpoint_slices,
-            &mut changes.endpoint_slices,
-        );
-        self.compile_changes(state, options, &changes)
-    }
-
     /// Compiles `state`, given what changed since the previous call (`shunt serve`, which knows
     /// which objects its files changed, and keeps no objects between compiles).
     pub fn compile_changes(&mut self, state: &ClusterState, options: &CompileOptions, changes: &Changes) -> Compiled {
-        let qcloud = options
-            .shadow_classes
-            .iter()
-            .any(|class| class.profile == Profile::Qcloud);
-        let mut kept_options = options.clone();
-        kept_options.now = None;
-        let everything = changes.everything
-            || changes.ingress_classes
-            || self.duplicate_slices
-            || self.options.as_ref() != Some(&kept_options);
-        let redo = (!everything).then(|| self.redo(state, changes));
+        let plan = self.plan(options, changes, &state.endpoint_slices);
         // The Ingresses by name, to redo some or walk TLS; a duplicate name comes with a change.
-        let index = if redo.as_ref().is_none_or(|redo| !redo.is_empty()) || self.tls > 0 {
-            index(&state.ingresses)
-        } else {
-            Some(Index::default())
+        let index = match &plan {
+            Plan::Full => None,
+            Plan::Redo { ingresses, .. } if ingresses.is_empty() && self.tls == 0 => Some(Index::default()),
+            _ => index(&state.ingresses),
         };
-        let Some(index) = index.filter(|_| !qcloud) else {
+        let Some(index) = index else {
             self.reset();
-            self.spec_changes = None;
             return compile(state, options);
         };
-        let redo = redo.unwrap_or_else(|| {
-            self.reset();
-            self.options = Some(kept_options);
-            for slice in &state.endpoint_slices {
-                if let Some(service) = &slice.service_name {
-                    let service = service.to_string();
-                    self.duplicate_slices |= self.slice_services.insert(key_of(slice.metadata()), service).is_some();
-                }
+        let everything = matches!(plan, Plan::Everything);
+        let redo = match plan {
+            Plan::Redo {
+                ingresses, labelled, ..
+            } => {
+                self.track_slices(changes, labelled);
+                ingresses
             }
-            index
-                .keys()
-                .map(|(ns, name)| (ns.to_string(), name.to_string()))
-                .collect()
-        });
-
-        let classes = Classes::new(&state.ingress_classes, options);
+            _ => self.restart(state, options, &index),
+        };
         let mut touched = Touched::default();
+        // Indexing the Services looks at each of the cluster's: not when nothing is redone.
         if !redo.is_empty() {
-            let mut backends = if everything {
+            let backends = if everything {
                 Backends::new(state)
             } else {
                 Backends::only(state, &named_services(&redo, &index))
             };
-            for key in redo {
-                let was = self.entries.remove(&key).map(|old| {
-                    let shadow = old.shadow;
-                    self.forget(&old, &mut touched);
-                    shadow
-                });
-                let selected = index
-                    .get(&(key.0.as_str(), key.1.as_str()))
-                    .and_then(|&ingress| Some((ingress, classes.select(ingress)?)));
-                // `served` lists the entries and their shadow flags: an Ingress edited in place
-                // keeps it (rebuilding it sorted 10k names per edit).
-                if was != selected.map(|(_, selection)| matches!(selection, Selection::Shadow(_))) {
-                    self.served = None;
-                }
-                let Some((ingress, selection)) = selected else {
-                    continue;
-                };
-                let contribution = ingress::contribution(ingress, &mut backends);
-                self.add(key, ingress, selection, contribution, &mut touched);
-            }
+            let classes = Classes::new(&state.ingress_classes, options);
+            self.apply(redo, &index, &classes, backends, &mut touched);
         }
-        let mut spec_changes = SpecChanges::default();
-        for host in &touched.hosts {
-            self.settle_host(host, &mut touched.settle, &mut spec_changes.backends);
-        }
-        if touched.default {
-            self.settle_default(&mut touched.settle, &mut spec_changes.backends);
-        }
-        spec_changes.hosts = touched.hosts;
+        let spec_changes = self.settle(touched);
         self.spec_changes = (!everything).then_some(spec_changes);
-        for key in &touched.settle {
-            if let Some(entry) = self.entries.get_mut(key) {
-                entry.diagnostics.clear();
-                let holders = &entry.holders;
-                ingress::settle(
-                    (&key.0, &key.1),
-                    &entry.contribution.events,
-                    |index| holders[index].as_deref(),
-                    &mut entry.diagnostics,
-                );
-                if entry.has_tls || !entry.diagnostics.is_empty() {
-                    self.notable.insert(entry.rank.clone());
-                } else {
-                    self.notable.remove(&entry.rank);
-                }
-            }
-        }
         self.finish(state, options, &index)
     }
 
@@ -261,6 +174,7 @@ impl Incremental {
         self.spec_changes.as_ref()
     }
 
+    /// Forgets everything kept but the objects seen: the next compile applies every Ingress.
     fn reset(&mut self) {
         let seen = std::mem::take(&mut self.seen);
         *self = Incremental {
@@ -269,213 +183,29 @@ impl Incremental {
         };
     }
 
-    /// The Ingresses that changed, and those naming a Service whose object or slices changed.
-    fn redo(&mut self, state: &ClusterState, changes: &Changes) -> BTreeSet<Key> {
-        let mut redo = changes.ingresses.clone();
-        let mut services = changes.services.clone();
-        if !changes.endpoint_slices.is_empty() {
-            for key in &changes.endpoint_slices {
-                services.extend(self.slice_services.remove(key).map(|service| (key.0.clone(), service)));
-            }
-            let mut named = BTreeSet::new();
-            for slice in &state.endpoint_slices {
-                let key = key_of(slice.metadata());
-                if changes.endpoint_slices.contains(&key)
-                    && let Some(service) = service_of(slice)
-                {
-                    services.insert(service.clone());
-                    // Both Services are redone now; the map can keep only one for later.
-                    self.duplicate_slices |= !named.insert(key.clone());
-                    self.slice_services.insert(key, service.1);
-                }
+    /// Resets for `options` and `state`'s slices; returns every Ingress to apply.
+    fn restart(&mut self, state: &ClusterState, options: &CompileOptions, index: &Index<'_>) -> BTreeSet<Key> {
+        self.reset();
+        self.options = Some(plan::kept(options));
+        for slice in &state.endpoint_slices {
+            if let Some(service) = &slice.service_name {
+                let service = service.to_string();
+                self.duplicate_slices |= self.slice_services.insert(key_of(&slice.metadata), service).is_some();
             }
         }
-        let first = Arc::new(Rank::FIRST);
-        for service in &services {
-            let from = (service.clone(), first.clone());
-            let users = self.users.range(from..).take_while(|(named, _)| named == service);
-            redo.extend(users.map(|(_, ingress)| ingress.key.clone()));
-        }
-        redo
+        index
+            .keys()
+            .map(|(ns, name)| (ns.to_string(), name.to_string()))
+            .collect()
     }
 
-    /// Takes `old`'s claims and Service uses out.
-    fn forget(&mut self, old: &Entry, touched: &mut Touched) {
-        for (index, event) in old.contribution.events.iter().enumerate() {
-            let attempt = (old.rank.clone(), index);
-            match event {
-                Event::Path(claim) => {
-                    self.claims.remove(&(claim.host.clone(), attempt));
-                    touched.hosts.insert(claim.host.clone());
-                }
-                Event::Default(_) => {
-                    self.defaults.remove(&attempt);
-                    touched.default = true;
-                }
-                Event::Report(_) => {}
-            }
-        }
-        for service in &old.contribution.services {
-            self.users.remove(&(service.clone(), old.rank.clone()));
-        }
-        self.notable.remove(&old.rank);
-        self.tls -= usize::from(old.has_tls);
-    }
-
-    fn add(
-        &mut self,
-        key: Key,
-        ingress: &Ingress,
-        selection: Selection,
-        mut contribution: Contribution,
-        touched: &mut Touched,
-    ) {
-        let rank = Arc::new(rank(&ingress.metadata));
-        for (index, event) in contribution.events.iter().enumerate() {
-            let attempt = (rank.clone(), index);
-            match event {
-                Event::Path(claim) => {
-                    self.claims.insert((claim.host.clone(), attempt));
-                    touched.hosts.insert(claim.host.clone());
-                }
-                Event::Default(_) => {
-                    self.defaults.insert(attempt);
-                    touched.default = true;
-                }
-                Event::Report(_) => {}
-            }
-        }
-        for service in &contribution.services {
-            self.users.insert((service.clone(), rank.clone()));
-        }
-        let has_tls = ingress
-            .spec
-            .as_ref()
-            .is_some_and(|spec| spec.tls.as_ref().is_some_and(|tls| !tls.is_empty()));
-        self.tls += usize::from(has_tls);
-        touched.settle.insert(key.clone());
-        // Kept until the Ingress changes: the walk's growth room would be a third of it.
-        contribution.events.shrink_to_fit();
-        contribution.services.shrink_to_fit();
-        let events = contribution.events.len();
-        self.entries.insert(
-            key,
-            Box::new(Entry {
-                rank,
-                shadow: matches!(selection, Selection::Shadow(_)),
-                contribution,
-                holders: vec![None; events],
-                has_tls,
-                diagnostics: Vec::new(),
-            }),
-        );
-    }
-
-    /// Settles one host's claims in precedence order: the first claim of a (path, kind) holds it.
-    fn settle_host(&mut self, host: &HostMatch, settle: &mut BTreeSet<Key>, backends: &mut BTreeSet<BackendId>) {
-        let first = Arc::new(Rank::FIRST);
-        let attempts = self
-            .claims
-            .range((host.clone(), (first, 0))..)
-            .take_while(|(claimed, _)| claimed == host)
-            .map(|(_, attempt)| attempt);
-        let mut slots: BTreeMap<(&str, PathKind), (&Attempt, &ingress::PathClaim)> = BTreeMap::new();
-        let mut fates: Vec<(&Attempt, Option<&Attempt>)> = Vec::new();
-        for attempt in attempts {
-            let Some(Event::Path(claim)) = self
-                .entries
-                .get(&attempt.0.key)
-                .and_then(|entry| entry.contribution.events.get(attempt.1))
-            else {
-                continue;
-            };
-            match slots.entry((claim.path.as_str(), claim.kind)) {
-                MapEntry::Vacant(slot) => {
-                    slot.insert((attempt, claim));
-                    fates.push((attempt, None));
-                }
-                MapEntry::Occupied(held) => fates.push((attempt, Some(held.get().0))),
-            }
-        }
-        let paths: Vec<PathSpec> = slots
-            .values()
-            .map(|((rank, _), claim)| PathSpec {
-                path: claim.path.clone(),
-                kind: claim.kind,
-                backend: claim.backend.id.clone(),
-                source: source(&rank.key),
-                ssl_redirect: claim.ssl_redirect,
-                options: RouteOptions::default(),
-            })
-            .collect();
-        let winners: Vec<Arc<Resolved>> = slots.values().map(|(_, claim)| claim.backend.clone()).collect();
-        let fates: Vec<(Attempt, Option<String>)> = fates
-            .into_iter()
-            .map(|(attempt, holder)| (attempt.clone(), holder.map(|(rank, _)| source(&rank.key))))
-            .collect();
-        let spec = (!paths.is_empty()).then(|| {
-            Arc::new(VirtualHostSpec {
-                host: host.clone(),
-                paths,
-                exclusive: false,
-            })
-        });
-        let old = match spec {
-            Some(spec) => self.hosts.insert(host.clone(), spec),
-            None => self.hosts.remove(host),
-        };
-        for path in old.iter().flat_map(|old| &old.paths) {
-            release(&mut self.backends, &path.backend);
-            backends.insert(path.backend.clone());
-        }
-        for backend in winners {
-            backends.insert(backend.id.clone());
-            hold(&mut self.backends, backend);
-        }
-        self.set_fates(fates, settle);
-    }
-
-    /// Settles the default backend: the first claim holds it.
-    fn settle_default(&mut self, settle: &mut BTreeSet<Key>, backends: &mut BTreeSet<BackendId>) {
-        let mut winner: Option<(String, Arc<Resolved>)> = None;
-        let mut fates = Vec::with_capacity(self.defaults.len());
-        for attempt in &self.defaults {
-            let Some(Event::Default(backend)) = self
-                .entries
-                .get(&attempt.0.key)
-                .and_then(|entry| entry.contribution.events.get(attempt.1))
-            else {
-                continue;
-            };
-            match &winner {
-                None => {
-                    winner = Some((source(&attempt.0.key), backend.clone()));
-                    fates.push((attempt.clone(), None));
-                }
-                Some((holder, _)) => fates.push((attempt.clone(), Some(holder.clone()))),
-            }
-        }
-        if let Some(old) = self.default_backend.take() {
-            release(&mut self.backends, &old.id);
-            backends.insert(old.id.clone());
-        }
-        if let Some((_, backend)) = winner {
-            backends.insert(backend.id.clone());
-            hold(&mut self.backends, backend.clone());
-            self.default_backend = Some(backend);
-        }
-        self.set_fates(fates, settle);
-    }
-
-    fn set_fates(&mut self, fates: Vec<(Attempt, Option<String>)>, settle: &mut BTreeSet<Key>) {
-        for ((rank, index), holder) in fates {
-            if let Some(entry) = self.entries.get_mut(&rank.key)
-                && entry.holders[index] != holder
-            {
-                entry.holders[index] = holder;
-                settle.insert(rank.key.clone());
-            }
-        }
+    /// The Ingresses naming `service`, by key.
+    fn users_of<'s>(&'s self, service: &'s Key) -> impl Iterator<Item = &'s Key> + 's {
+        let from = (service.clone(), Arc::new(Rank::FIRST));
+        self.users
+            .range(from..)
+            .take_while(move |(named, _)| named == service)
+            .map(|(_, ingress)| &ingress.key)
     }
 
     /// The result, from what is kept plus the TLS walk.
@@ -493,22 +223,7 @@ impl Incremental {
                 certificates.ingress(ingress, &mut diagnostics);
             }
         }
-        let entries = &self.entries;
-        let served = self
-            .served
-            .get_or_insert_with(|| {
-                let mut served: Vec<ServedIngress> = entries
-                    .iter()
-                    .map(|((namespace, name), entry)| ServedIngress {
-                        namespace: namespace.clone(),
-                        name: name.clone(),
-                        shadow: entry.shadow,
-                    })
-                    .collect();
-                served.sort();
-                served
-            })
-            .clone();
+        let served = self.served().to_vec();
         let default_certificate_error = default_certificate_error(&mut certificates, options);
         let table = TableSpec {
             hosts: self.hosts.values().cloned().collect(),
@@ -529,15 +244,60 @@ impl Incremental {
             shadow: Vec::new(),
         }
     }
+
+    /// `Compiled::served`, sorted once per Ingress coming or going.
+    fn served(&mut self) -> &[ServedIngress] {
+        let entries = &self.entries;
+        self.served.get_or_insert_with(|| {
+            let mut served: Vec<ServedIngress> = entries
+                .iter()
+                .map(|((namespace, name), entry)| ServedIngress {
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                    shadow: entry.shadow,
+                })
+                .collect();
+            served.sort();
+            served
+        })
+    }
 }
 
-/// What a compile must settle again.
-#[derive(Default)]
-struct Touched {
-    hosts: BTreeSet<HostMatch>,
-    default: bool,
-    /// Ingresses whose diagnostics must be settled again.
-    settle: BTreeSet<Key>,
+// === impl Rank ===
+
+impl Rank {
+    /// Orders before every other rank: where a range over one host's claims or one Service's
+    /// users starts. Not a real Ingress's rank: one without a timestamp has `missing` set.
+    const FIRST: Rank = Rank {
+        missing: false,
+        created: None,
+        key: (String::new(), String::new()),
+    };
+
+    fn new(meta: &ObjectMeta) -> Rank {
+        let (missing, created, (namespace, name)) = precedence(meta);
+        Rank {
+            missing,
+            created: created.cloned(),
+            key: (namespace.to_string(), name.to_string()),
+        }
+    }
+
+    fn precedence(&self) -> Precedence<'_> {
+        (self.missing, self.created.as_ref(), (&self.key.0, &self.key.1))
+    }
+}
+
+impl Ord for Rank {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.precedence().cmp(&other.precedence())
+    }
+}
+
+impl PartialOrd for Rank {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// foldhash: every Ingress of the cluster is hashed into it on each compile that redoes some.
@@ -552,6 +312,13 @@ fn index(ingresses: &[Arc<Ingress>]) -> Option<Index<'_>> {
         }
     }
     Some(index)
+}
+
+fn has_tls(ingress: &Ingress) -> bool {
+    ingress
+        .spec
+        .as_ref()
+        .is_some_and(|spec| spec.tls.as_ref().is_some_and(|tls| !tls.is_empty()))
 }
 
 /// The Services (namespace, name) the backends of the `redo` Ingresses name.
@@ -585,14 +352,6 @@ fn backend_services(ingress: &Ingress) -> impl Iterator<Item = (&str, &str)> {
         .map(move |service| (namespace, service.name.as_str()))
 }
 
-fn rank(meta: &ObjectMeta) -> Rank {
-    Rank {
-        missing: meta.creation_timestamp.is_none(),
-        created: meta.creation_timestamp.clone(),
-        key: key_of(meta),
-    }
-}
-
 fn key_of(meta: &ObjectMeta) -> Key {
     let (namespace, name) = namespace_name(meta);
     (namespace.to_string(), name.to_string())
@@ -602,58 +361,10 @@ fn source((namespace, name): &Key) -> String {
     format!("{namespace}/{name}")
 }
 
-fn service_of(slice: &crate::objects::EndpointSlice) -> Option<Key> {
+fn service_of(slice: &EndpointSlice) -> Option<Key> {
     let service = slice.service_name.as_deref()?;
     let (namespace, _) = namespace_name(&slice.metadata);
     Some((namespace.to_string(), service.to_string()))
-}
-
-fn hold(backends: &mut BTreeMap<BackendId, (usize, Arc<Resolved>)>, backend: Arc<Resolved>) {
-    match backends.get_mut(&backend.id) {
-        // The newest resolution: a Service change redoes every Ingress naming it.
-        Some((count, held)) => {
-            *count += 1;
-            *held = backend;
-        }
-        None => _ = backends.insert(backend.id.clone(), (1, backend)),
-    }
-}
-
-fn release(backends: &mut BTreeMap<BackendId, (usize, Arc<Resolved>)>, id: &BackendId) {
-    if let Some((count, _)) = backends.get_mut(id) {
-        *count -= 1;
-        if *count == 0 {
-            backends.remove(id);
-        }
-    }
-}
-
-/// Replaces `seen` with `now`'s objects, adding the keys of objects that are new, replaced or
-/// gone to `changed`; true when none was.
-fn diff<K: Metadata<Ty = ObjectMeta>>(seen: &mut Vec<Arc<K>>, now: &[Arc<K>], changed: &mut BTreeSet<Key>) -> bool {
-    let before = changed.len();
-    // A store lists its objects in the same order while none comes or goes: compare in place.
-    if seen.len() == now.len() {
-        for (old, new) in seen.iter().zip(now) {
-            if !Arc::ptr_eq(old, new) {
-                changed.insert(key_of(old.metadata()));
-                changed.insert(key_of(new.metadata()));
-            }
-        }
-    } else {
-        let mut old: HashMap<*const K, &Arc<K>> = seen.iter().map(|object| (Arc::as_ptr(object), object)).collect();
-        for object in now {
-            if old.remove(&Arc::as_ptr(object)).is_none() {
-                changed.insert(key_of(object.metadata()));
-            }
-        }
-        for gone in old.values() {
-            changed.insert(key_of(gone.metadata()));
-        }
-    }
-    seen.clear();
-    seen.extend(now.iter().cloned());
-    changed.len() == before
 }
 
 #[cfg(test)]
@@ -661,8 +372,9 @@ impl Incremental {
     /// The backend of `key`'s first claim, to tell a kept contribution from a redone one.
     pub(super) fn first_backend(&self, key: &Key) -> Option<*const Resolved> {
         let entry = self.entries.get(key)?;
+        use super::ingress::Event;
         entry.contribution.events.iter().find_map(|event| match event {
-            Event::Path(claim) => Some(Arc::as_ptr(&claim.backend)),
+            Event::Path(claim) => claim.backend.as_ref().map(Arc::as_ptr),
             Event::Default(backend) => Some(Arc::as_ptr(backend)),
             Event::Report(_) => None,
         })

@@ -16,6 +16,7 @@ use super::{
     Diagnostic, Reason,
     annotations::{self, IngressAnnotations},
     backend::{Backends, Resolved},
+    claims::{PathClaim, RouteSettings},
     namespace_name, paths,
     table::TableBuilder,
 };
@@ -42,16 +43,6 @@ pub enum Event {
     Report(Diagnostic),
     Path(PathClaim),
     Default(Arc<Resolved>),
-}
-
-/// A (host, path, kind) slot this Ingress wants, on both listeners.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PathClaim {
-    pub host: HostMatch,
-    pub path: String,
-    pub kind: PathKind,
-    pub backend: Arc<Resolved>,
-    pub ssl_redirect: bool,
 }
 
 /// Where in an Ingress a problem is, for messages.
@@ -82,16 +73,7 @@ pub fn compile_ingress(ingress: &Ingress, sink: &mut Sink<'_>) {
         .iter()
         .map(|event| match event {
             Event::Report(_) => None,
-            Event::Path(claim) => table
-                .claim_path(
-                    &claim.host,
-                    &claim.path,
-                    claim.kind,
-                    &claim.backend,
-                    &source,
-                    claim.ssl_redirect,
-                )
-                .err(),
+            Event::Path(claim) => table.claim(claim, &source).err(),
             Event::Default(backend) => table.claim_default(backend, &source).err(),
         })
         .collect();
@@ -159,18 +141,21 @@ pub fn settle<'h>(
                 continue;
             }
             Event::Path(claim) => (
-                &claim.backend,
+                claim.backend.as_ref(),
                 Place::Path {
                     host: &claim.host,
                     path: &claim.path,
                 },
             ),
-            Event::Default(backend) => (backend, Place::DefaultBackend),
+            Event::Default(backend) => (Some(backend), Place::DefaultBackend),
         };
         match holder(index) {
             None => {
-                // Reported once per Ingress, at its first use that won.
-                if backend.spec.endpoints.is_empty() && empty_reported.insert(&backend.id) {
+                // Reported once per Ingress, at its first use that won; a redirect has no backend.
+                if let Some(backend) = backend
+                    && backend.spec.endpoints.is_empty()
+                    && empty_reported.insert(&backend.id)
+                {
                     report(
                         Reason::NoEndpoints,
                         format!("backend {:?} has no ready endpoints for {place}", backend.id),
@@ -242,8 +227,11 @@ impl Walk<'_, '_> {
             host: host.clone(),
             path: normalised,
             kind,
-            backend,
-            ssl_redirect: self.annotations.ssl_redirect,
+            backend: Some(backend),
+            route: RouteSettings {
+                ssl_redirect: self.annotations.ssl_redirect,
+                options: None,
+            },
         }));
     }
 

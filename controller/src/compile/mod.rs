@@ -3,23 +3,28 @@
 //! equal input gives an equal table.
 //!
 //! ```text
-//! ClusterState ─class─▶ selected Ingresses ─sort (created, ns, name)─▶ each rule and path
-//!     │                                                                 ├─ host, path: paths
-//!     └ Services, EndpointSlices ─────────────────────────────────────▶ ├─ backend: backend
-//!                                                                       └─ first claim wins: table
+//! ClusterState ─class─▶ selected Ingresses ─sort: precedence─▶ each rule and path (ingress)
+//!     │                                                         ├─ host, path: paths
+//!     └ Services, EndpointSlices ─────────────────────────────▶ ├─ backend: backend
+//!                                                               └─▶ PathClaim ─first claim wins: claims─▶ table
 //! Compiled { table: TableSpec, diagnostics, served, shadow }
 //! ```
-//! Shadowed Ingresses of a qcloud-profile class skip the Ingress-spec walk: [`qcloud`] compiles
-//! them as TKE's CLB serves them, after the others, and returns a verdict per host.
+//! The incremental compile ([`Incremental`]) keeps each Ingress's claims and settles the hosts
+//! an edit touches by the same rule ([`claims`]), so it gives what [`compile`] gives. A route
+//! option travels on the claim ([`RouteSettings`]) from the annotation that sets it to the table.
+//!
+//! Shadowed Ingresses of a profile with semantics of its own (qcloud) skip the Ingress-spec
+//! walk: [`crate::shadow`] compiles them with their profile, after the others, into the same
+//! table, and returns a verdict per host.
 
 mod annotations;
 mod backend;
+mod claims;
 mod class;
 mod diagnostics;
 mod incremental;
 mod ingress;
-mod paths;
-pub mod qcloud;
+pub(crate) mod paths;
 mod table;
 mod tls;
 
@@ -33,25 +38,33 @@ use k8s_openapi::{
         core::v1::Secret,
         networking::v1::{Ingress, IngressClass},
     },
-    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
     jiff::Timestamp,
 };
 use serde::Serialize;
 use shunt_proxy::routes::spec::TableSpec;
 
-use crate::objects::{EndpointSlice, Service};
+use crate::{
+    objects::{EndpointSlice, Service},
+    shadow::{HostVerdict, ShadowOptions, Shadowed},
+};
+
+use self::class::{Classes, Selection};
 
 // The same host parser checks `--dns-exclude` and `--dns-domain` (dns/).
 pub use self::paths::{HostError, parse_host};
-use self::{
-    class::{Classes, Selection},
+
+// What a shadow profile (crate::shadow) compiles with.
+pub(crate) use self::{
+    claims::{PathClaim, RouteSettings},
     ingress::Sink,
+    tls::TlsBuilder,
 };
+
 pub use self::{
     class::{Profile, ShadowClass},
     diagnostics::{Diagnostic, Reason},
     incremental::{Changes, Incremental, Reads},
-    qcloud::{HostVerdict, ShadowOptions, Verdict},
 };
 
 /// Where namespaced objects without `metadata.namespace` live, as in `kubectl apply`.
@@ -83,7 +96,7 @@ pub struct CompileOptions {
     pub watch_ingress_without_class: bool,
     /// Classes served in shadow: routed (with their profile), but their status is never written.
     pub shadow_classes: Vec<ShadowClass>,
-    /// What the qcloud profile needs besides the Ingresses.
+    /// What the shadow profiles need besides the Ingresses.
     pub shadow: ShadowOptions,
     /// `--default-ssl-certificate` as (namespace, name).
     pub default_certificate: Option<(String, String)>,
@@ -102,7 +115,7 @@ pub struct Compiled {
     pub served: Vec<ServedIngress>,
     /// Why `--default-ssl-certificate` cannot be used, if it cannot: the self-signed fallback serves.
     pub default_certificate_error: Option<String>,
-    /// A verdict per host of the shadowed qcloud Ingresses, sorted by host (also `/shadow`).
+    /// A verdict per host of the Ingresses a shadow profile compiles, sorted by host (also `/shadow`).
     pub shadow: Vec<HostVerdict>,
 }
 
@@ -134,18 +147,18 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         table: Default::default(),
         diagnostics: Vec::new(),
     };
-    let mut certificates = tls::TlsBuilder::new(state, options.now);
-    let mut qcloud_ingresses = Vec::new();
+    let mut certificates = TlsBuilder::new(state, options.now);
+    let mut shadowed = Shadowed::default();
     for (ingress, selection) in &selected {
-        if *selection == Selection::Shadow(Profile::Qcloud) {
-            qcloud_ingresses.push(*ingress);
+        if let Selection::Shadow(profile) = selection
+            && shadowed.take(ingress, *profile)
+        {
             continue;
         }
         ingress::compile_ingress(ingress, &mut sink);
         certificates.ingress(ingress, &mut sink.diagnostics);
     }
-    // After the Ingress-spec ones: a host both claim keeps their routes, and the qcloud one is refused.
-    let shadow = qcloud::compile(&qcloud_ingresses, &mut sink, &mut certificates, &options.shadow);
+    let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow);
     let default_certificate_error = default_certificate_error(&mut certificates, options);
 
     let mut served: Vec<ServedIngress> = selected
@@ -162,12 +175,8 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     served.sort();
     let mut table = sink.table.finish();
     table.tls = certificates.finish();
-    if options
-        .shadow_classes
-        .iter()
-        .any(|class| class.profile == Profile::Qcloud)
-    {
-        table.documents.insert("shadow".to_string(), qcloud::document(&shadow));
+    if let Some(report) = crate::shadow::report(options, &shadow) {
+        table.documents.insert("shadow".to_string(), report);
     }
     Compiled {
         table,
@@ -179,19 +188,22 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
 }
 
 /// Why `--default-ssl-certificate` cannot serve, if it cannot.
-fn default_certificate_error(certificates: &mut tls::TlsBuilder<'_>, options: &CompileOptions) -> Option<String> {
+fn default_certificate_error(certificates: &mut TlsBuilder<'_>, options: &CompileOptions) -> Option<String> {
     let (namespace, name) = options.default_certificate.as_ref()?;
     let error = certificates.default_certificate(namespace, name).err()?;
     Some(format!("default certificate {namespace}/{name}: {error}"))
 }
 
-/// Sort key: created first wins; objects without a timestamp (hand-written manifests) go last.
-fn precedence(meta: &ObjectMeta) -> impl Ord + '_ {
+/// The order in which Ingresses claim: created first wins; objects without a timestamp
+/// (hand-written manifests) go last; then namespace and name.
+type Precedence<'m> = (bool, Option<&'m Time>, (&'m str, &'m str));
+
+fn precedence(meta: &ObjectMeta) -> Precedence<'_> {
     let created = meta.creation_timestamp.as_ref();
     (created.is_none(), created, namespace_name(meta))
 }
 
-fn namespace_name(meta: &ObjectMeta) -> (&str, &str) {
+pub(crate) fn namespace_name(meta: &ObjectMeta) -> (&str, &str) {
     (
         meta.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE),
         meta.name.as_deref().unwrap_or_default(),

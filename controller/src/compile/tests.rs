@@ -2,6 +2,7 @@
 //! here; one submodule per concern.
 
 mod backend;
+mod claims;
 mod class;
 mod diagnostics;
 mod incremental;

@@ -5,7 +5,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, btree_map::Entry};
 
 use k8s_openapi::{
-    api::{core::v1::Secret, networking::v1::Ingress},
+    api::{
+        core::v1::Secret,
+        networking::v1::{Ingress, IngressSpec, IngressTLS},
+    },
     jiff::Timestamp,
 };
 use shunt_proxy::{
@@ -70,30 +73,7 @@ impl<'a> TlsBuilder<'a> {
         let source = format!("{namespace}/{name}");
         let mut report = |reason, message| diagnostics.push(Diagnostic::new(namespace, name, reason, message));
         for entry in spec.tls.iter().flatten() {
-            // An empty `hosts` means the hosts of the Ingress's rules.
-            let listed: Vec<&str> = match entry.hosts.as_deref() {
-                Some(hosts) if !hosts.is_empty() => hosts.iter().map(String::as_str).collect(),
-                _ => spec
-                    .rules
-                    .iter()
-                    .flatten()
-                    .filter_map(|rule| rule.host.as_deref())
-                    .collect(),
-            };
-            let hosts: Vec<HostMatch> = listed
-                .iter()
-                .filter_map(|raw| match paths::parse_host(raw) {
-                    Ok(HostMatch::Any) => None,
-                    Ok(host) => Some(host),
-                    Err(error) => {
-                        report(
-                            Reason::InvalidHost,
-                            format!("invalid tls host {raw:?}, skipped: {error}"),
-                        );
-                        None
-                    }
-                })
-                .collect();
+            let hosts = entry_hosts(spec, entry, &mut report);
             if hosts.is_empty() {
                 continue;
             }
@@ -105,7 +85,6 @@ impl<'a> TlsBuilder<'a> {
                 report(Reason::MissingTlsSecret, message);
                 continue;
             };
-            let id = format!("{namespace}/{secret_name}");
             let certificate = match self.load(namespace, secret_name) {
                 Ok(certificate) => certificate.clone(),
                 Err(unusable) => {
@@ -114,28 +93,40 @@ impl<'a> TlsBuilder<'a> {
                     continue;
                 }
             };
+            let secret = (format!("{namespace}/{secret_name}"), secret_name);
             for host in hosts {
-                if !certificate.covers(&host) {
-                    let message = format!(
-                        "certificate in secret {secret_name:?} does not cover host \"{host}\" (it names {}); \
-                         the host uses the default certificate",
-                        certificate.names.join(", ")
-                    );
-                    report(Reason::TlsHostNotCovered, message);
-                    continue;
-                }
-                match self.hosts.entry(host.clone()) {
-                    Entry::Vacant(slot) => {
-                        slot.insert((id.clone(), source.clone()));
-                    }
-                    Entry::Occupied(held) if held.get().0 == id => {}
-                    Entry::Occupied(held) => {
-                        let (held_id, holder) = held.get();
-                        let message =
-                            format!("tls host \"{host}\" already uses secret {held_id:?} from ingress {holder:?}");
-                        report(Reason::Conflict, message);
-                    }
-                }
+                self.bind_entry_host(host, &certificate, &secret, &source, &mut report);
+            }
+        }
+    }
+
+    /// Binds `host` of a `spec.tls` entry to its Secret (`id`, `name`) if the certificate
+    /// covers it and no earlier Ingress bound it to another.
+    fn bind_entry_host(
+        &mut self,
+        host: HostMatch,
+        certificate: &LoadedCertificate,
+        (id, secret_name): &(String, &str),
+        source: &str,
+        report: &mut impl FnMut(Reason, String),
+    ) {
+        if !certificate.covers(&host) {
+            let message = format!(
+                "certificate in secret {secret_name:?} does not cover host \"{host}\" (it names {}); \
+                 the host uses the default certificate",
+                certificate.names.join(", ")
+            );
+            return report(Reason::TlsHostNotCovered, message);
+        }
+        match self.hosts.entry(host.clone()) {
+            Entry::Vacant(slot) => {
+                slot.insert((id.clone(), source.to_string()));
+            }
+            Entry::Occupied(held) if held.get().0 == *id => {}
+            Entry::Occupied(held) => {
+                let (held_id, holder) = held.get();
+                let message = format!("tls host \"{host}\" already uses secret {held_id:?} from ingress {holder:?}");
+                report(Reason::Conflict, message);
             }
         }
     }
@@ -264,6 +255,34 @@ fn secret_key(secret: &Secret, key: &str) -> Option<Vec<u8>> {
         .and_then(|data| data.get(key))
         .map(|bytes| bytes.0.clone())
         .filter(|bytes| !bytes.is_empty())
+}
+
+/// The hosts a `spec.tls` entry names (an empty list: those of the Ingress's rules), parsed;
+/// the catch-all host has no certificate of its own.
+fn entry_hosts(spec: &IngressSpec, entry: &IngressTLS, report: &mut impl FnMut(Reason, String)) -> Vec<HostMatch> {
+    let listed: Vec<&str> = match entry.hosts.as_deref() {
+        Some(hosts) if !hosts.is_empty() => hosts.iter().map(String::as_str).collect(),
+        _ => spec
+            .rules
+            .iter()
+            .flatten()
+            .filter_map(|rule| rule.host.as_deref())
+            .collect(),
+    };
+    listed
+        .iter()
+        .filter_map(|raw| match paths::parse_host(raw) {
+            Ok(HostMatch::Any) => None,
+            Ok(host) => Some(host),
+            Err(error) => {
+                report(
+                    Reason::InvalidHost,
+                    format!("invalid tls host {raw:?}, skipped: {error}"),
+                );
+                None
+            }
+        })
+        .collect()
 }
 
 fn timestamp(unix_seconds: i64) -> String {

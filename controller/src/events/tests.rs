@@ -47,15 +47,19 @@ async fn a_new_diagnostic_becomes_one_warning_event_on_its_ingress() {
             json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "namespace": "shop", "name": "web", "uid": "uid-shop-web"})
         );
         assert_eq!(body["metadata"]["namespace"], "shop");
-        assert_eq!(body["metadata"]["generateName"], "web.");
-        assert_eq!(body["metadata"]["name"], Value::Null, "the API server names it");
+        assert_eq!(
+            body["metadata"]["generateName"],
+            Value::Null,
+            "a `web.` prefix is refused"
+        );
+        let name = body["metadata"]["name"].as_str().expect("a name");
+        assert_valid_name(name, "web");
         api
     };
     verify(scenario, rounds(client, vec![vec![mk_missing_service("web")]])).await;
 }
 
-/// A longest-possible Ingress name: `NAME.` plus a suffix of our own would pass 253 characters,
-/// and the API server refused every such Event with 422.
+/// A longest-possible Ingress name: `NAME.HEXTIME` whole would pass 253 characters.
 #[tokio::test]
 async fn an_ingress_with_a_253_character_name_still_gets_its_event() {
     let name = mk_long_name(253);
@@ -64,52 +68,74 @@ async fn an_ingress_with_a_253_character_name_still_gets_its_event() {
     let scenario = async move {
         let body = api.echo(Method::POST, EVENTS_PATH, StatusCode::CREATED).await;
         assert_eq!(body["regarding"]["name"], expected_regarding.as_str());
-        let prefix = body["metadata"]["generateName"].as_str().expect("a generateName");
-        assert_valid_prefix(prefix, &expected_regarding);
+        let name = body["metadata"]["name"].as_str().expect("a name");
+        assert_valid_name(name, &expected_regarding);
         api
     };
     verify(scenario, rounds(client, vec![vec![mk_missing_service(&name)]])).await;
 }
 
 #[test]
-fn every_prefix_makes_a_valid_event_name_whatever_the_ingress_name() {
+fn every_event_name_is_a_dns_subdomain_whatever_the_ingress_name() {
     let names = [
         "a".to_string(),
         "web".to_string(),
-        "a".repeat(56),
-        "a".repeat(57),
-        "a".repeat(58),
-        format!("{}-b", "a".repeat(56)),
-        format!("{}.b", "a".repeat(56)),
-        format!("{}--b", "a".repeat(55)),
-        format!("{}.-b", "a".repeat(55)),
+        // `-` or `.` right where a 16-digit time leaves no more room (index 235).
+        format!("{}{}-b", mk_long_name(191), ".".to_string() + &"a".repeat(43)),
+        format!("{}{}.b", mk_long_name(191), ".".to_string() + &"a".repeat(43)),
+        format!("{}{}--b", mk_long_name(191), ".".to_string() + &"a".repeat(42)),
+        mk_long_name(236),
         mk_long_name(237),
         mk_long_name(253),
     ];
     for name in names {
-        assert_valid_prefix(&name_prefix(&name), &name);
+        for stamp in [0, 1, 0x187b_3c4d_5e6f_7a8b, u64::MAX] {
+            assert_valid_name(&event_name(&name, stamp), &name);
+        }
     }
 }
 
-/// `prefix` starts like `name`, ends with `.`, and with the API server's 5 random characters
-/// makes a DNS subdomain the API server keeps whole.
-fn assert_valid_prefix(prefix: &str, name: &str) {
-    assert!(prefix.len() <= MAX_PREFIX, "{prefix:?} is {} characters", prefix.len());
-    assert!(prefix.ends_with('.'), "{prefix:?}");
-    assert!(name.starts_with(prefix.trim_end_matches('.')), "{prefix:?} of {name:?}");
-    let generated = format!("{prefix}x7k2q");
-    let labels_valid = generated.split('.').all(|label| {
+proptest::proptest! {
+    /// Any Ingress name the API server accepts (a DNS subdomain), at any time.
+    #[test]
+    fn an_event_name_is_a_dns_subdomain_for_any_valid_ingress_name(
+        labels in proptest::collection::vec("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", 1..5),
+        stamp in proptest::num::u64::ANY,
+    ) {
+        let mut name = labels.join(".");
+        name.truncate(253);
+        let name = name.trim_end_matches(['-', '.']).to_string();
+        proptest::prop_assume!(!name.is_empty());
+        assert_valid_name(&event_name(&name, stamp), &name);
+    }
+}
+
+#[tokio::test]
+async fn names_of_events_written_one_after_another_differ() {
+    let (client, _api) = mk_client();
+    let mut events = EventReporter::new(client, None);
+    let regarding = ObjectReference::default();
+    let first = events.event(&mk_missing_service("web"), regarding.clone());
+    let second = events.event(&mk_missing_service("web"), regarding);
+    assert_ne!(first.metadata.name, second.metadata.name);
+}
+
+/// `event` is `INGRESS.HEXTIME` (INGRESS cut if need be) and a DNS subdomain, which the API
+/// server requires of an Event's name.
+fn assert_valid_name(event: &str, ingress: &str) {
+    let (start, stamp) = event.rsplit_once('.').expect("NAME.HEXTIME");
+    assert!(stamp.bytes().all(|b| b.is_ascii_hexdigit()), "{event:?}");
+    assert!(ingress.starts_with(start), "{event:?} of {ingress:?}");
+    let labels_valid = event.split('.').all(|label| {
         !label.is_empty()
+            && label.len() <= 63
             && !label.starts_with('-')
             && !label.ends_with('-')
             && label
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
     });
-    assert!(
-        labels_valid && generated.len() <= 253,
-        "{generated:?} is no DNS subdomain"
-    );
+    assert!(labels_valid && event.len() <= 253, "{event:?} is no DNS subdomain");
 }
 
 /// A valid Ingress name (DNS subdomain) of exactly `len` characters: 63-character labels.

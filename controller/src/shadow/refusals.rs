@@ -2,8 +2,8 @@
 //! to the load balancer, since shunt cannot answer it as the load balancer does.
 
 use crate::{
-    compile::{HostVerdict, Verdict},
     dns::{Refusal, RefusalReason},
+    shadow::{HostVerdict, Verdict},
 };
 
 /// Which shadowed hosts the DNS rules rewrite (`--shadow-rewrite`; its help says what each

@@ -8,6 +8,12 @@
 //!                                                                         └ Store (one resourceVersion counter)
 //! ```
 //! Every request is logged to the test's stderr and kept in [`ApiServer::requests`].
+//!
+//! Only for what a real kube-apiserver cannot stage on demand: black-holed or stalled
+//! connections, slow or malformed answers, a forced `410 Gone`, held-back lists, and the exact log
+//! of requests (the RBAC rules are checked against it verb by verb). It validates little and
+//! authorizes nothing, so behaviour the API server judges (names, RBAC, conflicts, admission) is
+//! tested on the real one (`support/real`, the `real::` tests).
 
 use std::{
     collections::{BTreeMap, BTreeSet},

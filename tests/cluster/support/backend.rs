@@ -1,9 +1,9 @@
-//! In-process origins on `127.0.0.1:0` that answer with their name and remember when each request
+//! In-process origins on `127.0.0.1:0` (or a pod address) that answer with their name and remember when each request
 //! arrived, so a test can tell when traffic first reached one.
 
 use std::{
     convert::Infallible,
-    net::SocketAddr,
+    net::{IpAddr, Ipv4Addr, SocketAddr},
     sync::{Arc, Mutex},
 };
 
@@ -25,7 +25,14 @@ pub struct Backend {
 
 impl Backend {
     pub async fn start(name: &str) -> Backend {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binding a backend");
+        let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        Backend::start_on(loopback, name).await.expect("binding a backend")
+    }
+
+    /// An origin on `ip` (port 0): a pod address for the real API server, which refuses
+    /// loopback endpoints.
+    pub async fn start_on(ip: IpAddr, name: &str) -> std::io::Result<Backend> {
+        let listener = TcpListener::bind(SocketAddr::new(ip, 0)).await?;
         let addr = listener.local_addr().expect("a bound address");
         let arrivals = Arc::new(Mutex::new(Vec::new()));
         let (seen, body) = (arrivals.clone(), Bytes::from(name.to_string()));
@@ -47,12 +54,12 @@ impl Backend {
                 });
             }
         });
-        Backend {
+        Ok(Backend {
             name: name.to_string(),
             addr,
             arrivals,
             accept,
-        }
+        })
     }
 
     pub fn port(&self) -> u16 {

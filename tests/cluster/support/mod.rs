@@ -4,6 +4,7 @@ mod apiserver;
 mod backend;
 mod listwatch;
 mod objects;
+pub mod real;
 mod request;
 mod shunt;
 mod store;

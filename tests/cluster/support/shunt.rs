@@ -9,7 +9,7 @@
 use std::{
     collections::BTreeMap,
     net::SocketAddr,
-    path::Path,
+    path::{Path, PathBuf},
     process::Stdio,
     sync::{Arc, Mutex},
     time::Duration,
@@ -34,7 +34,7 @@ use tokio::{
 use super::{ApiServer, eventually};
 
 /// Starting (both listeners) and the first table must each fit in this.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
 /// One request through the proxy.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 /// The address `--publish-status-address` gives every replica started without `--publish-service`.
@@ -65,13 +65,27 @@ impl Shunt {
     /// `shunt run` as replica `identity` (its Lease identity and its API token), returning once
     /// both listeners are up: routes may not be published yet.
     pub async fn spawn(api: &ApiServer, dir: &Path, identity: &str, args: &[&str]) -> Shunt {
+        let kubeconfig = api.kubeconfig(dir, identity);
+        Shunt::spawn_with(kubeconfig, "shunt-system", identity, args, Some(STATUS_ADDRESS)).await
+    }
+
+    /// `shunt run` as replica `identity` with `kubeconfig`, its Lease in `namespace`, writing
+    /// `status` into its Ingresses unless `args` name a `--publish-service` (none: no status
+    /// writes), returning once both listeners are up.
+    pub async fn spawn_with(
+        kubeconfig: PathBuf,
+        namespace: &str,
+        identity: &str,
+        args: &[&str],
+        status: Option<&str>,
+    ) -> Shunt {
         // SHUNT_BIN: another build of the binary (a release build, for tests/cluster/scale.rs).
         let binary = std::env::var_os("SHUNT_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_shunt").into());
         let mut command = Command::new(binary);
         command
             .arg("run")
             .arg("--kubeconfig")
-            .arg(api.kubeconfig(dir, identity))
+            .arg(kubeconfig)
             .args([
                 "--http-addr",
                 "127.0.0.1:0",
@@ -82,11 +96,10 @@ impl Shunt {
                 "--log-format",
                 "json",
             ])
-            .args(["--pod-name", identity, "--pod-namespace", "shunt-system"])
-            .args(if args.contains(&"--publish-service") {
-                &[][..]
-            } else {
-                &["--publish-status-address", STATUS_ADDRESS][..]
+            .args(["--pod-name", identity, "--pod-namespace", namespace])
+            .args(match status {
+                Some(address) if !args.contains(&"--publish-service") => vec!["--publish-status-address", address],
+                _ => Vec::new(),
             })
             .args(["--access-log", "false", "--threads", "1"])
             .args(args)

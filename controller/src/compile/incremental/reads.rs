@@ -9,13 +9,13 @@
 //! state holds: the Ingresses to redo and those with `spec.tls` (the TLS walk reads them), the
 //! Services and slices their backends name, the changed slices, every IngressClass and Secret.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use k8s_openapi::api::networking::v1::Ingress;
 
-use super::{Changes, Incremental, Key, Rank, backend_services, index, key_of, service_of};
+use super::{Changes, Incremental, Key, Plan, backend_services, index, key_of, service_of};
 use crate::{
-    compile::{ClusterState, CompileOptions, Profile, namespace_name},
+    compile::{ClusterState, CompileOptions, namespace_name},
     objects::{EndpointSlice, Service},
 };
 
@@ -112,43 +112,12 @@ impl Incremental {
     /// A partial state built from these reads compiles to what the whole state would, unless
     /// [`Reads::suffices`] says otherwise.
     pub fn reads(&self, options: &CompileOptions, changes: &Changes, changed: &ClusterState) -> Option<Reads> {
-        let mut kept_options = options.clone();
-        kept_options.now = None;
-        let qcloud = options
-            .shadow_classes
-            .iter()
-            .any(|class| class.profile == Profile::Qcloud);
-        if changes.everything
-            || changes.ingress_classes
-            || self.duplicate_slices
-            || qcloud
-            || self.options.as_ref() != Some(&kept_options)
-        {
+        let Plan::Redo {
+            ingresses, services, ..
+        } = self.plan(options, changes, &changed.endpoint_slices)
+        else {
             return None;
-        }
-        // As `redo`: the changed Services, and those the changed slices were and are labelled with.
-        let mut services: BTreeSet<Key> = changes.services.clone();
-        for key in &changes.endpoint_slices {
-            if let Some(service) = self.slice_services.get(key) {
-                services.insert((key.0.clone(), service.clone()));
-            }
-        }
-        for slice in &changed.endpoint_slices {
-            if changes.endpoint_slices.contains(&key_of(&slice.metadata))
-                && let Some(service) = service_of(slice)
-            {
-                services.insert(service);
-            }
-        }
-        let mut ingresses: HashSet<Key> = changes.ingresses.iter().cloned().collect();
-        let first = std::sync::Arc::new(Rank::FIRST);
-        for service in &services {
-            let users = self
-                .users
-                .range((service.clone(), first.clone())..)
-                .take_while(|(named, _)| named == service);
-            ingresses.extend(users.map(|(_, ingress)| ingress.key.clone()));
-        }
+        };
         // A changed Ingress names what its new object names; an unchanged one what its kept
         // contribution resolved (the walk resolves each backend whatever the others resolve to).
         // The changed Services too (with their slices), though only their users' names matter.

@@ -2,22 +2,17 @@
 //! EndpointSlices, Secrets, classes, options), each step compared with `compile` from scratch,
 //! once finding changes by address (`shunt run`) and once told them (`shunt serve`).
 
+mod world;
+
 use std::{
     collections::{BTreeMap, BTreeSet},
-    sync::{Arc, OnceLock},
+    sync::Arc,
 };
 
-use k8s_openapi::{
-    ByteString,
-    api::{
-        core::v1::Secret,
-        networking::v1::{IngressClass, IngressTLS},
-    },
-    jiff::Timestamp,
-};
+use k8s_openapi::jiff::Timestamp;
 use proptest::prelude::*;
-use rcgen::{CertificateParams, KeyPair, date_time_ymd};
 
+use self::world::World;
 use super::*;
 use crate::objects::{EndpointSlice, Service};
 
@@ -95,190 +90,6 @@ fn edit() -> impl Strategy<Value = Edit> {
         1 => (0..2usize).prop_map(Edit::RemoveClass),
         1 => Just(Edit::ToggleWithoutClass),
     ]
-}
-
-/// Two certificates made once: one for the example hosts, one for another domain.
-fn pems() -> &'static [(String, String); 2] {
-    static PEMS: OnceLock<[(String, String); 2]> = OnceLock::new();
-    PEMS.get_or_init(|| {
-        [vec!["a.example.com", "*.example.com"], vec!["other.test"]].map(|names| {
-            let mut params =
-                CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).expect("valid names");
-            params.not_before = date_time_ymd(2020, 1, 1);
-            params.not_after = date_time_ymd(2040, 1, 1);
-            let key = KeyPair::generate().expect("a key");
-            let cert = params.self_signed(&key).expect("a certificate");
-            (cert.pem(), key.serialize_pem())
-        })
-    })
-}
-
-fn meta(ns: usize, name: String) -> ObjectMeta {
-    ObjectMeta {
-        namespace: NAMESPACES[ns].map(str::to_string),
-        name: Some(name),
-        ..Default::default()
-    }
-}
-
-/// The cluster as `shunt run`'s stores hold it: one `Arc` per object, replaced when it changes.
-#[derive(Default)]
-struct World {
-    ingresses: BTreeMap<(usize, usize), Arc<Ingress>>,
-    services: BTreeMap<(usize, usize), Arc<Service>>,
-    slices: BTreeMap<(usize, usize), Arc<EndpointSlice>>,
-    secrets: BTreeMap<(usize, usize), Arc<Secret>>,
-    classes: BTreeMap<usize, Arc<IngressClass>>,
-}
-
-impl World {
-    fn state(&self) -> ClusterState {
-        ClusterState {
-            ingresses: self.ingresses.values().cloned().collect(),
-            ingress_classes: self.classes.values().cloned().collect(),
-            services: self.services.values().cloned().collect(),
-            endpoint_slices: self.slices.values().cloned().collect(),
-            secrets: self.secrets.values().cloned().collect(),
-        }
-    }
-
-    /// Applies `edit`, recording what changed as `shunt serve` would tell it.
-    fn apply(&mut self, edit: &Edit, options: &mut CompileOptions, changes: &mut Changes) {
-        let key = |ns: usize, name: String| (NAMESPACES[ns].unwrap_or(DEFAULT_NAMESPACE).to_string(), name);
-        match edit.clone() {
-            Edit::PutIngress {
-                ns,
-                name,
-                created,
-                class,
-                rules,
-                default_backend,
-                tls,
-                ssl_redirect,
-            } => {
-                let rules = rules
-                    .into_iter()
-                    .map(|(host, paths)| {
-                        let paths = paths
-                            .into_iter()
-                            .map(|(path, exact, service, port)| {
-                                let backend = mk_backend(SERVICES[service], [80, 81, 0][port]);
-                                mk_path(PATHS[path], if exact { "Exact" } else { "Prefix" }, backend)
-                            })
-                            .collect();
-                        let mut rule = mk_rule(HOSTS[host], paths);
-                        rule.host = Some(HOSTS[host].to_string()).filter(|h| !h.is_empty());
-                        rule
-                    })
-                    .collect();
-                let mut ingress = mk_ingress("x", &format!("i{name}"), rules);
-                ingress.metadata = meta(ns, format!("i{name}"));
-                let mut ingress = with_class(ingress, [Some("shunt"), Some("other"), None][class]);
-                if let Some(seconds) = created {
-                    ingress = created_at(ingress, seconds);
-                }
-                if let Some((service, port)) = default_backend {
-                    ingress = with_default_backend(ingress, mk_backend(SERVICES[service], [80, 81, 0][port]));
-                }
-                if let Some((host, secret)) = tls {
-                    ingress.spec.get_or_insert_default().tls = Some(vec![IngressTLS {
-                        hosts: Some(vec![HOSTS[host].to_string()]).filter(|_| !HOSTS[host].is_empty()),
-                        secret_name: Some(format!("s{secret}")),
-                    }]);
-                }
-                if ssl_redirect {
-                    ingress.metadata.annotations = Some(BTreeMap::from([(
-                        "shunt.dev/ssl-redirect".to_string(),
-                        "maybe".to_string(),
-                    )]));
-                }
-                self.ingresses.insert((ns, name), Arc::new(ingress));
-                changes.ingresses.insert(key(ns, format!("i{name}")));
-            }
-            Edit::RemoveIngress(ns, name) => {
-                self.ingresses.remove(&(ns, name));
-                changes.ingresses.insert(key(ns, format!("i{name}")));
-            }
-            Edit::PutService(ns, service, kind) => {
-                let mut object = mk_service("x", SERVICES[service], &[("http", 80)]);
-                object.metadata = meta(ns, SERVICES[service].to_string());
-                if kind == 1 {
-                    first_port(&mut object).port = 81;
-                } else if kind == 2 {
-                    object.spec.get_or_insert_default().type_ = Some("ExternalName".into());
-                }
-                self.services.insert((ns, service), Arc::new(object));
-                changes.services.insert(key(ns, SERVICES[service].to_string()));
-            }
-            Edit::RemoveService(ns, service) => {
-                self.services.remove(&(ns, service));
-                changes.services.insert(key(ns, SERVICES[service].to_string()));
-            }
-            Edit::PutSlice {
-                ns,
-                name,
-                service,
-                endpoints,
-            } => {
-                let endpoints = endpoints
-                    .into_iter()
-                    .map(|(host, ready)| mk_endpoint(&format!("10.0.0.{host}"), Some(ready), Some(true), Some(!ready)))
-                    .collect();
-                let mut slice = mk_slice("x", "y", SERVICES[service], &[("http", 8080)], endpoints);
-                slice.address_type = "IPv4".into();
-                slice.metadata.namespace = NAMESPACES[ns].map(str::to_string);
-                slice.metadata.name = Some(format!("e{name}"));
-                self.slices.insert((ns, name), Arc::new(slice));
-                changes.endpoint_slices.insert(key(ns, format!("e{name}")));
-            }
-            Edit::RemoveSlice(ns, name) => {
-                self.slices.remove(&(ns, name));
-                changes.endpoint_slices.insert(key(ns, format!("e{name}")));
-            }
-            Edit::PutSecret(ns, secret, kind) => {
-                let (chain, pem_key) = &pems()[kind.min(1)];
-                let mut data = BTreeMap::from(
-                    [("tls.crt", chain), ("tls.key", pem_key)]
-                        .map(|(k, v)| (k.to_string(), ByteString(v.clone().into_bytes()))),
-                );
-                if kind == 2 {
-                    data.remove("tls.key");
-                }
-                self.secrets.insert(
-                    (ns, secret),
-                    Arc::new(Secret {
-                        metadata: meta(ns, format!("s{secret}")),
-                        type_: Some("kubernetes.io/tls".into()),
-                        data: Some(data),
-                        ..Default::default()
-                    }),
-                );
-            }
-            Edit::RemoveSecret(ns, secret) => {
-                self.secrets.remove(&(ns, secret));
-            }
-            Edit::PutClass(class, ours, default) => {
-                let name = ["shunt", "other"][class];
-                let controller = if ours {
-                    "shunt.dev/ingress-controller"
-                } else {
-                    "else.dev/x"
-                };
-                let object = if default {
-                    mk_default_class(name, controller)
-                } else {
-                    mk_class(name, controller)
-                };
-                self.classes.insert(class, Arc::new(object));
-                changes.ingress_classes = true;
-            }
-            Edit::RemoveClass(class) => {
-                self.classes.remove(&class);
-                changes.ingress_classes = true;
-            }
-            Edit::ToggleWithoutClass => options.watch_ingress_without_class ^= true,
-        }
-    }
 }
 
 proptest! {

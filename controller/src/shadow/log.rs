@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use tracing::info;
 
-use crate::compile::{HostVerdict, Verdict};
+use super::{HostVerdict, Verdict};
 
 /// Logs the verdicts unless `reported` (the publish loop's set of reported lines) holds them
 /// already; returns the entry to keep in it.

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use shunt_proxy::routes::spec::HostMatch;
 
 use super::{HostVerdict, Lb, ShadowOptions, annotations::TLS_SECRET, host_match};
-use crate::compile::tls::TlsBuilder;
+use crate::compile::TlsBuilder;
 
 /// Gives every host with HTTPS rules a certificate shunt can serve, or a refusal reason.
 pub(super) fn bind(

@@ -1,0 +1,77 @@
+//! Changes found by address (`shunt run`): the reflector stores keep an unchanged object's
+//! `Arc`, so an object whose address is new, gone or replaced since the last compile changed.
+
+use std::{
+    collections::{BTreeSet, HashMap},
+    sync::Arc,
+};
+
+use k8s_openapi::{
+    Metadata,
+    api::networking::v1::{Ingress, IngressClass},
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
+
+use super::{Changes, Incremental, Key, key_of};
+use crate::{
+    compile::{ClusterState, CompileOptions, Compiled},
+    objects::{EndpointSlice, Service},
+};
+
+/// Objects of the previous state by address; kept alive so an address is not reused meanwhile.
+#[derive(Default)]
+pub(super) struct Seen {
+    ingresses: Vec<Arc<Ingress>>,
+    classes: Vec<Arc<IngressClass>>,
+    services: Vec<Arc<Service>>,
+    slices: Vec<Arc<EndpointSlice>>,
+}
+
+// === impl Incremental ===
+
+impl Incremental {
+    /// Compiles `state`, finding what changed by comparing its objects' addresses with the
+    /// previous state's (`shunt run`: the reflector stores keep an unchanged object's `Arc`).
+    pub fn compile(&mut self, state: &ClusterState, options: &CompileOptions) -> Compiled {
+        let mut changes = Changes {
+            ingress_classes: !diff(&mut self.seen.classes, &state.ingress_classes, &mut BTreeSet::new()),
+            ..Default::default()
+        };
+        diff(&mut self.seen.ingresses, &state.ingresses, &mut changes.ingresses);
+        diff(&mut self.seen.services, &state.services, &mut changes.services);
+        diff(
+            &mut self.seen.slices,
+            &state.endpoint_slices,
+            &mut changes.endpoint_slices,
+        );
+        self.compile_changes(state, options, &changes)
+    }
+}
+
+/// Replaces `seen` with `now`'s objects, adding the keys of objects that are new, replaced or
+/// gone to `changed`; true when none was.
+fn diff<K: Metadata<Ty = ObjectMeta>>(seen: &mut Vec<Arc<K>>, now: &[Arc<K>], changed: &mut BTreeSet<Key>) -> bool {
+    let before = changed.len();
+    // A store lists its objects in the same order while none comes or goes: compare in place.
+    if seen.len() == now.len() {
+        for (old, new) in seen.iter().zip(now) {
+            if !Arc::ptr_eq(old, new) {
+                changed.insert(key_of(old.metadata()));
+                changed.insert(key_of(new.metadata()));
+            }
+        }
+    } else {
+        let mut old: HashMap<*const K, &Arc<K>> = seen.iter().map(|object| (Arc::as_ptr(object), object)).collect();
+        for object in now {
+            if old.remove(&Arc::as_ptr(object)).is_none() {
+                changed.insert(key_of(object.metadata()));
+            }
+        }
+        for gone in old.values() {
+            changed.insert(key_of(gone.metadata()));
+        }
+    }
+    seen.clear();
+    seen.extend(now.iter().cloned());
+    changed.len() == before
+}

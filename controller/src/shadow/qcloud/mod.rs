@@ -1,0 +1,140 @@
+//! The qcloud profile: shadowed TKE Ingresses compiled the way TKE's CLB serves them, so an
+//! in-cluster caller whose DNS now points at shunt gets the CLB's answer, or keeps the CLB.
+//!
+//! ```text
+//! qcloud Ingresses ─annotations─▶ rules::split (listener per rule, redirects)
+//!       │                              └─▶ CLB paths and hosts ─claim─▶ table (exclusive hosts)
+//!       └─ certificates (--shadow-tls, shunt.dev/tls-secret, spec.tls) ─▶ TlsBuilder
+//! per host: reasons ─▶ HostVerdict { identical | refused } ─▶ /shadow, DNS, diagnostics
+//! ```
+//!
+//! Unlike Ingress-spec semantics, each qcloud Ingress is its own load balancer: its rules never
+//! mix with another's, a host two of them claim is ambiguous, and a known host answers 404 for
+//! paths it lacks instead of falling through.
+
+mod annotations;
+mod certificates;
+mod hosts;
+mod route;
+mod rules;
+
+#[cfg(test)]
+mod tests;
+
+use k8s_openapi::api::networking::v1::Ingress;
+use shunt_proxy::routes::spec::{HostMatch, PathKind};
+
+use self::rules::ClbRule;
+use super::{HostVerdict, ShadowOptions};
+use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name, paths};
+
+/// The profile's name in the `/shadow` document.
+pub const PROFILE: &str = "qcloud";
+
+/// What shunt assumes of the CLB where TKE's documentation is not precise; `/shadow` lists it.
+pub const ASSUMED: [&str; 8] = [
+    "paths are CLB URL rules (nginx locations): a character prefix, longest wins; pathType Exact is nginx '='",
+    "a rule ending in '/' answers the same path without it with 301 to the rule",
+    "a wildcard '*.domain' matches any number of labels; an exact domain beats it",
+    "a request for a known domain that no rule matches gets 404; an unknown domain goes to the default domain (host-less rules)",
+    "auto-rewrite without auto-rewrite-code redirects with the --shadow-rewrite-code default (302)",
+    "redirects keep the query string",
+    "X-Client-Proto is http or https by listener; X-Forwarded-For/-Proto as shunt always sets them; X-Real-IP is not sent",
+    "a port the CLB does not listen on gets 404 from shunt instead of a refused connection",
+];
+
+/// The header the CLB sets to the client's protocol (documented for backends).
+pub const CLIENT_PROTO_HEADER: &str = "X-Client-Proto";
+
+/// One qcloud Ingress on its way through.
+struct Lb<'i> {
+    ingress: &'i Ingress,
+    namespace: &'i str,
+    name: &'i str,
+    source: String,
+    /// The load balancer: its group's `existLbId`, else the Ingress itself.
+    key: String,
+    rules: Vec<ClbRule>,
+    /// Reasons every host of this Ingress is refused.
+    problems: Vec<String>,
+    tls_secret: Option<String>,
+}
+
+/// Compiles `ingresses` (in precedence order) into `sink` and `certificates`; returns a verdict
+/// per named host, sorted by host.
+pub fn compile(
+    ingresses: &[&Ingress],
+    sink: &mut Sink<'_>,
+    certificates: &mut TlsBuilder<'_>,
+    options: &ShadowOptions,
+) -> Vec<HostVerdict> {
+    let lbs: Vec<Lb<'_>> = ingresses
+        .iter()
+        .map(|ingress| prepare(ingress, options, &mut sink.diagnostics))
+        .collect();
+    let mut verdicts = hosts::named(&lbs);
+    let qcloud_sources = lbs.iter().map(|lb| lb.source.as_str()).collect();
+    for lb in &lbs {
+        route::claim(lb, sink, &qcloud_sources, &mut verdicts);
+    }
+    for lb in &lbs {
+        certificates::bind(lb, certificates, options, &mut verdicts);
+    }
+    hosts::settle(verdicts, &mut sink.diagnostics)
+}
+
+fn prepare<'i>(ingress: &'i Ingress, options: &ShadowOptions, diagnostics: &mut Vec<Diagnostic>) -> Lb<'i> {
+    let (namespace, name) = namespace_name(&ingress.metadata);
+    let parsed = annotations::parse(ingress);
+    let (rules, mut problems) = rules::split(ingress, &parsed, options.default_rewrite_code);
+    for (key, error) in &parsed.invalid {
+        diagnostics.push(Diagnostic::new(
+            namespace,
+            name,
+            Reason::InvalidAnnotation,
+            format!("annotation {key}: {error}"),
+        ));
+        problems.push(format!("InvalidAnnotation: {key}"));
+    }
+    for key in &parsed.unsupported {
+        problems.push(format!("UnsupportedAnnotation: {key}"));
+    }
+    for (protocol, port) in parsed.listen_ports.iter().flatten() {
+        if !matches!((protocol.as_str(), port), ("HTTP", 80) | ("HTTPS", 443)) {
+            problems.push(format!("ListenPortNotServed: {protocol}:{port}"));
+        }
+    }
+    Lb {
+        ingress,
+        namespace,
+        name,
+        source: format!("{namespace}/{name}"),
+        key: parsed
+            .group
+            .map_or_else(|| format!("ingress {namespace}/{name}"), |id| format!("lb {id}")),
+        rules,
+        problems,
+        tls_secret: parsed.tls_secret,
+    }
+}
+
+/// A CLB domain: `*.example.com` matches any number of labels.
+fn host_match(raw: &str) -> Result<HostMatch, paths::HostError> {
+    Ok(match paths::parse_host(raw)? {
+        HostMatch::Wildcard(suffix) => HostMatch::DeepWildcard(suffix),
+        other => other,
+    })
+}
+
+/// A CLB URL rule: `Exact` is nginx's `=`, anything else a character prefix kept verbatim.
+fn clb_path(path: Option<&str>, path_type: &str) -> Result<(PathKind, String), paths::PathError> {
+    let path = path.filter(|p| !p.is_empty()).unwrap_or("/");
+    // Validated as an exact path would be: absolute, no characters a request cannot carry.
+    let (_, path) = paths::parse_path(Some(path), "Exact")?;
+    let kind = match path_type {
+        "Exact" => PathKind::Exact,
+        "Prefix" | "ImplementationSpecific" | "" => PathKind::CharPrefix,
+        other => return Err(paths::PathError::UnknownType(other.to_string())),
+    };
+    Ok((kind, path))
+}

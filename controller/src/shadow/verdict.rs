@@ -1,0 +1,75 @@
+//! The verdict per host of a shadowed Ingress, whatever its profile: identical (shunt answers
+//! as the other controller would, on every port it listens on) or refused with reasons.
+//! Refused hosts stay out of the CoreDNS rules.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use shunt_proxy::routes::spec::HostMatch;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HostVerdict {
+    /// As the Ingress spells it (lowercase).
+    pub host: String,
+    #[serde(skip)]
+    pub matched: HostMatch,
+    /// `namespace/name` of every shadowed Ingress naming the host.
+    pub ingresses: Vec<String>,
+    pub verdict: Verdict,
+    /// `Reason: detail`, sorted; empty when identical.
+    pub reasons: Vec<String>,
+    /// `http`, `https`: the listeners the other controller serves the host on.
+    pub listeners: Vec<&'static str>,
+    /// The Secret serving the host's HTTPS, `namespace/name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Identical,
+    Refused,
+}
+
+// === impl Verdict ===
+
+impl Verdict {
+    pub const ALL: [Verdict; 2] = [Verdict::Identical, Verdict::Refused];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Identical => "identical",
+            Verdict::Refused => "refused",
+        }
+    }
+}
+
+// === impl HostVerdict ===
+
+impl HostVerdict {
+    pub fn new(host: String, matched: HostMatch) -> Self {
+        HostVerdict {
+            host,
+            matched,
+            ingresses: Vec::new(),
+            verdict: Verdict::Identical,
+            reasons: Vec::new(),
+            listeners: Vec::new(),
+            certificate: None,
+        }
+    }
+
+    /// Settles the verdict from the reasons gathered.
+    pub fn settle(&mut self) {
+        let reasons: BTreeSet<String> = self.reasons.drain(..).collect();
+        self.reasons = reasons.into_iter().collect();
+        self.ingresses.sort();
+        self.ingresses.dedup();
+        self.verdict = if self.reasons.is_empty() {
+            Verdict::Identical
+        } else {
+            Verdict::Refused
+        };
+    }
+}

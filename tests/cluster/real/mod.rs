@@ -1,0 +1,14 @@
+//! `shunt run` against a real kube-apiserver and etcd (see `support/real`): what the API server
+//! validates, authorizes and races, it does here as in a cluster. Every test name starts with
+//! `real::`, which `tests/run.sh` counts.
+
+mod admission;
+mod conflicts;
+mod coredns;
+mod events;
+mod leader;
+mod rbac;
+mod restart;
+mod routing;
+mod scale;
+mod status;

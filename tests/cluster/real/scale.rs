@@ -1,0 +1,119 @@
+//! `shunt run` at scale on the real API server: 10,000 Ingresses, 10,000 Services and 50,000
+//! endpoints in one namespace, as the server stores them (managedFields, allocated ClusterIPs).
+//! Start to ready, resident memory after the first publish and after 12 edits, and one Ingress
+//! edit's time to traffic over 20 edits. A measurement, ignored by default; `RUN=1
+//! benches/scale.sh` runs it in a network namespace.
+
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, stream};
+use serde_json::{Value, json};
+
+use crate::{
+    scale::{memory, publishes},
+    support::{
+        OURS, eventually, mk_ingress, mk_service,
+        real::{Real, mk_pod_slice},
+    },
+};
+
+/// `SCALE_INGRESSES` overrides it, for a quicker look.
+const INGRESSES: usize = 10_000;
+const ENDPOINTS_PER_SERVICE: usize = 5;
+const EDITS: usize = 12;
+const TRAFFIC_EDITS: usize = 20;
+/// Requests in flight while creating the objects.
+const CONCURRENCY: usize = 16;
+const READY_WITHIN: Duration = Duration::from_secs(600);
+
+/// Ingress, Service and EndpointSlice (5 endpoints) of app `index`.
+fn mk_app(ns: &str, index: usize) -> [Value; 3] {
+    let name = format!("app-{index}");
+    let addresses: Vec<Value> = (1..=ENDPOINTS_PER_SERVICE)
+        .map(|k| json!({"addresses": [format!("10.{}.{}.{k}", index / 250 % 250, index % 250)], "conditions": {"ready": true}}))
+        .collect();
+    let slice = json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"namespace": ns, "name": format!("{name}-abcde"), "labels": {"kubernetes.io/service-name": name}},
+        "addressType": "IPv4", "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}], "endpoints": addresses,
+    });
+    let host = format!("{name}.example.com");
+    [mk_ingress(ns, &name, OURS, &host, &name), mk_service(ns, &name), slice]
+}
+
+fn percentile(sorted: &[Duration], p: usize) -> Duration {
+    sorted[(sorted.len() * p).div_ceil(100).max(1) - 1]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement of 70,000 objects on the real API server; RUN=1 benches/scale.sh"]
+async fn shunt_run_at_scale_on_the_real_api_server() {
+    let Some(real) = Real::start("scale").await else { return };
+    let Some(origin) = real.pod_backend("origin").await else {
+        return;
+    };
+    let ns = real.ns.clone();
+    let ingresses = std::env::var("SCALE_INGRESSES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(INGRESSES);
+    let created = Instant::now();
+    let objects = (0..ingresses).flat_map(|i| mk_app(&ns, i));
+    let kube = &real.kube;
+    stream::iter(objects)
+        .for_each_concurrent(CONCURRENCY, move |mut object| async move {
+            if let Some(spec) = object["spec"].as_object_mut() {
+                spec.remove("clusterIP");
+            }
+            kube.create(&object).await;
+        })
+        .await;
+    println!("created {} objects in {:.0?}", ingresses * 3, created.elapsed());
+    real.apply(mk_service(&ns, "probe")).await;
+    real.apply(mk_pod_slice(&ns, "probe-1", "probe", &origin)).await;
+
+    let started = Instant::now();
+    let shunt = real.spawn_shunt(real.kubeconfig(), "scale", &[]).await;
+    let pid = shunt.pid().expect("shunt is running");
+    eventually("the first table", READY_WITHIN, async || {
+        (publishes(&shunt) >= 1).then_some(())
+    })
+    .await;
+    println!(
+        "shunt run, {ingresses} Ingresses / Services, {} endpoints",
+        ingresses * ENDPOINTS_PER_SERVICE
+    );
+    println!("start -> first publish {:.2?}", started.elapsed());
+    println!("after the first publish: {}", memory(pid));
+    for edit in 0..EDITS {
+        let [_, _, mut slice] = mk_app(&ns, edit * 97 % ingresses);
+        slice["endpoints"][0]["addresses"][0] = json!(format!("10.251.0.{edit}"));
+        let before = publishes(&shunt);
+        real.apply(slice).await;
+        eventually("the edit's publish", READY_WITHIN, async || {
+            (publishes(&shunt) > before).then_some(())
+        })
+        .await;
+    }
+    println!("after {EDITS} edits: {}", memory(pid));
+
+    let mut delays = Vec::new();
+    for edit in 0..TRAFFIC_EDITS {
+        let host = format!("probe-{edit}.example.com");
+        let written = Instant::now();
+        real.apply(mk_ingress(&ns, &format!("probe-{edit}"), OURS, &host, "probe"))
+            .await;
+        eventually("the new host to serve", READY_WITHIN, async || {
+            (shunt.backend_for(&host).await.as_deref() == Ok("origin")).then_some(())
+        })
+        .await;
+        delays.push(written.elapsed());
+    }
+    delays.sort();
+    println!(
+        "one Ingress edit -> traffic, {TRAFFIC_EDITS} edits: p50 {:.0?}, p99 {:.0?}",
+        percentile(&delays, 50),
+        percentile(&delays, 99)
+    );
+    println!("after the traffic edits: {}", memory(pid));
+}
