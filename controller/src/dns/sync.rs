@@ -19,6 +19,7 @@ use super::{
     guards::{Prune, PruneGuard},
     managed::{CorednsTarget, CorednsWriter, Synced},
     metrics::{DnsMetrics, flag},
+    nodelocal::managed::NodeLocal,
     nodelocal::{self, managed::NodeLocalWriter},
     policy::{DnsPolicy, Refusal},
     release::Release,
@@ -47,6 +48,8 @@ pub struct ManagedDns {
     synced: Option<(Stanza, Instant)>,
     /// The last failure, logged once until it changes.
     failing: Option<String>,
+    /// The last node-local-dns sync failed: the next compile syncs again even if nothing changed.
+    node_local_failed: bool,
     /// Whether the missing `reload` was reported, so it is reported once while it lasts.
     reported_no_reload: bool,
 }
@@ -90,6 +93,7 @@ impl ManagedDns {
             zones: Vec::new(),
             synced: None,
             failing: None,
+            node_local_failed: false,
             reported_no_reload: false,
         }
     }
@@ -108,7 +112,8 @@ impl ManagedDns {
         let fresh = self
             .synced
             .as_ref()
-            .is_some_and(|(synced, at)| *synced == stanza && at.elapsed() < crate::control::RECOMPILE_EVERY);
+            .is_some_and(|(synced, at)| *synced == stanza && at.elapsed() < crate::control::RECOMPILE_EVERY)
+            && !self.node_local_failed;
         let form = match self.version.form().await {
             Some(form) if !fresh => form,
             _ => return stanza.refused().to_vec(),
@@ -143,8 +148,10 @@ impl ManagedDns {
         self.report_reload(synced.reload).await;
         let policy = self.policy.with_kubernetes_zones(&synced.zones);
         let zones = nodelocal::zones(synced.stanza.hosts(), &policy);
-        self.node_local.sync(&self.release, &zones).await;
+        let node_local = self.node_local.sync(&self.release, &zones).await;
         self.zones = synced.zones;
+        // A failed node-local-dns write is retried on the next compile, not a minute later.
+        self.node_local_failed = matches!(node_local, NodeLocal::Failed(_));
         self.synced = Some((synced.stanza, Instant::now()));
         self.failing = None;
         refused

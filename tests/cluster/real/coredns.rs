@@ -94,7 +94,11 @@ async fn the_block_shunt_dns_prints_works_in_a_real_coredns() {
     assert!(output.status.success(), "shunt dns: {}", output.status);
     let printed = String::from_utf8(output.stdout).expect("UTF-8");
     // The rules go inside `.:53 {`; the view block after them (top level, tests/e2e/dns_reach.rs) is left out here.
-    let block = printed.split("# Address records only").next().unwrap_or_default().to_string();
+    let block = printed
+        .split("# Address records only")
+        .next()
+        .unwrap_or_default()
+        .to_string();
     assert!(block.contains("shop.example.com"), "{block}");
 
     let dir = real.dir.path().to_path_buf();

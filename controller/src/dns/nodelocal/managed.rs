@@ -18,7 +18,10 @@ use crate::dns::{
 };
 
 const COREFILE_KEY: &str = "Corefile";
-const ATTEMPTS: usize = 3;
+/// Conflicts are redone from a fresh read this many times, waiting a little longer each time, so
+/// a burst of another writer's updates (an operator's script, a node-cache rollout) is outlasted.
+const ATTEMPTS: u32 = 5;
+const BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What one sync found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +66,10 @@ impl NodeLocalWriter {
         let mut attempt = 1;
         let state = loop {
             match self.sync_once(release, zones).await {
-                Err(kube::Error::Api(status)) if status.code == 409 && attempt < ATTEMPTS => attempt += 1,
+                Err(kube::Error::Api(status)) if status.code == 409 && attempt < ATTEMPTS => {
+                    tokio::time::sleep(BACKOFF * attempt).await;
+                    attempt += 1;
+                }
                 Err(kube::Error::Api(status)) if status.code == 403 => {
                     break NodeLocal::NotManaged(format!("the update was forbidden: {}", status.message));
                 }
