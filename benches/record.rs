@@ -1,4 +1,4 @@
-//! Recording one request's metrics, as `Record::drop` and the upstream send do on every request:
+//! Recording one request's metrics, as the access log phase and the upstream send do on every request:
 //! the route's counter (with its backend), the latency observations. Uses only the proxy's public
 //! API, so the same file runs against older commits for a before/after.
 //! `cargo bench -p shunt-proxy --bench record`
@@ -10,6 +10,7 @@ use http::StatusCode;
 use shunt_proxy::{
     Registry,
     metrics::{MetricsOptions, ProxyMetrics},
+    proxy::count,
     publish::RoutePublisher,
     routes::{
         Route,
@@ -70,7 +71,7 @@ fn record(c: &mut Criterion) {
         c.bench_function(name, |b| {
             b.iter(|| {
                 route.upstream.stats.observe_latency(black_box(0.002));
-                route.record(black_box(StatusCode::OK), black_box(Duration::from_millis(3)));
+                count(&route, black_box(StatusCode::OK), black_box(Duration::from_millis(3)));
             })
         });
     }

@@ -13,8 +13,8 @@ use http_body_util::{BodyExt, Empty, Full};
 use hyper::{client::conn::http1, service::service_fn};
 use hyper_util::rt::TokioIo;
 use shunt_proxy::{
-    forward::{Proxy, ProxyOptions},
     metrics::ProxyMetrics,
+    proxy::{Proxy, ProxyOptions},
     publish::RoutePublisher,
     routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
     server::{self, ServerOptions},
@@ -106,7 +106,7 @@ async fn start_proxy(origin: SocketAddr) -> SocketAddr {
             server::serve(
                 listener,
                 &options,
-                &server::Listeners::default(),
+                &server::Connections::default(),
                 None,
                 handler,
                 std::future::pending(),

@@ -11,7 +11,6 @@ pub mod allocator;
 pub mod cmd;
 pub mod compile;
 pub mod control;
-pub mod dataplane;
 pub mod dns;
 pub mod events;
 pub mod leader;

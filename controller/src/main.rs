@@ -73,7 +73,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     // Flushes buffered log lines when `run` returns.
     let _logs = telemetry::init(cli.command.log_format());
     // This thread runs the admin listener and the API watchers; the proxy workers and the
-    // compile loop each get a thread of their own (see `dataplane::serve`, `control.rs`).
+    // compile loop each get a thread of their own (see `cmd::dataplane::serve`, `control.rs`).
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(cli.command.run())
 }

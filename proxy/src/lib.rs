@@ -3,17 +3,35 @@
 //! ```text
 //!                       RoutePublisher ──store──▶ ArcSwap<RouteTable> ◀──load── RouteReader
 //!                                                        │
-//! client ─▶ server (h1/h2c) ─▶ Proxy::serve ─▶ lookup(host, path) ─▶ Upstream::pick ─▶ pooled client ─▶ pod
+//! client ─▶ server (h1/h2c, TLS) ─▶ proxy: admit ─▶ route ─▶ prepare ─▶ attempt ─▶ respond ─▶ client
+//!                                                    │ lookup(host, path)   │ Upstream::pick, pooled client
+//!                                                    ▼                      ▼
+//!                                                 routes/               upstream/ ─▶ endpoint (a pod)
 //! ```
-//! Never depends on kube: the controller turns cluster objects into a [`routes::spec::TableSpec`].
+//! Modules import downward: `server` → `proxy` → `routes` / `upstream`, with `h1` (the HTTP/1.1
+//! codec both sides share) beneath both; `dataplane` assembles the workers. Never depends on
+//! kube: the controller turns cluster objects into a [`routes::spec::TableSpec`].
+//!
+//! # Vocabulary
+//! - **route**: what a host and path lead to ([`routes::Route`]): an upstream, or a redirect.
+//! - **upstream**: where a route forwards, one Service port (`namespace/service:port`), with the
+//!   endpoints it currently has ([`upstream::Upstream`]).
+//! - **endpoint**: one address of an upstream, a pod's `ip:port` ([`upstream::Endpoint`]).
+//!
+//! The code says upstream and endpoint. "Backend" stays only where others read it: the table
+//! spec's `BackendSpec`/`BackendId` (as Ingress names it), metric names and labels
+//! (`shunt_backend_*`, `backend="..."`) and error messages, which operators rely on; "pod" only
+//! in prose, for what an endpoint is.
 
 pub mod admin;
 pub mod body;
+pub mod dataplane;
 pub mod error;
-pub mod forward;
+pub mod h1;
 pub mod headers;
 pub mod lograte;
 pub mod metrics;
+pub mod proxy;
 pub mod publish;
 pub mod redirect;
 pub mod request;

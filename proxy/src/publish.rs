@@ -46,7 +46,8 @@ pub struct RoutePublisher {
     ready: Arc<AtomicBool>,
     metrics: ProxyMetrics,
     /// The live table's backends by id (their specs are the live table's), for reuse by the next build.
-    /// foldhash: a full publish hashes every backend id five times (SipHash was 5 M instructions at 10k).
+    /// foldhash, not SipHash: a full publish hashes every backend id several times, and the ids
+    /// come from our own configuration, so there is no flood to resist.
     upstreams: FastMap<BackendId, Arc<Upstream>>,
     /// The live table's per-route counters, by (route, backend): most routes survive a publish.
     route_stats: RouteStatsIndex,
@@ -171,8 +172,7 @@ impl RoutePublisher {
                 &changes.hosts,
                 &changes.backends,
                 &replaced,
-                &mut upstream,
-                &mut stats,
+                (&mut upstream, &mut stats),
             ),
             None => None,
         };
@@ -183,7 +183,7 @@ impl RoutePublisher {
             ..
         } = match rebuilt {
             Some(rebuilt) => rebuilt,
-            None => RouteTable::rebuild(spec.clone(), Some(&live), &mut upstream, &mut stats),
+            None => RouteTable::rebuild(spec.clone(), Some(&live), (&mut upstream, &mut stats)),
         };
         // Routes gone from the table take their series out of /metrics; a route built again
         // under the same name kept its counters above.
@@ -224,8 +224,36 @@ impl RoutePublisher {
             .iter()
             .filter(|(id, _)| !self.upstreams.contains_key(*id))
             .count();
-        let mut gone = Vec::new();
         let mut replaced = HashSet::new();
+        let gone = self.retire_gone(next, only, added, &mut replaced);
+        let made = self.make_upstreams(live, &changed, only);
+        let counts: Vec<(&str, usize)> = made
+            .iter()
+            .filter(|(_, _, emptiness_changed)| *emptiness_changed)
+            .map(|(id, upstream, _)| (id.as_str(), upstream.endpoints.len()))
+            .collect();
+        let total = next.values().map(|backend| backend.endpoints.len()).sum();
+        self.metrics
+            .set_endpoints(gone.iter().map(String::as_str), counts.into_iter(), total);
+        self.upstreams.reserve(added);
+        for (id, upstream, _) in made {
+            if let Some(old) = self.upstreams.insert(id, upstream) {
+                replaced.insert(Arc::as_ptr(&old));
+            }
+        }
+        replaced
+    }
+
+    /// Takes out (and retires) the upstreams whose backend `next` no longer has; returns their
+    /// ids. `added`: how many of `next` are new, so that counts alone can tell when none left.
+    fn retire_gone(
+        &mut self,
+        next: &BTreeMap<BackendId, BackendSpec>,
+        only: Option<&BTreeSet<BackendId>>,
+        added: usize,
+        replaced: &mut HashSet<*const Upstream>,
+    ) -> Vec<BackendId> {
+        let mut gone = Vec::new();
         match only {
             Some(ids) => {
                 for id in ids.iter().filter(|id| !next.contains_key(*id)) {
@@ -249,10 +277,21 @@ impl RoutePublisher {
             }
             None => {}
         }
+        gone
+    }
+
+    /// A new `Upstream` for each changed backend, with whether its emptiness changed (for the
+    /// `shunt_backend_without_endpoints` gauge).
+    fn make_upstreams(
+        &self,
+        live: &BTreeMap<BackendId, BackendSpec>,
+        changed: &[(&BackendId, &BackendSpec)],
+        only: Option<&BTreeSet<BackendId>>,
+    ) -> Vec<(BackendId, Arc<Upstream>, bool)> {
         // Pods that moved between backends keep their `Endpoint`: indexed only when needed.
         let mut every_endpoint: Option<FastMap<SocketAddr, Arc<Endpoint>>> = None;
         let mut made = Vec::with_capacity(changed.len());
-        for (id, backend) in &changed {
+        for (id, backend) in changed {
             let previous = self.upstreams.get(*id);
             let members = backend
                 .endpoints
@@ -262,19 +301,9 @@ impl RoutePublisher {
                         let found = upstream.endpoints.binary_search_by(|endpoint| endpoint.addr.cmp(addr));
                         found.ok().map(|index| upstream.endpoints[index].clone())
                     });
+                    // Told what changed, a pod that moved left a backend that changed too.
                     own.unwrap_or_else(|| {
-                        // Told what changed, a pod that moved left a backend that changed too.
-                        let index = every_endpoint.get_or_insert_with(|| {
-                            let sources: Vec<&Arc<Upstream>> = match only {
-                                Some(ids) => ids.iter().filter_map(|id| self.upstreams.get(id)).collect(),
-                                None => self.upstreams.values().collect(),
-                            };
-                            sources
-                                .into_iter()
-                                .flat_map(|upstream| upstream.endpoints.iter())
-                                .map(|endpoint| (endpoint.addr, endpoint.clone()))
-                                .collect()
-                        });
+                        let index = every_endpoint.get_or_insert_with(|| self.index_endpoints(only));
                         index
                             .get(addr)
                             .cloned()
@@ -289,7 +318,7 @@ impl RoutePublisher {
             };
             // `shunt_backend_without_endpoints` lists exactly the backends with none (a new one
             // was never listed): only a backend that gains its first or loses its last endpoint
-            // changes it. Telling it every new backend was a label lookup each.
+            // changes it, so a new backend costs no label lookup.
             let was_empty = live.get(*id).is_some_and(|old| old.endpoints.is_empty());
             made.push((
                 (*id).clone(),
@@ -297,21 +326,20 @@ impl RoutePublisher {
                 was_empty != backend.endpoints.is_empty(),
             ));
         }
-        let counts: Vec<(&str, usize)> = made
-            .iter()
-            .filter(|(_, _, emptiness_changed)| *emptiness_changed)
-            .map(|(id, upstream, _)| (id.as_str(), upstream.endpoints.len()))
-            .collect();
-        let total = next.values().map(|backend| backend.endpoints.len()).sum();
-        self.metrics
-            .set_endpoints(gone.iter().map(String::as_str), counts.into_iter(), total);
-        self.upstreams.reserve(added);
-        for (id, upstream, _) in made {
-            if let Some(old) = self.upstreams.insert(id, upstream) {
-                replaced.insert(Arc::as_ptr(&old));
-            }
-        }
-        replaced
+        made
+    }
+
+    /// The live endpoints by address: of the backends in `only`, or of all.
+    fn index_endpoints(&self, only: Option<&BTreeSet<BackendId>>) -> FastMap<SocketAddr, Arc<Endpoint>> {
+        let sources: Vec<&Arc<Upstream>> = match only {
+            Some(ids) => ids.iter().filter_map(|id| self.upstreams.get(id)).collect(),
+            None => self.upstreams.values().collect(),
+        };
+        sources
+            .into_iter()
+            .flat_map(|upstream| upstream.endpoints.iter())
+            .map(|endpoint| (endpoint.addr, endpoint.clone()))
+            .collect()
     }
 
     /// Indexes the table's certificates, reusing parsed keys whose PEM did not change.

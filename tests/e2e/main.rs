@@ -15,6 +15,7 @@ mod classes;
 mod demo;
 mod dns;
 mod dns_reach;
+mod docs;
 mod errors;
 mod h2c;
 mod headers;

@@ -21,8 +21,8 @@ use tracing::{debug, info};
 
 use super::{LogArgs, ProxyArgs};
 use crate::{
+    cmd::dataplane::Shutdown,
     compile::CompileOptions,
-    dataplane::Shutdown,
     manifests::{self, ManifestWatcher},
 };
 

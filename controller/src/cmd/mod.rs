@@ -15,6 +15,7 @@ pub use crate::telemetry::LogFormat;
 
 mod class_args;
 mod clients;
+mod dataplane;
 pub mod demo;
 pub mod dns;
 mod parse;

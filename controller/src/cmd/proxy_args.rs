@@ -4,9 +4,7 @@
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::Args;
-use shunt_proxy::{
-    forward::ProxyOptions, headers::TrustedProxies, server::ServerOptions, tls, upstream::ClientOptions,
-};
+use shunt_proxy::{headers::TrustedProxies, proxy::ProxyOptions, server::ServerOptions, tls, upstream::ClientOptions};
 
 use super::parse::{parse_duration, parse_size, parse_trusted};
 

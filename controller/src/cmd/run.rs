@@ -22,9 +22,9 @@ use super::{
     parse::{parse_duration, parse_namespaced, parse_signed_duration},
 };
 use crate::{
+    cmd::dataplane::{Dataplane, Shutdown},
     compile::{CompileOptions, Diagnostic, ServedIngress},
     control::{ControlPlane, Source},
-    dataplane::{Dataplane, Shutdown},
     dns::{ManagedDns, ManagedDnsConfig, served_hosts},
     events::EventReporter,
     leader::{Elector, LeaseConfig, WallClock},
@@ -210,7 +210,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let writers = tokio::spawn(writes::leader_writes(stores, writers, leader_rx, outcome_rx));
 
-    let served = crate::dataplane::serve(&args.proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await;
+    let served = super::dataplane::serve(&args.proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await;
     // The elector saw the same shutdown and is releasing the Lease (bounded by a retry period):
     // let it finish, so the next replica leads at once instead of after a lease duration.
     let release = args.election.retry_period + Duration::from_secs(1);

@@ -10,9 +10,9 @@ use clap::Args;
 
 use super::{ClassArgs, LogArgs, ProxyArgs, parse::parse_duration};
 use crate::{
+    cmd::dataplane::{Dataplane, Shutdown},
     compile::CompileOptions,
     control::ControlPlane,
-    dataplane::{Dataplane, Shutdown},
     manifests::{ManifestSource, ManifestWatcher},
     metrics::ControllerMetrics,
 };
@@ -56,5 +56,5 @@ pub async fn serve_manifests(
         shutdown.clone().requested(),
     );
     crate::control::spawn_thread(move || crate::control::compile_loop(source, options, control, stop))?;
-    crate::dataplane::serve(proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await
+    super::dataplane::serve(proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await
 }

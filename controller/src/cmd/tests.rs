@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use shunt_proxy::{
-    forward::ProxyOptions, metrics::MetricsOptions, server::ServerOptions, server::metrics::ServerMetrics,
+    metrics::MetricsOptions, proxy::ProxyOptions, server::ServerOptions, server::metrics::ServerMetrics,
     tunnel::Tunnels, upstream::ClientOptions,
 };
 

@@ -165,7 +165,7 @@ impl<'a> Backends<'a> {
         id.push_str(service);
         id.push(':');
         match &port {
-            PortRef::Number(number) => shunt_proxy::upstream::push_decimal(id, *number),
+            PortRef::Number(number) => shunt_proxy::h1::push_decimal(id, *number),
             PortRef::Name(name) => id.push_str(name),
         }
         if let Some(protocol) = protocol {

@@ -153,45 +153,22 @@ pub fn set_forwarded(
     let present = Present::scan(headers);
     let peer = canonical(ctx.peer);
     let peer_trusted = trusted.contains(peer);
-    // Only a trusted proxy's chain is extended; anyone else's is dropped.
-    let prior_chain = if peer_trusted && present.has(Ours::For) {
-        joined(headers, &X_FORWARDED_FOR)
-    } else {
-        None
-    };
-    // Ours replace these whoever sent them. A trusted proxy's `Forwarded` elements stay, ours
-    // follow them, and its X-Forwarded-Proto/-Host/-Port stand instead of ours.
-    present.remove(headers, Ours::For);
-    present.remove(headers, Ours::RealIp);
-    if !peer_trusted {
-        for ours in [Ours::Forwarded, Ours::Proto, Ours::Host, Ours::Port] {
-            present.remove(headers, ours);
-        }
-    }
+    let prior_chain = take_replaced(headers, present, peer_trusted);
     let keep = |ours: Ours| peer_trusted && present.has(ours);
-
-    // Every value we add is written into one buffer and split from it: one allocation per
-    // request instead of one per value, and the retry copy of an HTTP/2 request counts references
-    // to it instead of copying each value (measured under callgrind: see the commit).
-    // Room for the chain, three addresses, the host three times (once quoted) and the fixed text.
-    let room = prior_chain.as_ref().map_or(0, String::len) + 3 * (MAX_LEN + ctx.host.len()) + 96;
-    let mut text = Vec::with_capacity(room);
-    let xff = appended(&mut text, |out| {
-        if let Some(chain) = &prior_chain {
-            out.extend_from_slice(chain.as_bytes());
-            out.extend_from_slice(b", ");
-        }
-        push_ip(out, peer);
-    });
-    let real_ip = match &prior_chain {
-        // The peer, which X-Forwarded-For ends with.
-        None => xff.clone(),
-        Some(chain) => appended(&mut text, |out| push_ip(out, client_from_chain(chain, peer, trusted))),
-    };
-    let forwarded = appended(&mut text, |out| push_element(out, peer, ctx.scheme, ctx.host));
-    let host = appended(&mut text, |out| out.extend_from_slice(ctx.host.as_bytes()));
-    let request_id = (!present.has(Ours::RequestId)).then(|| appended(&mut text, push_request_id));
-    let text = Bytes::from(text);
+    let Written {
+        text,
+        xff,
+        real_ip,
+        forwarded,
+        host,
+        request_id,
+    } = write_values(
+        ctx,
+        peer,
+        prior_chain.as_deref(),
+        trusted,
+        !present.has(Ours::RequestId),
+    );
     // Only a host that is no valid field value (never one that came in a request) fails here:
     // then that header is left out.
     let value = |range: Range<usize>| HeaderValue::from_maybe_shared(text.slice(range)).ok();
@@ -230,6 +207,74 @@ pub fn set_forwarded(
             add(Ours::RequestId, Some(id.clone()));
             id
         }
+    }
+}
+
+/// Removes the client's values that ours replace. Returns the X-Forwarded-For chain ours
+/// extends: only a trusted proxy's is, anyone else's is dropped.
+fn take_replaced(headers: &mut HeaderMap, present: Present, peer_trusted: bool) -> Option<String> {
+    let prior_chain = if peer_trusted && present.has(Ours::For) {
+        joined(headers, &X_FORWARDED_FOR)
+    } else {
+        None
+    };
+    // Ours replace these whoever sent them. A trusted proxy's `Forwarded` elements stay, ours
+    // follow them, and its X-Forwarded-Proto/-Host/-Port stand instead of ours.
+    present.remove(headers, Ours::For);
+    present.remove(headers, Ours::RealIp);
+    if !peer_trusted {
+        for ours in [Ours::Forwarded, Ours::Proto, Ours::Host, Ours::Port] {
+            present.remove(headers, ours);
+        }
+    }
+    prior_chain
+}
+
+/// Our values, written into one buffer, each where it lies in it.
+struct Written {
+    text: Bytes,
+    xff: Range<usize>,
+    real_ip: Range<usize>,
+    forwarded: Range<usize>,
+    host: Range<usize>,
+    request_id: Option<Range<usize>>,
+}
+
+/// Writes every value we add into one buffer, to be split from it: one allocation per request
+/// instead of one per value, and the retry copy of an HTTP/2 request counts references to it
+/// instead of copying each value. `new_request_id`: the client sent none, so we make one.
+fn write_values(
+    ctx: &ForwardedContext<'_>,
+    peer: IpAddr,
+    prior_chain: Option<&str>,
+    trusted: &TrustedProxies,
+    new_request_id: bool,
+) -> Written {
+    // Room for the chain, three addresses, the host three times (once quoted) and the fixed text.
+    let room = prior_chain.map_or(0, str::len) + 3 * (MAX_LEN + ctx.host.len()) + 96;
+    let mut text = Vec::with_capacity(room);
+    let xff = appended(&mut text, |out| {
+        if let Some(chain) = prior_chain {
+            out.extend_from_slice(chain.as_bytes());
+            out.extend_from_slice(b", ");
+        }
+        push_ip(out, peer);
+    });
+    let real_ip = match prior_chain {
+        // The peer, which X-Forwarded-For ends with.
+        None => xff.clone(),
+        Some(chain) => appended(&mut text, |out| push_ip(out, client_from_chain(chain, peer, trusted))),
+    };
+    let forwarded = appended(&mut text, |out| push_element(out, peer, ctx.scheme, ctx.host));
+    let host = appended(&mut text, |out| out.extend_from_slice(ctx.host.as_bytes()));
+    let request_id = new_request_id.then(|| appended(&mut text, push_request_id));
+    Written {
+        text: Bytes::from(text),
+        xff,
+        real_ip,
+        forwarded,
+        host,
+        request_id,
     }
 }
 

@@ -61,7 +61,7 @@ fn serve_one(publisher: &RoutePublisher, app: &str) {
         .lookup(&format!("{app}.example.com"), "/")
         .unwrap_or_else(|| panic!("{app} is routed"));
     route.upstream.stats.observe_latency(0.002);
-    route.record(StatusCode::OK, Duration::from_millis(3));
+    crate::proxy::count(route, StatusCode::OK, Duration::from_millis(3));
     route.upstream.stats.connect_error();
 }
 
@@ -209,7 +209,7 @@ fn a_removed_route_and_its_backend_leave_the_scrape_at_publish() {
     let route = old_table
         .lookup("preview.example.com", "/")
         .expect("routed in the old table");
-    route.record(StatusCode::INTERNAL_SERVER_ERROR, Duration::from_millis(1));
+    crate::proxy::count(route, StatusCode::INTERNAL_SERVER_ERROR, Duration::from_millis(1));
     route.upstream.stats.connect_error();
     let text = scrape(&registry);
     assert_eq!(lines_with(&text, "preview"), Vec::<&str>::new(), "{text}");
@@ -303,7 +303,7 @@ fn serve_scale(publisher: &RoutePublisher, count: usize) -> Vec<Gauge> {
         .map(|i| {
             let route = table.lookup(&format!("app-{i}.example.com"), "/").expect("routed");
             route.upstream.stats.observe_latency(0.002);
-            route.record(StatusCode::OK, Duration::from_millis(3));
+            crate::proxy::count(route, StatusCode::OK, Duration::from_millis(3));
             let connection = route.upstream.stats.connections();
             connection.inc();
             connection

@@ -3,8 +3,8 @@
 //!
 //! The counters carry their own key (shared with the route's name and its upstream's id), so the
 //! index stores no key of its own and is searched with the borrowed names: a route whose counters
-//! exist costs a hash and a compare, no allocation. Keying a map by owned `(String, String)` was
-//! five allocations a route and two fifths of publishing 10k routes.
+//! exist costs a hash and a compare, no allocation (a map keyed by owned `(String, String)` would
+//! allocate for every route of every publish).
 
 use std::{hash::BuildHasher, sync::Arc};
 

@@ -14,4 +14,4 @@ pub mod spec;
 mod table;
 
 pub use host::{authority_host, normalize_host};
-pub use table::{BuildWarning, Rebuilt, Route, RouteTable};
+pub use table::{BuildParts, BuildWarning, Rebuilt, Route, RouteTable};

@@ -18,7 +18,7 @@
 //! is that route, and 10,000 two-pattern matchit trees would cost about 1 KB a host. A host with a
 //! few `Exact` and `Prefix` rules and no braces gets a [`PathList`] scanned in order instead: the
 //! same answers (a proptest compares it with the tree), without a tree to build (matchit inserts
-//! were a sixth of publishing 10k such hosts).
+//! are a large part of publishing many such hosts).
 
 use std::{borrow::Cow, collections::BTreeMap, sync::Arc};
 

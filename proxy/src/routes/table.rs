@@ -98,21 +98,45 @@ pub struct Rebuilt {
     pub reused_hosts: usize,
 }
 
-/// The build's upstream for each backend id of the spec. The caller's `upstream` is asked once
-/// per backend, so every path naming one shares its `Arc`; later paths find it here, keyed by the
-/// spec's own id (no copy), before the spec's B-tree is searched.
-struct UpstreamsFor<'s, F> {
+/// What a build asks of its caller (the publisher), which owns upstreams and metrics: the
+/// shared `Upstream` for a backend id (the previous table's, so pools and counters carry over),
+/// and the counters of a route, given its name and the backend it forwards to (`None` for
+/// redirects). A pair of closures is one.
+pub trait BuildParts {
+    fn upstream(&mut self, id: &BackendId) -> Arc<Upstream>;
+    fn stats(&mut self, route: &Arc<str>, backend: Option<&Arc<str>>) -> RouteStats;
+}
+
+impl<U, S> BuildParts for (U, S)
+where
+    U: FnMut(&BackendId) -> Arc<Upstream>,
+    S: FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
+{
+    fn upstream(&mut self, id: &BackendId) -> Arc<Upstream> {
+        (self.0)(id)
+    }
+
+    fn stats(&mut self, route: &Arc<str>, backend: Option<&Arc<str>>) -> RouteStats {
+        (self.1)(route, backend)
+    }
+}
+
+/// The caller's [`BuildParts`] during one build, with the build's upstream for each backend id
+/// of the spec. The caller is asked once per backend, so every path naming one shares its `Arc`;
+/// later paths find it here, keyed by the spec's own id (no copy), before the spec's B-tree is
+/// searched.
+struct Parts<'s, P> {
     backends: &'s BTreeMap<BackendId, BackendSpec>,
-    upstream: F,
+    callbacks: P,
     known: FastMap<&'s str, Arc<Upstream>>,
 }
 
-impl<'s, F: FnMut(&BackendId) -> Arc<Upstream>> UpstreamsFor<'s, F> {
+impl<'s, P: BuildParts> Parts<'s, P> {
     /// `expected`: how many backends the build will ask for, so the cache does not grow by rehashing.
-    fn new(spec: &'s TableSpec, upstream: F, expected: usize) -> Self {
-        UpstreamsFor {
+    fn new(spec: &'s TableSpec, callbacks: P, expected: usize) -> Self {
+        Parts {
             backends: &spec.backends,
-            upstream,
+            callbacks,
             known: FastMap::with_capacity_and_hasher(expected, Default::default()),
         }
     }
@@ -124,9 +148,13 @@ impl<'s, F: FnMut(&BackendId) -> Arc<Upstream>> UpstreamsFor<'s, F> {
         }
         let backends = self.backends;
         let (id, _) = backends.get_key_value(id)?;
-        let made = (self.upstream)(id);
+        let made = self.callbacks.upstream(id);
         self.known.insert(id, made.clone());
         Some(made)
+    }
+
+    fn stats(&mut self, route: &Arc<str>, backend: Option<&Arc<str>>) -> RouteStats {
+        self.callbacks.stats(route, backend)
     }
 }
 
@@ -134,16 +162,15 @@ impl<'s, F: FnMut(&BackendId) -> Arc<Upstream>> UpstreamsFor<'s, F> {
 fn default_route(
     spec: &TableSpec,
     previous: Option<&Arc<Route>>,
-    upstream_for: &mut UpstreamsFor<'_, impl FnMut(&BackendId) -> Arc<Upstream>>,
-    stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
+    parts: &mut Parts<'_, impl BuildParts>,
 ) -> Option<Arc<Route>> {
-    let upstream = upstream_for.get(spec.default_backend.as_ref()?)?;
+    let upstream = parts.get(spec.default_backend.as_ref()?)?;
     Some(match previous {
         Some(route) if Arc::ptr_eq(&route.upstream, &upstream) => route.clone(),
         _ => {
             let name: Arc<str> = "default".into();
             Arc::new(Route {
-                stats: stats(&name, Some(&upstream.id)),
+                stats: parts.stats(&name, Some(&upstream.id)),
                 source: name.clone(),
                 name,
                 upstream,
@@ -157,18 +184,6 @@ fn default_route(
 
 fn stats_of(route: &Arc<Route>) -> RouteStats {
     route.stats.clone()
-}
-
-// === impl Route ===
-
-impl Route {
-    /// Counts a response for this route and its backend.
-    pub fn record(&self, status: http::StatusCode, elapsed: std::time::Duration) {
-        self.stats.record(status, elapsed);
-        if self.stats.has_backend() {
-            self.upstream.stats.record(elapsed);
-        }
-    }
 }
 
 // === impl RouteTable ===
@@ -192,7 +207,7 @@ impl RouteTable {
         upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
         stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
     ) -> (Self, Vec<BuildWarning>) {
-        let rebuilt = Self::rebuild(spec, None, upstream, stats);
+        let rebuilt = Self::rebuild(spec, None, (upstream, stats));
         (rebuilt.table, rebuilt.warnings)
     }
 
@@ -200,13 +215,8 @@ impl RouteTable {
     /// upstreams are the ones `upstream` gives now is taken over as it is (same `Arc`s, same
     /// counters, no matchit tree built); only the others are built. The result equals a build
     /// from scratch with the same callbacks.
-    pub fn rebuild(
-        spec: Arc<TableSpec>,
-        previous: Option<&RouteTable>,
-        upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
-        mut stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
-    ) -> Rebuilt {
-        let mut upstream_for = UpstreamsFor::new(&spec, upstream, spec.backends.len());
+    pub fn rebuild(spec: Arc<TableSpec>, previous: Option<&RouteTable>, callbacks: impl BuildParts) -> Rebuilt {
+        let mut parts = Parts::new(&spec, callbacks, spec.backends.len());
         let scoped = spec
             .hosts
             .iter()
@@ -226,12 +236,12 @@ impl RouteTable {
         };
         let mut warnings = Vec::new();
         let mut plain = Hosts::default();
-        // Sized once: growing by rehashing was a few percent of a 10k-host build.
+        // Sized once, so a large build does not grow the map by rehashing.
         plain.exact.reserve(spec.hosts.len());
         let mut tls = scoped.then(Hosts::default);
         let mut reused: HashSet<*const VirtualHost> = HashSet::new();
         for vhost in &spec.hosts {
-            let kept = previous.and_then(|previous| previous.reusable(vhost, &nowhere, &mut upstream_for));
+            let kept = previous.and_then(|previous| previous.reusable(vhost, &nowhere, &mut parts));
             if let Some((kept_plain, kept_tls)) = kept {
                 for (hosts, kept) in [(Some(&mut plain), kept_plain), (tls.as_mut(), kept_tls)] {
                     if let (Some(hosts), Some(kept)) = (hosts, kept) {
@@ -242,37 +252,25 @@ impl RouteTable {
                 continue;
             }
             let before = warnings.len();
-            let routes = build_routes(vhost, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
+            let routes = build_routes(vhost, &nowhere, &mut parts, &mut warnings);
             let clean = warnings.len() == before;
             let views = [(&mut plain, scoped.then_some(false))]
                 .into_iter()
                 .chain(tls.as_mut().map(|tls| (tls, Some(true))));
             for (hosts, view) in views {
-                if let Some(built) = VirtualHost::build(vhost, &routes, view, clean, &mut stats, &mut warnings) {
+                if let Some(built) = VirtualHost::build(vhost, &routes, view, clean, &mut parts, &mut warnings) {
                     hosts.insert(&vhost.host, Arc::new(built));
                 }
             }
         }
         let previous_default = previous.and_then(|previous| previous.default_route.as_ref());
-        let default_route = default_route(&spec, previous_default, &mut upstream_for, &mut stats);
-        let mut dropped = Vec::new();
-        if let Some(previous) = previous_default
-            && !default_route.as_ref().is_some_and(|route| Arc::ptr_eq(route, previous))
-        {
-            dropped.push(stats_of(previous));
-        }
-        let mut reused_hosts = 0;
-        if let Some(previous) = previous {
-            for vhost in previous.plain.iter().chain(previous.tls.iter().flat_map(Hosts::iter)) {
-                if reused.contains(&Arc::as_ptr(vhost)) {
-                    reused_hosts += 1;
-                    continue;
-                }
-                dropped.extend(vhost.routes.iter().map(stats_of));
-            }
-        }
+        let default_route = default_route(&spec, previous_default, &mut parts);
+        let (dropped, reused_hosts) = match previous {
+            Some(previous) => previous.left_behind(default_route.as_ref(), &reused),
+            None => (Vec::new(), 0),
+        };
         // It borrows `spec`, which the table takes.
-        drop(upstream_for);
+        drop(parts);
         let table = RouteTable {
             spec,
             plain,
@@ -289,6 +287,30 @@ impl RouteTable {
         }
     }
 
+    /// The counters of this (previous) table's routes the next one did not take over, and how
+    /// many of its hosts it did take over (`reused`), given the next table's default route.
+    fn left_behind(
+        &self,
+        default_route: Option<&Arc<Route>>,
+        reused: &HashSet<*const VirtualHost>,
+    ) -> (Vec<RouteStats>, usize) {
+        let mut dropped = Vec::new();
+        if let Some(previous) = &self.default_route
+            && !default_route.is_some_and(|route| Arc::ptr_eq(route, previous))
+        {
+            dropped.push(stats_of(previous));
+        }
+        let mut reused_hosts = 0;
+        for vhost in self.plain.iter().chain(self.tls.iter().flat_map(Hosts::iter)) {
+            if reused.contains(&Arc::as_ptr(vhost)) {
+                reused_hosts += 1;
+                continue;
+            }
+            dropped.extend(vhost.routes.iter().map(stats_of));
+        }
+        (dropped, reused_hosts)
+    }
+
     /// The previous views (plain, TLS) of `vhost` if they can serve in the next table: same spec,
     /// built cleanly, and every route's upstream is the current one for its backend.
     #[allow(clippy::type_complexity, reason = "one host's two listener views")]
@@ -296,7 +318,7 @@ impl RouteTable {
         &self,
         vhost: &Arc<VirtualHostSpec>,
         nowhere: &Arc<Upstream>,
-        upstream_for: &mut UpstreamsFor<'_, impl FnMut(&BackendId) -> Arc<Upstream>>,
+        parts: &mut Parts<'_, impl BuildParts>,
     ) -> Option<(Option<Arc<VirtualHost>>, Option<Arc<VirtualHost>>)> {
         // `hosts` is sorted by host (compile's order); an unsorted hand-built spec only loses reuse.
         // `Arc`s compare by address first: a host the compile kept costs no deep comparison.
@@ -318,7 +340,7 @@ impl RouteTable {
                 if Arc::ptr_eq(&route.upstream, nowhere) {
                     continue;
                 }
-                if !Arc::ptr_eq(&route.upstream, &upstream_for.get(&route.upstream.id)?) {
+                if !Arc::ptr_eq(&route.upstream, &parts.get(&route.upstream.id)?) {
                     return None;
                 }
             }
@@ -368,8 +390,7 @@ impl RouteTable {
 fn build_routes<'s>(
     vhost: &'s VirtualHostSpec,
     nowhere: &Arc<Upstream>,
-    upstream_for: &mut UpstreamsFor<'_, impl FnMut(&BackendId) -> Arc<Upstream>>,
-    stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
+    parts: &mut Parts<'_, impl BuildParts>,
     warnings: &mut Vec<BuildWarning>,
 ) -> Vec<(Arc<Route>, &'s PathSpec)> {
     let mut built: Vec<(Arc<Route>, &PathSpec)> = Vec::with_capacity(vhost.paths.len());
@@ -378,7 +399,7 @@ fn build_routes<'s>(
         let redirect = path.options.redirect.clone();
         let upstream = match redirect {
             Some(_) => nowhere.clone(),
-            None => match upstream_for.get(&path.backend) {
+            None => match parts.get(&path.backend) {
                 Some(upstream) => upstream,
                 None => {
                     warnings.push(BuildWarning {
@@ -411,7 +432,7 @@ fn build_routes<'s>(
             _ => path.source.as_str().into(),
         };
         let route = Route {
-            stats: stats(&name, backend),
+            stats: parts.stats(&name, backend),
             name,
             source,
             upstream,
@@ -539,7 +560,7 @@ impl VirtualHost {
         routes: &[(Arc<Route>, &PathSpec)],
         view: Option<bool>,
         clean: bool,
-        stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
+        parts: &mut Parts<'_, impl BuildParts>,
         warnings: &mut Vec<BuildWarning>,
     ) -> Option<Self> {
         let mut builder = PathTableBuilder::default();
@@ -551,7 +572,7 @@ impl VirtualHost {
             builder.add(&path.path, path.kind, route.clone());
             held.push(route.clone());
             if path.kind == PathKind::CharPrefix && path.path.len() > 1 && path.path.ends_with('/') {
-                let redirect = slash_redirect(route, path, stats);
+                let redirect = slash_redirect(route, path, parts);
                 builder.add_slash_redirect(&path.path, redirect.clone());
                 held.push(redirect);
             }
@@ -588,14 +609,10 @@ impl VirtualHost {
 }
 
 /// The 301 from `/abc` to `/abc/` that a `CharPrefix` rule `/abc/` gives, as nginx does.
-fn slash_redirect(
-    route: &Arc<Route>,
-    path: &PathSpec,
-    stats: &mut impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
-) -> Arc<Route> {
+fn slash_redirect(route: &Arc<Route>, path: &PathSpec, parts: &mut Parts<'_, impl BuildParts>) -> Arc<Route> {
     let name: Arc<str> = format!("{} (add slash)", route.name).into();
     Arc::new(Route {
-        stats: stats(&name, None),
+        stats: parts.stats(&name, None),
         name,
         source: route.source.clone(),
         upstream: route.upstream.clone(),

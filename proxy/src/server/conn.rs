@@ -24,7 +24,7 @@ use tokio_rustls::TlsAcceptor;
 use tracing::debug;
 
 use super::{
-    CLOSE_GRACE, ServerOptions, builder,
+    CLOSE_GRACE, ConnInfo, ServerOptions, builder,
     gate::Gated,
     http1::{self, Ended},
     limits::ConnPermit,
@@ -32,10 +32,7 @@ use super::{
     streams::streams,
     watchdog::{ConnActivity, Expiry, Timeouts, Tracked, TrackedBody},
 };
-use crate::{
-    body::{ClientBody, ResponseBody},
-    forward::ConnInfo,
-};
+use crate::body::{ClientBody, ResponseBody};
 
 /// One accepted connection, from its first byte to its close.
 pub(super) struct ConnTask {

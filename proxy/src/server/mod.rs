@@ -19,7 +19,10 @@ use std::{future::Future, io, net::SocketAddr, sync::Arc, time::Duration};
 
 use http::{Request, Response};
 use hyper_util::{rt::TokioTimer, server::conn::auto};
-use tokio::{net::TcpListener, sync::watch};
+use tokio::{
+    net::{TcpListener, TcpStream},
+    sync::watch,
+};
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, info, warn};
 
@@ -31,13 +34,19 @@ use self::{
 };
 use crate::{
     body::{ClientBody, ResponseBody},
-    forward::ConnInfo,
     tunnel::Tunnels,
 };
 
 /// After a timeout, how long a connection gets to send its GOAWAY or 408 before it is dropped;
 /// also how long tunnels get to close after the drain deadline.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// The connection a request arrived on.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnInfo {
+    pub peer: SocketAddr,
+    pub tls: bool,
+}
 
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
@@ -90,16 +99,17 @@ impl ServerOptions {
     }
 }
 
-/// What all listeners of a process share: the connection budget, metrics and open tunnels.
+/// The connections of a process, across all its listeners and workers: their budget (and
+/// metrics) and the tunnels upgraded ones became. Shared by every `serve` of the process.
 #[derive(Clone, Debug)]
-pub struct Listeners {
+pub struct Connections {
     pub limit: ConnLimit,
     pub tunnels: Tunnels,
 }
 
-impl Listeners {
+impl Connections {
     pub fn new(options: &ServerOptions, metrics: ServerMetrics, tunnels: Tunnels) -> Self {
-        Listeners {
+        Connections {
             limit: ConnLimit::new(options.max_connections, metrics),
             tunnels,
         }
@@ -110,9 +120,9 @@ impl Listeners {
     }
 }
 
-impl Default for Listeners {
+impl Default for Connections {
     fn default() -> Self {
-        Listeners::new(&ServerOptions::default(), ServerMetrics::default(), Tunnels::default())
+        Connections::new(&ServerOptions::default(), ServerMetrics::default(), Tunnels::default())
     }
 }
 
@@ -148,7 +158,7 @@ fn builder<E>(options: &ServerOptions, executor: E) -> auto::Builder<E> {
 pub async fn serve<H, Fut>(
     listener: TcpListener,
     options: &ServerOptions,
-    shared: &Listeners,
+    connections: &Connections,
     tls: Option<TlsAcceptor>,
     handler: H,
     shutdown: impl Future<Output = ()>,
@@ -173,7 +183,7 @@ where
                 Err(error) => {
                     // Out of file descriptors and friends: back off instead of spinning.
                     failures = failures.saturating_add(1);
-                    shared.metrics().accept_errors.inc();
+                    connections.metrics().accept_errors.inc();
                     warn!(%error, listener.addr = %local, "Accept failed");
                     tokio::time::sleep(accept_backoff(failures)).await;
                     continue;
@@ -181,68 +191,94 @@ where
             },
             () = &mut shutdown => break,
         };
-        let Some(permit) = shared.limit.try_acquire() else {
-            debug!(client.addr = %peer, "Connection limit reached, closing");
-            drop(stream);
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let task = ConnTask {
-            options: conn_options.clone(),
-            timeouts: options.timeouts(),
-            metrics: shared.metrics().clone(),
-            drain: drain.subscribe(),
-            peer,
-            _permit: permit,
-        };
-        let handler = handler.clone();
-        let info = ConnInfo {
-            peer,
-            tls: tls.is_some(),
-        };
-        match &tls {
-            None => {
-                tokio::spawn(task.run(stream, info, handler, true));
-            }
-            Some(tls) => {
-                // The handshake runs in the connection's task so a slow client never stalls accepting.
-                let (tls, handshake_timeout) = (tls.clone(), options.handshake_timeout);
-                tokio::spawn(async move {
-                    match handshake(&tls, stream, peer, handshake_timeout).await {
-                        Ok(stream) => {
-                            let http1_first = stream.get_ref().1.alpn_protocol() != Some(b"h2");
-                            task.run(stream, info, handler, http1_first).await
-                        }
-                        Err(timed_out) => {
-                            if timed_out {
-                                task.metrics.closed(CloseReason::HandshakeTimeout);
-                            }
-                        }
-                    }
-                });
-            }
-        }
+        accepted(stream, peer, &conn_options, connections, &drain, tls.as_ref(), &handler);
     }
     drop(listener);
+    drain_connections(local, options, connections, drain).await;
+    Ok(())
+}
+
+/// Starts the task of a connection just accepted, or closes it when the budget is spent.
+fn accepted<H, Fut>(
+    stream: TcpStream,
+    peer: SocketAddr,
+    options: &Arc<ServerOptions>,
+    connections: &Connections,
+    drain: &watch::Sender<bool>,
+    tls: Option<&TlsAcceptor>,
+    handler: &H,
+) where
+    H: Fn(Request<ClientBody>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
+{
+    let Some(permit) = connections.limit.try_acquire() else {
+        debug!(client.addr = %peer, "Connection limit reached, closing");
+        drop(stream);
+        return;
+    };
+    let _ = stream.set_nodelay(true);
+    let task = ConnTask {
+        options: options.clone(),
+        timeouts: options.timeouts(),
+        metrics: connections.metrics().clone(),
+        drain: drain.subscribe(),
+        peer,
+        _permit: permit,
+    };
+    let handler = handler.clone();
+    let info = ConnInfo {
+        peer,
+        tls: tls.is_some(),
+    };
+    match tls {
+        None => {
+            tokio::spawn(task.run(stream, info, handler, true));
+        }
+        Some(tls) => {
+            // The handshake runs in the connection's task so a slow client never stalls accepting.
+            let (tls, handshake_timeout) = (tls.clone(), options.handshake_timeout);
+            tokio::spawn(async move {
+                match handshake(&tls, stream, peer, handshake_timeout).await {
+                    Ok(stream) => {
+                        let http1_first = stream.get_ref().1.alpn_protocol() != Some(b"h2");
+                        task.run(stream, info, handler, http1_first).await
+                    }
+                    Err(timed_out) => {
+                        if timed_out {
+                            task.metrics.closed(CloseReason::HandshakeTimeout);
+                        }
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// Lets open connections (and tunnels) finish for up to `drain_timeout`, then closes tunnels.
+async fn drain_connections(
+    local: SocketAddr,
+    options: &ServerOptions,
+    connections: &Connections,
+    drain: watch::Sender<bool>,
+) {
     info!(listener.addr = %local, drain_timeout = ?options.drain_timeout, "Draining connections");
     drain.send_replace(true);
     let drained = async {
         drain.closed().await;
-        shared.tunnels.all_closed().await;
+        connections.tunnels.all_closed().await;
     };
     match tokio::time::timeout(options.drain_timeout, drained).await {
         Ok(()) => debug!(listener.addr = %local, "All connections closed"),
         Err(_) => {
             warn!(
                 listener.addr = %local,
-                tunnels = shared.tunnels.open(),
+                tunnels = connections.tunnels.open(),
                 "Drain timeout reached, closing remaining connections and tunnels"
             );
-            shared.tunnels.close_all();
-            let _ = tokio::time::timeout(CLOSE_GRACE, shared.tunnels.all_closed()).await;
+            connections.tunnels.close_all();
+            let _ = tokio::time::timeout(CLOSE_GRACE, connections.tunnels.all_closed()).await;
         }
     }
-    Ok(())
 }
 
 /// Binds a non-blocking std listener (for sharing between worker runtimes with `try_clone`),

@@ -29,7 +29,7 @@ pub use self::{
     client::{ClientOptions, Lease, UpstreamClients},
     outgoing::Outgoing,
 };
-use crate::{metrics::UpstreamStats, routes::spec::UpstreamProtocol};
+use crate::{h1::decimal_digits, metrics::UpstreamStats, routes::spec::UpstreamProtocol};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -113,10 +113,10 @@ impl Endpoint {
     }
 }
 
-/// `ip:port` as `SocketAddr`'s `Display` writes it. IPv4 digit by digit into a stack buffer (through
-/// `fmt` it was a fifth of publishing a table with 50k endpoints), then copied once into an
-/// allocation of its exact size: a `String` with spare capacity became `Bytes` through a second
-/// allocation. `Authority` still checks the characters; it keeps the bytes without a copy.
+/// `ip:port` as `SocketAddr`'s `Display` writes it. IPv4 digit by digit into a stack buffer
+/// (`fmt` is slow for the one authority per endpoint a publish makes), then copied once into an
+/// allocation of its exact size: a `String` with spare capacity would become `Bytes` through a
+/// second allocation. `Authority` still checks the characters; it keeps the bytes without a copy.
 fn authority_of(addr: SocketAddr) -> Authority {
     let SocketAddr::V4(v4) = addr else {
         return Authority::try_from(addr.to_string()).expect("a socket address is a valid authority");
@@ -136,36 +136,6 @@ fn authority_of(addr: SocketAddr) -> Authority {
     push(b':');
     decimal_digits(v4.port(), &mut push);
     Authority::from_maybe_shared(Bytes::copy_from_slice(&out[..len])).expect("a socket address is a valid authority")
-}
-
-/// Appends `number` in decimal, without a formatter (publishing writes one per endpoint, and
-/// compile one per backend id).
-pub fn push_decimal(out: &mut String, number: u16) {
-    decimal_digits(number, |digit| out.push(char::from(digit)));
-}
-
-/// Gives `number`'s decimal digits to `push`, most significant first.
-fn decimal_digits(number: u16, push: impl FnMut(u8)) {
-    digits(number.into(), 10, push);
-}
-
-/// Gives `number`'s digits in `radix` (10 or 16, lowercase) to `push`, most significant first,
-/// without a formatter.
-#[inline]
-pub(crate) fn digits(number: u64, radix: u64, mut push: impl FnMut(u8)) {
-    debug_assert!(radix == 10 || radix == 16);
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = number;
-    loop {
-        at -= 1;
-        digits[at] = b"0123456789abcdef"[(rest % radix) as usize];
-        rest /= radix;
-        if rest == 0 {
-            break;
-        }
-    }
-    digits[at..].iter().for_each(|&digit| push(digit));
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::{client::legacy::Client, rt::TokioExecutor};
 use shunt_proxy::{
-    forward::{Proxy, ProxyOptions},
     metrics::ProxyMetrics,
+    proxy::{Proxy, ProxyOptions},
     publish::RoutePublisher,
     routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
     server::{self, ServerOptions},
@@ -79,7 +79,7 @@ pub async fn start_proxy(spec: TableSpec) -> SocketAddr {
         server::serve(
             listener,
             &ServerOptions::default(),
-            &server::Listeners::default(),
+            &server::Connections::default(),
             None,
             handler,
             std::future::pending(),

@@ -7,9 +7,10 @@ use std::{
     sync::Arc,
 };
 
-use super::{FastMap, Hosts, Rebuilt, RouteTable, UpstreamsFor, VirtualHost, build_routes, default_route, stats_of};
+use super::{
+    BuildParts, FastMap, Hosts, Parts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, stats_of,
+};
 use crate::{
-    metrics::RouteStats,
     routes::spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
     upstream::Upstream,
 };
@@ -33,20 +34,18 @@ impl RouteTable {
     /// the only ones the `upstream` callback no longer gives. Hosts routing to a replaced upstream
     /// or to a backend that appeared or left are built again too. `None` when either table splits
     /// its hosts by listener: then only the full rebuild applies.
-    #[allow(clippy::too_many_arguments, reason = "rebuild's arguments and what changed")]
     pub fn rebuild_changed(
         spec: Arc<TableSpec>,
         previous: &RouteTable,
         changed: &BTreeSet<HostMatch>,
         backends: &BTreeSet<BackendId>,
         replaced: &HashSet<*const Upstream>,
-        upstream: impl FnMut(&BackendId) -> Arc<Upstream>,
-        mut stats: impl FnMut(&Arc<str>, Option<&Arc<str>>) -> RouteStats,
+        callbacks: impl BuildParts,
     ) -> Option<Rebuilt> {
         if !Self::rebuilds_changed(&spec, previous) {
             return None;
         }
-        let mut upstream_for = UpstreamsFor::new(&spec, upstream, 0);
+        let mut parts = Parts::new(&spec, callbacks, 0);
         let mut redo: BTreeSet<HostMatch> = changed.clone();
         if !replaced.is_empty() {
             redo.extend(previous.plain.with_upstream_in(replaced));
@@ -74,14 +73,14 @@ impl RouteTable {
             };
             let vhost = &spec.hosts[index];
             let before = warnings.len();
-            let routes = build_routes(vhost, &nowhere, &mut upstream_for, &mut stats, &mut warnings);
+            let routes = build_routes(vhost, &nowhere, &mut parts, &mut warnings);
             let clean = warnings.len() == before;
-            if let Some(built) = VirtualHost::build(vhost, &routes, None, clean, &mut stats, &mut warnings) {
+            if let Some(built) = VirtualHost::build(vhost, &routes, None, clean, &mut parts, &mut warnings) {
                 plain.insert(&vhost.host, Arc::new(built));
             }
         }
         let previous_default = previous.default_route.as_ref();
-        let default_route = default_route(&spec, previous_default, &mut upstream_for, &mut stats);
+        let default_route = default_route(&spec, previous_default, &mut parts);
         if let Some(previous) = previous_default
             && !default_route.as_ref().is_some_and(|route| Arc::ptr_eq(route, previous))
         {
@@ -89,7 +88,7 @@ impl RouteTable {
         }
         let reused_hosts = previous.plain.len().saturating_sub(redo.len());
         // It borrows `spec`, which the table takes.
-        drop(upstream_for);
+        drop(parts);
         let table = RouteTable {
             spec,
             plain,

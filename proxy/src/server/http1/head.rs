@@ -11,7 +11,7 @@ use std::mem::MaybeUninit;
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, Version, header};
 
-use crate::{body::ClientBody, upstream::h1::parse_length};
+use crate::{body::ClientBody, h1::parse_length};
 
 #[cfg(test)]
 mod tests;

@@ -40,11 +40,13 @@ use self::{
     head::Parsed,
     response::{BodyFraming, BodyShape, encode_head},
 };
-use super::watchdog::{ConnActivity, H2_PREFACE, Tracked};
+use super::{
+    ConnInfo,
+    watchdog::{ConnActivity, H2_PREFACE, Tracked},
+};
 use crate::{
     body::{ClientBody, ResponseBody},
-    forward::ConnInfo,
-    upstream::h1::{encode_chunk, encode_last_chunk},
+    h1::{encode_chunk, encode_last_chunk},
 };
 
 /// Read buffer growth step, and the size of the write buffer kept between requests.

@@ -7,7 +7,7 @@ use std::{cell::RefCell, time::SystemTime};
 use http::{HeaderMap, Method, StatusCode, header};
 use http_body::Body;
 
-use crate::upstream::digits;
+use crate::h1::{digits, parse_length};
 
 #[cfg(test)]
 mod tests;
@@ -53,6 +53,32 @@ impl BodyShape {
     }
 }
 
+/// The framing of a response whose fields named none: the field we write for it, if any.
+/// `head_length`: a HEAD answer that may state the length a GET would get.
+fn frame_by_ourselves(out: &mut Vec<u8>, body: BodyShape, has_body: bool, head_length: bool) -> BodyFraming {
+    match body {
+        BodyShape::Empty if has_body => {
+            out.extend_from_slice(b"content-length: 0\r\n");
+            BodyFraming::Length(0)
+        }
+        BodyShape::Exact(length) if has_body || (head_length && length > 0) => {
+            out.extend_from_slice(b"content-length: ");
+            digits(length, 10, |digit| out.push(digit));
+            out.extend_from_slice(b"\r\n");
+            if has_body {
+                BodyFraming::Length(length)
+            } else {
+                BodyFraming::None
+            }
+        }
+        BodyShape::Unknown if has_body => {
+            out.extend_from_slice(b"transfer-encoding: chunked\r\n");
+            BodyFraming::Chunked
+        }
+        _ => BodyFraming::None,
+    }
+}
+
 /// Writes the status line and fields to `out`; `close` when the connection ends after this
 /// response whatever the fields say (the client asked, or we are draining).
 pub fn encode_head(
@@ -91,7 +117,7 @@ pub fn encode_head(
                     BodyShape::Empty if !head_request => continue,
                     BodyShape::Exact(length) if has_body => BodyFraming::Length(length),
                     BodyShape::Unknown if has_body => {
-                        let length = crate::upstream::h1::parse_length(value.as_bytes()).ok_or(InvalidLength)?;
+                        let length = parse_length(value.as_bytes()).ok_or(InvalidLength)?;
                         BodyFraming::Length(length)
                     }
                     // HEAD, 204, 304: the field passes, no body follows.
@@ -113,27 +139,7 @@ pub fn encode_head(
     let framing = match framing {
         Some(framing) if has_body => framing,
         Some(_) => BodyFraming::None,
-        None => match body {
-            BodyShape::Empty if has_body => {
-                out.extend_from_slice(b"content-length: 0\r\n");
-                BodyFraming::Length(0)
-            }
-            BodyShape::Exact(length) if has_body || (head_request && length > 0 && may_state_length(status)) => {
-                out.extend_from_slice(b"content-length: ");
-                digits(length, 10, |digit| out.push(digit));
-                out.extend_from_slice(b"\r\n");
-                if has_body {
-                    BodyFraming::Length(length)
-                } else {
-                    BodyFraming::None
-                }
-            }
-            BodyShape::Unknown if has_body => {
-                out.extend_from_slice(b"transfer-encoding: chunked\r\n");
-                BodyFraming::Chunked
-            }
-            _ => BodyFraming::None,
-        },
+        None => frame_by_ourselves(out, body, has_body, head_request && may_state_length(status)),
     };
     if close && !said_close {
         out.extend_from_slice(b"connection: close\r\n");

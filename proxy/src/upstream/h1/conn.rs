@@ -22,11 +22,12 @@ use tokio_rustls::client::TlsStream;
 use super::{
     H1Error,
     body::Body,
-    encode::{Framing, encode_chunk, encode_head, encode_last_chunk, request_framing},
+    encode::{Framing, encode_head, request_framing},
     parse::{Head, parse_head},
 };
 use crate::{
     body::RequestBody,
+    h1::{encode_chunk, encode_last_chunk},
     headers::upgrade_protocol,
     upstream::{outgoing::Outgoing, pool::Poolable},
 };
@@ -194,11 +195,9 @@ pub enum WriteAt {
     Once,
     /// After the worker's other ready connections have read their requests (an HTTP/1 client's
     /// request, read alone), so that the writes to pods go out back to back: a pod's process is
-    /// woken once per batch instead of once per request. Written at once, each write found the
-    /// pod's core idle again and paid a cross-core wake-up (0.9 call-function interrupts per
-    /// request instead of 0.1; 35 µs of CPU per request instead of 26-30 under benches/load.sh;
-    /// benches/flame/README.md, h1codec). HTTP/2 clients lose by it (benches/tls.sh h2: 26-30 µs
-    /// against 24-26 at once), their streams already come in batches.
+    /// woken once per batch instead of once per request. Written at once, each write finds the
+    /// pod's core idle again and pays a cross-core wake-up. HTTP/2 clients would lose by it:
+    /// their streams already come in batches.
     AfterReadyConnections,
 }
 

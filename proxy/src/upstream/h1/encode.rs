@@ -3,8 +3,11 @@
 use http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 use http_body::Body as _;
 
-use super::{H1Error, parse::parse_length};
-use crate::{body::RequestBody, upstream::digits};
+use super::H1Error;
+use crate::{
+    body::RequestBody,
+    h1::{digits, parse_length},
+};
 
 #[cfg(test)]
 mod tests;
@@ -85,29 +88,6 @@ pub fn encode_head<'a>(
         }
         Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
         Framing::Empty | Framing::Length { add: false, .. } => {}
-    }
-    out.extend_from_slice(b"\r\n");
-}
-
-/// Appends one chunk: `size-in-hex CRLF data CRLF`. Empty data would end the body: skipped.
-pub fn encode_chunk(out: &mut Vec<u8>, data: &[u8]) {
-    if data.is_empty() {
-        return;
-    }
-    digits(data.len() as u64, 16, |digit| out.push(digit));
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n");
-}
-
-/// Appends the last chunk and the trailer section.
-pub fn encode_last_chunk(out: &mut Vec<u8>, trailers: Option<&HeaderMap>) {
-    out.extend_from_slice(b"0\r\n");
-    for (name, value) in trailers.into_iter().flatten() {
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
 }

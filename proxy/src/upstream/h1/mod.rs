@@ -18,9 +18,9 @@ use std::io;
 pub use self::{
     body::{Body, Upgraded},
     conn::{Hold, Http1, Stream, WriteAt, send},
-    encode::{Framing, encode_chunk, encode_head, encode_last_chunk, request_framing},
+    encode::{Framing, encode_head, request_framing},
     framing::{Decoded, Decoder},
-    parse::{Head, MAX_HEAD, MAX_HEADERS, parse_head, parse_length},
+    parse::{Head, MAX_HEAD, MAX_HEADERS, parse_head},
 };
 
 /// What went wrong on one HTTP/1.1 exchange with a pod.

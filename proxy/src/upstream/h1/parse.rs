@@ -4,6 +4,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version, header};
 
 use super::{H1Error, framing::Decoder};
+use crate::h1::parse_length;
 
 #[cfg(test)]
 mod tests;
@@ -136,7 +137,7 @@ impl Framing {
     }
 
     /// Both `Content-Length` and `Transfer-Encoding`: RFC 9112 §6.3 (3) says the coding wins and
-    /// the length goes (`forward::respond` drops it), and the message "ought to be handled as an
+    /// the length goes (`proxy::respond` drops it), and the message "ought to be handled as an
     /// error": the body is read by its coding, and the connection is never reused, so whatever
     /// the pod meant by the length cannot become the start of the next response (splitting).
     fn is_ambiguous(&self) -> bool {
@@ -160,17 +161,6 @@ impl Framing {
             (None, None) => Decoder::until_close(),
         })
     }
-}
-
-/// Digits only (no sign, no spaces inside), without overflow.
-pub fn parse_length(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |acc, &b| {
-        let digit = (b as char).to_digit(10)?;
-        acc.checked_mul(10)?.checked_add(u64::from(digit))
-    })
 }
 
 fn trim(bytes: &[u8]) -> &[u8] {

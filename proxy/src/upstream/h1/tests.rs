@@ -4,7 +4,7 @@ use bytes::BytesMut;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use proptest::prelude::*;
 
-use super::{Decoded, H1Error, encode, parse_head};
+use super::{Decoded, H1Error, parse_head};
 
 #[derive(Debug, Clone)]
 enum Wire {
@@ -89,15 +89,15 @@ proptest! {
                 let mut rest = &body[..];
                 for size in sizes {
                     let take = (*size).min(rest.len());
-                    encode::encode_chunk(&mut wire, &rest[..take]);
+                    crate::h1::encode_chunk(&mut wire, &rest[..take]);
                     rest = &rest[take..];
                 }
-                encode::encode_chunk(&mut wire, rest);
+                crate::h1::encode_chunk(&mut wire, rest);
                 for (name, value) in trailers {
                     let name = HeaderName::from_bytes(name.as_bytes()).unwrap();
                     expected_trailers.append(name, HeaderValue::from_str(value).unwrap());
                 }
-                encode::encode_last_chunk(&mut wire, Some(&expected_trailers));
+                crate::h1::encode_last_chunk(&mut wire, Some(&expected_trailers));
             }
         }
         wire.extend_from_slice(&body[..if matches!(framing, Wire::Length | Wire::Close) { body.len() } else { 0 }]);

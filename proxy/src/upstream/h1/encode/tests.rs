@@ -2,6 +2,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 use proptest::prelude::*;
 
 use super::*;
+use crate::h1::{encode_chunk, encode_last_chunk};
 
 /// Parses `wire` back as a request: method, path, fields (name, value) in order.
 fn mk_parsed(wire: &[u8]) -> (String, String, Vec<(String, Vec<u8>)>) {

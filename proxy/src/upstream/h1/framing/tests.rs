@@ -112,9 +112,9 @@ proptest! {
     ) {
         let mut wire = Vec::new();
         for chunk in &chunks {
-            crate::upstream::h1::encode::encode_chunk(&mut wire, chunk);
+            crate::h1::encode_chunk(&mut wire, chunk);
         }
-        crate::upstream::h1::encode::encode_last_chunk(&mut wire, None);
+        crate::h1::encode_last_chunk(&mut wire, None);
         let (data, _, left) = mk_decoded(Decoder::chunked(), &wire, piece).unwrap();
         prop_assert_eq!(data, chunks.concat());
         prop_assert_eq!(left, 0);

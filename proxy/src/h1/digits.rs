@@ -1,0 +1,32 @@
+//! Numbers written as ASCII digits without a formatter: lengths and chunk sizes in heads,
+//! ports in addresses and backend names.
+
+/// Appends `number` in decimal, without a formatter (publishing writes one per endpoint, and
+/// compile one per backend id).
+pub fn push_decimal(out: &mut String, number: u16) {
+    decimal_digits(number, |digit| out.push(char::from(digit)));
+}
+
+/// Gives `number`'s decimal digits to `push`, most significant first.
+pub fn decimal_digits(number: u16, push: impl FnMut(u8)) {
+    digits(number.into(), 10, push);
+}
+
+/// Gives `number`'s digits in `radix` (10 or 16, lowercase) to `push`, most significant first,
+/// without a formatter.
+#[inline]
+pub fn digits(number: u64, radix: u64, mut push: impl FnMut(u8)) {
+    debug_assert!(radix == 10 || radix == 16);
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = number;
+    loop {
+        at -= 1;
+        digits[at] = b"0123456789abcdef"[(rest % radix) as usize];
+        rest /= radix;
+        if rest == 0 {
+            break;
+        }
+    }
+    digits[at..].iter().for_each(|&digit| push(digit));
+}

@@ -1,0 +1,87 @@
+//! Access log: once a request is over, its line (`--access-log`) and its counts in the route's
+//! and the upstream's metrics.
+
+use std::{net::SocketAddr, sync::Arc, time::Instant};
+
+use http::{HeaderValue, Method, Request, StatusCode};
+use tracing::{debug, info};
+
+use crate::{body::ClientBody, error::CLIENT_CLOSED_REQUEST, metrics::ProxyMetrics, routes::Route, server::ConnInfo};
+
+/// What a request did, filled in by the phases as they go.
+#[derive(Default)]
+pub(super) struct Outcome {
+    pub route: Option<Arc<Route>>,
+    pub host: Option<HeaderValue>,
+    pub endpoint: Option<SocketAddr>,
+    pub request_id: Option<HeaderValue>,
+    /// When the pod's response head came: read once for the upstream's latency and the route's.
+    pub answered: Option<Instant>,
+}
+
+/// Counts and logs a request when dropped: after its response head, or when hyper drops the
+/// request because the client went away (then it is a 499, like nginx's).
+pub(super) struct Record<'a> {
+    metrics: &'a ProxyMetrics,
+    conn: ConnInfo,
+    started: Instant,
+    logged: Option<(Method, http::Uri)>,
+    pub outcome: Outcome,
+    /// `None` until a response exists.
+    pub status: Option<StatusCode>,
+}
+
+impl<'a> Record<'a> {
+    /// Starts the clock; keeps the method and target only when `access_log` is on.
+    #[inline]
+    pub fn start(metrics: &'a ProxyMetrics, conn: ConnInfo, access_log: bool, req: &Request<ClientBody>) -> Self {
+        Record {
+            metrics,
+            conn,
+            started: Instant::now(),
+            logged: access_log.then(|| (req.method().clone(), req.uri().clone())),
+            outcome: Outcome::default(),
+            status: None,
+        }
+    }
+}
+
+impl Drop for Record<'_> {
+    fn drop(&mut self) {
+        let status = self.status.unwrap_or_else(|| {
+            debug!(client.addr = %self.conn.peer, "Client went away before the response");
+            CLIENT_CLOSED_REQUEST
+        });
+        let outcome = &self.outcome;
+        let duration = outcome.answered.unwrap_or_else(Instant::now) - self.started;
+        match &outcome.route {
+            Some(route) => count(route, status, duration),
+            None => self.metrics.unmatched().record(status, duration),
+        }
+        if let Some((method, uri)) = &self.logged {
+            let host = outcome.host.as_ref().and_then(|h| h.to_str().ok()).unwrap_or("");
+            info!(
+                target: "shunt::access",
+                client = %self.conn.peer.ip(),
+                %method,
+                host,
+                path = uri.path(),
+                status = status.as_u16(),
+                route = outcome.route.as_ref().map_or("", |r| &*r.name),
+                upstream = outcome.endpoint.map(|a| a.to_string()).unwrap_or_default(),
+                duration_ms = duration.as_secs_f64() * 1000.0,
+                request_id = outcome.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or(""),
+                "Request",
+            );
+        }
+    }
+}
+
+/// Counts one finished request in its route's series and, for a route with an upstream, the
+/// upstream's.
+pub fn count(route: &Route, status: StatusCode, elapsed: std::time::Duration) {
+    route.stats.record(status, elapsed);
+    if route.stats.has_backend() {
+        route.upstream.stats.record(elapsed);
+    }
+}

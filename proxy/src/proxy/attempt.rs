@@ -1,0 +1,92 @@
+//! Attempt: the tries against the route's endpoints. Each try picks an endpoint, sends the
+//! prepared request under the upstream timeout and either responds or asks
+//! [`retry::classify`] whether to go again.
+
+use std::{
+    pin::pin,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use http::Response;
+use tracing::debug;
+
+use super::{Inner, access_log::Outcome, prepare, prepare::Prepared, respond};
+use crate::{
+    body::{RequestBody, ResponseBody},
+    error::ProxyError,
+    routes::Route,
+    upstream::{
+        EndpointGuard, Outgoing, UpstreamClients,
+        retry::{self, Decision, Retries},
+    },
+};
+
+pub(super) async fn attempt(
+    inner: &Inner,
+    route: &Arc<Route>,
+    host: &str,
+    prepared: &mut Prepared,
+    outcome: &mut Outcome,
+) -> Result<Response<ResponseBody>, ProxyError> {
+    let (upstream, options) = (&*route.upstream, &inner.options);
+    let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
+    let mut retries = Retries::new(options.connect_attempts, &prepared.method);
+    loop {
+        let Some(index) = upstream.pick(retries.unreachable()) else {
+            return Err(ProxyError::NoEndpoints {
+                backend: upstream.id.clone(),
+            });
+        };
+        let endpoint = upstream.endpoints[index].clone();
+        outcome.endpoint = Some(endpoint.addr);
+        let guard = EndpointGuard::new(endpoint.clone());
+        let head = Outgoing {
+            method: &prepared.method,
+            uri: UpstreamClients::request_uri(upstream.protocol, &endpoint.authority, host, &prepared.path_and_query),
+            headers: &prepared.headers,
+            added: &prepared.added,
+        };
+        let sent = Instant::now();
+        // Pinned here, so the timeout wraps a pointer: `timeout_at` takes its future by value
+        // and would move the whole exchange (request, checkout, hyper's response future).
+        let exchange = pin!(inner.clients.send(upstream, &endpoint, &head, body, prepared.write_at));
+        let error = match tokio::time::timeout_at(upstream_deadline(sent, options.upstream_timeout), exchange).await {
+            Err(_elapsed) => {
+                return Err(ProxyError::UpstreamTimeout {
+                    backend: upstream.id.clone(),
+                    timeout: options.upstream_timeout,
+                });
+            }
+            Ok(Ok(response)) => {
+                let answered = Instant::now();
+                outcome.answered = Some(answered);
+                upstream.stats.observe_latency((answered - sent).as_secs_f64());
+                let (upgrade, trailers) = (prepared.client_upgrade.take(), prepared.accepts_trailers);
+                return Ok(respond::respond(response, guard, upgrade, trailers, &options.tunnels));
+            }
+            Ok(Err(error)) => error,
+        };
+        drop(guard);
+        // Who failed first: a client that went away is not the pod's fault.
+        let slot = &prepared.slot;
+        let client_failed = slot.as_ref().is_some_and(|slot| slot.client_failed());
+        let replay = || prepare::replay(slot, options);
+        match retry::classify(error, upstream, index, &mut retries, client_failed, replay) {
+            Decision::Retry { why, body: next, error } => {
+                debug!(%error, endpoint = %endpoint.addr, backend = %upstream.id, "Retrying: {why}");
+                body = next;
+            }
+            Decision::Fail(error) => return Err(error),
+        }
+    }
+}
+
+/// The upstream deadline counted from `sent`, a clock reading already taken (`timeout` would
+/// take another).
+pub(super) fn upstream_deadline(sent: Instant, timeout: Duration) -> tokio::time::Instant {
+    let sent = tokio::time::Instant::from_std(sent);
+    // Past what the clock can say: thirty years stands for never, as in tokio's own `timeout`.
+    sent.checked_add(timeout)
+        .unwrap_or_else(|| sent + Duration::from_secs(30 * 365 * 86_400))
+}

@@ -1,0 +1,175 @@
+//! The request path as named phases, each in its own file and run in this order:
+//!
+//! ```text
+//! request ─▶ admit ─▶ route ─▶ prepare ─▶ attempt ─▶ respond ─▶ client
+//!             │ 400     │ 404, redirect,   │ headers,  │ pick an endpoint, send;     │ hop-by-hop out,
+//!             │         │ 503, 413         │ body slot │ retry by upstream::retry    │ or hand over a tunnel
+//!             └─────────┴──────────────────┴───────────┴── access_log: one line and the metrics, on drop
+//! ```
+//!
+//! Where a new feature goes (an nginx annotation, a retry rule), by what it changes:
+//! - `admit.rs`: whether a request is acceptable at all, before any route is known (methods,
+//!   request targets, path normalisation, the host).
+//! - `route.rs`: what the route decides without asking a pod: lookup, redirects, answers made
+//!   here (access rules, CORS preflight), limits of the route (body size), canary choice.
+//! - `prepare.rs`: the request as the pod will see it: header rewrites, rewrite-target, CORS or
+//!   custom request headers, upgrade detection, the replayable body.
+//! - `attempt.rs`: the loop of tries against endpoints; which failures are retried is decided in
+//!   `upstream/retry.rs`, not here.
+//! - `respond.rs`: the response as the client will see it: hop-by-hop fields, response headers
+//!   (CORS), the upgrade hand-off to a tunnel.
+//! - `access_log.rs`: what is logged and counted once the request is over.
+
+mod access_log;
+mod admit;
+mod attempt;
+mod prepare;
+mod respond;
+mod route;
+
+use std::{sync::Arc, time::Duration};
+
+use http::{Request, Response};
+use tracing::{debug, warn};
+
+pub use self::access_log::count;
+use self::{
+    access_log::{Outcome, Record},
+    admit::Admitted,
+    route::Routed,
+};
+use crate::{
+    body::{ClientBody, ResponseBody},
+    error::{ErrorSource, ProxyError},
+    headers::TrustedProxies,
+    lograte::LogRate,
+    metrics::ProxyMetrics,
+    publish::RouteReader,
+    server::ConnInfo,
+    tunnel::Tunnels,
+    upstream::UpstreamClients,
+};
+
+#[derive(Clone, Debug)]
+pub struct ProxyOptions {
+    pub trusted_proxies: TrustedProxies,
+    /// From sending the request to the response head.
+    pub upstream_timeout: Duration,
+    pub max_body_size: Option<u64>,
+    /// Endpoints one request may try when connecting fails. Must be at least 1.
+    pub connect_attempts: usize,
+    pub access_log: bool,
+    /// Longest wait between two reads of a request body (`--client-body-timeout`); then 408.
+    pub client_body_timeout: Duration,
+    /// Where upgraded connections run (idle timeout, gauge, closed at the drain deadline).
+    pub tunnels: Tunnels,
+}
+
+impl Default for ProxyOptions {
+    fn default() -> Self {
+        ProxyOptions {
+            trusted_proxies: TrustedProxies::default(),
+            upstream_timeout: Duration::from_secs(60),
+            max_body_size: None,
+            connect_attempts: 3,
+            access_log: true,
+            client_body_timeout: Duration::from_secs(60),
+            tunnels: Tunnels::default(),
+        }
+    }
+}
+
+/// The proxy; cheap to clone, one per listener is plenty.
+#[derive(Clone)]
+pub struct Proxy(Arc<Inner>);
+
+struct Inner {
+    routes: RouteReader,
+    clients: UpstreamClients,
+    options: ProxyOptions,
+    metrics: ProxyMetrics,
+    /// One "Request failed" line per upstream and reason per second, whatever the error rate.
+    failures: LogRate,
+}
+
+// === impl Proxy ===
+
+impl Proxy {
+    pub fn new(routes: RouteReader, clients: UpstreamClients, options: ProxyOptions, metrics: ProxyMetrics) -> Self {
+        Proxy(Arc::new(Inner {
+            routes,
+            clients,
+            options,
+            metrics,
+            failures: LogRate::per_second(),
+        }))
+    }
+
+    /// Answers one request; failures become short plain-text responses.
+    ///
+    /// Boxed, so every layer above (our handler, hyper's dispatcher, the task hyper's HTTP/2
+    /// server spawns per stream) moves a pointer instead of this future when it takes it.
+    pub fn serve(
+        &self,
+        req: Request<ClientBody>,
+        conn: ConnInfo,
+    ) -> impl Future<Output = Response<ResponseBody>> + Send + '_ {
+        Box::pin(self.answer(req, conn))
+    }
+
+    async fn answer(&self, req: Request<ClientBody>, conn: ConnInfo) -> Response<ResponseBody> {
+        let inner = &*self.0;
+        let mut record = Record::start(&inner.metrics, conn, inner.options.access_log, &req);
+        // Boxed apart: the forwarding future is kilobytes (the upstream exchange, its timeout,
+        // the request's parts). Built in its own box, it is never moved; inlined here, it would
+        // be moved into this future's state and then within it, which costs more than the
+        // second allocation.
+        let forwarded = Box::pin(self.forward(req, conn, &mut record.outcome));
+        let response = match forwarded.await {
+            Ok(response) => response,
+            Err(error) => {
+                match error.source_side() {
+                    ErrorSource::Client => debug!(%error, client.addr = %conn.peer, "Request refused"),
+                    side => {
+                        if let Some(suppressed) = inner.failures.admit(&error.to_string()) {
+                            warn!(%error, client.addr = %conn.peer, ?side, suppressed, "Request failed");
+                        }
+                    }
+                }
+                error.into_response()
+            }
+        };
+        record.status = Some(response.status());
+        response
+    }
+
+    /// The phases in order; each one may answer (an error, a redirect) instead of going on.
+    async fn forward(
+        &self,
+        req: Request<ClientBody>,
+        conn: ConnInfo,
+        outcome: &mut Outcome,
+    ) -> Result<Response<ResponseBody>, ProxyError> {
+        let inner = &*self.0;
+        let Admitted { normalized, host } = admit::admit(&req)?;
+        outcome.host = Some(host.clone());
+        let host_str = host.to_str().map_err(|_| ProxyError::MissingHost)?;
+        let request = route::Request {
+            req: &req,
+            normalized: normalized.as_ref(),
+            host: host_str,
+            conn,
+        };
+        let route = match route::route(&inner.routes, &request, inner.options.max_body_size, outcome)? {
+            Routed::Forward(route) => route,
+            Routed::Answered(response) => return Ok(response),
+        };
+        let mut prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, &inner.options);
+        outcome.request_id = prepared.request_id.take();
+        // By reference: the prepared request stays where it is while the attempts run.
+        attempt::attempt(inner, &route, host_str, &mut prepared, outcome).await
+    }
+}
+
+#[cfg(test)]
+mod tests;

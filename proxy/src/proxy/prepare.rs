@@ -1,0 +1,140 @@
+//! Prepare: the request as the pod will see it. Hop-by-hop fields out, the forwarding fields
+//! (X-Forwarded-*, X-Request-Id) in, the route's header options, upgrade detection, and the
+//! body behind a slot that later attempts can replay.
+
+use std::sync::Arc;
+
+use http::{HeaderMap, HeaderValue, Method, Request, Version, header, uri::PathAndQuery};
+use hyper::upgrade::OnUpgrade;
+
+use super::ProxyOptions;
+use crate::{
+    body::{BodySlot, ClientBody, RequestBody},
+    headers::{AddedFields, ForwardedContext, join_cookies, set_forwarded, strip_hop_by_hop, upgrade_protocol},
+    routes::{Route, spec::UpstreamProtocol},
+    server::ConnInfo,
+    upstream::h1::WriteAt,
+};
+
+/// A request ready to go to any endpoint of its route, as often as the retries allow.
+pub(super) struct Prepared {
+    pub method: Method,
+    pub headers: HeaderMap,
+    /// Fields we added to `headers`, written apart by our HTTP/1.1 client.
+    pub added: AddedFields,
+    pub path_and_query: PathAndQuery,
+    pub write_at: WriteAt,
+    /// The client sent `TE: trailers`.
+    pub accepts_trailers: bool,
+    /// The client's side of an upgrade it asked for.
+    pub client_upgrade: Option<OnUpgrade>,
+    /// For the access log, which takes it.
+    pub request_id: Option<HeaderValue>,
+    /// The first attempt's body; the attempts take it.
+    pub body: RequestBody,
+    /// Where later attempts get theirs; `None` for a request without a body.
+    pub slot: Option<Arc<BodySlot>>,
+}
+
+// Always inlined, like the other phases before `attempt`: called once per request, and as a
+// function of its own it would copy the request's parts in and the prepared request out.
+#[inline(always)]
+pub(super) fn prepare(
+    mut req: Request<ClientBody>,
+    normalized: Option<PathAndQuery>,
+    host: &HeaderValue,
+    host_str: &str,
+    route: &Route,
+    conn: ConnInfo,
+    options: &ProxyOptions,
+) -> Prepared {
+    let upgrade = if req.version() <= Version::HTTP_11 {
+        upgrade_protocol(req.headers())
+    } else {
+        None
+    };
+    let client_upgrade = upgrade.as_ref().map(|_| hyper::upgrade::on(&mut req));
+
+    let (parts, body) = req.into_parts();
+    let mut headers = parts.headers;
+    strip_hop_by_hop(&mut headers);
+    let accepts_trailers = headers.contains_key(header::TE);
+    // Up to seven forwarding fields, a route's protocol field and room to spare.
+    let mut added = AddedFields::with_capacity(9);
+    let request_id = rewrite_headers(&mut headers, &mut added, host, host_str, route, conn, options);
+    if let Some(protocol) = &upgrade {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+        headers.insert(header::UPGRADE, protocol.clone());
+    }
+    let path_and_query = normalized.unwrap_or_else(|| {
+        parts
+            .uri
+            .path_and_query()
+            .cloned()
+            .unwrap_or_else(|| PathAndQuery::from_static("/"))
+    });
+    // An HTTP/1 client's request was read alone: its write waits for the other ready ones.
+    let write_at = if parts.version <= Version::HTTP_11 {
+        WriteAt::AfterReadyConnections
+    } else {
+        WriteAt::Once
+    };
+    if route.upstream.protocol != UpstreamProtocol::H2c {
+        join_cookies(&mut headers);
+    }
+    let (body, slot) = if http_body::Body::is_end_stream(&body) {
+        (RequestBody::Empty, None)
+    } else {
+        let (body, slot) = RequestBody::stream(body, options.max_body_size, options.client_body_timeout);
+        (body, Some(slot))
+    };
+    Prepared {
+        method: parts.method,
+        headers,
+        added,
+        path_and_query,
+        write_at,
+        accepts_trailers,
+        client_upgrade,
+        request_id: Some(request_id),
+        body,
+        slot,
+    }
+}
+
+/// The fields we set (the hop-by-hop ones are gone already): forwarding fields, Host and the
+/// route's header options. Returns the request's X-Request-Id.
+#[inline(always)]
+fn rewrite_headers(
+    headers: &mut HeaderMap,
+    added: &mut AddedFields,
+    host: &HeaderValue,
+    host_str: &str,
+    route: &Route,
+    conn: ConnInfo,
+    options: &ProxyOptions,
+) -> HeaderValue {
+    let scheme = if conn.tls { "https" } else { "http" };
+    let forwarded = ForwardedContext {
+        peer: conn.peer.ip(),
+        scheme,
+        host: host_str,
+    };
+    let request_id = set_forwarded(headers, &forwarded, &options.trusted_proxies, added);
+    // An HTTP/1.1 client's Host is the host already (its absolute-form target aside).
+    if headers.get(header::HOST) != Some(host) {
+        headers.insert(header::HOST, host.clone());
+    }
+    if let Some(name) = &route.client_protocol_header {
+        added.replace(headers, name.clone(), HeaderValue::from_static(scheme));
+    }
+    request_id
+}
+
+/// The body for another attempt, from the start, or `None` when it cannot be sent again.
+pub(super) fn replay(slot: &Option<Arc<BodySlot>>, options: &ProxyOptions) -> Option<RequestBody> {
+    match slot {
+        None => Some(RequestBody::Empty),
+        Some(slot) => RequestBody::resume(slot, options.max_body_size, options.client_body_timeout),
+    }
+}

@@ -1,0 +1,72 @@
+//! Respond: the pod's response as the client will see it. Hop-by-hop fields out, the body
+//! streamed back while the endpoint's in-flight count is held; an accepted upgrade hands both
+//! connections over to a tunnel.
+
+use http::{HeaderValue, Response, StatusCode, header};
+use hyper::upgrade::OnUpgrade;
+use hyper_util::rt::TokioIo;
+use tracing::debug;
+
+use crate::{
+    body::ResponseBody,
+    headers::{drop_length_beside_transfer_encoding, strip_hop_by_hop},
+    tunnel::Tunnels,
+    upstream::{EndpointGuard, UpstreamBody, h1::Upgraded},
+};
+
+/// Turns the upstream's answer into ours: tunnels an accepted upgrade, otherwise strips
+/// hop-by-hop headers and streams the body, holding the endpoint's in-flight count until done.
+/// `Trailer` stays for a client that sent `TE: trailers`: hyper only writes HTTP/1.1 trailer
+/// fields the response declared.
+pub(super) fn respond(
+    mut response: Response<UpstreamBody>,
+    guard: EndpointGuard,
+    client_upgrade: Option<OnUpgrade>,
+    accepts_trailers: bool,
+    tunnels: &Tunnels,
+) -> Response<ResponseBody> {
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS
+        && let Some(client_upgrade) = client_upgrade
+    {
+        let (parts, body) = response.into_parts();
+        // The connection leaves the pool for good: it becomes the tunnel's.
+        let upstream = match body {
+            UpstreamBody::H1(body) => body.upgrade(),
+            UpstreamBody::H2(_) => None,
+        };
+        tokio::spawn(tunnel(client_upgrade, upstream, guard, tunnels.clone()));
+        return Response::from_parts(parts, ResponseBody::empty());
+    }
+    let declared: Vec<HeaderValue> = if accepts_trailers {
+        response.headers().get_all(header::TRAILER).iter().cloned().collect()
+    } else {
+        Vec::new()
+    };
+    drop_length_beside_transfer_encoding(response.headers_mut());
+    strip_hop_by_hop(response.headers_mut());
+    for value in declared {
+        response.headers_mut().append(header::TRAILER, value);
+    }
+    response.map(|body| ResponseBody::Upstream {
+        body,
+        _guard: Some(guard),
+    })
+}
+
+/// Waits for the client's side of the upgrade, then runs the tunnel until either side closes.
+async fn tunnel(client: OnUpgrade, upstream: Option<Upgraded>, guard: EndpointGuard, tunnels: Tunnels) {
+    let endpoint = guard.endpoint().addr;
+    let Some(upstream) = upstream else {
+        debug!(%endpoint, "Upgrade did not complete: the pod's connection cannot be upgraded");
+        return;
+    };
+    let client = match client.await {
+        Ok(client) => client,
+        Err(error) => {
+            debug!(%error, %endpoint, "Upgrade did not complete");
+            return;
+        }
+    };
+    tunnels.run(TokioIo::new(client), upstream, endpoint).await;
+    drop(guard);
+}

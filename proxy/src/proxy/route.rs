@@ -1,0 +1,86 @@
+//! Route: find the route for the host and path, and answer here what needs no pod: redirects
+//! (to HTTPS, or configured), a route without endpoints (503), a body declared too large (413).
+
+use std::sync::Arc;
+
+use http::{Response, header, uri::PathAndQuery};
+
+use super::access_log::Outcome;
+use crate::{
+    body::{ClientBody, ResponseBody},
+    error::ProxyError,
+    publish::RouteReader,
+    redirect,
+    routes::{Route, normalize_host},
+    server::ConnInfo,
+};
+
+/// The admitted request, as routing reads it.
+pub(super) struct Request<'a> {
+    pub req: &'a http::Request<ClientBody>,
+    /// `Some` when normalising changed the path; see `admit`.
+    pub normalized: Option<&'a PathAndQuery>,
+    pub host: &'a str,
+    pub conn: ConnInfo,
+}
+
+/// Whether the request goes on to a pod, or was answered here.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "returned once per request and matched at once; a box would allocate for every redirect"
+)]
+pub(super) enum Routed {
+    Forward(Arc<Route>),
+    Answered(Response<ResponseBody>),
+}
+
+#[inline(always)]
+pub(super) fn route(
+    routes: &RouteReader,
+    request: &Request<'_>,
+    max_body: Option<u64>,
+    outcome: &mut Outcome,
+) -> Result<Routed, ProxyError> {
+    let Request {
+        req,
+        normalized,
+        host,
+        conn,
+    } = *request;
+    let route = {
+        let path = normalized.map_or(req.uri().path(), PathAndQuery::path);
+        let table = routes.load();
+        table.lookup_on(&normalize_host(host), path, conn.tls).cloned()
+    };
+    let route = route.ok_or_else(|| ProxyError::NoRoute { host: host.to_string() })?;
+    outcome.route = Some(route.clone());
+    let root = PathAndQuery::from_static("/");
+    if route.ssl_redirect && !conn.tls {
+        let target = normalized.or(req.uri().path_and_query()).unwrap_or(&root);
+        return Ok(Routed::Answered(redirect::respond(
+            &redirect::to_https(),
+            false,
+            host,
+            target,
+        )));
+    }
+    if let Some(redirect) = &route.redirect {
+        let target = req.uri().path_and_query().unwrap_or(&root);
+        return Ok(Routed::Answered(redirect::respond(redirect, conn.tls, host, target)));
+    }
+    if route.upstream.endpoints.is_empty() {
+        return Err(ProxyError::NoEndpoints {
+            backend: route.upstream.id.clone(),
+        });
+    }
+    if let Some(limit) = max_body
+        && content_length(req).is_some_and(|len| len > limit)
+    {
+        return Err(ProxyError::BodyTooLarge { limit });
+    }
+    Ok(Routed::Forward(route))
+}
+
+fn content_length(req: &http::Request<ClientBody>) -> Option<u64> {
+    req.headers().get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
