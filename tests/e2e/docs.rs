@@ -8,10 +8,7 @@
 //! docs/operations.md ─▶ rows of tables headed `flag` ───┴─▶ each side checked against the other
 //! ```
 
-use std::{
-    collections::{BTreeMap, BTreeSet},
-    process::Command,
-};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The commands whose flags the docs list.
 const COMMANDS: [&str; 4] = ["serve", "run", "dns", "demo"];
@@ -33,15 +30,9 @@ struct Row {
 type HelpFlags = BTreeMap<&'static str, BTreeMap<String, Option<String>>>;
 
 fn help(command: &str) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_shunt"))
+    // A value in the environment would show in the help instead of the default: `launch` clears them.
+    let output = crate::support::launch::shunt()
         .args([command, "--help"])
-        // A value in the environment would show in the help instead of the default.
-        .env_remove("SHUNT_HTTP_ADDR")
-        .env_remove("SHUNT_HTTPS_ADDR")
-        .env_remove("SHUNT_ADMIN_ADDR")
-        .env_remove("SHUNT_LOG_FORMAT")
-        .env_remove("POD_NAME")
-        .env_remove("POD_NAMESPACE")
         .output()
         .expect("running shunt --help");
     assert!(
