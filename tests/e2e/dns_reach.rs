@@ -233,7 +233,7 @@ fn check_manifests() -> Manifests {
 async fn shunt_dns_check(manifests: &Manifests, resolver: &str) -> std::process::Output {
     let resolv_conf = manifests.path().join("resolv.conf.txt");
     std::fs::write(&resolv_conf, resolver).expect("resolv.conf written");
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_shunt"))
+    let output = tokio::process::Command::from(crate::support::launch::shunt())
         .args(["dns", "check", "--manifests"])
         .arg(manifests.path().join("ingress.yaml"))
         .arg("--manifests")
