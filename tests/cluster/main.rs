@@ -15,6 +15,7 @@ mod support;
 
 mod client;
 mod coredns;
+mod dns_guards;
 mod faults;
 mod leader;
 mod rbac;

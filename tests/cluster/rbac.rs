@@ -182,8 +182,10 @@ fn assert_all_allowed(rules: &Rules, requests: &[Recorded]) {
             let cluster_wide = rules.cluster.iter().any(|rule| rule.allows(access));
             let in_release = access.namespace.as_deref() == Some(RELEASE_NAMESPACE)
                 && rules.namespace.iter().any(|rule| rule.allows(access));
-            let coredns = request.path == "/api/v1/namespaces/kube-system/configmaps/coredns"
-                && rules.coredns.iter().any(|rule| rule.allows(access));
+            // The chart grants the same rules on node-local-dns's ConfigMap, by name.
+            let configmaps =
+                ["coredns", "node-local-dns"].map(|name| format!("/api/v1/namespaces/kube-system/configmaps/{name}"));
+            let coredns = configmaps.contains(&request.path) && rules.coredns.iter().any(|rule| rule.allows(access));
             let coredns_deployment = request.path == "/apis/apps/v1/namespaces/kube-system/deployments/coredns"
                 && rules.coredns_deployment.iter().any(|rule| rule.allows(access));
             !cluster_wide && !in_release && !coredns && !coredns_deployment

@@ -57,9 +57,22 @@ async fn the_block_rewrites_our_exact_and_wildcard_hosts_to_the_service() {
         format!(
             "# BEGIN shunt shunt-system/shunt\nrewrite name exact shop.example.com {TARGET}\n\
              rewrite stop name regex ^[^.]+\\.apps\\.example\\.com\\.$ {TARGET}. answer auto\n\
-             # END shunt shunt-system/shunt\n"
+             # END shunt shunt-system/shunt\n\
+             # Address records only (CoreDNS 1.10.0 or later): paste at top level, before `.:53 {{`,\n\
+             # with `.:53`'s own forward (and bind) lines in place of this forward line\n\
+             # BEGIN shunt-view shunt-system/shunt\n.:53 {{\n    view shunt-shunt-system-shunt {{\n\
+             \x20       expr type() != 'A' && type() != 'AAAA' && (name() in ['shop.example.com.'] || \
+             name() matches '^[^.]+\\\\.apps\\\\.example\\\\.com\\\\.$')\n    }}\n\
+             \x20   forward . /etc/resolv.conf\n}}\n# END shunt-view shunt-system/shunt\n"
         )
     );
+}
+
+#[tokio::test]
+async fn a_coredns_without_view_gets_the_rules_alone() {
+    let printed = stdout(&shunt_dns(&manifests(), &["--coredns-version", "1.9.4"]).await);
+    assert!(printed.ends_with("# END shunt shunt-system/shunt\n"), "{printed}");
+    assert!(!printed.contains("view"), "{printed}");
 }
 
 #[tokio::test]
@@ -128,8 +141,10 @@ fn mk_hostile_manifests() -> Manifests {
 #[tokio::test]
 async fn cluster_names_and_public_suffixes_are_printed_as_refused_never_as_rules() {
     let printed = stdout(&shunt_dns(&mk_hostile_manifests(), &[]).await);
+    let (rules, view) = printed.split_once("# Address records only").expect("a view block");
+    assert!(!view.contains("cluster.local") && !view.contains("'com"), "{view}");
     assert_eq!(
-        printed,
+        rules,
         format!(
             "# BEGIN shunt shunt-system/shunt\n\
              # refused kubernetes.default.svc.cluster.local: in the cluster domain cluster.local, which CoreDNS answers itself\n\
@@ -147,7 +162,8 @@ async fn dns_domains_limit_the_rules_and_release_names_the_block() {
     let args = ["--dns-domain", "example.com", "--release", "team-a/edge"];
     let printed = stdout(&shunt_dns(&mk_hostile_manifests(), &args).await);
     assert!(printed.starts_with("# BEGIN shunt team-a/edge\n"), "{printed}");
-    assert!(printed.ends_with("\n# END shunt team-a/edge\n"), "{printed}");
+    assert!(printed.ends_with("\n# END shunt-view team-a/edge\n"), "{printed}");
+    assert!(printed.contains("\n# END shunt team-a/edge\n"), "{printed}");
     assert!(printed.contains(&format!("\nrewrite name exact shop.example.com {TARGET}\n")));
     assert!(printed.contains("\n# refused shop.example.org: not under a --dns-domain (example.com)\n"));
     assert_eq!(printed.matches("rewrite ").count(), 1, "{printed}");

@@ -91,6 +91,19 @@ def test_managed_coredns_may_get_and_update_only_its_configmap(values, namespace
     )
     # The binary is told the same ConfigMap the Role names.
     assert rendered.flag("--coredns-configmap") == [f"{namespace}/{configmap}"]
+    # node-local-dns's ConfigMap by name, in its own Role.
+    assert roles["kube-system"]["edge-shunt-node-local-dns"] == file_grants("coredns", ("node-local-dns",))
+    assert rendered.flag("--node-local-dns-configmap") == ["kube-system/node-local-dns"]
+
+
+def test_node_local_dns_elsewhere_or_only_reported_is_granted_by_its_name():
+    rendered = render(
+        {"coredns": {"manage": True, "nodeLocalDns": {"manage": False, "configMap": {"namespace": "dns", "name": "nodelocal"}}}}
+    )
+    roles = roles_by_namespace(rendered)
+    assert roles["dns"]["edge-shunt-node-local-dns"] == file_grants("coredns", ("nodelocal",))
+    assert rendered.flag("--node-local-dns-configmap") == ["dns/nodelocal"]
+    assert "--manage-node-local-dns=false" in rendered.args
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -106,9 +119,11 @@ def test_every_variant_grants_exactly_the_file_rules_and_coredns_objects_only_by
     deployments = {g for g in granted if g[1] == "deployments"}
     expected = file_grants("cluster") | file_grants("namespace")
     if managed:
-        (name,) = {names for _, _, _, names in configmaps}
-        assert len(name) == 1, "configmaps access must name exactly one ConfigMap"
-        expected |= file_grants("coredns", name)
+        names = {names for _, _, _, names in configmaps}
+        assert all(len(name) == 1 for name in names), "configmaps access must name each ConfigMap"
+        assert ("node-local-dns",) in names and len(names) == 2, names
+        for name in names:
+            expected |= file_grants("coredns", name)
         assert {names for _, _, _, names in deployments} == {("coredns",)}, "deployments only by name"
         expected |= file_grants("corednsDeployment", ("coredns",))
     else:

@@ -258,7 +258,7 @@ def test_the_servicemonitor_scrapes_the_metrics_service_only():
     assert render("default").all("ServiceMonitor") == []
 
 
-def test_notes_show_how_to_verify_and_how_to_get_the_coredns_stanza():
+def test_notes_show_how_to_verify_how_to_get_the_coredns_stanza_and_how_to_check_dns():
     notes = render("default").notes
     assert f"rollout status deployment/edge-shunt" in notes
     assert f"http://edge-shunt.{NAMESPACE}.svc.cluster.local/" in notes
@@ -268,11 +268,20 @@ def test_notes_show_how_to_verify_and_how_to_get_the_coredns_stanza():
     assert "port-forward svc/edge-shunt-metrics 9090" in notes
 
     assert f"# BEGIN shunt {NAMESPACE}/edge-shunt" in notes
+    load_balancers = render({"coredns": {"manage": True, "loadBalancerServices": True}})
+    assert "--dns-loadbalancer-services" in load_balancers.args
+    assert "dns check \\\n    --publish-service" in load_balancers.notes and "--dns-loadbalancer-services" in load_balancers.notes
+    assert "--dns-loadbalancer-services" not in render("default").args
     assert "--dns-domain example.com --dns-domain apps.example.org" in render(
         {"coredns": {"domains": ["example.com", "apps.example.org"]}}
     ).notes
+    assert "shunt dns --node-local-dns" in notes and "# BEGIN shunt-view" in notes
     managed = render("coredns-custom").notes
-    assert "shunt dns" not in managed
+    assert "shunt dns --" not in managed, "no stanza to paste when shunt manages it"
+    # Both modes show the check from where callers stand.
+    for rendered in (notes, managed):
+        assert f"exec deployment/edge-shunt -- shunt dns check \\\n    --publish-service {NAMESPACE}/edge-shunt" in rendered
+    assert "node-local-dns (kube-system/node-local-dns), when it exists, gets a block" in managed
     assert "reason=DnsRewriteRefused" in managed
     assert "get configmap coredns-custom" in managed
     assert "rollout status daemonset/edge-shunt" in render("daemonset").notes

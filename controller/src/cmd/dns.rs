@@ -1,7 +1,7 @@
 //! `shunt dns`: compile what shunt would serve (from manifests or one list of the API) and
 //! print the rewrite rules for it, ready to paste, with a `# refused HOST: reason` line for each
 //! served host the rules leave out. [`DnsRuleArgs`], what shapes the rules, is shared with
-//! `shunt run --manage-coredns`.
+//! `shunt run --manage-coredns`. `shunt dns check` (check.rs) resolves the same hosts from inside a pod.
 
 use std::path::PathBuf;
 
@@ -17,9 +17,15 @@ use kube::{Api, Client, Resource, api::ListParams};
 use serde::de::DeserializeOwned;
 
 use super::{ClassArgs, parse::parse_namespaced};
+
+mod check;
 use crate::{
     compile::{ClusterState, compile},
-    dns::{DnsPolicy, Refusal, Release, Stanza, served_hosts},
+    dns::{
+        DnsPolicy, Refusal, Release, Stanza, nodelocal, served_hosts,
+        services::{ServiceName, load_balancer_names},
+        view,
+    },
     objects::{EndpointSlice, Service},
     shadow::{
         HostVerdict,
@@ -28,7 +34,36 @@ use crate::{
 };
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct DnsArgs {
+    #[command(subcommand)]
+    pub command: Option<DnsCommand>,
+    #[command(flatten)]
+    pub source: DnsSource,
+    /// `block`: the marker block for the Corefile's `.:53 {`, then the view block that keeps
+    /// other query types public; `override`: a coredns-custom key.
+    #[arg(long, value_enum, default_value_t = DnsFormat::Block)]
+    pub format: DnsFormat,
+    /// The cluster's CoreDNS version: before 1.10.0 (no `view` plugin) the view block is left out.
+    #[arg(long, value_name = "VERSION")]
+    pub coredns_version: Option<crate::dns::CorednsVersion>,
+    /// Also print the block for node-local-dns's Corefile (its `bind` and `forward` lines read
+    /// from kube-system/node-local-dns when listing the API, node-cache's placeholders otherwise).
+    #[arg(long)]
+    pub node_local_dns: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum DnsCommand {
+    /// Resolve every host shunt serves (and every one it refused) through this pod's own
+    /// resolver and say, one line each, whether it reaches shunt; exit status 0 only when every
+    /// rewritten host does.
+    Check(check::CheckArgs),
+}
+
+/// Where the hosts come from and what shapes the rules: the same for printing and checking.
+#[derive(Debug, Args)]
+pub struct DnsSource {
     /// Read the objects from these manifest files or directories instead of the API; repeatable.
     #[arg(long = "manifests", short = 'f', value_name = "PATH", conflicts_with = "kubeconfig")]
     pub manifests: Vec<PathBuf>,
@@ -39,15 +74,64 @@ pub struct DnsArgs {
     #[arg(long = "watch-namespace", value_name = "NAMESPACE")]
     pub watch_namespaces: Vec<String>,
     /// shunt's Service (NAMESPACE/NAME): the name every host is rewritten to.
-    #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
-    pub publish_service: (String, String),
-    /// `block`: the marker block for the Corefile's `.:53 {`; `override`: a coredns-custom key.
-    #[arg(long, value_enum, default_value_t = DnsFormat::Block)]
-    pub format: DnsFormat,
+    #[arg(long, required = true, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
+    pub publish_service: Option<(String, String)>,
     #[command(flatten)]
     pub rules: DnsRuleArgs,
     #[command(flatten)]
     pub classes: ClassArgs,
+}
+
+/// One compile's rules, and what they were made from.
+pub struct Compiled {
+    pub stanza: Stanza,
+    pub release: Release,
+    /// shunt's Service name.
+    pub target: String,
+    pub services: Vec<ServiceName>,
+    /// The API client, when the objects came from the API.
+    pub client: Option<Client>,
+}
+
+impl DnsSource {
+    /// Lists (or loads) the objects once, compiles, and builds the rules.
+    pub async fn compile(&self) -> anyhow::Result<Compiled> {
+        let publish_service = self
+            .publish_service
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("--publish-service is required"))?;
+        let (state, client) = if self.manifests.is_empty() {
+            let client = super::clients::connect(self.kubeconfig.as_deref()).await?;
+            (
+                list_state(&client, &self.watch_namespaces, &self.classes).await?,
+                Some(client),
+            )
+        } else {
+            (crate::manifests::load(&self.manifests)?, None)
+        };
+        let compiled = compile(&state, &self.classes.compile_options());
+        let target = self.rules.service_fqdn(publish_service);
+        let release = self
+            .rules
+            .release(publish_service)
+            .map_err(|error| anyhow::anyhow!("--publish-service: {error}; name the block with --release"))?;
+        // Without the cluster's Corefile at hand, its `kubernetes` zones are not known here: the
+        // cluster domain, cluster.local and the reverse zones are refused all the same.
+        let mut plan = self.rules.policy().plan(&served_hosts(&compiled.table));
+        for refusal in self.rules.shadow_refusals(&compiled.shadow) {
+            plan.refuse(refusal.host, refusal.reason);
+        }
+        let mut stanza = Stanza::new(&release, &plan, &target);
+        let services = self.rules.service_names(state.services.iter().map(|s| &**s));
+        stanza.add_services(&self.rules.policy(), &services);
+        Ok(Compiled {
+            stanza,
+            release,
+            target,
+            services,
+            client,
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -77,6 +161,11 @@ pub struct DnsRuleArgs {
     /// resolving to it (listed as comments); `all`: rewrite them too.
     #[arg(long, value_enum, default_value_t = ShadowRewrite::Refused)]
     pub shadow_rewrite: ShadowRewrite,
+    /// Also answer the hostnames `type: LoadBalancer` Services name in
+    /// `external-dns.alpha.kubernetes.io/hostname` with the Service's own cluster name (its
+    /// ClusterIP), so in-cluster callers by name skip the load balancer at L4 too.
+    #[arg(long)]
+    pub dns_loadbalancer_services: bool,
 }
 
 impl DnsRuleArgs {
@@ -88,6 +177,19 @@ impl DnsRuleArgs {
     /// `NAME.NAMESPACE.svc.DOMAIN` of a Service.
     pub fn service_fqdn(&self, (namespace, name): &(String, String)) -> String {
         format!("{name}.{namespace}.svc.{}", self.cluster_domain.trim_end_matches('.'))
+    }
+
+    /// The LoadBalancer Services' hostnames (none without `--dns-loadbalancer-services`); names
+    /// that are no hostnames are logged.
+    pub fn service_names<'a>(&self, services: impl IntoIterator<Item = &'a Service>) -> Vec<ServiceName> {
+        if !self.dns_loadbalancer_services {
+            return Vec::new();
+        }
+        let (names, invalid) = load_balancer_names(services, &self.cluster_domain);
+        for problem in invalid {
+            tracing::warn!(%problem, "LoadBalancer hostname left out of cluster DNS");
+        }
+        names
     }
 
     pub fn policy(&self) -> DnsPolicy {
@@ -103,32 +205,48 @@ impl DnsRuleArgs {
     }
 }
 
-/// Compiles once and prints the rules (`--format`) on stdout.
+/// Compiles once and prints the rules (`--format`) on stdout; or `check`.
 pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
-    let state = if args.manifests.is_empty() {
-        let client = super::clients::connect(args.kubeconfig.as_deref()).await?;
-        list_state(&client, &args.watch_namespaces, &args.classes).await?
-    } else {
-        crate::manifests::load(&args.manifests)?
-    };
-    let compiled = compile(&state, &args.classes.compile_options());
-    let target = args.rules.service_fqdn(&args.publish_service);
-    let release = args
-        .rules
-        .release(&args.publish_service)
-        .map_err(|error| anyhow::anyhow!("--publish-service: {error}; name the block with --release"))?;
-    // Without the cluster's Corefile at hand, its `kubernetes` zones are not known here: the
-    // cluster domain, cluster.local and the reverse zones are refused all the same.
-    let mut plan = args.rules.policy().plan(&served_hosts(&compiled.table));
-    for refusal in args.rules.shadow_refusals(&compiled.shadow) {
-        plan.refuse(refusal.host, refusal.reason);
+    if let Some(DnsCommand::Check(check)) = args.command {
+        return check::run(check).await;
     }
-    let stanza = Stanza::new(&release, &plan, &target);
+    let Compiled {
+        stanza,
+        release,
+        client,
+        ..
+    } = args.source.compile().await?;
+    let node_local_corefile = match (&client, args.node_local_dns) {
+        (Some(client), true) => config_map_corefile(client, nodelocal::DEFAULT_CONFIGMAP).await,
+        _ => None,
+    };
     match args.format {
-        DnsFormat::Block => print!("{stanza}"),
+        DnsFormat::Block => {
+            print!("{stanza}");
+            if args.coredns_version.is_none_or(|version| version.has_view()) && !stanza.hosts().is_empty() {
+                println!(
+                    "# Address records only (CoreDNS 1.10.0 or later): paste at top level, before `.:53 {{`,\n\
+                     # with `.:53`'s own forward (and bind) lines in place of this forward line"
+                );
+                print!("{}", view::block(&release, stanza.hosts(), &view::Upstream::stock()));
+            }
+        }
         DnsFormat::Override => print!("{}", stanza.override_file(true)),
     }
+    if args.node_local_dns {
+        let (namespace, name) = nodelocal::DEFAULT_CONFIGMAP;
+        println!("# node-local-dns: paste at top level of the Corefile in ConfigMap {namespace}/{name}");
+        let zones = nodelocal::zones(stanza.hosts(), &args.source.rules.policy());
+        print!("{}", nodelocal::block(&release, &zones, node_local_corefile.as_deref()));
+    }
     Ok(())
+}
+
+/// The Corefile of ConfigMap `namespace/name`, when it exists and may be read.
+pub async fn config_map_corefile(client: &Client, (namespace, name): (&str, &str)) -> Option<String> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let config_map = api.get_opt(name).await.ok()??;
+    config_map.data?.remove("Corefile")
 }
 
 /// One list of each kind compile reads for hosts. TLS Secrets decide shadow verdicts (a

@@ -77,6 +77,18 @@ pub struct RunArgs {
     /// (rules are written only for 1.8.4 and later).
     #[arg(long, value_name = "VERSION")]
     pub coredns_version: Option<crate::dns::CorednsVersion>,
+    /// node-local-dns's ConfigMap (NAMESPACE/NAME); with --manage-coredns, when it exists, shunt's
+    /// block in its Corefile sends the served names' zones to kube-dns.
+    #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME", default_value = "kube-system/node-local-dns")]
+    pub node_local_dns_configmap: (String, String),
+    /// With --manage-coredns: keep shunt's block in node-local-dns's Corefile; `false` only
+    /// reports (log, Event, metric) that its pods resolve the served hosts past shunt.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub manage_node_local_dns: bool,
+    /// A change that would remove more than half of the managed DNS rules (or all) waits this
+    /// long, and happens only if the hosts are still absent then.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub dns_prune_delay: Duration,
     #[command(flatten)]
     pub dns_rules: DnsRuleArgs,
     #[command(flatten)]
@@ -153,6 +165,8 @@ struct CompileOutcome {
     hosts: Vec<HostMatch>,
     /// Shadowed hosts kept out of DNS (`--shadow-rewrite refused`), with why.
     refused: Vec<crate::dns::Refusal>,
+    /// LoadBalancer Services' hostnames (`--dns-loadbalancer-services`).
+    services: Vec<crate::dns::services::ServiceName>,
 }
 
 /// Watches, compiles and serves until SIGTERM/SIGINT; the elected leader also writes.
@@ -168,6 +182,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let mut registry = shunt_proxy::Registry::default();
     let dataplane = Dataplane::new(&mut registry, args.proxy.metrics_options());
     let metrics = ControllerMetrics::register(&mut registry);
+    let dns_metrics = crate::dns::DnsMetrics::register(&mut registry);
     elector.register(&mut registry);
     let shutdown = Shutdown::on_signals();
 
@@ -190,7 +205,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         status: args
             .publish_address()
             .map(|address| StatusWriter::new(client.clone(), address)),
-        coredns: managed_dns(&client, &args)?,
+        coredns: managed_dns(&client, &args, dns_metrics)?,
         events: EventReporter::new(client, Some(identity)),
         metrics,
         dns_refused: Vec::new(),
@@ -208,7 +223,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     served
 }
 
-fn managed_dns(client: &Client, args: &RunArgs) -> anyhow::Result<Option<ManagedDns>> {
+fn managed_dns(client: &Client, args: &RunArgs, metrics: crate::dns::DnsMetrics) -> anyhow::Result<Option<ManagedDns>> {
     let Some(publish_service) = args.publish_service.as_ref().filter(|_| args.manage_coredns) else {
         return Ok(None);
     };
@@ -228,6 +243,10 @@ fn managed_dns(client: &Client, args: &RunArgs) -> anyhow::Result<Option<Managed
         service_fqdn: args.dns_rules.service_fqdn(publish_service),
         policy: args.dns_rules.policy(),
         coredns_version: args.coredns_version,
+        node_local: args.node_local_dns_configmap.clone(),
+        manage_node_local: args.manage_node_local_dns,
+        prune_delay: args.dns_prune_delay,
+        metrics,
     };
     Ok(Some(ManagedDns::new(client.clone(), config)))
 }
@@ -276,6 +295,7 @@ impl Source for StoreSource {
             diagnostics: compiled.diagnostics.clone(),
             hosts: served_hosts(&compiled.table),
             refused: self.dns_rules.shadow_refusals(&compiled.shadow),
+            services: self.dns_rules.service_names(state.services.iter().map(|s| &**s)),
         });
         drop(state);
         self.outcomes.send_replace(Some(outcome?));

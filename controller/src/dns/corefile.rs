@@ -9,6 +9,8 @@ use super::{
     stanza::Stanza,
 };
 
+pub mod blocks;
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CorefileError {
     #[error("the Corefile has no `.:53 {{` server block to put the shunt block in")]
@@ -21,6 +23,12 @@ pub enum CorefileError {
     MarkersOutsideRootBlock(Release),
     #[error("another shunt marker sits inside the `# BEGIN shunt {0}` block")]
     TangledMarkers(Release),
+    #[error("the Corefile has `{0}` without one matching end marker after it")]
+    UnmatchedBlock(String),
+    #[error("the Corefile has more than one `{0}` block")]
+    DuplicateBlock(String),
+    #[error("the `{0}` block is inside a server block; it belongs at top level")]
+    BlockNotTopLevel(String),
 }
 
 /// The Corefile with this release's block holding the stanza's rules; the same text when
@@ -107,33 +115,13 @@ pub fn kubernetes_zones(corefile: &str) -> Vec<String> {
     zones
 }
 
-/// The lines opening and closing the `.:53 {` block (`.:53`, `.`, or `dns://.:53` spellings).
+/// The lines opening and closing the `.:53 {` block (`.:53`, `.`, or `dns://.:53` spellings):
+/// the first root block without a `view` (a view's block only takes the queries it selects).
 fn root_block(lines: &[&str]) -> Option<(usize, usize)> {
-    let open = lines.iter().position(|line| {
-        let line = strip_comment(line).trim();
-        let Some(zones) = line.strip_suffix('{') else {
-            return false;
-        };
-        zones
-            .split_whitespace()
-            .any(|zone| matches!(zone.trim_start_matches("dns://"), ".:53" | "."))
-    })?;
-    let mut depth = 0usize;
-    for (index, line) in lines.iter().enumerate().skip(open) {
-        for c in strip_comment(line).chars() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        return Some((open, index));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    None
+    blocks::server_blocks(lines)
+        .into_iter()
+        .find(|block| block.is_root() && block.directives(lines, "view").is_empty())
+        .map(|block| (block.open, block.close))
 }
 
 /// The indentation of the block's first directive, so the new lines look hand-written.

@@ -1,30 +1,38 @@
-//! Whether managed mode may write: not when CoreDNS is older than [`MIN_COREDNS`], since it
-//! would reject the whole Corefile. The version comes from the `coredns` Deployment's image in
-//! the ConfigMap's namespace (when RBAC allows the get), else `--coredns-version`; when neither
-//! says, or the tag names no version, shunt warns and writes.
+//! Whether managed mode may write, and which form: nothing when CoreDNS is older than
+//! [`MIN_COREDNS`], since it would reject the whole Corefile; the rules for every query type
+//! (with a warning) before [`VIEW_COREDNS`]; the address-only form (a `view` block) from it on.
+//! The version comes from the `coredns` Deployment's image in the ConfigMap's namespace (when
+//! RBAC allows the get), else `--coredns-version`; when neither says, or the tag names no
+//! version, shunt warns and writes the form every supported CoreDNS loads.
 
-use k8s_openapi::{
-    api::{
-        apps::v1::Deployment,
-        core::v1::{ObjectReference, PodSpec},
-        events::v1::Event,
-    },
-    apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
-    jiff::Timestamp,
-};
-use kube::{Api, Client, api::PostParams};
+use k8s_openapi::api::{apps::v1::Deployment, core::v1::PodSpec};
+use kube::{Api, Client};
 use tokio::time::Instant;
 use tracing::warn;
 
-use super::version::{CorednsVersion, MIN_COREDNS};
+use super::version::{CorednsVersion, MIN_COREDNS, VIEW_COREDNS};
 
 /// The Deployment stock installs (kubeadm, TKE, k3s, AKS) run CoreDNS as.
 const DEPLOYMENT: &str = "coredns";
+
+/// Which rules a CoreDNS loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleForm {
+    /// A and AAAA rewritten, every other type forwarded (the `view` block).
+    AddressOnly,
+    /// Every query type of a served name rewritten (CoreDNS before 1.10, or unknown).
+    AllTypes,
+}
 
 /// What the last check found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum GateDecision {
     Supported,
+    /// Older than [`VIEW_COREDNS`]: the rules rewrite every query type.
+    NoView {
+        version: CorednsVersion,
+        from: String,
+    },
     TooOld {
         version: CorednsVersion,
         from: String,
@@ -55,9 +63,10 @@ impl VersionCheck {
         }
     }
 
-    /// False when CoreDNS is known to be too old (checked at most once per
-    /// [`crate::control::RECOMPILE_EVERY`], so an upgrade is noticed without a restart).
-    pub async fn allows_writing(&mut self) -> bool {
+    /// `None` when CoreDNS is known to be too old for any rule, else the form it loads (checked
+    /// at most once per [`crate::control::RECOMPILE_EVERY`], so an upgrade is noticed without a
+    /// restart).
+    pub async fn form(&mut self) -> Option<RuleForm> {
         let decision = match &self.checked {
             Some((decision, at)) if at.elapsed() < crate::control::RECOMPILE_EVERY => decision.clone(),
             _ => {
@@ -70,7 +79,11 @@ impl VersionCheck {
             self.report(&decision).await;
             self.reported = Some(decision.clone());
         }
-        !matches!(decision, GateDecision::TooOld { .. })
+        match decision {
+            GateDecision::TooOld { .. } => None,
+            GateDecision::Supported => Some(RuleForm::AddressOnly),
+            GateDecision::NoView { .. } | GateDecision::Unknown(_) => Some(RuleForm::AllTypes),
+        }
     }
 
     async fn check(&self) -> GateDecision {
@@ -102,7 +115,13 @@ impl VersionCheck {
             GateDecision::Unknown(why) => warn!(
                 %why,
                 minimum = %MIN_COREDNS,
-                "CoreDNS version unknown; writing the rules, which need CoreDNS 1.8.4 or later"
+                "CoreDNS version unknown; writing the rules for every query type (1.8.4 or later), not the address-only view block (1.10.0 or later)"
+            ),
+            GateDecision::NoView { version, from } => warn!(
+                %version,
+                %from,
+                view = %VIEW_COREDNS,
+                "CoreDNS has no view plugin; the rules rewrite every query type of a served name (SOA, TXT, CAA too) until CoreDNS is upgraded"
             ),
             GateDecision::TooOld { version, from } => {
                 let note = format!(
@@ -110,49 +129,18 @@ impl VersionCheck {
                      not writing them (upgrade CoreDNS or drop --manage-coredns)"
                 );
                 warn!(%version, %from, minimum = %MIN_COREDNS, "CoreDNS too old for the rewrite rules; not writing them");
-                if let Err(error) = self.event(note).await {
-                    warn!(%error, "Event not recorded");
-                }
+                let configmap = (self.namespace.as_str(), self.configmap.as_str());
+                super::event::warn_on_configmap(&self.client, configmap, "CorednsTooOld", note).await;
             }
         }
-    }
-
-    /// A Warning Event on the ConfigMap shunt would have edited.
-    async fn event(&self, note: String) -> kube::Result<Event> {
-        let now = Timestamp::now();
-        let event = Event {
-            metadata: ObjectMeta {
-                // A ConfigMap name (at most 253) plus the hex suffix can exceed an Event name's
-                // 253 only for absurd names; the create then fails and the log line remains.
-                name: Some(format!("{}.{:x}", self.configmap, now.as_nanosecond())),
-                namespace: Some(self.namespace.clone()),
-                ..Default::default()
-            },
-            event_time: Some(MicroTime(now)),
-            type_: Some("Warning".into()),
-            reason: Some("CorednsTooOld".into()),
-            note: Some(note),
-            action: Some("ManageCoreDNS".into()),
-            regarding: Some(ObjectReference {
-                api_version: Some("v1".into()),
-                kind: Some("ConfigMap".into()),
-                namespace: Some(self.namespace.clone()),
-                name: Some(self.configmap.clone()),
-                ..Default::default()
-            }),
-            reporting_controller: Some("shunt".into()),
-            reporting_instance: Some("shunt".into()),
-            ..Default::default()
-        };
-        Api::<Event>::namespaced(self.client.clone(), &self.namespace)
-            .create(&PostParams::default(), &event)
-            .await
     }
 }
 
 fn decision(version: CorednsVersion, from: String) -> GateDecision {
-    if version.is_supported() {
+    if version.has_view() {
         GateDecision::Supported
+    } else if version.is_supported() {
+        GateDecision::NoView { version, from }
     } else {
         GateDecision::TooOld { version, from }
     }

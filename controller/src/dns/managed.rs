@@ -8,17 +8,15 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Client, api::PostParams};
-use shunt_proxy::routes::spec::HostMatch;
-use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::{
     corefile::{kubernetes_zones, replace_block},
-    gate::VersionCheck,
-    policy::{DnsPolicy, Refusal},
-    release::{BEGIN_MARKER, Release},
+    gate::RuleForm,
+    guards::has_reload,
+    release::BEGIN_MARKER,
     stanza::Stanza,
-    version::CorednsVersion,
+    view::{self, ViewError},
 };
 
 /// The key releases without an identity wrote; taken over (removed) when this release writes.
@@ -38,7 +36,7 @@ pub struct CorednsWriter {
     name: String,
     /// `namespace/name`, for errors and logs.
     qualified: String,
-    target: CorednsTarget,
+    pub(super) target: CorednsTarget,
 }
 
 /// What one sync did: whether it wrote, and the stanza now in place.
@@ -48,6 +46,9 @@ pub struct Synced {
     pub stanza: Stanza,
     /// The zones the Corefile's `kubernetes` plugin serves (empty for the custom target).
     pub zones: Vec<String>,
+    /// Whether the Corefile loads `reload` (true for the custom target, whose Corefile shunt
+    /// does not read).
+    pub reload: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -95,11 +96,11 @@ impl CorednsWriter {
     /// race (409: another release or an operator wrote in between) is redone from a fresh
     /// read, a few times, so two releases editing one Corefile both land without waiting for
     /// their next change.
-    pub async fn sync(&self, build: impl Fn(&[String]) -> Stanza) -> Result<Synced, CorednsError> {
+    pub async fn sync(&self, build: impl Fn(&[String]) -> Stanza, form: RuleForm) -> Result<Synced, CorednsError> {
         const ATTEMPTS: usize = 3;
         let mut attempt = 1;
         loop {
-            match self.sync_once(&build).await {
+            match self.sync_once(&build, form).await {
                 Err(CorednsError::Api {
                     source: kube::Error::Api(status),
                     ..
@@ -109,7 +110,7 @@ impl CorednsWriter {
         }
     }
 
-    async fn sync_once(&self, build: &impl Fn(&[String]) -> Stanza) -> Result<Synced, CorednsError> {
+    async fn sync_once(&self, build: &impl Fn(&[String]) -> Stanza, form: RuleForm) -> Result<Synced, CorednsError> {
         let api_error = |source| CorednsError::Api {
             name: self.qualified.clone(),
             source,
@@ -119,7 +120,7 @@ impl CorednsWriter {
         };
         let data = config_map.data.get_or_insert_with(BTreeMap::new);
         let mut adopted = false;
-        let (key, wanted, zones, stanza) = match self.target {
+        let (key, wanted, zones, stanza, reload) = match self.target {
             CorednsTarget::Custom => {
                 let stanza = build(&[]);
                 let key = stanza.release().override_key();
@@ -130,7 +131,7 @@ impl CorednsWriter {
                 {
                     adopted = data.remove(LEGACY_OVERRIDE_KEY).is_some();
                 }
-                (key, stanza.override_file(false), Vec::new(), stanza)
+                (key, stanza.override_file(false), Vec::new(), stanza, true)
             }
             CorednsTarget::Corefile => {
                 let current = data
@@ -142,7 +143,8 @@ impl CorednsWriter {
                     name: self.qualified.clone(),
                     source,
                 })?;
-                (COREFILE_KEY.to_string(), edited, zones, stanza)
+                let edited = self.with_view(edited, &stanza, form)?;
+                (COREFILE_KEY.to_string(), edited, zones, stanza, has_reload(current))
             }
         };
         if data.get(&key) == Some(&wanted) && !adopted {
@@ -150,6 +152,7 @@ impl CorednsWriter {
                 wrote: false,
                 stanza,
                 zones,
+                reload,
             });
         }
         data.insert(key.clone(), wanted);
@@ -162,95 +165,36 @@ impl CorednsWriter {
             wrote: true,
             stanza,
             zones,
+            reload,
         })
     }
 }
 
-/// `--manage-coredns`: the writer, what shapes the rules, and the CoreDNS version check.
-pub struct ManagedDns {
-    writer: CorednsWriter,
-    release: Release,
-    /// The Service FQDN every rule points at.
-    target: String,
-    policy: DnsPolicy,
-    version: VersionCheck,
-    /// The Corefile's `kubernetes` zones as last read.
-    zones: Vec<String>,
-    /// The stanza last written or found in place, and when: an unchanged stanza is checked
-    /// again only after [`crate::control::RECOMPILE_EVERY`] (an operator may have edited it).
-    synced: Option<(Stanza, Instant)>,
-    /// The last failure, logged once until it changes.
-    failing: Option<String>,
-}
-
-/// Where a [`ManagedDns`] writes and what it writes.
-pub struct ManagedDnsConfig {
-    pub configmap: (String, String),
-    pub target: CorednsTarget,
-    pub release: Release,
-    pub service_fqdn: String,
-    pub policy: DnsPolicy,
-    /// `--coredns-version`: used when the `coredns` Deployment cannot be read.
-    pub coredns_version: Option<CorednsVersion>,
-}
-
-impl ManagedDns {
-    pub fn new(client: Client, config: ManagedDnsConfig) -> Self {
-        let (namespace, name) = &config.configmap;
-        info!(configmap = %format!("{namespace}/{name}"), coredns_target = ?config.target, release = %config.release, "Managing CoreDNS rewrite rules");
-        ManagedDns {
-            writer: CorednsWriter::new(client.clone(), namespace, name, config.target),
-            release: config.release,
-            target: config.service_fqdn,
-            policy: config.policy,
-            version: VersionCheck::new(client, namespace, name, config.coredns_version),
-            zones: Vec::new(),
-            synced: None,
-            failing: None,
-        }
-    }
-
-    /// Brings CoreDNS in line with `hosts` (unless CoreDNS is too old for the rules) and
-    /// returns every refused host, for diagnostics: the policy's, plus `refused_elsewhere`
-    /// (hosts other parts of shunt keep out of DNS, each with its reason).
-    pub async fn sync(&mut self, hosts: &[HostMatch], refused_elsewhere: &[Refusal]) -> Vec<Refusal> {
-        let stanza = self.stanza(hosts, refused_elsewhere, &self.zones.clone());
-        let fresh = self
-            .synced
-            .as_ref()
-            .is_some_and(|(synced, at)| *synced == stanza && at.elapsed() < crate::control::RECOMPILE_EVERY);
-        if fresh || !self.version.allows_writing().await {
-            return stanza.refused().to_vec();
-        }
-        let result = self
-            .writer
-            .sync(|zones| self.stanza(hosts, refused_elsewhere, zones))
-            .await;
+impl CorednsWriter {
+    /// The Corefile with this release's view block (address records only) or, for a CoreDNS
+    /// without `view` or a root block without `forward`, without one: the rules then rewrite
+    /// every query type, as before, and the log says so.
+    fn with_view(&self, corefile: String, stanza: &Stanza, form: RuleForm) -> Result<String, CorednsError> {
+        let release = stanza.release();
+        let corefile_error = |source| CorednsError::Corefile {
+            name: self.qualified.clone(),
+            source,
+        };
+        let result = match form {
+            RuleForm::AddressOnly => view::replace_view(&corefile, release, stanza.hosts()),
+            RuleForm::AllTypes => view::remove_view(&corefile, release),
+        };
         match result {
-            Ok(synced) => {
-                let refused = synced.stanza.refused().to_vec();
-                self.zones = synced.zones;
-                self.synced = Some((synced.stanza, Instant::now()));
-                self.failing = None;
-                refused
-            }
-            Err(error) => {
-                let message = error.to_string();
-                if self.failing.as_ref() != Some(&message) {
-                    warn!(%message, "CoreDNS rewrite rules not updated; retrying on the next change");
-                    self.failing = Some(message);
-                }
-                stanza.refused().to_vec()
+            Ok(edited) => Ok(edited),
+            Err(ViewError::Corefile(source)) => Err(corefile_error(source)),
+            Err(error @ ViewError::NoForward) => {
+                warn!(configmap = %self.qualified, %error, "Rewriting every query type of the served names, not only A and AAAA");
+                view::remove_view(&corefile, release).map_err(|error| match error {
+                    ViewError::Corefile(source) => corefile_error(source),
+                    ViewError::NoForward => unreachable!("removing a view block needs no forward"),
+                })
             }
         }
-    }
-
-    fn stanza(&self, hosts: &[HostMatch], refused_elsewhere: &[Refusal], zones: &[String]) -> Stanza {
-        let mut plan = self.policy.with_kubernetes_zones(zones).plan(hosts);
-        for refusal in refused_elsewhere {
-            plan.refuse(refusal.host.clone(), refusal.reason.clone());
-        }
-        Stanza::new(&self.release, &plan, &self.target)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The CoreDNS version the rules need: `rewrite … answer auto` arrived in CoreDNS 1.8.4
 //! (coredns/coredns#4473, "plugin/rewrite: streamline the ResponseRule handling"); an older
-//! CoreDNS refuses the whole Corefile, which would take cluster DNS down with it.
+//! CoreDNS refuses the whole Corefile, which would take cluster DNS down with it. The address-only
+//! form adds a `view` block, which needs CoreDNS 1.10.0.
 
 use std::{fmt, str::FromStr};
 
@@ -9,6 +10,14 @@ pub const MIN_COREDNS: CorednsVersion = CorednsVersion {
     major: 1,
     minor: 8,
     patch: 4,
+};
+
+/// The oldest CoreDNS with the `view` plugin (CoreDNS 1.10.0 release notes, coredns/coredns#5538),
+/// which keeps every query type but A and AAAA of a served name away from the rules.
+pub const VIEW_COREDNS: CorednsVersion = CorednsVersion {
+    major: 1,
+    minor: 10,
+    patch: 0,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -33,6 +42,11 @@ impl CorednsVersion {
 
     pub fn is_supported(self) -> bool {
         self >= MIN_COREDNS
+    }
+
+    /// Whether the address-only form (a `view` block) loads.
+    pub fn has_view(self) -> bool {
+        self >= VIEW_COREDNS
     }
 }
 
@@ -107,12 +121,15 @@ mod tests {
     }
 
     #[test]
-    fn versions_before_1_8_4_are_unsupported() {
+    fn versions_before_1_8_4_are_unsupported_and_before_1_10_have_no_view() {
         assert!(!v("1.8.3").is_supported());
         assert!(!v("1.7.0").is_supported());
         assert!(v("1.8.4").is_supported());
         assert!(v("1.10.0").is_supported(), "compared as numbers, not text");
         assert!(v("2.0").is_supported());
+        assert!(!v("1.9.4").has_view());
+        assert!(v("1.10.0").has_view());
+        assert!(v("1.13.1").has_view());
         for bad in ["", "v", "1", "1.x", "1.2.3.4", "-1.2", "1..2"] {
             assert!(bad.parse::<CorednsVersion>().is_err(), "{bad:?}");
         }

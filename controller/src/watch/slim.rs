@@ -14,7 +14,12 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
 
-use crate::objects::{EndpointSlice, Service};
+use std::collections::BTreeMap;
+
+use crate::{
+    dns::services::HOSTNAME_ANNOTATION,
+    objects::{EndpointSlice, Service},
+};
 
 /// The annotation `kubectl apply` keeps a whole copy of the object in.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -67,9 +72,19 @@ impl Slim for IngressClass {
 }
 
 impl Slim for Service {
-    /// Our compact type already holds only the type and ports; the metadata is all that is left.
+    /// Our compact type already holds only the type and ports; the metadata is all that is left
+    /// but a LoadBalancer's external-dns hostname, which `--dns-loadbalancer-services` reads.
     fn slim(&mut self) {
+        let hostname = self
+            .metadata
+            .annotations
+            .as_mut()
+            .and_then(|annotations| annotations.remove(HOSTNAME_ANNOTATION));
+        let load_balancer = self.spec.as_ref().and_then(|spec| spec.type_.as_deref()) == Some("LoadBalancer");
         slim_metadata_fully(&mut self.metadata);
+        if let Some(hostname) = hostname.filter(|_| load_balancer) {
+            self.metadata.annotations = Some(BTreeMap::from([(HOSTNAME_ANNOTATION.to_string(), hostname)]));
+        }
     }
 }
 

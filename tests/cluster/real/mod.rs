@@ -7,6 +7,7 @@ mod conflicts;
 mod coredns;
 mod events;
 mod leader;
+mod node_local_dns;
 mod rbac;
 mod restart;
 mod routing;

@@ -39,6 +39,14 @@ async fn bind_chart_rules(real: &Real) {
         ("shunt", rules["namespace"].clone()),
         ("shunt-coredns", only_coredns(&rules["coredns"])),
         ("shunt-coredns-deployment", only_coredns(&rules["corednsDeployment"])),
+        // The chart's Role on node-local-dns's ConfigMap, by name (shunt reads it to see whether it runs).
+        ("shunt-node-local-dns", {
+            let mut node_local = rules["coredns"].clone();
+            for rule in node_local.as_array_mut().expect("a list of rules") {
+                rule["resourceNames"] = json!(["node-local-dns"]);
+            }
+            node_local
+        }),
     ] {
         real.apply(
             json!({"apiVersion": rbac, "kind": "Role", "metadata": {"namespace": ns, "name": role}, "rules": rules}),
@@ -96,12 +104,15 @@ async fn shunt_with_the_charts_rules_and_a_service_account_token_does_everything
     let kubeconfig = real.plane.kubeconfig(real.dir.path(), "shunt-sa", &token);
     let publish = format!("{ns}/shunt");
     let coredns = format!("{ns}/coredns");
+    let node_local = format!("{ns}/node-local-dns");
     let args = [
         "--publish-service",
         &publish,
         "--manage-coredns",
         "--coredns-configmap",
         &coredns,
+        "--node-local-dns-configmap",
+        &node_local,
     ];
     let shunt = real.shunt_as(kubeconfig, "shunt-0", &args).await;
 

@@ -76,7 +76,7 @@ impl Writers {
         }
         let mut diagnostics = outcome.diagnostics.clone();
         if let Some(dns) = &mut self.coredns {
-            let refused = dns.sync(&outcome.hosts, &outcome.refused).await;
+            let refused = dns.sync(&outcome.hosts, &outcome.refused, &outcome.services).await;
             let refused = crate::dns::refusal_diagnostics(&refused, ingresses.iter().map(|i| &**i), &outcome.served);
             self.metrics.set_dns_refusals(refused.len());
             diagnostics.extend(refused.iter().cloned());

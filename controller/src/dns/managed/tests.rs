@@ -31,7 +31,7 @@ fn path(name: &str) -> String {
 
 async fn sync_once(client: Client, target: CorednsTarget, name: &str, stanza: Stanza) -> Result<bool, CorednsError> {
     CorednsWriter::new(client, "kube-system", name, target)
-        .sync(|_zones| stanza.clone())
+        .sync(|_zones| stanza.clone(), RuleForm::AllTypes)
         .await
         .map(|synced| synced.wrote)
 }
@@ -177,7 +177,7 @@ async fn the_corefiles_kubernetes_zones_shape_the_stanza_it_writes() {
         Stanza::new(&"shunt-system/shunt".parse().expect("valid"), &plan, TARGET)
     };
     let writer = CorednsWriter::new(client, "kube-system", "coredns", CorednsTarget::Corefile);
-    let synced = verify(scenario, async move { writer.sync(build).await })
+    let synced = verify(scenario, async move { writer.sync(build, RuleForm::AllTypes).await })
         .await
         .expect("synced");
     assert_eq!(synced.stanza.refused().len(), 1);

@@ -182,6 +182,20 @@ release namespace, where shunt reads its own Service for --publish-service.
 - --shadow-rewrite
 - all
 {{- end }}
+{{- with .Values.coredns.nodeLocalDns }}
+- --node-local-dns-configmap
+- {{ printf "%s/%s" .configMap.namespace .configMap.name | quote }}
+{{- if not .manage }}
+- --manage-node-local-dns=false
+{{- end }}
+{{- end }}
+{{- if .Values.coredns.loadBalancerServices }}
+- --dns-loadbalancer-services
+{{- end }}
+{{- with .Values.coredns.pruneDelay }}
+- --dns-prune-delay
+- {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- with .Values.extraArgs }}
 {{ toYaml . }}
