@@ -1,16 +1,22 @@
 //! Prepare: the request as the pod will see it. Hop-by-hop fields out, the forwarding fields
-//! (X-Forwarded-*, X-Request-Id) in, the route's header options, upgrade detection, and the
-//! body behind a slot that later attempts can replay.
+//! (X-Forwarded-*, X-Request-Id) in, the route's header options, the upgrades and field names a
+//! pod may see (see `headers::upgrade`, `headers::fields`), and the body behind a slot that later
+//! attempts can replay, its trailers filtered.
 
 use std::sync::Arc;
 
 use http::{HeaderMap, HeaderValue, Method, Request, Version, header, uri::PathAndQuery};
 use hyper::upgrade::OnUpgrade;
+use tracing::debug;
 
 use super::ProxyOptions;
 use crate::{
     body::{BodySlot, ClientBody, RequestBody},
-    headers::{AddedFields, ForwardedContext, join_cookies, set_forwarded, strip_hop_by_hop, upgrade_protocol},
+    headers::{
+        AddedFields, ForwardedContext, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies, set_forwarded,
+        strip_hop_by_hop,
+    },
+    metrics::ProxyMetrics,
     routes::{Route, spec::UpstreamProtocol},
     server::ConnInfo,
     upstream::h1::WriteAt,
@@ -47,17 +53,26 @@ pub(super) fn prepare(
     route: &Route,
     conn: ConnInfo,
     options: &ProxyOptions,
+    metrics: &ProxyMetrics,
 ) -> Prepared {
-    let upgrade = if req.version() <= Version::HTTP_11 {
-        upgrade_protocol(req.headers())
-    } else {
-        None
-    };
+    // Any other upgrade goes with the hop-by-hop fields: the pod answers the request itself.
+    let upgrade = forwarded_upgrade(req.headers(), req.version(), &options.allowed_upgrades);
     let client_upgrade = upgrade.as_ref().map(|_| hyper::upgrade::on(&mut req));
 
     let (parts, body) = req.into_parts();
     let mut headers = parts.headers;
+    // Only a streamed body can end in trailers; the filter needs the head as the client sent it.
+    let trailers = matches!(body, ClientBody::Hyper(_)).then(|| TrailerFilter::new(&headers));
     strip_hop_by_hop(&mut headers);
+    // Hop-by-hop by definition (RFC 9113 §3.2.1), even when `Connection` does not name it.
+    headers.remove("http2-settings");
+    if !options.underscores_in_headers {
+        let dropped = drop_underscored(&mut headers);
+        if dropped > 0 {
+            debug!(client.addr = %conn.peer, dropped, "Dropped request fields with underscores");
+            metrics.dropped_fields(dropped);
+        }
+    }
     let accepts_trailers = headers.contains_key(header::TE);
     // Up to seven forwarding fields, a route's protocol field and room to spare.
     let mut added = AddedFields::with_capacity(9);
@@ -85,7 +100,8 @@ pub(super) fn prepare(
     let (body, slot) = if http_body::Body::is_end_stream(&body) {
         (RequestBody::Empty, None)
     } else {
-        let (body, slot) = RequestBody::stream(body, options.max_body_size, options.client_body_timeout);
+        let trailers = trailers.unwrap_or_default();
+        let (body, slot) = RequestBody::stream(body, options.max_body_size, options.client_body_timeout, trailers);
         (body, Some(slot))
     };
     Prepared {
