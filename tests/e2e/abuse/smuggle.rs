@@ -9,7 +9,8 @@ use std::{
     time::Duration,
 };
 
-use http::Version;
+use bytes::Bytes;
+use http::{Request, Version};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
@@ -218,9 +219,11 @@ async fn fields_named_with_underscores_never_reach_the_pod_on_either_path_and_ar
         let (answer, _) = exchange(&shunt, &mk_get(UNDERSCORED, chunked)).await;
         assert!(answer.starts_with("http/1.1 200"), "chunked {chunked}: {answer}");
     }
-    let mut h2 = get(HOST, "/x");
-    *h2.version_mut() = Version::HTTP_2;
-    h2.headers_mut().insert("x_user", "admin".parse().unwrap());
+    let h2 = Request::get(format!("http://{HOST}/x"))
+        .version(Version::HTTP_2)
+        .header("x_user", "admin")
+        .body(full(Bytes::new()))
+        .expect("a valid request");
     assert_eq!(shunt.send_h2(h2).await.status, 200);
     let requests = pod.requests();
     assert_eq!(requests.len(), 3, "{requests:#?}");
