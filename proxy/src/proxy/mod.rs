@@ -170,16 +170,7 @@ impl Proxy {
             Routed::Forward(route) => route,
             Routed::Answered(response) => return Ok(response),
         };
-        let mut prepared = prepare::prepare(
-            req,
-            normalized,
-            &host,
-            host_str,
-            &route,
-            conn,
-            &inner.options,
-            &inner.metrics,
-        );
+        let mut prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, inner);
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
         attempt::attempt(inner, &route, host_str, &mut prepared, outcome).await

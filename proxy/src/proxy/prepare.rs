@@ -9,14 +9,13 @@ use http::{HeaderMap, HeaderValue, Method, Request, Version, header, uri::PathAn
 use hyper::upgrade::OnUpgrade;
 use tracing::debug;
 
-use super::ProxyOptions;
+use super::{Inner, ProxyOptions};
 use crate::{
     body::{BodySlot, ClientBody, RequestBody},
     headers::{
         AddedFields, ForwardedContext, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies, set_forwarded,
         strip_hop_by_hop,
     },
-    metrics::ProxyMetrics,
     routes::{Route, spec::UpstreamProtocol},
     server::ConnInfo,
     upstream::h1::WriteAt,
@@ -52,9 +51,9 @@ pub(super) fn prepare(
     host_str: &str,
     route: &Route,
     conn: ConnInfo,
-    options: &ProxyOptions,
-    metrics: &ProxyMetrics,
+    inner: &Inner,
 ) -> Prepared {
+    let options = &inner.options;
     // Any other upgrade goes with the hop-by-hop fields: the pod answers the request itself.
     let upgrade = forwarded_upgrade(req.headers(), req.version(), &options.allowed_upgrades);
     let client_upgrade = upgrade.as_ref().map(|_| hyper::upgrade::on(&mut req));
@@ -70,7 +69,7 @@ pub(super) fn prepare(
         let dropped = drop_underscored(&mut headers);
         if dropped > 0 {
             debug!(client.addr = %conn.peer, dropped, "Dropped request fields with underscores");
-            metrics.dropped_fields(dropped);
+            inner.metrics.dropped_fields(dropped);
         }
     }
     let accepts_trailers = headers.contains_key(header::TE);
