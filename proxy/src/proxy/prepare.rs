@@ -62,16 +62,7 @@ pub(super) fn prepare(
     let mut headers = parts.headers;
     // Only a streamed body can end in trailers; the filter needs the head as the client sent it.
     let trailers = matches!(body, ClientBody::Hyper(_)).then(|| TrailerFilter::new(&headers));
-    strip_hop_by_hop(&mut headers);
-    // Hop-by-hop by definition (RFC 9113 §3.2.1), even when `Connection` does not name it.
-    headers.remove("http2-settings");
-    if !options.underscores_in_headers {
-        let dropped = drop_underscored(&mut headers);
-        if dropped > 0 {
-            debug!(client.addr = %conn.peer, dropped, "Dropped request fields with underscores");
-            inner.metrics.dropped_fields(dropped);
-        }
-    }
+    strip_unintended_fields(&mut headers, conn, inner);
     let accepts_trailers = headers.contains_key(header::TE);
     // Up to seven forwarding fields, a route's protocol field and room to spare.
     let mut added = AddedFields::with_capacity(9);
@@ -114,6 +105,22 @@ pub(super) fn prepare(
         request_id: Some(request_id),
         body,
         slot,
+    }
+}
+
+/// Removes what a pod must not see: hop-by-hop fields, `HTTP2-Settings` (hop-by-hop by
+/// definition, RFC 9113 §3.2.1, even when `Connection` does not name it) and, unless allowed,
+/// fields whose names hold `_`.
+#[inline(always)]
+fn strip_unintended_fields(headers: &mut HeaderMap, conn: ConnInfo, inner: &Inner) {
+    strip_hop_by_hop(headers);
+    headers.remove("http2-settings");
+    if !inner.options.underscores_in_headers {
+        let dropped = drop_underscored(headers);
+        if dropped > 0 {
+            debug!(client.addr = %conn.peer, dropped, "Dropped request fields with underscores");
+            inner.metrics.dropped_fields(dropped);
+        }
     }
 }
 
