@@ -1,12 +1,15 @@
 //! Header rewriting on every proxied request: hop-by-hop removal and the forwarding headers
-//! (X-Forwarded-*, X-Real-IP, `Forwarded`, X-Request-Id), on a typical browser-like request.
+//! (X-Forwarded-*, X-Real-IP, `Forwarded`, X-Request-Id) and the underscore-name check, on a
+//! typical browser-like request.
 //! `cargo bench -p shunt-proxy --bench headers`
 
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use http::{HeaderMap, HeaderValue, header};
-use shunt_proxy::headers::{AddedFields, ForwardedContext, TrustedProxies, set_forwarded, strip_hop_by_hop};
+use shunt_proxy::headers::{
+    AddedFields, ForwardedContext, TrustedProxies, drop_underscored, set_forwarded, strip_hop_by_hop,
+};
 
 mod browser;
 
@@ -43,6 +46,32 @@ fn bench(c: &mut Criterion) {
             mk,
             |mut h| {
                 strip_hop_by_hop(&mut h);
+                h
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    // The check every request pays: one look at each name, no change when none holds `_`.
+    group.bench_function("drop_underscored_none_present", |b| {
+        b.iter_batched(
+            mk_request_headers,
+            |mut h| {
+                black_box(drop_underscored(&mut h));
+                h
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("drop_underscored_one_present", |b| {
+        let mk = || {
+            let mut h = mk_request_headers();
+            h.insert("x_user", HeaderValue::from_static("admin"));
+            h
+        };
+        b.iter_batched(
+            mk,
+            |mut h| {
+                black_box(drop_underscored(&mut h));
                 h
             },
             BatchSize::SmallInput,

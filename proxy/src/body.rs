@@ -20,7 +20,10 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use tokio::time::{Instant, Sleep};
 
-use crate::upstream::{BoxError, EndpointGuard, UpstreamBody};
+use crate::{
+    headers::TrailerFilter,
+    upstream::{BoxError, EndpointGuard, UpstreamBody},
+};
 
 /// Bytes of a request body kept for a retry; see the module docs.
 pub const REPLAY_LIMIT: usize = 64 * 1024;
@@ -70,12 +73,17 @@ struct SlotState {
     replayable: bool,
     /// Reading from the client failed: it went away or broke the body.
     client_failed: bool,
+    /// What of the client's trailers may reach a pod.
+    trailers: TrailerFilter,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum RequestBodyError {
     #[error("reading request body: {0}")]
     Read(#[source] hyper::Error),
+    /// The client sent a body its framing does not allow (a bad chunk, a bad trailer section).
+    #[error("malformed request body: {0}")]
+    Malformed(#[source] hyper::Error),
     #[error("request body exceeds {limit} bytes")]
     TooLarge { limit: u64 },
     #[error("no request body bytes for {timeout:?}")]
@@ -88,6 +96,8 @@ pub enum ResponseBody {
     Upstream {
         /// An HTTP/1 body returns its connection to the pool once done.
         body: UpstreamBody,
+        /// What of the pod's trailers may reach the client.
+        trailers: TrailerFilter,
         /// Keeps the endpoint's in-flight count until the body is done.
         _guard: Option<EndpointGuard>,
     },
@@ -96,8 +106,14 @@ pub enum ResponseBody {
 // === impl RequestBody ===
 
 impl RequestBody {
-    /// Wraps a client's body; `slot` gives later attempts a body of their own.
-    pub fn stream(body: ClientBody, max_size: Option<u64>, read_timeout: Duration) -> (Self, Arc<BodySlot>) {
+    /// Wraps a client's body; `slot` gives later attempts a body of their own. `trailers`
+    /// filters the client's trailer section.
+    pub fn stream(
+        body: ClientBody,
+        max_size: Option<u64>,
+        read_timeout: Duration,
+        trailers: TrailerFilter,
+    ) -> (Self, Arc<BodySlot>) {
         let state = SlotState {
             hint: body.size_hint(),
             body,
@@ -106,6 +122,7 @@ impl RequestBody {
             copied: 0,
             replayable: true,
             client_failed: false,
+            trailers,
         };
         let slot = Arc::new(BodySlot(Mutex::new(state)));
         (Self::attempt(&slot, 0, max_size, read_timeout), slot)
@@ -159,11 +176,17 @@ impl Body for RequestBody {
                 Poll::Ready(Some(Ok(frame))) => {
                     state.record(&frame);
                     this.replayed = state.copy.len();
-                    frame
+                    match frame.into_trailers() {
+                        Ok(trailers) => match state.trailers.apply(trailers) {
+                            Some(kept) => Frame::trailers(kept),
+                            None => return Poll::Ready(None),
+                        },
+                        Err(frame) => frame,
+                    }
                 }
                 Poll::Ready(Some(Err(error))) => {
                     state.client_failed = true;
-                    return Poll::Ready(Some(Err(RequestBodyError::Read(error))));
+                    return Poll::Ready(Some(Err(RequestBodyError::from_client(error))));
                 }
                 Poll::Ready(None) => return Poll::Ready(None),
                 Poll::Pending => {
@@ -206,6 +229,26 @@ impl Body for RequestBody {
         match self {
             RequestBody::Empty => SizeHint::with_exact(0),
             RequestBody::Stream(stream) => stream.slot.lock().hint,
+        }
+    }
+}
+
+impl RequestBodyError {
+    /// hyper reports a body that breaks its framing as invalid data or input; a client that
+    /// went away mid-body as an unexpected end or a reset.
+    fn from_client(error: hyper::Error) -> Self {
+        let malformed = std::error::Error::source(&error)
+            .and_then(|source| source.downcast_ref::<std::io::Error>())
+            .is_some_and(|io| {
+                matches!(
+                    io.kind(),
+                    std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput
+                )
+            });
+        if malformed || error.is_parse() {
+            RequestBodyError::Malformed(error)
+        } else {
+            RequestBodyError::Read(error)
         }
     }
 }
@@ -297,7 +340,13 @@ impl Body for ResponseBody {
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match self.get_mut() {
             ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            ResponseBody::Upstream { body, .. } => Pin::new(body).poll_frame(cx),
+            ResponseBody::Upstream { body, trailers, .. } => match Pin::new(body).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => match frame.into_trailers() {
+                    Ok(sent) => Poll::Ready(trailers.apply(sent).map(|kept| Ok(Frame::trailers(kept)))),
+                    Err(frame) => Poll::Ready(Some(Ok(frame))),
+                },
+                other => other,
+            },
         }
     }
 

@@ -7,6 +7,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 use crate::{
     body::ResponseBody,
     request::{ALLOWED_METHODS, TargetError},
+    upstream::h1::H1Error,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -32,9 +33,12 @@ pub enum ProxyError {
     },
     #[error("backend {backend}: no free connection (all in use)")]
     PoolExhausted { backend: Arc<str> },
-    /// The client went away, or broke its request body, before the response.
+    /// The client went away before the response.
     #[error("client closed the request")]
     ClientAborted,
+    /// The client's body broke its own framing (a bad chunk, a bad trailer section).
+    #[error("malformed request body")]
+    MalformedBody,
     #[error("backend {backend} connect timed out")]
     ConnectTimeout { backend: Arc<str> },
     #[error("backend {backend} did not answer within {timeout:?}")]
@@ -65,7 +69,7 @@ impl ProxyError {
     pub fn status(&self) -> StatusCode {
         match self {
             ProxyError::NoRoute { .. } => StatusCode::NOT_FOUND,
-            ProxyError::MissingHost => StatusCode::BAD_REQUEST,
+            ProxyError::MissingHost | ProxyError::MalformedBody => StatusCode::BAD_REQUEST,
             ProxyError::BadRequest(TargetError::MethodNotAllowed(_)) => StatusCode::METHOD_NOT_ALLOWED,
             ProxyError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProxyError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -84,9 +88,30 @@ impl ProxyError {
             | ProxyError::BadRequest(_)
             | ProxyError::BodyTooLarge { .. }
             | ProxyError::BodyTimeout { .. }
-            | ProxyError::ClientAborted => ErrorSource::Client,
+            | ProxyError::ClientAborted
+            | ProxyError::MalformedBody => ErrorSource::Client,
             ProxyError::NoEndpoints { .. } | ProxyError::PoolExhausted { .. } => ErrorSource::Proxy,
             _ => ErrorSource::Upstream,
+        }
+    }
+
+    /// Whether the client's connection closes after this answer: what follows a malformed body
+    /// on it cannot be framed with any trust, and a pod that switched protocols unasked (a
+    /// refused `h2c` upgrade accepted anyway) must not see that client's next bytes either.
+    pub fn closes_connection(&self) -> bool {
+        match self {
+            ProxyError::MalformedBody => true,
+            ProxyError::UpstreamFailed { source, .. } => {
+                let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(source);
+                while let Some(error) = cause {
+                    if let Some(H1Error::UnexpectedSwitch) = error.downcast_ref::<H1Error>() {
+                        return true;
+                    }
+                    cause = error.source();
+                }
+                false
+            }
+            _ => false,
         }
     }
 
@@ -103,6 +128,12 @@ impl ProxyError {
             response
                 .headers_mut()
                 .insert(header::ALLOW, HeaderValue::from_static(ALLOWED_METHODS));
+        }
+        if self.closes_connection() {
+            // Both HTTP/1.1 servers close after a response that says so; HTTP/2 drops the field.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         response
     }

@@ -82,6 +82,7 @@ struct Families {
     endpoints: Gauge,
     without_endpoints: Family<BackendLabels, Gauge>,
     publishes: Counter,
+    dropped_fields: Counter,
 }
 
 #[derive(Clone)]
@@ -200,6 +201,12 @@ impl Families {
                 "Route tables published",
                 Counter::default(),
             ),
+            dropped_fields: register(
+                registry,
+                "shunt_request_fields_dropped",
+                "Request fields not forwarded because their names hold an underscore (--allow-underscores-in-headers keeps them)",
+                Counter::default(),
+            ),
         }
     }
 
@@ -268,6 +275,11 @@ impl ProxyMetrics {
             }
         }
         self.families.endpoints.set(gauge_value(total));
+    }
+
+    /// Counts request fields dropped for their names.
+    pub fn dropped_fields(&self, count: usize) {
+        self.families.dropped_fields.inc_by(count as u64);
     }
 
     pub fn record_publish(&self) {

@@ -75,7 +75,8 @@ async fn upgrade_handler(mut req: Request<Incoming>) -> Response<Body> {
 
 async fn serve_upgrades() -> (Backend, Manifests, Shunt) {
     let backend = Backend::http1("chat").handler(upgrade_handler).start().await;
-    let (manifests, shunt) = serve_host(HOST, "chat", None, &[backend.port()], &[]).await;
+    // x-shout is forwarded only because it is allowed; WebSocket always is.
+    let (manifests, shunt) = serve_host(HOST, "chat", None, &[backend.port()], &["--allow-upgrade", "x-shout"]).await;
     (backend, manifests, shunt)
 }
 
@@ -114,7 +115,7 @@ async fn websocket_messages_flow_both_ways_through_the_proxy() {
 }
 
 #[tokio::test]
-async fn a_raw_protocol_upgrade_is_tunnelled_both_ways() {
+async fn an_allowed_raw_protocol_upgrade_is_tunnelled_both_ways() {
     let (_backend, _manifests, shunt) = serve_upgrades().await;
     let mut stream = TcpStream::connect(shunt.http).await.expect("connecting to shunt");
     let request = format!("GET /raw HTTP/1.1\r\nHost: {HOST}\r\nConnection: Upgrade\r\nUpgrade: x-shout\r\n\r\n");

@@ -4,7 +4,13 @@
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::Args;
-use shunt_proxy::{headers::TrustedProxies, proxy::ProxyOptions, server::ServerOptions, tls, upstream::ClientOptions};
+use shunt_proxy::{
+    headers::{AllowedUpgrades, TrustedProxies},
+    proxy::ProxyOptions,
+    server::ServerOptions,
+    tls,
+    upstream::ClientOptions,
+};
 
 use super::parse::{parse_duration, parse_size, parse_trusted};
 
@@ -81,6 +87,14 @@ pub struct ProxyArgs {
     /// Streams one HTTP/2 client connection may have open at once.
     #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..))]
     pub http2_max_concurrent_streams: u32,
+    /// Also forward this upgrade protocol (repeatable); only `websocket` is forwarded otherwise,
+    /// and any other `Upgrade` (such as `h2c`) is removed so the pod answers the request itself.
+    #[arg(long = "allow-upgrade", value_name = "TOKEN")]
+    pub allow_upgrade: Vec<String>,
+    /// Forward request fields whose names hold `_`; by default they are dropped (and counted in
+    /// shunt_request_fields_dropped_total), as nginx's `underscores_in_headers off`.
+    #[arg(long)]
+    pub allow_underscores_in_headers: bool,
 }
 
 impl ProxyArgs {
@@ -98,6 +112,8 @@ impl ProxyArgs {
             connect_attempts: usize::from(self.connect_attempts),
             access_log: self.access_log,
             client_body_timeout: self.client_body_timeout,
+            allowed_upgrades: AllowedUpgrades::new(&self.allow_upgrade),
+            underscores_in_headers: self.allow_underscores_in_headers,
             ..ProxyOptions::default()
         }
     }

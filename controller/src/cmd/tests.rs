@@ -107,6 +107,8 @@ fn the_proxy_options_built_from_no_flags_are_the_proxy_crates_defaults() {
             access_log,
             client_body_timeout,
             tunnels: _,
+            allowed_upgrades,
+            underscores_in_headers,
         } = args.proxy_options();
         let default = ProxyOptions::default();
         assert_eq!(
@@ -121,6 +123,11 @@ fn the_proxy_options_built_from_no_flags_are_the_proxy_crates_defaults() {
         assert_eq!(
             client_body_timeout, default.client_body_timeout,
             "--client-body-timeout"
+        );
+        assert_eq!(allowed_upgrades, default.allowed_upgrades, "--allow-upgrade");
+        assert_eq!(
+            underscores_in_headers, default.underscores_in_headers,
+            "--allow-underscores-in-headers"
         );
         // The tunnels are built from --tunnel-idle-timeout where the listeners are.
         let tunnels = Tunnels::new(args.tunnel_idle_timeout, ServerMetrics::default());

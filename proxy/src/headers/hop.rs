@@ -117,7 +117,7 @@ pub fn is_connection_or_framing_field(name: &header::HeaderName) -> bool {
 }
 
 /// Whether a `Connection` header lists `option`.
-fn connection_has(headers: &HeaderMap, option: &str) -> bool {
+pub(super) fn connection_has(headers: &HeaderMap, option: &str) -> bool {
     headers
         .get_all(header::CONNECTION)
         .iter()

@@ -41,7 +41,7 @@ use self::{
 use crate::{
     body::{ClientBody, ResponseBody},
     error::{ErrorSource, ProxyError},
-    headers::TrustedProxies,
+    headers::{AllowedUpgrades, TrustedProxies},
     lograte::LogRate,
     metrics::ProxyMetrics,
     publish::RouteReader,
@@ -63,6 +63,10 @@ pub struct ProxyOptions {
     pub client_body_timeout: Duration,
     /// Where upgraded connections run (idle timeout, gauge, closed at the drain deadline).
     pub tunnels: Tunnels,
+    /// Upgrade protocols forwarded besides WebSocket (`--allow-upgrade`).
+    pub allowed_upgrades: AllowedUpgrades,
+    /// Keep request fields whose names hold `_` (`--allow-underscores-in-headers`).
+    pub underscores_in_headers: bool,
 }
 
 impl Default for ProxyOptions {
@@ -75,6 +79,8 @@ impl Default for ProxyOptions {
             access_log: true,
             client_body_timeout: Duration::from_secs(60),
             tunnels: Tunnels::default(),
+            allowed_upgrades: AllowedUpgrades::default(),
+            underscores_in_headers: false,
         }
     }
 }
@@ -164,7 +170,7 @@ impl Proxy {
             Routed::Forward(route) => route,
             Routed::Answered(response) => return Ok(response),
         };
-        let mut prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, &inner.options);
+        let mut prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, inner);
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
         attempt::attempt(inner, &route, host_str, &mut prepared, outcome).await

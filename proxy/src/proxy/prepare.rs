@@ -1,16 +1,21 @@
 //! Prepare: the request as the pod will see it. Hop-by-hop fields out, the forwarding fields
-//! (X-Forwarded-*, X-Request-Id) in, the route's header options, upgrade detection, and the
-//! body behind a slot that later attempts can replay.
+//! (X-Forwarded-*, X-Request-Id) in, the route's header options, the upgrades and field names a
+//! pod may see (see `headers::upgrade`, `headers::fields`), and the body behind a slot that later
+//! attempts can replay, its trailers filtered.
 
 use std::sync::Arc;
 
 use http::{HeaderMap, HeaderValue, Method, Request, Version, header, uri::PathAndQuery};
 use hyper::upgrade::OnUpgrade;
+use tracing::debug;
 
-use super::ProxyOptions;
+use super::{Inner, ProxyOptions};
 use crate::{
     body::{BodySlot, ClientBody, RequestBody},
-    headers::{AddedFields, ForwardedContext, join_cookies, set_forwarded, strip_hop_by_hop, upgrade_protocol},
+    headers::{
+        AddedFields, ForwardedContext, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies, set_forwarded,
+        strip_hop_by_hop,
+    },
     routes::{Route, spec::UpstreamProtocol},
     server::ConnInfo,
     upstream::h1::WriteAt,
@@ -46,18 +51,18 @@ pub(super) fn prepare(
     host_str: &str,
     route: &Route,
     conn: ConnInfo,
-    options: &ProxyOptions,
+    inner: &Inner,
 ) -> Prepared {
-    let upgrade = if req.version() <= Version::HTTP_11 {
-        upgrade_protocol(req.headers())
-    } else {
-        None
-    };
+    let options = &inner.options;
+    // Any other upgrade goes with the hop-by-hop fields: the pod answers the request itself.
+    let upgrade = forwarded_upgrade(req.headers(), req.version(), &options.allowed_upgrades);
     let client_upgrade = upgrade.as_ref().map(|_| hyper::upgrade::on(&mut req));
 
     let (parts, body) = req.into_parts();
     let mut headers = parts.headers;
-    strip_hop_by_hop(&mut headers);
+    // Only a streamed body can end in trailers; the filter needs the head as the client sent it.
+    let trailers = matches!(body, ClientBody::Hyper(_)).then(|| TrailerFilter::new(&headers));
+    strip_unintended_fields(&mut headers, conn, inner);
     let accepts_trailers = headers.contains_key(header::TE);
     // Up to seven forwarding fields, a route's protocol field and room to spare.
     let mut added = AddedFields::with_capacity(9);
@@ -85,7 +90,8 @@ pub(super) fn prepare(
     let (body, slot) = if http_body::Body::is_end_stream(&body) {
         (RequestBody::Empty, None)
     } else {
-        let (body, slot) = RequestBody::stream(body, options.max_body_size, options.client_body_timeout);
+        let trailers = trailers.unwrap_or_default();
+        let (body, slot) = RequestBody::stream(body, options.max_body_size, options.client_body_timeout, trailers);
         (body, Some(slot))
     };
     Prepared {
@@ -99,6 +105,22 @@ pub(super) fn prepare(
         request_id: Some(request_id),
         body,
         slot,
+    }
+}
+
+/// Removes what a pod must not see: hop-by-hop fields, `HTTP2-Settings` (hop-by-hop by
+/// definition, RFC 9113 §3.2.1, even when `Connection` does not name it) and, unless allowed,
+/// fields whose names hold `_`.
+#[inline(always)]
+fn strip_unintended_fields(headers: &mut HeaderMap, conn: ConnInfo, inner: &Inner) {
+    strip_hop_by_hop(headers);
+    headers.remove("http2-settings");
+    if !inner.options.underscores_in_headers {
+        let dropped = drop_underscored(headers);
+        if dropped > 0 {
+            debug!(client.addr = %conn.peer, dropped, "Dropped request fields with underscores");
+            inner.metrics.dropped_fields(dropped);
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Respond: the pod's response as the client will see it. Hop-by-hop fields out, the body
-//! streamed back while the endpoint's in-flight count is held; an accepted upgrade hands both
-//! connections over to a tunnel.
+//! streamed back (its trailers filtered) while the endpoint's in-flight count is held; an
+//! accepted upgrade hands both connections over to a tunnel.
 
 use http::{HeaderValue, Response, StatusCode, header};
 use hyper::upgrade::OnUpgrade;
@@ -9,7 +9,7 @@ use tracing::debug;
 
 use crate::{
     body::ResponseBody,
-    headers::{drop_length_beside_transfer_encoding, strip_hop_by_hop},
+    headers::{TrailerFilter, drop_length_beside_transfer_encoding, strip_hop_by_hop},
     tunnel::Tunnels,
     upstream::{EndpointGuard, UpstreamBody, h1::Upgraded},
 };
@@ -42,6 +42,12 @@ pub(super) fn respond(
     } else {
         Vec::new()
     };
+    // Only a body of unknown length can end in trailers; filtered by the head the pod sent.
+    let trailers = if http_body::Body::size_hint(response.body()).exact().is_none() {
+        TrailerFilter::new(response.headers())
+    } else {
+        TrailerFilter::default()
+    };
     drop_length_beside_transfer_encoding(response.headers_mut());
     strip_hop_by_hop(response.headers_mut());
     for value in declared {
@@ -49,6 +55,7 @@ pub(super) fn respond(
     }
     response.map(|body| ResponseBody::Upstream {
         body,
+        trailers,
         _guard: Some(guard),
     })
 }

@@ -64,6 +64,9 @@ pub fn classify(
     mut replay: impl FnMut() -> Option<RequestBody>,
 ) -> Decision {
     let backend = || upstream.id.clone();
+    if let Some(RequestBodyError::Malformed(_)) = find_in_chain::<RequestBodyError>(&error) {
+        return Decision::Fail(ProxyError::MalformedBody);
+    }
     if client_failed {
         return Decision::Fail(ProxyError::ClientAborted);
     }

@@ -395,7 +395,11 @@ async fn upgraded(shunt: &Shunt) -> BufReader<TcpStream> {
 async fn an_idle_tunnel_is_closed_after_the_tunnel_idle_timeout_and_the_gauge_follows() {
     let backend = Backend::http1("app").handler(echo_upgrade).start().await;
     let service = mk_backend_service("web", "app", None, &[&backend]);
-    let (_manifests, shunt) = serve(&[&mk_site_ingress(), &service], &["--tunnel-idle-timeout", "1s"]).await;
+    let (_manifests, shunt) = serve(
+        &[&mk_site_ingress(), &service],
+        &["--tunnel-idle-timeout", "1s", "--allow-upgrade", "x-echo"],
+    )
+    .await;
     let mut reader = upgraded(&shunt).await;
     // Bytes every 400 ms keep a 1 s tunnel open past its timeout.
     for round in 0..4 {
@@ -425,7 +429,11 @@ async fn an_idle_tunnel_is_closed_after_the_tunnel_idle_timeout_and_the_gauge_fo
 async fn an_open_tunnel_is_closed_at_the_drain_deadline_and_shunt_exits() {
     let backend = Backend::http1("app").handler(echo_upgrade).start().await;
     let service = mk_backend_service("web", "app", None, &[&backend]);
-    let (_manifests, mut shunt) = serve(&[&mk_site_ingress(), &service], &["--drain-timeout", "1s"]).await;
+    let (_manifests, mut shunt) = serve(
+        &[&mk_site_ingress(), &service],
+        &["--drain-timeout", "1s", "--allow-upgrade", "x-echo"],
+    )
+    .await;
     let mut reader = upgraded(&shunt).await;
     shunt.signal("TERM");
     // Still open while the drain runs ...

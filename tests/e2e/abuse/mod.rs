@@ -3,4 +3,5 @@
 
 mod connections;
 mod requests;
+mod smuggle;
 mod upstream;

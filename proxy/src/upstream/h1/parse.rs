@@ -69,6 +69,13 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, H1Erro
         Version::HTTP_10 => framing.keep_alive,
         _ => !framing.close,
     } && !framing.is_ambiguous();
+    if framing.listed
+        && let Some(length) = framing.length
+    {
+        // RFC 9110 §8.6: a list of equal lengths may be replaced by the one value, and must not
+        // be forwarded as it is: clients and caches read a list in different ways.
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+    }
     let body = framing.decoder(status, version, head_request)?;
     Ok(Some(Head {
         status,
@@ -99,6 +106,8 @@ fn manages_only_this_connection(name: &HeaderName, value: &[u8]) -> bool {
 #[derive(Default)]
 struct Framing {
     length: Option<u64>,
+    /// More than one length was given (a list, or repeated fields), all equal.
+    listed: bool,
     /// Transfer codings seen; `Some(true)` when the last one is chunked.
     chunked_last: Option<bool>,
     close: bool,
@@ -111,8 +120,11 @@ impl Framing {
             // A list (`5, 5`) or repeated fields are fine when every value is the same.
             for item in value.split(|&b| b == b',') {
                 let length = parse_length(trim(item)).ok_or(H1Error::Framing("invalid content-length"))?;
-                if self.length.is_some_and(|seen| seen != length) {
-                    return Err(H1Error::Framing("content-length values differ"));
+                if let Some(seen) = self.length {
+                    if seen != length {
+                        return Err(H1Error::Framing("content-length values differ"));
+                    }
+                    self.listed = true;
                 }
                 self.length = Some(length);
             }

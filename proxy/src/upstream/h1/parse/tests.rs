@@ -64,6 +64,20 @@ fn differing_content_lengths_are_rejected_and_equal_ones_kept() {
 }
 
 #[test]
+fn a_list_of_equal_content_lengths_is_passed_on_as_the_one_value() {
+    for fields in [
+        "Content-Length: 5, 5\r\n",
+        "Content-Length: 5\r\nContent-Length: 5\r\n",
+        "Content-Length: 5 ,5,  5\r\n",
+    ] {
+        let head = mk_head(&format!("HTTP/1.1 200 OK\r\n{fields}\r\n")).unwrap().unwrap();
+        let lengths: Vec<_> = head.headers.get_all(header::CONTENT_LENGTH).iter().collect();
+        assert_eq!(lengths, ["5"], "{fields:?}");
+        assert_eq!(head.body, Decoder::length(5));
+    }
+}
+
+#[test]
 fn beside_transfer_encoding_content_length_is_ignored_and_the_connection_not_kept() {
     let text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n";
     let head = mk_head(text).unwrap().unwrap();
