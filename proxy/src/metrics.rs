@@ -11,6 +11,7 @@
 //! class (which also names the backend) and one latency sum per backend; the upstream latency
 //! histogram is global, and per-route histograms wait for `--metrics-per-route-latency`.
 
+mod choice;
 mod histogram;
 mod register;
 pub mod scrape;
@@ -82,6 +83,7 @@ struct Families {
     endpoints: Gauge,
     without_endpoints: Family<BackendLabels, Gauge>,
     publishes: Counter,
+    choice: choice::ChoiceFamilies,
 }
 
 #[derive(Clone)]
@@ -200,6 +202,7 @@ impl Families {
                 "Route tables published",
                 Counter::default(),
             ),
+            choice: choice::ChoiceFamilies::register(registry),
         }
     }
 
@@ -449,6 +452,7 @@ impl UpstreamStats {
             &labels,
             Counter::default,
         );
+        families.choice.retire(&labels);
     }
 }
 

@@ -314,6 +314,7 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
     BackendSpec {
         protocol: protocol.unwrap_or_default(),
         endpoints: endpoints.into(),
+        topology: Default::default(),
     }
 }
 

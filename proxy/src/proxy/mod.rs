@@ -47,7 +47,7 @@ use crate::{
     publish::RouteReader,
     server::ConnInfo,
     tunnel::Tunnels,
-    upstream::UpstreamClients,
+    upstream::{UpstreamClients, retry::RetryPolicy},
 };
 
 #[derive(Clone, Debug)]
@@ -63,6 +63,10 @@ pub struct ProxyOptions {
     pub client_body_timeout: Duration,
     /// Where upgraded connections run (idle timeout, gauge, closed at the drain deadline).
     pub tunnels: Tunnels,
+    /// Retries after resets and timeouts, their budget, and outlier ejection.
+    pub retry: RetryPolicy,
+    /// The window over which a new endpoint's share grows to its full weight (`--slow-start`).
+    pub slow_start: Option<Duration>,
 }
 
 impl Default for ProxyOptions {
@@ -75,6 +79,8 @@ impl Default for ProxyOptions {
             access_log: true,
             client_body_timeout: Duration::from_secs(60),
             tunnels: Tunnels::default(),
+            retry: RetryPolicy::default(),
+            slow_start: None,
         }
     }
 }
