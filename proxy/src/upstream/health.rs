@@ -82,6 +82,13 @@ impl Health {
         self.ejected_until.load(Ordering::Relaxed) != 0
     }
 
+    /// Takes the endpoint out for `length` from now, as an ejection would (for tests).
+    #[cfg(test)]
+    pub(crate) fn eject_for(&self, length: Duration) {
+        let until = nanos_since_epoch(Instant::now() + length);
+        self.ejected_until.store(until, Ordering::Relaxed);
+    }
+
     /// Times this endpoint was ejected.
     pub fn ejections(&self) -> u32 {
         self.ejections.load(Ordering::Relaxed)
