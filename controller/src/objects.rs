@@ -96,7 +96,7 @@ pub enum AddressType {
     Other(Box<str>),
 }
 
-/// One endpoint: 24 B plus its address. Only the first address has defined semantics
+/// One endpoint: 64 B plus its address and place. Only the first address has defined semantics
 /// (kube-proxy ignores the rest), so only it is kept.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 pub struct Endpoint {
@@ -104,6 +104,30 @@ pub struct Endpoint {
     pub addresses: FirstAddress,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<EndpointConditions>,
+    /// Where it runs and who should use it: the topology-aware choice reads these.
+    #[serde(default, rename = "nodeName", skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<Box<str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<Box<str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<Box<EndpointHints>>,
+}
+
+/// `hints`: the nodes (`forNodes`) and zones (`forZones`) whose consumers should use an
+/// endpoint, as the EndpointSlice controller sets them for `trafficDistribution`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct EndpointHints {
+    #[serde(default, rename = "forNodes", skip_serializing_if = "Vec::is_empty")]
+    pub for_nodes: Vec<HintName>,
+    #[serde(default, rename = "forZones", skip_serializing_if = "Vec::is_empty")]
+    pub for_zones: Vec<HintName>,
+}
+
+/// One `forNodes` or `forZones` entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct HintName {
+    #[serde(default)]
+    pub name: Box<str>,
 }
 
 /// The first of an endpoint's `addresses`; reads like the list's `first()`.
