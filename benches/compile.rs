@@ -183,7 +183,7 @@ fn bench_compile(c: &mut Criterion) {
     group.bench_function("clone of the cluster state (a snapshot), 10k ingresses", |b| {
         b.iter(|| black_box(state.clone()))
     });
-    // What a snapshot cost while ClusterState owned its objects (round 1): kept for comparison.
+    // What a snapshot would cost if ClusterState owned its objects: the reason it shares them.
     group.bench_function("deep copy of every object (the old snapshot), 10k ingresses", |b| {
         fn deep<K: Clone>(objects: &[Arc<K>]) -> Vec<K> {
             objects.iter().map(|object| K::clone(object)).collect()

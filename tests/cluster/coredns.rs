@@ -134,12 +134,11 @@ async fn without_the_flag_coredns_is_never_touched() {
 async fn shunt_dns_prints_the_rules_for_what_the_api_serves() {
     let cluster = Cluster::start(&["web", "api"]).await;
     let kubeconfig = cluster.api.kubeconfig(cluster.dir.path(), "shunt-dns");
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_shunt"))
+    let output = tokio::process::Command::from(crate::support::launch::shunt())
         .arg("dns")
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .args(["--publish-service", "shunt-system/shunt", "--dns-exclude", &host("api")])
-        .env_remove("KUBECONFIG")
         .stdin(Stdio::null())
         .output();
     let output = tokio::time::timeout(WITHIN, output)

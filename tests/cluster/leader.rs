@@ -85,7 +85,7 @@ fn assert_never_two_leaders(replicas: &[(&Shunt, Timestamp)]) -> usize {
 async fn a_renew_deadline_not_below_the_lease_duration_fails_start_up_with_one_line() {
     let cluster = Cluster::start(&[]).await;
     let kubeconfig = cluster.api.kubeconfig(cluster.dir.path(), "shunt-a");
-    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_shunt"))
+    let run = tokio::process::Command::from(crate::support::launch::shunt())
         .arg("run")
         .arg("--kubeconfig")
         .arg(&kubeconfig)

@@ -8,7 +8,7 @@ use crate::support::*;
 const TARGET: &str = "shunt.shunt-system.svc.cluster.local";
 
 async fn shunt_dns(manifests: &Manifests, args: &[&str]) -> Output {
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_shunt"))
+    let output = tokio::process::Command::from(crate::support::launch::shunt())
         .arg("dns")
         .arg("--manifests")
         .arg(manifests.path())

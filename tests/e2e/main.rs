@@ -14,6 +14,7 @@ mod balance;
 mod classes;
 mod demo;
 mod dns;
+mod docs;
 mod errors;
 mod faults;
 mod h2c;

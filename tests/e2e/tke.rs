@@ -165,7 +165,7 @@ async fn shadow_lists_a_verdict_per_host_with_reasons_and_assumptions() {
 }
 
 async fn shunt_dns(manifests: &Manifests, args: &[&str]) -> String {
-    let output: Output = tokio::process::Command::new(env!("CARGO_BIN_EXE_shunt"))
+    let output: Output = tokio::process::Command::from(crate::support::launch::shunt())
         .arg("dns")
         .arg("--manifests")
         .arg(manifests.path())

@@ -58,7 +58,7 @@ pub struct Resolved {
 }
 
 /// foldhash, not SipHash: the keys are names from our own state, hashed once per Service, slice
-/// and path of a compile (SipHash was 3-5 % of a full compile at 10k Ingresses).
+/// and path of a compile, where SipHash's flood resistance buys nothing and costs a few percent.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Services and EndpointSlices indexed by namespace and name, and every backend resolved so far

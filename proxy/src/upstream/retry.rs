@@ -2,7 +2,7 @@
 //! decision one failed try leads to ([`classify`]).
 //!
 //! - connect failed: nothing was sent, so another endpoint may take the request (any method),
-//!   up to `--upstream-connect-attempts` endpoints.
+//!   up to `--connect-attempts` endpoints.
 //! - never processed (RFC 9113 §8.7): the pod refused the stream (`REFUSED_STREAM`), its
 //!   graceful GOAWAY says it never saw it, or the connection closed before taking the request.
 //!   Safe for any method, once.

@@ -81,12 +81,11 @@ async fn the_block_shunt_dns_prints_works_in_a_real_coredns() {
     let ns = &real.ns;
     route_hosts(&real).await;
     let publish = format!("{ns}/shunt");
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_shunt"))
+    let output = tokio::process::Command::from(crate::support::launch::shunt())
         .arg("dns")
         .arg("--kubeconfig")
         .arg(real.kubeconfig())
         .args(["--watch-namespace", ns, "--publish-service", &publish])
-        .env_remove("KUBECONFIG")
         .stderr(Stdio::inherit())
         .output()
         .await

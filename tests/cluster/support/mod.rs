@@ -2,12 +2,16 @@
 
 mod apiserver;
 mod backend;
+#[path = "../../common/launch.rs"]
+pub mod launch;
 mod listwatch;
 mod objects;
 pub mod real;
 mod request;
 mod shunt;
 mod store;
+#[path = "../../common/wait.rs"]
+mod wait;
 
 use std::time::Duration;
 
@@ -16,28 +20,8 @@ pub use self::{
     backend::Backend,
     objects::{OURS, lb_status, mk_ingress, mk_ingress_class, mk_service, mk_slice},
     shunt::{Load, LoadReport, STATUS_ADDRESS, Shunt},
+    wait::{eventually, poll_until},
 };
-
-/// Polls `probe` every 20 ms until it returns `Some`, failing the test after `within`.
-pub async fn eventually<T>(what: &str, within: Duration, probe: impl AsyncFnMut() -> Option<T>) -> T {
-    poll_until(within, probe)
-        .await
-        .unwrap_or_else(|| panic!("timed out after {within:?} waiting for {what}"))
-}
-
-/// Polls `probe` every 20 ms until it returns `Some`, or `None` after `within`.
-pub async fn poll_until<T>(within: Duration, mut probe: impl AsyncFnMut() -> Option<T>) -> Option<T> {
-    let deadline = tokio::time::Instant::now() + within;
-    loop {
-        if let Some(found) = probe().await {
-            return Some(found);
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return None;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 /// A fake API server, a scratch directory for kubeconfigs, and origins behind Services.
 pub struct Cluster {

@@ -79,9 +79,7 @@ impl Shunt {
         args: &[&str],
         status: Option<&str>,
     ) -> Shunt {
-        // SHUNT_BIN: another build of the binary (a release build, for tests/cluster/scale.rs).
-        let binary = std::env::var_os("SHUNT_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_shunt").into());
-        let mut command = Command::new(binary);
+        let mut command = Command::from(super::launch::shunt());
         command
             .arg("run")
             .arg("--kubeconfig")
@@ -104,13 +102,6 @@ impl Shunt {
             .args(["--access-log", "false", "--threads", "1"])
             .args(args)
             .env("RUST_LOG", "info")
-            .env_remove("SHUNT_HTTP_ADDR")
-            .env_remove("SHUNT_HTTPS_ADDR")
-            .env_remove("SHUNT_ADMIN_ADDR")
-            .env_remove("SHUNT_LOG_FORMAT")
-            .env_remove("POD_NAME")
-            .env_remove("POD_NAMESPACE")
-            .env_remove("KUBECONFIG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -2,11 +2,13 @@
 
 mod backend;
 mod client;
+#[path = "../../common/launch.rs"]
+pub mod launch;
 mod manifests;
 mod shunt;
 mod tls;
-
-use std::time::Duration;
+#[path = "../../common/wait.rs"]
+mod wait;
 
 pub use self::{
     backend::{Backend, Body, BoxError, echo, full, held_stream, text},
@@ -17,22 +19,8 @@ pub use self::{
     },
     shunt::{Shunt, sample},
     tls::{Leaf, TestCa, TlsBackend, TlsClient, leaf_names, mk_string_secret, mk_tls_secret, with_tls},
+    wait::eventually,
 };
-
-/// Polls `probe` every 25 ms until it returns `Some`, failing the test after `within`.
-pub async fn eventually<T>(what: &str, within: Duration, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = tokio::time::Instant::now() + within;
-    loop {
-        if let Some(found) = probe().await {
-            return found;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {within:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
 
 /// FNV-1a, 64 bits: enough to tell two multi-megabyte bodies apart without another crate.
 pub fn fnv64(bytes: &[u8]) -> u64 {

@@ -44,7 +44,7 @@ impl Shunt {
     /// `shunt serve --manifests <manifests>` on loopback port 0 with JSON logs, plus `args`;
     /// returns once `/readyz` answers 200.
     pub async fn start(manifests: &Path, args: &[&str]) -> Shunt {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_shunt"));
+        let mut command = Command::from(super::launch::shunt());
         command
             .arg("serve")
             .arg("--manifests")
@@ -60,10 +60,6 @@ impl Shunt {
             .args(["--log-format", "json"])
             .args(args)
             .env("RUST_LOG", "info")
-            .env_remove("SHUNT_HTTP_ADDR")
-            .env_remove("SHUNT_HTTPS_ADDR")
-            .env_remove("SHUNT_ADMIN_ADDR")
-            .env_remove("SHUNT_LOG_FORMAT")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
