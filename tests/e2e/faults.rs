@@ -91,7 +91,10 @@ async fn load(shunt: &Shunt, count: usize, concurrency: usize, mk: fn() -> Reque
             .map(|_| tokio::spawn(async move { collect(send_h1(addr, mk()).await?).await }))
             .collect();
         for request in batch {
-            let reply = request.await.expect("the request task").expect("a response through shunt");
+            let reply = request
+                .await
+                .expect("the request task")
+                .expect("a response through shunt");
             statuses.push(reply.status);
         }
     }
@@ -126,7 +129,10 @@ async fn idempotent_requests_see_no_failure_while_one_of_three_pods_resets_and_i
     assert_eq!(failures(&statuses), 0, "{statuses:?}");
     // Ejected after three resets in a row: its share of tries is a handful, not a third.
     let tried = broken.connections();
-    assert!(tried * 20 < REQUESTS, "the resetting pod got {tried} of {REQUESTS} tries");
+    assert!(
+        tried * 20 < REQUESTS,
+        "the resetting pod got {tried} of {REQUESTS} tries"
+    );
     let metrics = shunt.metrics().await;
     let ejections = sample(&metrics, "shunt_upstream_ejections_total", &[("backend", "web/app:80")]);
     assert_eq!(ejections, Some(1.0), "{metrics}");
@@ -145,7 +151,10 @@ async fn a_stalling_pod_is_retried_after_the_timeout_and_ejected() {
     let statuses = load(&shunt, REQUESTS, 4, mk_get).await;
     assert_eq!(failures(&statuses), 0, "{statuses:?}");
     let tried = broken.connections();
-    assert!(tried * 20 < REQUESTS, "the stalling pod got {tried} of {REQUESTS} tries");
+    assert!(
+        tried * 20 < REQUESTS,
+        "the stalling pod got {tried} of {REQUESTS} tries"
+    );
 }
 
 #[tokio::test]
@@ -168,7 +177,10 @@ async fn a_pod_answering_503_is_ejected_when_5xx_counts() {
 
 #[tokio::test]
 async fn a_post_whose_body_was_sent_is_never_retried() {
-    let pods = [BrokenPod::start(Fault::Reset).await, BrokenPod::start(Fault::Reset).await];
+    let pods = [
+        BrokenPod::start(Fault::Reset).await,
+        BrokenPod::start(Fault::Reset).await,
+    ];
     let ports: Vec<u16> = pods.iter().map(BrokenPod::port).collect();
     let (_manifests, shunt) = serve_host(HOST, "app", None, &ports, &["--eject-after", "0"]).await;
     const REQUESTS: usize = 20;
@@ -186,7 +198,14 @@ async fn the_retry_budget_caps_the_extra_load_when_every_pod_fails() {
         BrokenPod::start(Fault::Reset).await,
     ];
     let ports: Vec<u16> = pods.iter().map(BrokenPod::port).collect();
-    let args = ["--eject-after", "0", "--retry-budget-ratio", "0.1", "--retry-budget-min", "2"];
+    let args = [
+        "--eject-after",
+        "0",
+        "--retry-budget-ratio",
+        "0.1",
+        "--retry-budget-min",
+        "2",
+    ];
     let (_manifests, shunt) = serve_host(HOST, "app", None, &ports, &args).await;
     const REQUESTS: usize = 200;
     let started = std::time::Instant::now();
@@ -196,7 +215,10 @@ async fn the_retry_budget_caps_the_extra_load_when_every_pod_fails() {
     let tried: usize = pods.iter().map(BrokenPod::connections).sum();
     // Each second: the minimum plus a tenth of the requests of that second or the one before.
     let budget = 2 * seconds + 2 * REQUESTS / 10;
-    assert!(tried <= REQUESTS + budget, "{tried} tries for {REQUESTS} requests (budget {budget})");
+    assert!(
+        tried <= REQUESTS + budget,
+        "{tried} tries for {REQUESTS} requests (budget {budget})"
+    );
     assert!(tried > REQUESTS, "some retries were allowed");
     // Without a budget, --retries 2 would have made it up to three tries each.
     assert!(tried < REQUESTS * 2, "{tried}");

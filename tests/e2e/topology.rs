@@ -37,7 +37,11 @@ async fn serve_zones(near: &[&Backend], far: &Backend, near_ready: bool) -> (Man
     let service = mk_service("web", "app").port(Some("http"), 80, None);
     let mut slices: Vec<Value> = near.iter().map(|b| mk_zoned_slice(b.port(), "a", near_ready)).collect();
     slices.push(mk_zoned_slice(far.port(), "b", true));
-    serve(&[&ingress, &service, &slices], &["--zone", "a", "--node-name", "elsewhere"]).await
+    serve(
+        &[&ingress, &service, &slices],
+        &["--zone", "a", "--node-name", "elsewhere"],
+    )
+    .await
 }
 
 #[tokio::test]

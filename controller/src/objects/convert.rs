@@ -2,7 +2,10 @@
 
 use k8s_openapi::api::{core::v1, discovery::v1 as discovery};
 
-use super::{Endpoint, EndpointConditions, EndpointHints, HintName, EndpointPort, EndpointSlice, Service, ServicePort, ServiceSpec, intern};
+use super::{
+    Endpoint, EndpointConditions, EndpointHints, EndpointPort, EndpointSlice, HintName, Service, ServicePort,
+    ServiceSpec, intern,
+};
 
 impl From<v1::Service> for Service {
     fn from(service: v1::Service) -> Self {
@@ -55,7 +58,11 @@ impl From<discovery::Endpoint> for Endpoint {
             zone: endpoint.zone.map(Into::into),
             hints: endpoint.hints.map(|hints| {
                 let names = |names: Option<Vec<String>>| -> Vec<HintName> {
-                    names.into_iter().flatten().map(|name| HintName { name: name.into() }).collect()
+                    names
+                        .into_iter()
+                        .flatten()
+                        .map(|name| HintName { name: name.into() })
+                        .collect()
                 };
                 Box::new(EndpointHints {
                     for_nodes: names(hints.for_nodes.map(|nodes| nodes.into_iter().map(|n| n.name).collect())),

@@ -38,10 +38,9 @@ impl ChoiceFamilies {
             Family::default(),
         );
         let by_locality = Locality::ALL.map(|locality| {
-            localities
-                .get_or_create_owned(&LocalityLabels {
-                    locality: locality.as_str(),
-                })
+            localities.get_or_create_owned(&LocalityLabels {
+                locality: locality.as_str(),
+            })
         });
         ChoiceFamilies {
             by_locality,
@@ -118,6 +117,11 @@ impl UpstreamStats {
 
     /// Ejections counted for this backend so far.
     pub fn ejections(&self) -> u64 {
-        self.0.families.choice.ejections.get(&self.0.labels()).map_or(0, |c| c.get())
+        self.0
+            .families
+            .choice
+            .ejections
+            .get(&self.0.labels())
+            .map_or(0, |c| c.get())
     }
 }

@@ -31,7 +31,12 @@ pub(super) async fn attempt(
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let (upstream, options) = (&*route.upstream, &inner.options);
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
-    let mut retries = Retries::new(&options.retry, options.connect_attempts, &prepared.method, &prepared.headers);
+    let mut retries = Retries::new(
+        &options.retry,
+        options.connect_attempts,
+        &prepared.method,
+        &prepared.headers,
+    );
     loop {
         // Endpoints failed on are avoided; when none is left, any may serve (once more).
         let pick = upstream.pick(retries.tried(), options.slow_start);

@@ -89,7 +89,11 @@ impl Upstream {
     }
 
     fn lighter(&self, a: usize, b: usize) -> usize {
-        if self.endpoints[b].in_flight() < self.endpoints[a].in_flight() { b } else { a }
+        if self.endpoints[b].in_flight() < self.endpoints[a].in_flight() {
+            b
+        } else {
+            a
+        }
     }
 
     /// Whether some endpoint is still within its slow-start `window`; marks the ones past it.

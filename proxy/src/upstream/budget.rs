@@ -56,7 +56,10 @@ impl RetryBudget {
     /// Takes one retry at `now` if the budget allows it.
     pub fn withdraw(&self, now: Instant, options: &BudgetOptions) -> bool {
         self.roll(now);
-        let recent = self.requests.load(Ordering::Relaxed).max(self.previous.load(Ordering::Relaxed));
+        let recent = self
+            .requests
+            .load(Ordering::Relaxed)
+            .max(self.previous.load(Ordering::Relaxed));
         // The ratio is a small float by construction; the product fits comfortably.
         let allowed = u64::from(options.min_per_second) + (f64::from(recent) * options.ratio.max(0.0)) as u64;
         let taken = self.retries.fetch_add(1, Ordering::Relaxed);
@@ -80,7 +83,8 @@ impl RetryBudget {
             .is_ok()
         {
             let requests = self.requests.swap(0, Ordering::Relaxed);
-            self.previous.store(if second == current + 1 { requests } else { 0 }, Ordering::Relaxed);
+            self.previous
+                .store(if second == current + 1 { requests } else { 0 }, Ordering::Relaxed);
             self.retries.store(0, Ordering::Relaxed);
         }
     }

@@ -65,7 +65,9 @@ fn epoch() -> Instant {
 
 fn nanos_since_epoch(now: Instant) -> u64 {
     // At least 1: 0 means "not ejected".
-    u64::try_from(now.saturating_duration_since(epoch()).as_nanos()).unwrap_or(u64::MAX).max(1)
+    u64::try_from(now.saturating_duration_since(epoch()).as_nanos())
+        .unwrap_or(u64::MAX)
+        .max(1)
 }
 
 // === impl Health ===
@@ -106,7 +108,9 @@ impl Upstream {
     /// Records that endpoint `index` answered (`failed: false`) or failed a try; may eject it.
     /// Returns whether this call ejected it.
     pub fn record_try(&self, index: usize, failed: bool, options: &OutlierOptions) -> bool {
-        let Some(endpoint) = self.endpoints.get(index) else { return false };
+        let Some(endpoint) = self.endpoints.get(index) else {
+            return false;
+        };
         let health = &endpoint.health;
         if !failed {
             // Loaded first: a healthy endpoint's line is then only read, not written, per answer.

@@ -30,8 +30,8 @@ use http::uri::Authority;
 pub use self::{
     balance::EndpointGuard,
     body::UpstreamBody,
-    client::{ClientOptions, Lease, UpstreamClients},
     budget::{BudgetOptions, RetryBudget},
+    client::{ClientOptions, Lease, UpstreamClients},
     health::{Health, OutlierOptions},
     locality::{Locality, Topology},
     outgoing::Outgoing,

@@ -214,7 +214,12 @@ impl<'a> Retries<'a> {
 }
 
 impl Why {
-    pub const ALL: [Why; 4] = [Why::ConnectFailed, Why::NeverProcessed, Why::StaleConnection, Why::Timeout];
+    pub const ALL: [Why; 4] = [
+        Why::ConnectFailed,
+        Why::NeverProcessed,
+        Why::StaleConnection,
+        Why::Timeout,
+    ];
 
     /// The `reason` label of `shunt_upstream_retries`.
     pub const fn as_label(self) -> &'static str {

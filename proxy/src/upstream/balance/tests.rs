@@ -9,7 +9,12 @@ fn mk_upstream(n: u16) -> Upstream {
     let endpoints = (0..n)
         .map(|i| Arc::new(Endpoint::new(([127, 0, 0, 1], 1000 + i).into())))
         .collect();
-    Upstream::new("ns/svc:80", UpstreamProtocol::Http1, endpoints, UpstreamStats::default())
+    Upstream::new(
+        "ns/svc:80",
+        UpstreamProtocol::Http1,
+        endpoints,
+        UpstreamStats::default(),
+    )
 }
 
 fn mk_preferring(n: u16, preferred: Vec<usize>) -> Upstream {
@@ -115,11 +120,19 @@ fn with_slow_start_a_new_endpoint_gets_a_small_share() {
     // Endpoints 1 and 2 as if added long ago; 3 is new.
     let old = |port| {
         let mut e = Endpoint::new(([127, 0, 0, 1], port).into());
-        e.since = e.since.checked_sub(Duration::from_secs(120)).expect("the clock has run two minutes");
+        e.since = e
+            .since
+            .checked_sub(Duration::from_secs(120))
+            .expect("the clock has run two minutes");
         Arc::new(e)
     };
     let endpoints = vec![old(1), old(2), Arc::new(Endpoint::new(([127, 0, 0, 1], 3).into()))];
-    let upstream = Upstream::new("ns/svc:80", UpstreamProtocol::Http1, endpoints, UpstreamStats::default());
+    let upstream = Upstream::new(
+        "ns/svc:80",
+        UpstreamProtocol::Http1,
+        endpoints,
+        UpstreamStats::default(),
+    );
     let picks = 2000;
     let new = (0..picks)
         .filter(|_| upstream.pick(&[], Some(Duration::from_secs(60))) == Some(2))

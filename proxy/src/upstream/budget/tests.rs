@@ -60,6 +60,9 @@ fn retries_over_many_seconds_stay_within_the_budget_of_the_requests() {
         }
     }
     // Each second: at most the minimum plus the ratio of that second's (or the last one's) requests.
-    assert!(retries <= 10 + requests / 5, "{retries} retries for {requests} requests");
+    assert!(
+        retries <= 10 + requests / 5,
+        "{retries} retries for {requests} requests"
+    );
     assert!(retries > 0);
 }

@@ -86,7 +86,10 @@ fn each_ejection_lasts_longer_than_the_one_before() {
     upstream.record_try(0, true, &options);
     let second = health.ejected_until.load(Ordering::Relaxed) - nanos_since_epoch(Instant::now());
     assert_eq!(health.ejections(), 2);
-    assert!(second > first + Duration::from_secs(50).as_nanos() as u64, "{first} then {second}");
+    assert!(
+        second > first + Duration::from_secs(50).as_nanos() as u64,
+        "{first} then {second}"
+    );
 }
 
 #[test]

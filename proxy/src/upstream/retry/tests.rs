@@ -126,7 +126,10 @@ fn a_reset_is_retried_on_other_endpoints_up_to_the_retries_and_only_when_idempot
     }
     assert_eq!(get.attempts(), 3);
     let third = classify(mk_stale_error(), &upstream, 2, &mut get, false, replay);
-    assert!(matches!(failed(third), ProxyError::UpstreamFailed { .. }), "--retries 2 spent");
+    assert!(
+        matches!(failed(third), ProxyError::UpstreamFailed { .. }),
+        "--retries 2 spent"
+    );
 
     let mut post = Retries::new(&POLICY, 3, &Method::POST, &HeaderMap::new());
     let decision = classify(mk_stale_error(), &upstream, 0, &mut post, false, replay);
@@ -148,7 +151,10 @@ fn a_timeout_before_the_head_is_retried_for_idempotent_requests_only() {
     let upstream = mk_upstream(3);
     let timeout = || UpstreamError::Timeout(std::time::Duration::from_secs(1));
     let mut get = Retries::new(&POLICY, 3, &Method::GET, &HeaderMap::new());
-    assert_eq!(why(&classify(timeout(), &upstream, 0, &mut get, false, replay)), Some(Why::Timeout));
+    assert_eq!(
+        why(&classify(timeout(), &upstream, 0, &mut get, false, replay)),
+        Some(Why::Timeout)
+    );
     let mut post = Retries::new(&POLICY, 3, &Method::POST, &HeaderMap::new());
     let decision = classify(timeout(), &upstream, 0, &mut post, false, replay);
     assert!(matches!(failed(decision), ProxyError::UpstreamTimeout { .. }));
