@@ -96,7 +96,7 @@ pub enum AddressType {
     Other(Box<str>),
 }
 
-/// One endpoint: 64 B plus its address and place. Only the first address has defined semantics
+/// One endpoint: 32 B plus its address and hints. Only the first address has defined semantics
 /// (kube-proxy ignores the rest), so only it is kept.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 pub struct Endpoint {
@@ -104,11 +104,8 @@ pub struct Endpoint {
     pub addresses: FirstAddress,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<EndpointConditions>,
-    /// Where it runs and who should use it: the topology-aware choice reads these.
-    #[serde(default, rename = "nodeName", skip_serializing_if = "Option::is_none")]
-    pub node_name: Option<Box<str>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zone: Option<Box<str>>,
+    /// Who should use it: the topology-aware choice reads these. Boxed, as most endpoints have
+    /// none; `nodeName` and `zone` are not kept (the hints name the same places).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hints: Option<Box<EndpointHints>>,
 }

@@ -323,15 +323,13 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
     }
 }
 
-/// An endpoint's node, zone and hints for the proxy's choice; `None` when it has none of them.
+/// An endpoint's hints for the proxy's choice; `None` when it has none.
 fn endpoint_topology(endpoint: &Endpoint) -> Option<EndpointTopology> {
     let names = |names: &[HintName]| names.iter().map(|hint| hint.name.to_string()).collect();
-    let hints = endpoint.hints.as_deref();
+    let hints = endpoint.hints.as_deref()?;
     let place = EndpointTopology {
-        node_name: endpoint.node_name.as_deref().map(str::to_string),
-        zone: endpoint.zone.as_deref().map(str::to_string),
-        for_nodes: hints.map(|h| names(&h.for_nodes)).unwrap_or_default(),
-        for_zones: hints.map(|h| names(&h.for_zones)).unwrap_or_default(),
+        for_nodes: names(&hints.for_nodes),
+        for_zones: names(&hints.for_zones),
     };
     (place != EndpointTopology::default()).then_some(place)
 }

@@ -54,8 +54,6 @@ impl From<discovery::Endpoint> for Endpoint {
                 serving: conditions.serving,
                 terminating: conditions.terminating,
             }),
-            node_name: endpoint.node_name.map(Into::into),
-            zone: endpoint.zone.map(Into::into),
             hints: endpoint.hints.map(|hints| {
                 let names = |names: Option<Vec<String>>| -> Vec<HintName> {
                     names

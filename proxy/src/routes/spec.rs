@@ -219,20 +219,16 @@ pub struct BackendSpec {
     /// compile keeps and the table's hold one list (and equal lists compare by address first).
     #[serde(serialize_with = "shared_endpoints")]
     pub endpoints: Arc<[SocketAddr]>,
-    /// Where endpoints run and the EndpointSlice hints naming their consumers, by address; only
-    /// endpoints with something known are here. Shared like `endpoints`.
+    /// The EndpointSlice hints naming each endpoint's consumers, by address; only endpoints with
+    /// hints are here. Shared like `endpoints`.
     #[serde(skip_serializing_if = "no_topology", serialize_with = "shared_topology")]
     pub topology: Arc<BTreeMap<SocketAddr, EndpointTopology>>,
 }
 
-/// One endpoint's place (`nodeName`, `zone`) and its hints (`forNodes`, `forZones`), as the
-/// EndpointSlice gives them. Empty lists: no hint.
+/// One endpoint's hints (`forNodes`, `forZones`), as the EndpointSlice gives them: the
+/// EndpointSlice controller names the endpoint's own node and zone there. Empty lists: no hint.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct EndpointTopology {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub zone: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub for_nodes: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]

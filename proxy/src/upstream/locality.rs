@@ -1,5 +1,6 @@
 //! Topology: where this proxy runs (node, zone), and from that which endpoints its choice
-//! prefers (EndpointSlice hints: `forNodes` before `forZones`) and where each endpoint is.
+//! prefers (EndpointSlice hints: `forNodes` before `forZones`) and where each endpoint is (the
+//! hints name its own node and zone).
 
 use std::{collections::BTreeMap, fmt, net::SocketAddr};
 
@@ -45,20 +46,18 @@ impl Topology {
         if preferred.is_empty() {
             preferred = hinted(|t| &t.for_zones, &self.zone);
         }
+        // The hints name the endpoint's own node and zone (the EndpointSlice controller's rule).
+        let names = |names: &[String], ours: &Option<String>| ours.as_ref().is_some_and(|o| names.contains(o));
         let locality = endpoints
             .iter()
             .map(|addr| match of(addr) {
-                Some(t) if same(&t.node_name, &self.node) => Locality::SameNode,
-                Some(t) if same(&t.zone, &self.zone) => Locality::SameZone,
+                Some(t) if names(&t.for_nodes, &self.node) => Locality::SameNode,
+                Some(t) if names(&t.for_zones, &self.zone) => Locality::SameZone,
                 _ => Locality::Other,
             })
             .collect();
         (preferred, locality)
     }
-}
-
-fn same(theirs: &Option<String>, ours: &Option<String>) -> bool {
-    matches!((theirs, ours), (Some(a), Some(b)) if a == b)
 }
 
 // === impl Locality ===

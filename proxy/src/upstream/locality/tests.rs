@@ -4,11 +4,9 @@ fn mk_addr(last: u8) -> SocketAddr {
     ([10, 0, 0, last], 80).into()
 }
 
-fn mk_topology(node: &str, zone: &str, for_nodes: &[&str], for_zones: &[&str]) -> EndpointTopology {
+fn mk_topology(for_nodes: &[&str], for_zones: &[&str]) -> EndpointTopology {
     let names = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
     EndpointTopology {
-        node_name: Some(node.into()),
-        zone: Some(zone.into()),
         for_nodes: names(for_nodes),
         for_zones: names(for_zones),
     }
@@ -25,9 +23,9 @@ fn mk_us(node: &str, zone: &str) -> Topology {
 fn zone_hints_naming_our_zone_are_preferred() {
     let endpoints = [mk_addr(1), mk_addr(2), mk_addr(3)];
     let topology = BTreeMap::from([
-        (mk_addr(1), mk_topology("n1", "a", &[], &["a"])),
-        (mk_addr(2), mk_topology("n2", "b", &[], &["b"])),
-        (mk_addr(3), mk_topology("n3", "a", &[], &["a"])),
+        (mk_addr(1), mk_topology(&[], &["a"])),
+        (mk_addr(2), mk_topology(&[], &["b"])),
+        (mk_addr(3), mk_topology(&[], &["a"])),
     ]);
     let (preferred, locality) = mk_us("n9", "a").classify(&endpoints, &topology);
     assert_eq!(preferred, vec![0, 2]);
@@ -38,8 +36,8 @@ fn zone_hints_naming_our_zone_are_preferred() {
 fn node_hints_come_before_zone_hints() {
     let endpoints = [mk_addr(1), mk_addr(2)];
     let topology = BTreeMap::from([
-        (mk_addr(1), mk_topology("n1", "a", &["n1"], &["a"])),
-        (mk_addr(2), mk_topology("n2", "a", &["n2"], &["a"])),
+        (mk_addr(1), mk_topology(&["n1"], &["a"])),
+        (mk_addr(2), mk_topology(&["n2"], &["a"])),
     ]);
     let (preferred, locality) = mk_us("n2", "a").classify(&endpoints, &topology);
     assert_eq!(preferred, vec![1]);
@@ -52,7 +50,7 @@ fn node_hints_come_before_zone_hints() {
 #[test]
 fn without_hints_for_us_or_a_place_of_our_own_nothing_is_preferred() {
     let endpoints = [mk_addr(1), mk_addr(2)];
-    let topology = BTreeMap::from([(mk_addr(1), mk_topology("n1", "a", &[], &["a"]))]);
+    let topology = BTreeMap::from([(mk_addr(1), mk_topology(&[], &["a"]))]);
     assert!(mk_us("n1", "b").classify(&endpoints, &topology).0.is_empty());
     let (preferred, locality) = Topology::default().classify(&endpoints, &topology);
     assert!(preferred.is_empty() && locality.is_empty());
