@@ -38,9 +38,9 @@ pub(super) async fn attempt(
         &prepared.headers,
     );
     loop {
-        // Endpoints failed on are avoided; when none is left, any may serve (once more).
+        // Endpoints failed on are avoided; when none is left, any but the unreachable ones.
         let pick = upstream.pick(retries.tried(), options.slow_start);
-        let Some(index) = pick.or_else(|| upstream.pick(&[], options.slow_start)) else {
+        let Some(index) = pick.or_else(|| upstream.pick(retries.unreachable(), options.slow_start)) else {
             return Err(ProxyError::NoEndpoints {
                 backend: upstream.id.clone(),
             });

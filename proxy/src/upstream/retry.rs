@@ -11,8 +11,9 @@
 //!   DELETE, or any carrying `Idempotency-Key`) go again, at most `--retries` times (nginx's
 //!   `proxy_next_upstream error timeout`).
 //!
-//! Every retry goes to an endpoint this request has not tried, needs the upstream's retry budget
-//! ([`super::budget`]) and the request body again; a body already sent past what was kept
+//! Every retry goes to an endpoint this request has not tried (if one is left), needs the
+//! upstream's retry budget ([`super::budget`]; a failed connect, which sent nothing, does not) and
+//! the request body again; a body already sent past what was kept
 //! cannot be. A response head ends the tries: nothing is retried once the client may have a byte.
 //! A failure that is the pod's counts towards its ejection ([`super::health`]).
 use std::{error::Error as StdError, fmt, io, time::Instant};
@@ -75,7 +76,8 @@ pub struct Retries<'a> {
     connect_attempts: usize,
     /// Indexes into the upstream's endpoints, for `Upstream::pick` to avoid.
     tried: Vec<usize>,
-    unreachable: usize,
+    /// The endpoints of `tried` that refused or timed out the connect: never tried again.
+    unreachable: Vec<usize>,
     /// Resets and timeouts this request may still retry (0 unless idempotent).
     left: usize,
     never_processed: bool,
@@ -109,13 +111,14 @@ pub fn classify(
     if error.is_connect() {
         upstream.stats.connect_error();
     }
-    let why = retries.reason(&error, upstream.endpoints.len());
+    let why = retries.reason(&error, endpoint, upstream.endpoints.len());
     if blames_endpoint(&error) {
         upstream.record_try(endpoint, true, &retries.policy.outlier);
     }
     retries.tried.push(endpoint);
+    // A failed connect sent nothing, so its retry adds no load to any pod: outside the budget.
     if let Some(why) = why
-        && upstream.budget.withdraw(Instant::now(), &retries.policy.budget)
+        && (why == Why::ConnectFailed || upstream.budget.withdraw(Instant::now(), &retries.policy.budget))
         && let Some(body) = replay()
     {
         retries.took(why);
@@ -162,7 +165,7 @@ impl<'a> Retries<'a> {
             policy,
             connect_attempts,
             tried: Vec::new(),
-            unreachable: 0,
+            unreachable: Vec::new(),
             left: if idempotent { policy.retries } else { 0 },
             never_processed: true,
             attempts: 1,
@@ -174,16 +177,21 @@ impl<'a> Retries<'a> {
         &self.tried
     }
 
+    /// Endpoints this request could not connect to: avoided even when every endpoint was tried.
+    pub fn unreachable(&self) -> &[usize] {
+        &self.unreachable
+    }
+
     /// Tries sent so far, the first included.
     pub fn attempts(&self) -> u32 {
         self.attempts
     }
 
     /// Why `error` may be retried under this request's rules, before the budget is asked.
-    fn reason(&mut self, error: &UpstreamError, endpoints: usize) -> Option<Why> {
+    fn reason(&mut self, error: &UpstreamError, endpoint: usize, endpoints: usize) -> Option<Why> {
         if error.is_connect() {
-            self.unreachable += 1;
-            let more = self.unreachable < self.connect_attempts.min(endpoints) && self.tried.len() + 1 < endpoints;
+            self.unreachable.push(endpoint);
+            let more = self.unreachable.len() < self.connect_attempts.min(endpoints);
             return more.then_some(Why::ConnectFailed);
         }
         if self.never_processed && never_processed(error) {
@@ -192,7 +200,8 @@ impl<'a> Retries<'a> {
         if let Some(RequestBodyError::Timeout { .. }) = find_in_chain::<RequestBodyError>(error) {
             return None;
         }
-        if self.left == 0 || self.tried.len() + 1 >= endpoints {
+        // With every endpoint tried, the next try goes to one that is not unreachable again.
+        if self.left == 0 {
             return None;
         }
         match error {

@@ -161,16 +161,16 @@ fn a_timeout_before_the_head_is_retried_for_idempotent_requests_only() {
 }
 
 #[test]
-fn no_reset_is_retried_when_every_endpoint_was_tried() {
-    let upstream = mk_upstream(2);
+fn a_reset_on_the_only_endpoint_is_retried_there() {
+    let upstream = mk_upstream(1);
     let mut get = Retries::new(&POLICY, 3, &Method::GET, &HeaderMap::new());
-    assert!(why(&classify(mk_stale_error(), &upstream, 0, &mut get, false, replay)).is_some());
-    let decision = classify(mk_stale_error(), &upstream, 1, &mut get, false, replay);
-    assert!(matches!(failed(decision), ProxyError::UpstreamFailed { .. }));
+    let decision = classify(mk_stale_error(), &upstream, 0, &mut get, false, replay);
+    assert_eq!(why(&decision), Some(Why::StaleConnection));
+    assert!(get.unreachable().is_empty(), "the pod is still worth a try");
 }
 
 #[test]
-fn an_empty_budget_stops_retries() {
+fn an_empty_budget_stops_retries_but_not_those_of_a_failed_connect() {
     let upstream = mk_upstream(3);
     let policy = RetryPolicy {
         budget: BudgetOptions {
@@ -180,9 +180,11 @@ fn an_empty_budget_stops_retries() {
         ..RetryPolicy::default()
     };
     let mut get = Retries::new(&policy, 3, &Method::GET, &HeaderMap::new());
-    let decision = classify(mk_connect_error(), &upstream, 0, &mut get, false, replay);
-    assert!(matches!(failed(decision), ProxyError::Unreachable { .. }));
-    assert_eq!(upstream.stats.retries(Why::ConnectFailed.as_label()), 0);
+    let decision = classify(mk_stale_error(), &upstream, 0, &mut get, false, replay);
+    assert!(matches!(failed(decision), ProxyError::UpstreamFailed { .. }));
+    assert_eq!(upstream.stats.retries(Why::StaleConnection.as_label()), 0);
+    let decision = classify(mk_connect_error(), &upstream, 1, &mut get, false, replay);
+    assert_eq!(why(&decision), Some(Why::ConnectFailed));
 }
 
 #[test]
