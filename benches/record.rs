@@ -41,6 +41,7 @@ fn mk_spec() -> TableSpec {
             BackendSpec {
                 protocol: UpstreamProtocol::Http1,
                 endpoints: [endpoint].into(),
+                topology: Default::default(),
             },
         )]),
         ..Default::default()

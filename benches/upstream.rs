@@ -45,6 +45,7 @@ fn mk_spec(origin: SocketAddr) -> TableSpec {
             BackendSpec {
                 protocol: UpstreamProtocol::Http1,
                 endpoints: [origin].into(),
+                topology: Default::default(),
             },
         )]),
         tls: Default::default(),

@@ -96,7 +96,7 @@ pub enum AddressType {
     Other(Box<str>),
 }
 
-/// One endpoint: 24 B plus its address. Only the first address has defined semantics
+/// One endpoint: 32 B plus its address and hints. Only the first address has defined semantics
 /// (kube-proxy ignores the rest), so only it is kept.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 pub struct Endpoint {
@@ -104,6 +104,27 @@ pub struct Endpoint {
     pub addresses: FirstAddress,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<EndpointConditions>,
+    /// Who should use it: the topology-aware choice reads these. Boxed, as most endpoints have
+    /// none; `nodeName` and `zone` are not kept (the hints name the same places).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<Box<EndpointHints>>,
+}
+
+/// `hints`: the nodes (`forNodes`) and zones (`forZones`) whose consumers should use an
+/// endpoint, as the EndpointSlice controller sets them for `trafficDistribution`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct EndpointHints {
+    #[serde(default, rename = "forNodes", skip_serializing_if = "Vec::is_empty")]
+    pub for_nodes: Vec<HintName>,
+    #[serde(default, rename = "forZones", skip_serializing_if = "Vec::is_empty")]
+    pub for_zones: Vec<HintName>,
+}
+
+/// One `forNodes` or `forZones` entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct HintName {
+    #[serde(default)]
+    pub name: Box<str>,
 }
 
 /// The first of an endpoint's `addresses`; reads like the list's `first()`.

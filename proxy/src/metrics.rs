@@ -11,6 +11,7 @@
 //! class (which also names the backend) and one latency sum per backend; the upstream latency
 //! histogram is global, and per-route histograms wait for `--metrics-per-route-latency`.
 
+mod choice;
 mod histogram;
 mod register;
 pub mod scrape;
@@ -83,6 +84,7 @@ struct Families {
     without_endpoints: Family<BackendLabels, Gauge>,
     publishes: Counter,
     dropped_fields: Counter,
+    choice: choice::ChoiceFamilies,
 }
 
 #[derive(Clone)]
@@ -207,6 +209,7 @@ impl Families {
                 "Request fields not forwarded because their names hold an underscore (--allow-underscores-in-headers keeps them)",
                 Counter::default(),
             ),
+            choice: choice::ChoiceFamilies::register(registry),
         }
     }
 
@@ -461,6 +464,7 @@ impl UpstreamStats {
             &labels,
             Counter::default,
         );
+        families.choice.retire(&labels);
     }
 }
 

@@ -23,7 +23,7 @@ use crate::{
         spec::{BackendId, BackendSpec, CertificateId, CertificateSpec, HostMatch, TableSpec, TlsSpec},
     },
     tls::{CertificateIndex, LoadedCertificate},
-    upstream::{Endpoint, Upstream},
+    upstream::{Endpoint, Topology, Upstream},
 };
 
 mod route_stats;
@@ -53,6 +53,8 @@ pub struct RoutePublisher {
     route_stats: RouteStatsIndex,
     /// The live table's parsed certificates: a Secret that did not change is not parsed again.
     certificates: HashMap<CertificateId, (CertificateSpec, Arc<CertifiedKey>)>,
+    /// This proxy's node and zone: which endpoints each upstream prefers.
+    topology: Topology,
 }
 
 /// What differs between the live table's spec and the next one, as the compile that made both
@@ -106,9 +108,15 @@ impl RoutePublisher {
                 upstreams: FastMap::default(),
                 route_stats: RouteStatsIndex::default(),
                 certificates: HashMap::new(),
+                topology: Topology::default(),
             },
             reader,
         )
+    }
+
+    /// Sets this proxy's node and zone (`--node-name`, `--zone`), before the first publish.
+    pub fn set_topology(&mut self, topology: Topology) {
+        self.topology = topology;
     }
 
     /// Builds and swaps in a table for `spec`, unless it equals the live one. Hosts and
@@ -320,9 +328,11 @@ impl RoutePublisher {
             // was never listed): only a backend that gains its first or loses its last endpoint
             // changes it, so a new backend costs no label lookup.
             let was_empty = live.get(*id).is_some_and(|old| old.endpoints.is_empty());
+            let (preferred, locality) = self.topology.classify(&backend.endpoints, &backend.topology);
+            let upstream = Upstream::new(id, backend.protocol, members, stats).with_topology(preferred, locality);
             made.push((
                 (*id).clone(),
-                Arc::new(Upstream::new(id, backend.protocol, members, stats)),
+                Arc::new(upstream),
                 was_empty != backend.endpoints.is_empty(),
             ));
         }

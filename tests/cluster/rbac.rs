@@ -115,8 +115,17 @@ async fn every_request_shunt_run_makes_is_allowed_by_the_chart_rbac_rules() {
         &host("broken"),
         "missing",
     ));
+    // `--node-name` without `--zone`: shunt reads its Node's zone label (the chart's `get` on nodes).
+    api.apply(json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-a", "labels": {"topology.kubernetes.io/zone": "zone-a"}},
+    }));
     let _shunt = cluster
-        .shunt("shunt-0", &["--publish-service", "shunt-system/shunt"])
+        .shunt(
+            "shunt-0",
+            &["--publish-service", "shunt-system/shunt", "--node-name", "node-a"],
+        )
         .await;
 
     // Wait until it has done each thing the rules grant once (or time out and show what not).

@@ -5,11 +5,13 @@ use std::{ffi::OsString, process::Command};
 
 /// Variables `shunt` reads as flag values (clap `env`) or to find an API server: a developer's
 /// shell must not change what a test runs.
-const FLAG_ENV: [&str; 7] = [
+const FLAG_ENV: [&str; 9] = [
     "SHUNT_HTTP_ADDR",
     "SHUNT_HTTPS_ADDR",
     "SHUNT_ADMIN_ADDR",
     "SHUNT_LOG_FORMAT",
+    "SHUNT_NODE_NAME",
+    "SHUNT_ZONE",
     "POD_NAME",
     "POD_NAMESPACE",
     "KUBECONFIG",

@@ -7,8 +7,9 @@ import pytest
 
 from support import NAMESPACE, VARIANTS, Rendered, render, rules
 
-# A Kubernetes fact, not a chart choice: IngressClass is cluster-scoped, so no Role can grant it.
-CLUSTER_SCOPED = {("networking.k8s.io", "ingressclasses")}
+# A Kubernetes fact, not a chart choice: IngressClass and Node are cluster-scoped, so no Role can
+# grant them.
+CLUSTER_SCOPED = {("networking.k8s.io", "ingressclasses"), ("", "nodes")}
 
 Grant = tuple[str, str, str, tuple[str, ...]]  # (apiGroup, resource, verb, resourceNames)
 

@@ -285,3 +285,16 @@ def test_notes_show_how_to_verify_how_to_get_the_coredns_stanza_and_how_to_check
     assert "reason=DnsRewriteRefused" in managed
     assert "get configmap coredns-custom" in managed
     assert "rollout status daemonset/edge-shunt" in render("daemonset").notes
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_node_name_comes_from_the_downward_api(variant):
+    env = {e["name"]: e for e in render(variant).container["env"]}
+    assert env["SHUNT_NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+
+
+def test_traffic_distribution_is_set_on_the_proxy_service_only_when_asked():
+    assert "trafficDistribution" not in render().proxy_service["spec"]
+    rendered = render({"service": {"trafficDistribution": "PreferSameZone"}})
+    assert rendered.proxy_service["spec"]["trafficDistribution"] == "PreferSameZone"
+    assert rendered.proxy_service["spec"]["internalTrafficPolicy"] == "Cluster"

@@ -9,7 +9,7 @@ use shunt_proxy::{
     proxy::ProxyOptions,
     server::ServerOptions,
     tls,
-    upstream::ClientOptions,
+    upstream::{BudgetOptions, ClientOptions, OutlierOptions, Topology, retry::RetryPolicy},
 };
 
 use super::parse::{parse_duration, parse_size, parse_trusted};
@@ -47,6 +47,40 @@ pub struct ProxyArgs {
     /// Endpoints one request may try when connecting fails.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
     pub connect_attempts: u16,
+    /// Extra tries of an idempotent request (GET, HEAD, OPTIONS, TRACE, PUT, DELETE, or with an
+    /// Idempotency-Key) on another endpoint after a reset or a timeout before any response byte.
+    #[arg(long, default_value_t = 2)]
+    pub retries: u16,
+    /// Retries per backend allowed as a share of its requests over the last second.
+    #[arg(long, default_value_t = 0.2)]
+    pub retry_budget_ratio: f64,
+    /// Retries per backend and second allowed whatever its request rate.
+    #[arg(long, default_value_t = 10)]
+    pub retry_budget_min: u32,
+    /// Failed tries in a row (connect failures, resets, timeouts) that eject an endpoint from the
+    /// choice; 0 turns ejection off.
+    #[arg(long, default_value_t = 5)]
+    pub eject_after: u32,
+    /// Count 5xx answers as failed tries for ejection.
+    #[arg(long)]
+    pub eject_5xx: bool,
+    /// How long a first ejection lasts; the n-th lasts n times as long (at most 10 times).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub eject_time: Duration,
+    /// The largest share of a backend's endpoints ejected at once, in percent.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub eject_max_percent: u8,
+    /// A new endpoint's share of requests grows over this window (0s: full share at once).
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub slow_start: Duration,
+    /// The node this proxy runs on (the chart sets it from the downward API): endpoints hinted
+    /// `forNodes` this node are preferred.
+    #[arg(long, env = "SHUNT_NODE_NAME")]
+    pub node_name: Option<String>,
+    /// The zone this proxy runs in: endpoints hinted `forZones` this zone are preferred. `shunt run`
+    /// reads it from its Node's `topology.kubernetes.io/zone` label when unset.
+    #[arg(long, env = "SHUNT_ZONE")]
+    pub zone: Option<String>,
     /// Request bodies larger than this get 413 (e.g. 10Mi). Unlimited when unset.
     #[arg(long, value_parser = parse_size)]
     pub max_body_size: Option<u64>,
@@ -114,7 +148,33 @@ impl ProxyArgs {
             client_body_timeout: self.client_body_timeout,
             allowed_upgrades: AllowedUpgrades::new(&self.allow_upgrade),
             underscores_in_headers: self.allow_underscores_in_headers,
+            retry: self.retry_policy(),
+            slow_start: (!self.slow_start.is_zero()).then_some(self.slow_start),
             ..ProxyOptions::default()
+        }
+    }
+
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            retries: usize::from(self.retries),
+            budget: BudgetOptions {
+                ratio: self.retry_budget_ratio,
+                min_per_second: self.retry_budget_min,
+            },
+            outlier: OutlierOptions {
+                consecutive_failures: self.eject_after,
+                count_5xx: self.eject_5xx,
+                base_ejection: self.eject_time,
+                max_ejected_percent: self.eject_max_percent,
+            },
+        }
+    }
+
+    /// This proxy's node and zone from the flags (`shunt run` may fill in the zone).
+    pub fn topology(&self) -> Topology {
+        Topology {
+            node: self.node_name.clone().filter(|name| !name.is_empty()),
+            zone: self.zone.clone().filter(|zone| !zone.is_empty()),
         }
     }
 

@@ -33,6 +33,7 @@ use crate::{
     watch::Stores,
 };
 
+mod topology;
 mod writes;
 
 #[derive(Debug, Args)]
@@ -180,7 +181,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let elector = Elector::new(clients.api.clone(), lease)?;
     let client = clients.api;
     let mut registry = shunt_proxy::Registry::default();
-    let dataplane = Dataplane::new(&mut registry, args.proxy.metrics_options());
+    let mut dataplane = Dataplane::new(&mut registry, args.proxy.metrics_options());
+    let place = topology::resolve(&client, args.proxy.topology()).await;
+    dataplane.publisher.set_topology(place);
     let metrics = ControllerMetrics::register(&mut registry);
     let dns_metrics = crate::dns::DnsMetrics::register(&mut registry);
     elector.register(&mut registry);

@@ -47,7 +47,8 @@ pub async fn serve_manifests(
     poll_interval: Duration,
 ) -> anyhow::Result<()> {
     let mut registry = shunt_proxy::Registry::default();
-    let dataplane = Dataplane::new(&mut registry, proxy.metrics_options());
+    let mut dataplane = Dataplane::new(&mut registry, proxy.metrics_options());
+    dataplane.publisher.set_topology(proxy.topology());
     let metrics = ControllerMetrics::register(&mut registry);
     let shutdown = Shutdown::on_signals();
     let control = ControlPlane::new(dataplane.publisher, metrics);

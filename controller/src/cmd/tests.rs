@@ -109,6 +109,8 @@ fn the_proxy_options_built_from_no_flags_are_the_proxy_crates_defaults() {
             tunnels: _,
             allowed_upgrades,
             underscores_in_headers,
+            retry,
+            slow_start,
         } = args.proxy_options();
         let default = ProxyOptions::default();
         assert_eq!(
@@ -120,6 +122,8 @@ fn the_proxy_options_built_from_no_flags_are_the_proxy_crates_defaults() {
         assert_eq!(max_body_size, default.max_body_size, "--max-body-size");
         assert_eq!(connect_attempts, default.connect_attempts, "--connect-attempts");
         assert_eq!(access_log, default.access_log, "--access-log");
+        assert_eq!(retry, default.retry, "--retries, --retry-budget-*, --eject-*");
+        assert_eq!(slow_start, default.slow_start, "--slow-start");
         assert_eq!(
             client_body_timeout, default.client_body_timeout,
             "--client-body-timeout"

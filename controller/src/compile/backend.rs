@@ -7,16 +7,16 @@
 //! ```
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::{BTreeMap, HashMap, HashSet},
     fmt,
     net::{IpAddr, SocketAddr},
     sync::Arc,
 };
 
 use k8s_openapi::api::networking::v1::IngressBackend;
-use shunt_proxy::routes::spec::{BackendId, BackendSpec, UpstreamProtocol};
+use shunt_proxy::routes::spec::{BackendId, BackendSpec, EndpointTopology, UpstreamProtocol};
 
-use crate::objects::{EndpointPort, EndpointSlice, Service, ServicePort};
+use crate::objects::{Endpoint, EndpointPort, EndpointSlice, HintName, Service, ServicePort};
 
 use super::{ClusterState, Reason, namespace_name};
 
@@ -264,6 +264,7 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
     let mut ready = Vec::new();
     let mut draining = Vec::new();
     let mut slice_protocol = None;
+    let mut topology = BTreeMap::new();
     for slice in slices {
         let family_v4 = match slice.address_type.as_str() {
             "IPv4" => true,
@@ -297,6 +298,9 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
             let serving = conditions.and_then(|c| c.serving).unwrap_or(is_ready);
             let terminating = conditions.and_then(|c| c.terminating).unwrap_or(false);
             let address = SocketAddr::new(ip, port);
+            if let Some(place) = endpoint_topology(endpoint) {
+                topology.insert(address, place);
+            }
             if is_ready {
                 ready.push(address);
             } else if serving && terminating {
@@ -307,6 +311,7 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
     let mut endpoints = if ready.is_empty() { draining } else { ready };
     endpoints.sort_unstable();
     endpoints.dedup();
+    topology.retain(|address, _| endpoints.binary_search(address).is_ok());
     let protocol = match service_port.app_protocol.as_deref() {
         Some(app_protocol) => protocol_of(app_protocol),
         None => slice_protocol,
@@ -314,7 +319,19 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
     BackendSpec {
         protocol: protocol.unwrap_or_default(),
         endpoints: endpoints.into(),
+        topology: Arc::new(topology),
     }
+}
+
+/// An endpoint's hints for the proxy's choice; `None` when it has none.
+fn endpoint_topology(endpoint: &Endpoint) -> Option<EndpointTopology> {
+    let names = |names: &[HintName]| names.iter().map(|hint| hint.name.to_string()).collect();
+    let hints = endpoint.hints.as_deref()?;
+    let place = EndpointTopology {
+        for_nodes: names(&hints.for_nodes),
+        for_zones: names(&hints.for_zones),
+    };
+    (place != EndpointTopology::default()).then_some(place)
 }
 
 fn port_number(port: &EndpointPort) -> Option<u16> {

@@ -67,6 +67,7 @@ fn pods(endpoints: &[&str]) -> BackendSpec {
     BackendSpec {
         protocol: UpstreamProtocol::Http1,
         endpoints,
+        topology: Default::default(),
     }
 }
 

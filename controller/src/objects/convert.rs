@@ -2,7 +2,10 @@
 
 use k8s_openapi::api::{core::v1, discovery::v1 as discovery};
 
-use super::{Endpoint, EndpointConditions, EndpointPort, EndpointSlice, Service, ServicePort, ServiceSpec, intern};
+use super::{
+    Endpoint, EndpointConditions, EndpointHints, EndpointPort, EndpointSlice, HintName, Service, ServicePort,
+    ServiceSpec, intern,
+};
 
 impl From<v1::Service> for Service {
     fn from(service: v1::Service) -> Self {
@@ -50,6 +53,19 @@ impl From<discovery::Endpoint> for Endpoint {
                 ready: conditions.ready,
                 serving: conditions.serving,
                 terminating: conditions.terminating,
+            }),
+            hints: endpoint.hints.map(|hints| {
+                let names = |names: Option<Vec<String>>| -> Vec<HintName> {
+                    names
+                        .into_iter()
+                        .flatten()
+                        .map(|name| HintName { name: name.into() })
+                        .collect()
+                };
+                Box::new(EndpointHints {
+                    for_nodes: names(hints.for_nodes.map(|nodes| nodes.into_iter().map(|n| n.name).collect())),
+                    for_zones: names(hints.for_zones.map(|zones| zones.into_iter().map(|z| z.name).collect())),
+                })
             }),
         }
     }

@@ -25,6 +25,7 @@ fn mk_spec(apps: &[&str]) -> TableSpec {
             BackendSpec {
                 protocol: UpstreamProtocol::Http1,
                 endpoints: [endpoint].into(),
+                topology: Default::default(),
             },
         );
         hosts.push(Arc::new(VirtualHostSpec {
@@ -273,6 +274,7 @@ fn mk_scale_spec(count: usize) -> TableSpec {
             BackendSpec {
                 protocol: UpstreamProtocol::Http1,
                 endpoints,
+                topology: Default::default(),
             },
         );
         hosts.push(Arc::new(VirtualHostSpec {

@@ -17,6 +17,8 @@ pub(super) struct Outcome {
     pub request_id: Option<HeaderValue>,
     /// When the pod's response head came: read once for the upstream's latency and the route's.
     pub answered: Option<Instant>,
+    /// Tries sent upstream, retries included (0: none was sent).
+    pub attempts: u32,
 }
 
 /// Counts and logs a request when dropped: after its response head, or when hyper drops the
@@ -69,6 +71,7 @@ impl Drop for Record<'_> {
                 status = status.as_u16(),
                 route = outcome.route.as_ref().map_or("", |r| &*r.name),
                 upstream = outcome.endpoint.map(|a| a.to_string()).unwrap_or_default(),
+                attempts = outcome.attempts,
                 duration_ms = duration.as_secs_f64() * 1000.0,
                 request_id = outcome.request_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or(""),
                 "Request",

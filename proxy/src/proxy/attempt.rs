@@ -17,7 +17,7 @@ use crate::{
     error::ProxyError,
     routes::Route,
     upstream::{
-        EndpointGuard, Outgoing, UpstreamClients,
+        EndpointGuard, Outgoing, UpstreamClients, UpstreamError,
         retry::{self, Decision, Retries},
     },
 };
@@ -31,15 +31,24 @@ pub(super) async fn attempt(
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let (upstream, options) = (&*route.upstream, &inner.options);
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
-    let mut retries = Retries::new(options.connect_attempts, &prepared.method);
+    let mut retries = Retries::new(
+        &options.retry,
+        options.connect_attempts,
+        &prepared.method,
+        &prepared.headers,
+    );
     loop {
-        let Some(index) = upstream.pick(retries.unreachable()) else {
+        // Endpoints failed on are avoided; when none is left, any but the unreachable ones.
+        let pick = upstream.pick(retries.tried(), options.slow_start);
+        let Some(index) = pick.or_else(|| upstream.pick(retries.unreachable(), options.slow_start)) else {
             return Err(ProxyError::NoEndpoints {
                 backend: upstream.id.clone(),
             });
         };
         let endpoint = upstream.endpoints[index].clone();
         outcome.endpoint = Some(endpoint.addr);
+        outcome.attempts = retries.attempts();
+        upstream.stats.tried(upstream.locality_of(index));
         let guard = EndpointGuard::new(endpoint.clone());
         let head = Outgoing {
             method: &prepared.method,
@@ -48,20 +57,20 @@ pub(super) async fn attempt(
             added: &prepared.added,
         };
         let sent = Instant::now();
+        if retries.attempts() == 1 {
+            upstream.budget.deposit(sent);
+        }
         // Pinned here, so the timeout wraps a pointer: `timeout_at` takes its future by value
         // and would move the whole exchange (request, checkout, hyper's response future).
         let exchange = pin!(inner.clients.send(upstream, &endpoint, &head, body, prepared.write_at));
         let error = match tokio::time::timeout_at(upstream_deadline(sent, options.upstream_timeout), exchange).await {
-            Err(_elapsed) => {
-                return Err(ProxyError::UpstreamTimeout {
-                    backend: upstream.id.clone(),
-                    timeout: options.upstream_timeout,
-                });
-            }
+            Err(_elapsed) => UpstreamError::Timeout(options.upstream_timeout),
             Ok(Ok(response)) => {
                 let answered = Instant::now();
                 outcome.answered = Some(answered);
                 upstream.stats.observe_latency((answered - sent).as_secs_f64());
+                let failed = options.retry.outlier.count_5xx && response.status().is_server_error();
+                upstream.record_try(index, failed, &options.retry.outlier);
                 let (upgrade, trailers) = (prepared.client_upgrade.take(), prepared.accepts_trailers);
                 return Ok(respond::respond(response, guard, upgrade, trailers, &options.tunnels));
             }

@@ -47,7 +47,7 @@ use crate::{
     publish::RouteReader,
     server::ConnInfo,
     tunnel::Tunnels,
-    upstream::UpstreamClients,
+    upstream::{UpstreamClients, retry::RetryPolicy},
 };
 
 #[derive(Clone, Debug)]
@@ -67,6 +67,10 @@ pub struct ProxyOptions {
     pub allowed_upgrades: AllowedUpgrades,
     /// Keep request fields whose names hold `_` (`--allow-underscores-in-headers`).
     pub underscores_in_headers: bool,
+    /// Retries after resets and timeouts, their budget, and outlier ejection.
+    pub retry: RetryPolicy,
+    /// The window over which a new endpoint's share grows to its full weight (`--slow-start`).
+    pub slow_start: Option<Duration>,
 }
 
 impl Default for ProxyOptions {
@@ -81,6 +85,8 @@ impl Default for ProxyOptions {
             tunnels: Tunnels::default(),
             allowed_upgrades: AllowedUpgrades::default(),
             underscores_in_headers: false,
+            retry: RetryPolicy::default(),
+            slow_start: None,
         }
     }
 }

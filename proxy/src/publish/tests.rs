@@ -29,6 +29,7 @@ fn mk_backend(endpoints: &[u8]) -> BackendSpec {
     BackendSpec {
         protocol: UpstreamProtocol::Http1,
         endpoints: endpoints.into(),
+        topology: Default::default(),
     }
 }
 

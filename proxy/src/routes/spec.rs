@@ -219,6 +219,31 @@ pub struct BackendSpec {
     /// compile keeps and the table's hold one list (and equal lists compare by address first).
     #[serde(serialize_with = "shared_endpoints")]
     pub endpoints: Arc<[SocketAddr]>,
+    /// The EndpointSlice hints naming each endpoint's consumers, by address; only endpoints with
+    /// hints are here. Shared like `endpoints`.
+    #[serde(skip_serializing_if = "no_topology", serialize_with = "shared_topology")]
+    pub topology: Arc<BTreeMap<SocketAddr, EndpointTopology>>,
+}
+
+/// One endpoint's hints (`forNodes`, `forZones`), as the EndpointSlice gives them: the
+/// EndpointSlice controller names the endpoint's own node and zone there. Empty lists: no hint.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EndpointTopology {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub for_nodes: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub for_zones: Vec<String>,
+}
+
+fn no_topology(topology: &Arc<BTreeMap<SocketAddr, EndpointTopology>>) -> bool {
+    topology.is_empty()
+}
+
+fn shared_topology<S: Serializer>(
+    topology: &Arc<BTreeMap<SocketAddr, EndpointTopology>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(topology.iter())
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]

@@ -3,10 +3,13 @@
 
 mod balance;
 mod body;
+pub mod budget;
 mod client;
 mod connect;
 pub mod h1;
 mod h2;
+pub mod health;
+pub mod locality;
 mod outgoing;
 pub mod pool;
 pub mod retry;
@@ -16,8 +19,9 @@ use std::{
     net::SocketAddr,
     sync::{
         Arc,
-        atomic::{AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicUsize, Ordering},
     },
+    time::{Duration, Instant},
 };
 
 use bytes::Bytes;
@@ -26,7 +30,10 @@ use http::uri::Authority;
 pub use self::{
     balance::EndpointGuard,
     body::UpstreamBody,
+    budget::{BudgetOptions, RetryBudget},
     client::{ClientOptions, Lease, UpstreamClients},
+    health::{Health, OutlierOptions},
+    locality::{Locality, Topology},
     outgoing::Outgoing,
 };
 use crate::{h1::decimal_digits, metrics::UpstreamStats, routes::spec::UpstreamProtocol};
@@ -44,6 +51,9 @@ pub enum UpstreamError {
     PoolTimeout(#[source] pool::WaitTimeout),
     #[error("{0}")]
     Request(#[source] BoxError),
+    /// No response head within `--upstream-timeout`.
+    #[error("no response within {0:?}")]
+    Timeout(Duration),
 }
 
 impl UpstreamError {
@@ -63,6 +73,15 @@ pub struct Upstream {
     /// Shared with later tables while the pod stays, so in-flight counts survive a publish.
     pub endpoints: Box<[Arc<Endpoint>]>,
     pub stats: UpstreamStats,
+    /// Indexes of the endpoints whose hints name this proxy's node (or else its zone); the
+    /// choice prefers them. Empty: no preference.
+    pub preferred: Box<[usize]>,
+    /// Where each endpoint is from this proxy, by index; empty when nothing is known (`other`).
+    pub locality: Box<[Locality]>,
+    /// Retries this upstream may still send this second.
+    pub budget: RetryBudget,
+    /// Set once no endpoint is within its slow-start window (then `pick` skips the check).
+    settled: AtomicBool,
 }
 
 /// A pod address and the requests it is serving right now.
@@ -71,6 +90,12 @@ pub struct Endpoint {
     /// `ip:port`, ready to go into a request URI (the pool key).
     pub authority: Authority,
     in_flight: AtomicUsize,
+    /// Failures and ejection (passive health), shared by every worker.
+    pub health: Health,
+    /// When this proxy first routed to it: its slow-start window counts from here.
+    since: Instant,
+    /// Past its slow-start window; then its weight is no longer read.
+    warm: AtomicBool,
 }
 
 // === impl Upstream ===
@@ -82,7 +107,24 @@ impl Upstream {
             protocol,
             endpoints: endpoints.into_boxed_slice(),
             stats,
+            preferred: Box::default(),
+            locality: Box::default(),
+            budget: RetryBudget::default(),
+            settled: AtomicBool::new(false),
         }
+    }
+
+    /// Sets which endpoints are preferred and where each is, from their topology and this
+    /// proxy's (see [`Topology::classify`]).
+    pub fn with_topology(mut self, preferred: Vec<usize>, locality: Vec<Locality>) -> Self {
+        self.preferred = preferred.into_boxed_slice();
+        self.locality = locality.into_boxed_slice();
+        self
+    }
+
+    /// Where endpoint `index` is from this proxy.
+    pub fn locality_of(&self, index: usize) -> Locality {
+        self.locality.get(index).copied().unwrap_or(Locality::Other)
     }
 }
 
@@ -105,6 +147,9 @@ impl Endpoint {
             addr,
             authority: authority_of(addr),
             in_flight: AtomicUsize::new(0),
+            health: Health::default(),
+            since: Instant::now(),
+            warm: AtomicBool::new(false),
         }
     }
 

@@ -6,20 +6,45 @@
 //! - never processed (RFC 9113 §8.7): the pod refused the stream (`REFUSED_STREAM`), its
 //!   graceful GOAWAY says it never saw it, or the connection closed before taking the request.
 //!   Safe for any method, once.
-//! - stale: a reused connection the pod closed as we wrote. The pod may have seen part of the
-//!   request, so only idempotent methods go again, once.
+//! - reset or closed before any response byte, or no response head within `--upstream-timeout`:
+//!   the pod may have seen the request, so only idempotent ones (GET, HEAD, OPTIONS, TRACE, PUT,
+//!   DELETE, or any carrying `Idempotency-Key`) go again, at most `--retries` times (nginx's
+//!   `proxy_next_upstream error timeout`).
 //!
-//! Each retry needs the request body again; a body already sent past what was kept cannot be.
-use std::{error::Error as StdError, fmt, io};
+//! Every retry goes to an endpoint this request has not tried (if one is left), needs the
+//! upstream's retry budget ([`super::budget`]; a failed connect, which sent nothing, does not) and
+//! the request body again; a body already sent past what was kept
+//! cannot be. A response head ends the tries: nothing is retried once the client may have a byte.
+//! A failure that is the pod's counts towards its ejection ([`super::health`]).
+use std::{error::Error as StdError, fmt, io, time::Instant};
 
 use h2::Reason;
-use http::Method;
+use http::{HeaderMap, Method};
 
-use super::{Upstream, UpstreamError, h1::H1Error};
+use super::{BudgetOptions, OutlierOptions, Upstream, UpstreamError, h1::H1Error};
 use crate::{
     body::{RequestBody, RequestBodyError},
     error::ProxyError,
 };
+
+/// How failed tries are sent again and counted against endpoints; one per proxy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryPolicy {
+    /// Extra tries of an idempotent request after a reset or a timeout (`--retries`).
+    pub retries: usize,
+    pub budget: BudgetOptions,
+    pub outlier: OutlierOptions,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            retries: 2,
+            budget: BudgetOptions::default(),
+            outlier: OutlierOptions::default(),
+        }
+    }
+}
 
 /// What one failed try leads to.
 pub enum Decision {
@@ -38,18 +63,26 @@ pub enum Decision {
 pub enum Why {
     ConnectFailed,
     NeverProcessed,
+    /// Reset or closed before any byte of a response (often a pooled connection the pod closed).
     StaleConnection,
+    Timeout,
 }
 
-/// The retries one request has left, and the endpoints it could not connect to.
+/// The retries one request has left, and the endpoints it failed on.
 #[derive(Debug)]
-pub struct Retries {
-    /// Indexes into the upstream's endpoints, for `Upstream::pick` to avoid.
-    unreachable: Vec<usize>,
+pub struct Retries<'a> {
+    policy: &'a RetryPolicy,
     /// Endpoints one request may try when connecting fails.
     connect_attempts: usize,
+    /// Indexes into the upstream's endpoints, for `Upstream::pick` to avoid.
+    tried: Vec<usize>,
+    /// The endpoints of `tried` that refused or timed out the connect: never tried again.
+    unreachable: Vec<usize>,
+    /// Resets and timeouts this request may still retry (0 unless idempotent).
+    left: usize,
     never_processed: bool,
-    stale: bool,
+    /// Tries sent so far, the first included.
+    attempts: u32,
 }
 
 /// Decides what a failed try leads to; `replay` gives the body for another try, or `None` when
@@ -59,11 +92,10 @@ pub fn classify(
     error: UpstreamError,
     upstream: &Upstream,
     endpoint: usize,
-    retries: &mut Retries,
+    retries: &mut Retries<'_>,
     client_failed: bool,
-    mut replay: impl FnMut() -> Option<RequestBody>,
+    replay: impl FnOnce() -> Option<RequestBody>,
 ) -> Decision {
-    let backend = || upstream.id.clone();
     if let Some(RequestBodyError::Malformed(_)) = find_in_chain::<RequestBodyError>(&error) {
         return Decision::Fail(ProxyError::MalformedBody);
     }
@@ -75,67 +107,140 @@ pub fn classify(
     }
     if let UpstreamError::PoolTimeout(_) = error {
         upstream.stats.pool_timeout();
-        return Decision::Fail(ProxyError::PoolExhausted { backend: backend() });
+        return Decision::Fail(ProxyError::PoolExhausted {
+            backend: upstream.id.clone(),
+        });
     }
     if error.is_connect() {
         upstream.stats.connect_error();
-        retries.unreachable.push(endpoint);
-        let more = retries.unreachable.len() < retries.connect_attempts.min(upstream.endpoints.len());
-        if let (true, Some(body)) = (more, replay()) {
-            return Decision::retry(Why::ConnectFailed, body, error);
-        }
-        if chain_has(&error, |e: &io::Error| e.kind() == io::ErrorKind::TimedOut) {
-            return Decision::Fail(ProxyError::ConnectTimeout { backend: backend() });
-        }
-        return Decision::Fail(ProxyError::Unreachable {
-            backend: backend(),
-            source: error,
-        });
     }
-    if retries.never_processed
-        && never_processed(&error)
+    let why = retries.reason(&error, endpoint, upstream.endpoints.len());
+    if blames_endpoint(&error) {
+        upstream.record_try(endpoint, true, &retries.policy.outlier);
+    }
+    retries.tried.push(endpoint);
+    // A failed connect sent nothing, so its retry adds no load to any pod: outside the budget.
+    if let Some(why) = why
+        && (why == Why::ConnectFailed || upstream.budget.withdraw(Instant::now(), &retries.policy.budget))
         && let Some(body) = replay()
     {
-        retries.never_processed = false;
-        return Decision::retry(Why::NeverProcessed, body, error);
+        retries.took(why);
+        upstream.stats.retried(why.as_label());
+        return Decision::Retry { why, body, error };
     }
-    if let Some(RequestBodyError::Timeout { timeout }) = find_in_chain::<RequestBodyError>(&error) {
-        return Decision::Fail(ProxyError::BodyTimeout { timeout: *timeout });
-    }
-    if retries.stale
-        && is_stale_connection(&error)
-        && let Some(body) = replay()
-    {
-        retries.stale = false;
-        return Decision::retry(Why::StaleConnection, body, error);
-    }
-    Decision::Fail(ProxyError::UpstreamFailed {
-        backend: backend(),
-        source: error,
-    })
+    Decision::Fail(give_up(error, upstream))
 }
 
-impl Decision {
-    fn retry(why: Why, body: RequestBody, error: UpstreamError) -> Self {
-        Decision::Retry { why, body, error }
+/// The answer to a failure nothing more is tried for.
+fn give_up(error: UpstreamError, upstream: &Upstream) -> ProxyError {
+    let backend = upstream.id.clone();
+    match error {
+        UpstreamError::Timeout(timeout) => ProxyError::UpstreamTimeout { backend, timeout },
+        error if error.is_connect() && chain_has(&error, |e: &io::Error| e.kind() == io::ErrorKind::TimedOut) => {
+            ProxyError::ConnectTimeout { backend }
+        }
+        error if error.is_connect() => ProxyError::Unreachable { backend, source: error },
+        error => match find_in_chain::<RequestBodyError>(&error) {
+            Some(RequestBodyError::Timeout { timeout }) => ProxyError::BodyTimeout { timeout: *timeout },
+            _ => ProxyError::UpstreamFailed { backend, source: error },
+        },
     }
 }
 
-impl Retries {
-    /// A request's budget: `connect_attempts` endpoints, one retry of a request the pod never
-    /// processed, and one of a stale connection when `method` is idempotent.
-    pub fn new(connect_attempts: usize, method: &Method) -> Self {
+/// Whether the failure is the endpoint's doing (it counts towards ejecting it).
+fn blames_endpoint(error: &UpstreamError) -> bool {
+    match error {
+        UpstreamError::Connect(_) | UpstreamError::Timeout(_) => true,
+        UpstreamError::PoolTimeout(_) => false,
+        UpstreamError::Request(_) => {
+            find_in_chain::<RequestBodyError>(error).is_none() && (is_stale_connection(error) || never_processed(error))
+        }
+    }
+}
+
+impl<'a> Retries<'a> {
+    /// A request's retries under `policy`: idempotent ones (by `method` or an `Idempotency-Key`
+    /// in `headers`) may be retried after a reset or a timeout.
+    /// `connect_attempts`: endpoints one request may try when connecting fails.
+    pub fn new(policy: &'a RetryPolicy, connect_attempts: usize, method: &Method, headers: &HeaderMap) -> Self {
+        let idempotent = is_idempotent(method) || headers.contains_key("idempotency-key");
         Retries {
-            unreachable: Vec::new(),
+            policy,
             connect_attempts,
+            tried: Vec::new(),
+            unreachable: Vec::new(),
+            left: if idempotent { policy.retries } else { 0 },
             never_processed: true,
-            stale: is_idempotent(method),
+            attempts: 1,
         }
     }
 
-    /// Endpoints this request could not connect to.
+    /// Endpoints this request failed on, for the next pick to avoid.
+    pub fn tried(&self) -> &[usize] {
+        &self.tried
+    }
+
+    /// Endpoints this request could not connect to: avoided even when every endpoint was tried.
     pub fn unreachable(&self) -> &[usize] {
         &self.unreachable
+    }
+
+    /// Tries sent so far, the first included.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Why `error` may be retried under this request's rules, before the budget is asked.
+    fn reason(&mut self, error: &UpstreamError, endpoint: usize, endpoints: usize) -> Option<Why> {
+        if error.is_connect() {
+            self.unreachable.push(endpoint);
+            let more = self.unreachable.len() < self.connect_attempts.min(endpoints);
+            return more.then_some(Why::ConnectFailed);
+        }
+        if self.never_processed && never_processed(error) {
+            return Some(Why::NeverProcessed);
+        }
+        if let Some(RequestBodyError::Timeout { .. }) = find_in_chain::<RequestBodyError>(error) {
+            return None;
+        }
+        // With every endpoint tried, the next try goes to one that is not unreachable again.
+        if self.left == 0 {
+            return None;
+        }
+        match error {
+            UpstreamError::Timeout(_) => Some(Why::Timeout),
+            error if is_stale_connection(error) => Some(Why::StaleConnection),
+            _ => None,
+        }
+    }
+
+    /// Counts a retry granted for `why`.
+    fn took(&mut self, why: Why) {
+        self.attempts += 1;
+        match why {
+            Why::ConnectFailed => {}
+            Why::NeverProcessed => self.never_processed = false,
+            Why::StaleConnection | Why::Timeout => self.left -= 1,
+        }
+    }
+}
+
+impl Why {
+    pub const ALL: [Why; 4] = [
+        Why::ConnectFailed,
+        Why::NeverProcessed,
+        Why::StaleConnection,
+        Why::Timeout,
+    ];
+
+    /// The `reason` label of `shunt_upstream_retries`.
+    pub const fn as_label(self) -> &'static str {
+        match self {
+            Why::ConnectFailed => "connect",
+            Why::NeverProcessed => "never_processed",
+            Why::StaleConnection => "reset",
+            Why::Timeout => "timeout",
+        }
     }
 }
 
@@ -144,7 +249,8 @@ impl fmt::Display for Why {
         f.write_str(match self {
             Why::ConnectFailed => "connect failed, trying another endpoint",
             Why::NeverProcessed => "the pod did not process the request, retrying once",
-            Why::StaleConnection => "pooled connection closed under us, retrying once",
+            Why::StaleConnection => "reset before any response byte, trying another endpoint",
+            Why::Timeout => "no response head in time, trying another endpoint",
         })
     }
 }

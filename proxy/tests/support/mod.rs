@@ -42,6 +42,7 @@ pub fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableS
             BackendSpec {
                 protocol,
                 endpoints: endpoints.into(),
+                topology: Default::default(),
             },
         )]),
         tls: Default::default(),

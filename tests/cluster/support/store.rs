@@ -38,6 +38,12 @@ pub const RESOURCES: &[Resource] = &[
         namespaced: true,
     },
     Resource {
+        group: "",
+        plural: "nodes",
+        kind: "Node",
+        namespaced: false,
+    },
+    Resource {
         group: "discovery.k8s.io",
         plural: "endpointslices",
         kind: "EndpointSlice",

@@ -319,3 +319,33 @@ proptest::proptest! {
         proptest::prop_assert_eq!(spec, pods(&["10.0.0.1:8080"]));
     }
 }
+
+#[test]
+fn endpoint_hints_reach_the_backend_for_its_ready_endpoints_only() {
+    use std::{collections::BTreeMap, net::SocketAddr};
+
+    use shunt_proxy::routes::spec::EndpointTopology;
+
+    use crate::objects::{EndpointHints, HintName};
+    let service = mk_service("shop", "svc", &[("http", 80)]);
+    let mut near = mk_ready("10.0.0.1");
+    near.hints = Some(Box::new(EndpointHints {
+        for_nodes: vec![HintName { name: "node-1".into() }],
+        for_zones: vec![HintName { name: "zone-a".into() }],
+    }));
+    let plain = mk_ready("10.0.0.2");
+    let mut gone = mk_endpoint("10.0.0.3", Some(false), Some(false), Some(false));
+    gone.hints = Some(Box::new(EndpointHints {
+        for_nodes: Vec::new(),
+        for_zones: vec![HintName { name: "zone-b".into() }],
+    }));
+    let slice = mk_slice("shop", "svc-a", "svc", &[("http", 8080)], vec![near, plain, gone]);
+    let (_, backend) = backend_of(80, vec![service], vec![slice]);
+    let expected = EndpointTopology {
+        for_nodes: vec!["node-1".into()],
+        for_zones: vec!["zone-a".into()],
+    };
+    let addr: SocketAddr = "10.0.0.1:8080".parse().unwrap();
+    assert_eq!(*backend.topology, BTreeMap::from([(addr, expected)]));
+    assert_eq!(backend.endpoints.len(), 2);
+}

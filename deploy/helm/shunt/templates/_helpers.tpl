@@ -74,7 +74,7 @@ YAML list. Arguments (a dict):
 {{- if hasKey $file "Error" }}
 {{- fail (printf "files/rbac-rules.yaml: %s" $file.Error) }}
 {{- end }}
-{{- $clusterScoped := list "ingressclasses" }}
+{{- $clusterScoped := list "ingressclasses" "nodes" }}
 {{- $scope := default "all" .scope }}
 {{- $out := list }}
 {{- range $rule := required (printf "files/rbac-rules.yaml has no %q rules" .key) (get $file .key) }}

@@ -28,6 +28,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
                     BackendSpec {
                         protocol: UpstreamProtocol::Http1,
                         endpoints: [].into(),
+                        topology: Default::default(),
                     },
                 );
                 PathSpec {
@@ -52,6 +53,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
             BackendSpec {
                 protocol: UpstreamProtocol::Http1,
                 endpoints: [].into(),
+                topology: Default::default(),
             },
         );
         d.to_string()
@@ -332,6 +334,7 @@ fn build_profile_table(hosts: Vec<(HostMatch, bool, Vec<PathSpec>)>) -> (RouteTa
                     BackendSpec {
                         protocol: UpstreamProtocol::Http1,
                         endpoints: [].into(),
+                        topology: Default::default(),
                     },
                 );
             }

@@ -55,6 +55,8 @@ fn an_unrelated_error_is_neither() {
     assert!(!never_processed(&error));
 }
 
+static POLICY: std::sync::LazyLock<RetryPolicy> = std::sync::LazyLock::new(RetryPolicy::default);
+
 fn mk_upstream(endpoints: usize) -> Upstream {
     let endpoints = (0..endpoints)
         .map(|i| std::sync::Arc::new(crate::upstream::Endpoint::new(([10, 0, 0, i as u8], 80).into())))
@@ -91,18 +93,18 @@ fn failed(decision: Decision) -> ProxyError {
 #[test]
 fn a_failed_connect_goes_to_another_endpoint_until_the_attempts_run_out() {
     let upstream = mk_upstream(3);
-    let mut retries = Retries::new(2, &Method::POST);
+    let mut retries = Retries::new(&POLICY, 2, &Method::POST, &HeaderMap::new());
     let first = classify(mk_connect_error(), &upstream, 0, &mut retries, false, replay);
     assert_eq!(why(&first), Some(Why::ConnectFailed));
     let second = classify(mk_connect_error(), &upstream, 2, &mut retries, false, replay);
     assert!(matches!(failed(second), ProxyError::Unreachable { .. }));
-    assert_eq!(retries.unreachable(), &[0, 2]);
+    assert_eq!(retries.tried(), &[0, 2]);
 }
 
 #[test]
 fn connect_attempts_stop_at_the_number_of_endpoints() {
     let upstream = mk_upstream(1);
-    let mut retries = Retries::new(3, &Method::GET);
+    let mut retries = Retries::new(&POLICY, 3, &Method::GET, &HeaderMap::new());
     let decision = classify(
         UpstreamError::connect_timeout(),
         &upstream,
@@ -115,23 +117,99 @@ fn connect_attempts_stop_at_the_number_of_endpoints() {
 }
 
 #[test]
-fn a_stale_connection_is_retried_once_and_only_for_an_idempotent_method() {
-    let upstream = mk_upstream(2);
-    let mut get = Retries::new(3, &Method::GET);
-    let first = classify(mk_stale_error(), &upstream, 0, &mut get, false, replay);
-    assert_eq!(why(&first), Some(Why::StaleConnection));
-    let second = classify(mk_stale_error(), &upstream, 0, &mut get, false, replay);
-    assert!(matches!(failed(second), ProxyError::UpstreamFailed { .. }));
+fn a_reset_is_retried_on_other_endpoints_up_to_the_retries_and_only_when_idempotent() {
+    let upstream = mk_upstream(4);
+    let mut get = Retries::new(&POLICY, 3, &Method::GET, &HeaderMap::new());
+    for endpoint in 0..2 {
+        let decision = classify(mk_stale_error(), &upstream, endpoint, &mut get, false, replay);
+        assert_eq!(why(&decision), Some(Why::StaleConnection));
+    }
+    assert_eq!(get.attempts(), 3);
+    let third = classify(mk_stale_error(), &upstream, 2, &mut get, false, replay);
+    assert!(
+        matches!(failed(third), ProxyError::UpstreamFailed { .. }),
+        "--retries 2 spent"
+    );
 
-    let mut post = Retries::new(3, &Method::POST);
+    let mut post = Retries::new(&POLICY, 3, &Method::POST, &HeaderMap::new());
     let decision = classify(mk_stale_error(), &upstream, 0, &mut post, false, replay);
     assert!(matches!(failed(decision), ProxyError::UpstreamFailed { .. }));
 }
 
 #[test]
+fn an_idempotency_key_makes_a_post_retryable() {
+    let upstream = mk_upstream(2);
+    let mut headers = HeaderMap::new();
+    headers.insert("idempotency-key", "k-1".parse().unwrap());
+    let mut post = Retries::new(&POLICY, 3, &Method::POST, &headers);
+    let decision = classify(mk_stale_error(), &upstream, 0, &mut post, false, replay);
+    assert_eq!(why(&decision), Some(Why::StaleConnection));
+}
+
+#[test]
+fn a_timeout_before_the_head_is_retried_for_idempotent_requests_only() {
+    let upstream = mk_upstream(3);
+    let timeout = || UpstreamError::Timeout(std::time::Duration::from_secs(1));
+    let mut get = Retries::new(&POLICY, 3, &Method::GET, &HeaderMap::new());
+    assert_eq!(
+        why(&classify(timeout(), &upstream, 0, &mut get, false, replay)),
+        Some(Why::Timeout)
+    );
+    let mut post = Retries::new(&POLICY, 3, &Method::POST, &HeaderMap::new());
+    let decision = classify(timeout(), &upstream, 0, &mut post, false, replay);
+    assert!(matches!(failed(decision), ProxyError::UpstreamTimeout { .. }));
+}
+
+#[test]
+fn a_reset_on_the_only_endpoint_is_retried_there() {
+    let upstream = mk_upstream(1);
+    let mut get = Retries::new(&POLICY, 3, &Method::GET, &HeaderMap::new());
+    let decision = classify(mk_stale_error(), &upstream, 0, &mut get, false, replay);
+    assert_eq!(why(&decision), Some(Why::StaleConnection));
+    assert!(get.unreachable().is_empty(), "the pod is still worth a try");
+}
+
+#[test]
+fn an_empty_budget_stops_retries_but_not_those_of_a_failed_connect() {
+    let upstream = mk_upstream(3);
+    let policy = RetryPolicy {
+        budget: BudgetOptions {
+            ratio: 0.0,
+            min_per_second: 0,
+        },
+        ..RetryPolicy::default()
+    };
+    let mut get = Retries::new(&policy, 3, &Method::GET, &HeaderMap::new());
+    let decision = classify(mk_stale_error(), &upstream, 0, &mut get, false, replay);
+    assert!(matches!(failed(decision), ProxyError::UpstreamFailed { .. }));
+    assert_eq!(upstream.stats.retries(Why::StaleConnection.as_label()), 0);
+    let decision = classify(mk_connect_error(), &upstream, 1, &mut get, false, replay);
+    assert_eq!(why(&decision), Some(Why::ConnectFailed));
+}
+
+#[test]
+fn failures_of_the_pod_count_towards_its_ejection_but_a_client_abort_does_not() {
+    let upstream = mk_upstream(4);
+    let policy = RetryPolicy {
+        outlier: OutlierOptions {
+            consecutive_failures: 2,
+            ..OutlierOptions::default()
+        },
+        ..RetryPolicy::default()
+    };
+    let mut get = Retries::new(&policy, 3, &Method::GET, &HeaderMap::new());
+    classify(mk_stale_error(), &upstream, 0, &mut get, true, replay);
+    classify(mk_stale_error(), &upstream, 0, &mut get, true, replay);
+    assert!(!upstream.endpoints[0].health.is_ejected());
+    classify(mk_connect_error(), &upstream, 0, &mut get, false, replay);
+    classify(mk_stale_error(), &upstream, 0, &mut get, false, replay);
+    assert!(upstream.endpoints[0].health.is_ejected());
+}
+
+#[test]
 fn a_request_the_pod_never_processed_is_retried_once_whatever_the_method() {
     let upstream = mk_upstream(2);
-    let mut retries = Retries::new(3, &Method::POST);
+    let mut retries = Retries::new(&POLICY, 3, &Method::POST, &HeaderMap::new());
     let not_written = || mk_error(H1Error::NotWritten(io::Error::from(io::ErrorKind::BrokenPipe)));
     let first = classify(not_written(), &upstream, 0, &mut retries, false, replay);
     assert_eq!(why(&first), Some(Why::NeverProcessed));
@@ -142,7 +220,7 @@ fn a_request_the_pod_never_processed_is_retried_once_whatever_the_method() {
 #[test]
 fn a_body_that_cannot_be_sent_again_is_not_retried() {
     let upstream = mk_upstream(3);
-    let mut retries = Retries::new(3, &Method::GET);
+    let mut retries = Retries::new(&POLICY, 3, &Method::GET, &HeaderMap::new());
     let decision = classify(mk_connect_error(), &upstream, 0, &mut retries, false, || None);
     assert!(matches!(failed(decision), ProxyError::Unreachable { .. }));
     let decision = classify(mk_stale_error(), &upstream, 1, &mut retries, false, || None);
@@ -152,8 +230,8 @@ fn a_body_that_cannot_be_sent_again_is_not_retried() {
 #[test]
 fn a_client_that_went_away_is_blamed_before_any_retry() {
     let upstream = mk_upstream(3);
-    let mut retries = Retries::new(3, &Method::GET);
+    let mut retries = Retries::new(&POLICY, 3, &Method::GET, &HeaderMap::new());
     let decision = classify(mk_connect_error(), &upstream, 0, &mut retries, true, replay);
     assert!(matches!(failed(decision), ProxyError::ClientAborted));
-    assert!(retries.unreachable().is_empty(), "no endpoint is blamed for the client");
+    assert!(retries.tried().is_empty(), "no endpoint is blamed for the client");
 }
