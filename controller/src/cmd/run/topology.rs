@@ -6,6 +6,9 @@ use kube::{Api, Client};
 use shunt_proxy::upstream::Topology;
 use tracing::{info, warn};
 
+/// How long start-up waits for the Node before serving without its zone.
+const NODE_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The label the cloud provider sets on every Node.
 const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 
@@ -15,7 +18,9 @@ pub async fn resolve(client: &Client, mut topology: Topology) -> Topology {
     let (Some(node), None) = (topology.node.clone(), topology.zone.as_ref()) else {
         return topology;
     };
-    match Api::<Node>::all(client.clone()).get(&node).await {
+    // Bounded: serving must not wait on an API server that does not answer.
+    let read = tokio::time::timeout(NODE_READ_TIMEOUT, Api::<Node>::all(client.clone()).get(&node)).await;
+    match read.unwrap_or_else(|_| Err(kube::Error::Service("timed out reading the Node".into()))) {
         Ok(found) => {
             topology.zone = found.metadata.labels.and_then(|mut labels| labels.remove(ZONE_LABEL));
             info!(node, zone = ?topology.zone, "Read this proxy's zone from its Node");
