@@ -61,9 +61,9 @@ pub enum DnsCommand {
     Check(check::CheckArgs),
 }
 
-/// Where the hosts come from and what shapes the rules: the same for printing and checking.
+/// Where the objects come from, for the commands that compile once: files, or one list of the API.
 #[derive(Debug, Args)]
-pub struct DnsSource {
+pub struct ObjectArgs {
     /// Read the objects from these manifest files or directories instead of the API; repeatable.
     #[arg(long = "manifests", short = 'f', value_name = "PATH", conflicts_with = "kubeconfig")]
     pub manifests: Vec<PathBuf>,
@@ -73,6 +73,13 @@ pub struct DnsSource {
     /// Only list these namespaces (repeatable); all namespaces by default.
     #[arg(long = "watch-namespace", value_name = "NAMESPACE")]
     pub watch_namespaces: Vec<String>,
+}
+
+/// Where the hosts come from and what shapes the rules: the same for printing and checking.
+#[derive(Debug, Args)]
+pub struct DnsSource {
+    #[command(flatten)]
+    pub objects: ObjectArgs,
     /// shunt's Service (NAMESPACE/NAME): the name every host is rewritten to.
     #[arg(long, required = true, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
     pub publish_service: Option<(String, String)>,
@@ -100,14 +107,14 @@ impl DnsSource {
             .publish_service
             .as_ref()
             .ok_or_else(|| anyhow::anyhow!("--publish-service is required"))?;
-        let (state, client) = if self.manifests.is_empty() {
-            let client = super::clients::connect(self.kubeconfig.as_deref()).await?;
+        let (state, client) = if self.objects.manifests.is_empty() {
+            let client = super::clients::connect(self.objects.kubeconfig.as_deref()).await?;
             (
-                list_state(&client, &self.watch_namespaces, &self.classes).await?,
+                list_state(&client, &self.objects.watch_namespaces, &self.classes).await?,
                 Some(client),
             )
         } else {
-            (crate::manifests::load(&self.manifests)?, None)
+            (crate::manifests::load(&self.objects.manifests)?, None)
         };
         let compiled = compile(&state, &self.classes.compile_options());
         let target = self.rules.service_fqdn(publish_service);

@@ -1,8 +1,6 @@
 //! `shunt shadow report`: what the shadow profiles make of a cluster's Ingresses, from
 //! manifests or one list of the API, as Markdown for people or JSON for a CI gate.
 
-use std::path::PathBuf;
-
 use anyhow::bail;
 use clap::{Args, Subcommand};
 
@@ -23,15 +21,8 @@ pub enum ShadowCommand {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Read the objects from these manifest files or directories instead of the API; repeatable.
-    #[arg(long = "manifests", short = 'f', value_name = "PATH", conflicts_with = "kubeconfig")]
-    pub manifests: Vec<PathBuf>,
-    /// Kubeconfig file; by default found the way kubectl finds it (KUBECONFIG, ~/.kube/config, in-cluster).
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Only list these namespaces (repeatable); all namespaces by default.
-    #[arg(long = "watch-namespace", value_name = "NAMESPACE")]
-    pub watch_namespaces: Vec<String>,
+    #[command(flatten)]
+    pub objects: super::dns::ObjectArgs,
     /// Print the `/shadow` JSON document (`summary.refused` and friends to gate on).
     #[arg(long)]
     pub json: bool,
@@ -46,11 +37,11 @@ pub async fn run(args: ShadowArgs) -> anyhow::Result<()> {
     let Some((profile, assumed)) = shadow::served_profiles(&options) else {
         bail!("no class with a shadow profile: add --shadow-class nginx (or qcloud), or --class-profile NAME=nginx");
     };
-    let state = if args.manifests.is_empty() {
-        let client = super::clients::connect(args.kubeconfig.as_deref()).await?;
-        super::dns::list_state(&client, &args.watch_namespaces, &args.classes).await?
+    let state = if args.objects.manifests.is_empty() {
+        let client = super::clients::connect(args.objects.kubeconfig.as_deref()).await?;
+        super::dns::list_state(&client, &args.objects.watch_namespaces, &args.classes).await?
     } else {
-        crate::manifests::load(&args.manifests)?
+        crate::manifests::load(&args.objects.manifests)?
     };
     let compiled = compile(&state, &options);
     if args.json {
