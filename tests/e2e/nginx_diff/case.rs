@@ -1,0 +1,212 @@
+//! One differential case run whole: the echo pods, shunt and nginx started beside each other,
+//! every probe sent to both, `/shadow`'s verdicts checked, and one readable report of every
+//! difference.
+//!
+//! ```text
+//! Case { YAML, nginx servers, certificates } ─▶ pods web/api/solver/loud (namespace shop)
+//!   ├─ manifests (+ Services, TLS Secrets) ─▶ shunt serve --shadow-class nginx
+//!   └─ servers (+ upstreams, certificate files) ─▶ nginx
+//! each Probe ─▶ both ─▶ Seen ─diff─┐
+//! /shadow verdicts ────────────────┴─▶ report: panics when not empty
+//! ```
+
+use std::fmt::Write as _;
+
+use http::HeaderValue;
+use serde_json::Value;
+
+use super::{
+    nginx::{self, Nginx, NginxConfig},
+    observe::{POD_DATE, Seen, Side, differences},
+    probe::{Clients, Listeners, Probe},
+};
+use crate::support::{Backend, Leaf, Manifests, Shunt, TestCa, echo, mk_backend_service, mk_tls_secret};
+
+/// The namespace of every case's objects.
+const NAMESPACE: &str = "shop";
+
+/// A case's objects: Ingresses (and the ConfigMap) in YAML; the Services of the pods and the
+/// Secrets of `certificates` are added.
+pub struct Case {
+    pub name: &'static str,
+    pub manifests: &'static str,
+    /// ingress-nginx's rendering of the same objects, written by hand: `server` blocks.
+    pub nginx: &'static str,
+    /// `(host, Secret name)`: a certificate for the host, in Secret `shop/<name>` for shunt and
+    /// in `<host>.crt` / `<host>.key` for nginx.
+    pub certificates: &'static [(&'static str, &'static str)],
+}
+
+/// What `/shadow` must say of a host.
+pub enum Verdict {
+    Identical,
+    /// Refused with a reason starting with this text.
+    Refused(&'static str),
+}
+
+/// `case!("name")`: the case in `cases/name.yaml` and `cases/name.conf`.
+macro_rules! case {
+    ($name:literal, $certificates:expr) => {
+        $crate::nginx_diff::case::Case {
+            name: $name,
+            manifests: include_str!(concat!("cases/", $name, ".yaml")),
+            nginx: include_str!(concat!("cases/", $name, ".conf")),
+            certificates: $certificates,
+        }
+    };
+}
+pub(crate) use case;
+
+/// Runs `case`: every probe through both servers and every host's verdict; panics with all the
+/// differences at once. Returns quietly when nginx is missing and not required.
+pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
+    let Some(binary) = nginx::binary() else { return };
+    let ca = TestCa::new("nginx-diff");
+    let pods = start_pods().await;
+    let leaves: Vec<(&str, &str, Leaf)> = case
+        .certificates
+        .iter()
+        .map(|(host, secret)| (*host, *secret, ca.issue(&[host])))
+        .collect();
+
+    let manifests = Manifests::new();
+    manifests.write_text("case.yaml", case.manifests);
+    let services: Vec<Value> = pods
+        .iter()
+        .flat_map(|pod| mk_backend_service(NAMESPACE, &pod.name, None, &[pod]))
+        .collect();
+    let secrets: Vec<Value> = leaves
+        .iter()
+        .map(|(_, secret, leaf)| mk_tls_secret(NAMESPACE, secret, leaf))
+        .collect();
+    manifests.write("pods.yaml", &[&services, &secrets]);
+    let shunt = Shunt::start(manifests.path(), &["--shadow-class", "nginx"]).await;
+
+    let default_leaf = ca.issue(&["ingress.local"]);
+    let mut certificates = vec![("default".to_string(), &default_leaf)];
+    certificates.extend(leaves.iter().map(|(host, _, leaf)| (host.to_string(), leaf)));
+    let config = NginxConfig {
+        servers: case.nginx,
+        upstreams: upstreams(&pods),
+        certificates,
+    };
+    let nginx = Nginx::start(&binary, &config).await;
+
+    let clients = Clients {
+        http1: ca.client(),
+        http2: ca.client().alpn(&[b"h2"]),
+    };
+    let mut report = String::new();
+    for probe in probes {
+        compare(probe, &nginx, &shunt, &clients, &mut report).await;
+    }
+    check_verdicts(&shunt, verdicts, &mut report).await;
+    assert!(
+        report.is_empty(),
+        "case {}: nginx and shunt differ\n{report}\n--- nginx stderr ---\n{}",
+        case.name,
+        nginx.stderr()
+    );
+}
+
+async fn compare(probe: &Probe, nginx: &Nginx, shunt: &Shunt, clients: &Clients, report: &mut String) {
+    let to_nginx = Listeners {
+        http: nginx.http,
+        https: nginx.https,
+    };
+    let to_shunt = Listeners {
+        http: shunt.http,
+        https: shunt.https,
+    };
+    let nginx_seen = Seen::of(&probe.send(to_nginx, clients).await, probe, Side::Nginx);
+    let shunt_seen = Seen::of(&probe.send(to_shunt, clients).await, probe, Side::Shunt);
+    let found = differences(&nginx_seen, &shunt_seen);
+    if found.is_empty() {
+        return;
+    }
+    let _ = writeln!(report, "  {probe}");
+    for difference in found {
+        let _ = writeln!(
+            report,
+            "    {}: nginx {} | shunt {}",
+            difference.field, difference.nginx, difference.shunt
+        );
+    }
+}
+
+async fn check_verdicts(shunt: &Shunt, verdicts: &[(&str, Verdict)], report: &mut String) {
+    if verdicts.is_empty() {
+        return;
+    }
+    let shadow: Value = shunt.admin("/shadow").await.json();
+    for (host, expected) in verdicts {
+        let entry = shadow["hosts"]
+            .as_array()
+            .and_then(|hosts| hosts.iter().find(|entry| entry["host"] == *host));
+        let Some(entry) = entry else {
+            let _ = writeln!(report, "  /shadow {host}: no verdict");
+            continue;
+        };
+        let reasons: Vec<&str> = entry["reasons"]
+            .as_array()
+            .map(|reasons| reasons.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let met = match expected {
+            Verdict::Identical => entry["verdict"] == "identical",
+            Verdict::Refused(reason) => {
+                entry["verdict"] == "refused" && reasons.iter().any(|r| r.starts_with(reason))
+            }
+        };
+        if !met {
+            let wanted = match expected {
+                Verdict::Identical => "identical".to_string(),
+                Verdict::Refused(reason) => format!("refused with {reason:?}"),
+            };
+            let _ = writeln!(
+                report,
+                "  /shadow {host}: expected {wanted}, got {} {reasons:?}",
+                entry["verdict"]
+            );
+        }
+    }
+}
+
+/// The pods every case may route to: `web`, `api` and `solver` echo what they saw; `loud` also
+/// answers with the fields nginx's proxy hides by default (`Server`, `Date`, `X-Pad`,
+/// `X-Accel-*`) and one it passes (`X-Pod`).
+async fn start_pods() -> Vec<Backend> {
+    let loud = Backend::http1("loud").handler(|request| async {
+        let mut response = echo("loud".to_string(), request).await;
+        let headers = response.headers_mut();
+        for (name, value) in [
+            ("server", "pod/1.0"),
+            ("date", POD_DATE),
+            ("x-pad", "avoid browser bug"),
+            ("x-accel-buffering", "no"),
+            ("x-accel-expires", "0"),
+            ("x-pod", "yes"),
+        ] {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+        response
+    });
+    vec![
+        Backend::start("web").await,
+        Backend::start("api").await,
+        Backend::start("solver").await,
+        loud.start().await,
+    ]
+}
+
+/// One `upstream` per pod's Service, named as ingress-nginx's buildUpstreamName does
+/// (`namespace-service-port`); keepalive as upstream-keepalive-connections (320, nginx.tmpl L534-539).
+fn upstreams(pods: &[Backend]) -> String {
+    pods.iter()
+        .map(|pod| {
+            format!(
+                "upstream {NAMESPACE}-{}-80 {{\n    server {};\n    keepalive 320;\n}}\n",
+                pod.name, pod.addr
+            )
+        })
+        .collect()
+}
