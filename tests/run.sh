@@ -3,10 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# System tools the tests drive: curl (HTTP/1.1 and HTTP/2 checks in tests/e2e); xz, unshare and
-# ip for the real API server tier (unpacking ../shared/k8s, a network namespace for pod addresses).
+# System tools the tests drive: curl (HTTP/1.1 and HTTP/2 checks in tests/e2e); nginx (Debian's
+# nginx-light, the differential suite tests/e2e/nginx_diff); xz, unshare and ip for the real API
+# server tier (unpacking ../shared/k8s, a network namespace for pod addresses).
 missing=()
 command -v curl >/dev/null || missing+=(curl)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 command -v xz >/dev/null || missing+=(xz-utils)
 command -v unshare >/dev/null || missing+=(util-linux)
 command -v ip >/dev/null || missing+=(iproute2)
@@ -23,7 +25,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 # Unit, integration and end-to-end tests; benches are built and run once as smoke tests. The
 # cluster binary's real-API-server tier (tests named real::) runs below, in a network namespace.
-cargo test --workspace --lib --bins --tests --examples --locked -- --skip real::
+# SHUNT_REQUIRE_NGINX: the nginx differential suite fails instead of skipping without nginx.
+SHUNT_REQUIRE_NGINX=1 cargo test --workspace --lib --bins --tests --examples --locked -- --skip real::
 cargo test --workspace --benches --locked
 
 # The real tier (docs/testing.md): kube-apiserver and etcd from $KUBEBUILDER_ASSETS, else
