@@ -153,9 +153,7 @@ async fn check_verdicts(shunt: &Shunt, verdicts: &[(&str, Verdict)], report: &mu
             .unwrap_or_default();
         let met = match expected {
             Verdict::Identical => entry["verdict"] == "identical",
-            Verdict::Refused(reason) => {
-                entry["verdict"] == "refused" && reasons.iter().any(|r| r.starts_with(reason))
-            }
+            Verdict::Refused(reason) => entry["verdict"] == "refused" && reasons.iter().any(|r| r.starts_with(reason)),
         };
         if !met {
             let wanted = match expected {

@@ -25,7 +25,12 @@ async fn bodies_above_the_default_megabyte_are_answered_413() {
         Probe::post(HOST, "/up", Payload::Chunked(MEGABYTE + 1)),
     ];
     let certificates = &[(HOST, "limits-tls")];
-    check(case!("body_limit_default", certificates), &probes, &[(HOST, Verdict::Identical)]).await;
+    check(
+        case!("body_limit_default", certificates),
+        &probes,
+        &[(HOST, Verdict::Identical)],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -39,5 +44,10 @@ async fn proxy_body_size_sets_each_ingresses_limit_and_zero_lifts_it() {
         Probe::post(HOST, "/big/x", Payload::Chunked(MEGABYTE + 500)),
         Probe::get(HOST, "/elsewhere").status_only(),
     ];
-    check(case!("body_limit_annotation", &[]), &probes, &[(HOST, Verdict::Identical)]).await;
+    check(
+        case!("body_limit_annotation", &[]),
+        &probes,
+        &[(HOST, Verdict::Identical)],
+    )
+    .await;
 }

@@ -73,7 +73,8 @@ pub fn binary() -> Option<PathBuf> {
 fn say_skipped() {
     static SAID: std::sync::Once = std::sync::Once::new();
     SAID.call_once(|| {
-        let line = "skipped: the nginx differential suite (no nginx on PATH or at /usr/sbin/nginx); see docs/testing.md\n";
+        let line =
+            "skipped: the nginx differential suite (no nginx on PATH or at /usr/sbin/nginx); see docs/testing.md\n";
         let _ = std::io::stderr().write_all(line.as_bytes());
     });
 }
@@ -100,7 +101,14 @@ impl Nginx {
         write_prefix(prefix.path(), config, http, https);
         let dir = prefix.path().display().to_string();
         let mut child = Command::new(binary)
-            .args(["-p", &format!("{dir}/"), "-c", &format!("{dir}/nginx.conf"), "-e", "stderr"])
+            .args([
+                "-p",
+                &format!("{dir}/"),
+                "-c",
+                &format!("{dir}/nginx.conf"),
+                "-e",
+                "stderr",
+            ])
             .args(["-g", &format!("daemon off; pid {dir}/nginx.pid;")])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -140,7 +148,10 @@ impl Nginx {
                 return Ok(());
             }
             if tokio::time::Instant::now() > deadline {
-                return Err(format!("nginx accepted nothing within {STARTUP_TIMEOUT:?}: {}", self.stderr()));
+                return Err(format!(
+                    "nginx accepted nothing within {STARTUP_TIMEOUT:?}: {}",
+                    self.stderr()
+                ));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

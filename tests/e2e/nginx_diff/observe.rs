@@ -17,7 +17,13 @@ pub const POD_DATE: &str = "Mon, 01 Jan 2001 00:00:00 GMT";
 
 /// Response fields that differ between any two servers and mean nothing here: framing, and the
 /// proxy's own clock. `server` is handled apart (see [`Side`]).
-const RESPONSE_IGNORED: [&str; 5] = ["connection", "content-length", "date", "keep-alive", "transfer-encoding"];
+const RESPONSE_IGNORED: [&str; 5] = [
+    "connection",
+    "content-length",
+    "date",
+    "keep-alive",
+    "transfer-encoding",
+];
 
 /// Hop-by-hop request fields the pod may see from either proxy's connection handling.
 const POD_IGNORED: [&str; 3] = ["connection", "keep-alive", "transfer-encoding"];

@@ -19,12 +19,19 @@ async fn a_host_with_a_certificate_redirects_plain_http_without_one_trailing_sla
         Probe::get(HOST, "/.well-known/acme-challenge/not-a-solver"),
         Probe::post(HOST, "/form", Payload::Sized(10)),
         Probe::get(HOST, "/a").https(),
-        Probe::get(HOST, "/dir/").https().header("x-forwarded-for", "198.51.100.1"),
+        Probe::get(HOST, "/dir/")
+            .https()
+            .header("x-forwarded-for", "198.51.100.1"),
         Probe::get(HOST, "/b?c=d").h2(),
         Probe::post(HOST, "/up", Payload::Chunked(2500)).h2(),
     ];
     let certificates = &[(HOST, "secure-tls")];
-    check(case!("ssl_redirect", certificates), &probes, &[(HOST, Verdict::Identical)]).await;
+    check(
+        case!("ssl_redirect", certificates),
+        &probes,
+        &[(HOST, Verdict::Identical)],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -39,7 +46,12 @@ async fn ssl_redirect_false_serves_plain_http_on_a_host_with_a_certificate() {
     const HOST: &str = "optout.example.com";
     let probes = [Probe::get(HOST, "/"), Probe::get(HOST, "/s/").https()];
     let certificates = &[(HOST, "optout-tls")];
-    check(case!("ssl_redirect_off", certificates), &probes, &[(HOST, Verdict::Identical)]).await;
+    check(
+        case!("ssl_redirect_off", certificates),
+        &probes,
+        &[(HOST, Verdict::Identical)],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -69,9 +81,18 @@ async fn the_configmaps_redirect_code_and_preserve_trailing_slash_shape_the_redi
 #[tokio::test]
 async fn hsts_follows_the_configmaps_max_age_subdomains_and_preload() {
     const HOST: &str = "hsts.example.com";
-    let probes = [Probe::get(HOST, "/").https(), Probe::get(HOST, "/x").h2(), Probe::get(HOST, "/y")];
+    let probes = [
+        Probe::get(HOST, "/").https(),
+        Probe::get(HOST, "/x").h2(),
+        Probe::get(HOST, "/y"),
+    ];
     let certificates = &[(HOST, "hsts-tls")];
-    check(case!("hsts_configmap", certificates), &probes, &[(HOST, Verdict::Identical)]).await;
+    check(
+        case!("hsts_configmap", certificates),
+        &probes,
+        &[(HOST, Verdict::Identical)],
+    )
+    .await;
 }
 
 #[tokio::test]
