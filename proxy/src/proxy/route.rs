@@ -56,13 +56,18 @@ pub(super) fn route(
     outcome.route = Some(route.clone());
     let root = PathAndQuery::from_static("/");
     if route.ssl_redirect && !conn.tls {
-        let target = normalized.or(req.uri().path_and_query()).unwrap_or(&root);
-        return Ok(Routed::Answered(redirect::respond(
-            &redirect::to_https(),
-            false,
-            host,
-            target,
-        )));
+        let style = route.rules.https_redirect;
+        let response = if style.trim_trailing_slash {
+            // ingress-nginx's Location is built from the target as sent, not as normalised.
+            let target = req.uri().path_and_query().unwrap_or(&root);
+            redirect::to_https_trimmed(style.code, host, target)
+        } else {
+            let target = normalized.or(req.uri().path_and_query()).unwrap_or(&root);
+            let mut to_https = redirect::to_https();
+            to_https.code = style.code;
+            redirect::respond(&to_https, false, host, target)
+        };
+        return Ok(Routed::Answered(response));
     }
     if let Some(redirect) = &route.redirect {
         let target = req.uri().path_and_query().unwrap_or(&root);
@@ -73,7 +78,7 @@ pub(super) fn route(
             backend: route.upstream.id.clone(),
         });
     }
-    if let Some(limit) = max_body
+    if let Some(limit) = route.rules.body_limit(max_body)
         && content_length(req).is_some_and(|len| len > limit)
     {
         return Err(ProxyError::BodyTooLarge { limit });
