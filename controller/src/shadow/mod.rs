@@ -20,9 +20,16 @@ pub mod refusals;
 pub mod report;
 pub(crate) mod verdict;
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+};
 
 use k8s_openapi::api::{core::v1::ConfigMap, networking::v1::Ingress};
+use tracing::info;
 
 pub use self::verdict::{HostVerdict, Verdict};
 use crate::compile::{CompileOptions, Profile, Sink, TlsBuilder};
@@ -89,10 +96,25 @@ impl<'i> Shadowed<'i> {
         let mut verdicts = qcloud::compile(&self.qcloud, sink, certificates, options);
         if !self.nginx.is_empty() {
             let config = nginx::config::NginxConfig::find(config_maps, &options.nginx_configmap);
+            say_missing_configmap(&config, &options.nginx_configmap);
             verdicts.extend(nginx::compile(&self.nginx, sink, certificates, &config));
         }
         verdicts.sort_by(|a, b| a.host.cmp(&b.host));
         verdicts
+    }
+}
+
+/// A missing ConfigMap is said once (again only after it was found in between): compiles run
+/// every minute and on every change, and the defaults they assume do not change.
+fn say_missing_configmap(config: &nginx::config::NginxConfig, (namespace, name): &(String, String)) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if config.found {
+        SAID.store(false, Ordering::Relaxed);
+    } else if !SAID.swap(true, Ordering::Relaxed) {
+        info!(
+            configmap = %format_args!("{namespace}/{name}"),
+            "ingress-nginx's ConfigMap not found: the nginx profile assumes ingress-nginx's defaults"
+        );
     }
 }
 
