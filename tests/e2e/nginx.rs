@@ -142,6 +142,7 @@ async fn shadow_and_the_report_say_why_each_nginx_host_stays_on_the_load_balance
     assert_eq!(shadow["summary"]["hosts"], 2);
     assert_eq!(shadow["summary"]["identical"], 1);
     assert_eq!(shadow["summary"]["refused"], 1);
+    assert_eq!(shadow["classes"]["nginx"]["hosts"], 2);
     let report = run_shunt(&nginx.manifests, &["shadow", "report"]).await;
     assert!(
         report.contains("3 Ingresses, 2 hosts: 1 identical, 1 refused"),

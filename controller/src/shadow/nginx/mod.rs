@@ -37,12 +37,14 @@ use crate::compile::{Diagnostic, PathClaim, Reason, RouteSettings, Sink, TlsBuil
 pub const PROFILE: &str = "nginx";
 
 /// What shunt assumes of ingress-nginx (its defaults, no ConfigMap keys set); `/shadow` lists it.
-pub const ASSUMED: [&str; 6] = [
-    "the controller's ConfigMap sets no keys: ingress-nginx's defaults (ssl-redirect true, http-redirect-code 308, allow-snippet-annotations false)",
+pub const ASSUMED: [&str; 8] = [
+    "a ConfigMap key not set has ingress-nginx's default (config.go): ssl-redirect true, http-redirect-code 308, hsts true with max-age 31536000 and includeSubDomains, proxy-body-size 1m, use-forwarded-headers false, generate-request-id true, annotations-risk-level High, allow-snippet-annotations false",
+    "ingress-nginx listens on 80 and 443 in its pod (X-Forwarded-Port), keeps upstream connections alive (no Connection field to the pod) and runs its default template",
     "pathType ImplementationSpecific (and a missing pathType) is Prefix, as internal/k8s/main.go converts it",
     "a Prefix path '/p' is nginx's '= /p' plus '/p/'; a Prefix path ending in '/' is that character prefix alone",
     "the oldest Ingress (creationTimestamp) holds a path two of them name",
-    "a host has a certificate when a spec.tls entry of an nginx Ingress names it exactly",
+    "a host has a certificate when a spec.tls entry of an nginx Ingress names it exactly and its Secret is usable",
+    "a request body is checked against proxy-body-size by its Content-Length; a chunked body over the limit gets 413 once it passes the limit, after the pod has seen its start (nginx buffers it first)",
     "nginx.ingress.kubernetes.io/* keys that change only buffering, logging, tracing or endpoint choice have no effect on the answer",
 ];
 
