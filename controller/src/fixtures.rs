@@ -4,8 +4,9 @@
 use std::{collections::BTreeMap, sync::Arc};
 
 use k8s_openapi::{
+    ByteString,
     api::{
-        core::v1::{Service, ServicePort, ServiceSpec, TypedLocalObjectReference},
+        core::v1::{Secret, Service, ServicePort, ServiceSpec, TypedLocalObjectReference},
         discovery::v1::{Endpoint, EndpointConditions, EndpointPort, EndpointSlice},
         networking::v1::{
             HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressClass, IngressClassSpec,
@@ -278,4 +279,23 @@ pub fn mk_default_class(name: &str, controller: &str) -> IngressClass {
     )]);
     class.metadata.annotations = Some(annotations);
     class
+}
+
+/// A `kubernetes.io/tls` Secret with a self-signed certificate for `names`, valid 2020-2040, PEM
+/// in `data` as the API server returns it.
+pub fn mk_tls_secret(namespace: &str, name: &str, names: &[&str]) -> Secret {
+    let key = rcgen::KeyPair::generate().expect("a key");
+    let mut params =
+        rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).expect("valid names");
+    params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+    params.not_after = rcgen::date_time_ymd(2040, 1, 1);
+    let cert = params.self_signed(&key).expect("a certificate");
+    let data = [("tls.crt", cert.pem()), ("tls.key", key.serialize_pem())]
+        .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())));
+    Secret {
+        metadata: mk_meta(namespace, name),
+        type_: Some("kubernetes.io/tls".into()),
+        data: Some(BTreeMap::from(data)),
+        ..Default::default()
+    }
 }

@@ -20,15 +20,33 @@ pub fn to_https() -> RedirectSpec {
         host: None,
         port: None,
         path: None,
+        drop_query: false,
+        location: None,
     }
+}
+
+/// ingress-nginx's redirect to HTTPS (`lua_ingress.lua`): `https://` + the host without its port
+/// + the target as sent with one `/` at its end removed, so `/` goes to `https://host`.
+pub fn to_https_trimmed(code: u16, authority: &str, target: &PathAndQuery) -> Response<ResponseBody> {
+    let target = target.as_str();
+    let target = target.strip_suffix('/').unwrap_or(target);
+    let location = format!("https://{}{target}", authority_host(authority));
+    with_location(code, &location)
 }
 
 /// The redirect for a request for `target` that arrived with `authority` (Host) on the TLS
 /// listener or not.
 pub fn respond(redirect: &RedirectSpec, tls: bool, authority: &str, target: &PathAndQuery) -> Response<ResponseBody> {
+    match &redirect.location {
+        Some(fixed) => with_location(redirect.code, fixed),
+        None => with_location(redirect.code, &location(redirect, tls, authority, target)),
+    }
+}
+
+fn with_location(code: u16, location: &str) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::empty());
-    *response.status_mut() = StatusCode::from_u16(redirect.code).unwrap_or(StatusCode::FOUND);
-    if let Ok(value) = HeaderValue::from_str(&location(redirect, tls, authority, target)) {
+    *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
+    if let Ok(value) = HeaderValue::from_str(location) {
         response.headers_mut().insert(header::LOCATION, value);
     }
     response
@@ -50,7 +68,7 @@ pub fn location(redirect: &RedirectSpec, tls: bool, authority: &str, target: &Pa
     };
     let path = redirect.path.as_deref().unwrap_or_else(|| target.path());
     let path = if path.is_empty() { "/" } else { path };
-    match target.query() {
+    match target.query().filter(|_| !redirect.drop_query) {
         Some(query) => format!("{}://{authority}{path}?{query}", scheme.as_str()),
         None => format!("{}://{authority}{path}", scheme.as_str()),
     }
@@ -67,6 +85,8 @@ mod tests {
             host: host.map(str::to_string),
             port,
             path: path.map(str::to_string),
+            drop_query: false,
+            location: None,
         }
     }
 
@@ -117,5 +137,35 @@ mod tests {
         let response = respond(&moved, false, "h", &"/x".parse().expect("uri"));
         assert_eq!(response.status(), StatusCode::TEMPORARY_REDIRECT);
         assert_eq!(response.headers()[header::LOCATION], "http://h/x/");
+    }
+
+    #[test]
+    fn the_trimmed_https_redirect_drops_the_port_and_one_slash_ending_the_target() {
+        let cases = [
+            ("/", "https://h.example"),
+            ("/a/", "https://h.example/a"),
+            ("/a//", "https://h.example/a/"),
+            ("/a/?x=/", "https://h.example/a/?x="),
+            ("/a?x=1", "https://h.example/a?x=1"),
+        ];
+        for (target, expected) in cases {
+            let response = to_https_trimmed(301, "h.example:8080", &target.parse().expect("uri"));
+            assert_eq!(response.status(), StatusCode::MOVED_PERMANENTLY);
+            assert_eq!(response.headers()[header::LOCATION], expected, "{target}");
+        }
+    }
+
+    #[test]
+    fn a_fixed_location_is_sent_verbatim_and_drop_query_leaves_the_query_out() {
+        let mut fixed = mk_redirect(Some(Scheme::Https), Some("ignored"), None, Some("/ignored"));
+        fixed.location = Some("https://new.example/landing?from=old".to_string());
+        let response = respond(&fixed, false, "h", &"/p?q=1".parse().expect("uri"));
+        assert_eq!(
+            response.headers()[header::LOCATION],
+            "https://new.example/landing?from=old"
+        );
+        let mut app_root = mk_redirect(None, None, None, Some("/app"));
+        app_root.drop_query = true;
+        assert_eq!(at(&app_root, true, "h:8443", "/?q=1"), "https://h:8443/app");
     }
 }

@@ -133,6 +133,11 @@ impl<'a> TlsBuilder<'a> {
 
     /// Binds `host` to the `kubernetes.io/tls` Secret `namespace/name` for `source` (a shadow
     /// profile's explicit mapping). Why not, when not: missing, unusable, not covering, taken.
+    /// Whether a certificate is bound to exactly `host` (not the default certificate).
+    pub fn serves(&self, host: &HostMatch) -> bool {
+        self.hosts.contains_key(host)
+    }
+
     pub fn bind(&mut self, host: &HostMatch, namespace: &str, name: &str, source: &str) -> Result<(), String> {
         if let Some(secret) = self.secrets.get(&(namespace, name))
             && secret_key(secret, QCLOUD_CERT_ID).is_some()

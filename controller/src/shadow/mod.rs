@@ -20,9 +20,16 @@ pub mod refusals;
 pub mod report;
 pub(crate) mod verdict;
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+};
 
 use k8s_openapi::api::{core::v1::ConfigMap, networking::v1::Ingress};
+use tracing::info;
 
 pub use self::verdict::{HostVerdict, Verdict};
 use crate::compile::{CompileOptions, Profile, Sink, TlsBuilder};
@@ -43,6 +50,8 @@ pub struct ShadowOptions {
 pub struct Shadowed<'i> {
     qcloud: Vec<&'i Ingress>,
     nginx: Vec<&'i Ingress>,
+    /// The class each kept Ingress (`namespace/name`) was selected by, for the report.
+    classes: BTreeMap<String, String>,
 }
 
 // === impl ShadowOptions ===
@@ -64,16 +73,13 @@ impl<'i> Shadowed<'i> {
     /// compiled like our own classes.
     pub fn take(&mut self, ingress: &'i Ingress, profile: Profile) -> bool {
         match profile {
-            Profile::IngressSpec => false,
-            Profile::Qcloud => {
-                self.qcloud.push(ingress);
-                true
-            }
-            Profile::Nginx => {
-                self.nginx.push(ingress);
-                true
-            }
+            Profile::IngressSpec => return false,
+            Profile::Qcloud => self.qcloud.push(ingress),
+            Profile::Nginx => self.nginx.push(ingress),
         }
+        let (namespace, name) = crate::compile::namespace_name(&ingress.metadata);
+        self.classes.insert(format!("{namespace}/{name}"), class_label(ingress));
+        true
     }
 
     /// Compiles the kept Ingresses into `sink` and `certificates`, after the Ingress-spec ones (a
@@ -89,10 +95,44 @@ impl<'i> Shadowed<'i> {
         let mut verdicts = qcloud::compile(&self.qcloud, sink, certificates, options);
         if !self.nginx.is_empty() {
             let config = nginx::config::NginxConfig::find(config_maps, &options.nginx_configmap);
+            say_missing_configmap(&config, &options.nginx_configmap);
             verdicts.extend(nginx::compile(&self.nginx, sink, certificates, &config));
         }
         verdicts.sort_by(|a, b| a.host.cmp(&b.host));
+        for verdict in &mut verdicts {
+            let classes = verdict.ingresses.iter().filter_map(|source| self.classes.get(source));
+            verdict.classes = classes
+                .cloned()
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+        }
         verdicts
+    }
+}
+
+/// The class an Ingress names: `spec.ingressClassName`, else the legacy annotation, else none
+/// (Ingresses without a class that a profile takes, as qcloud does).
+fn class_label(ingress: &Ingress) -> String {
+    let spec = ingress.spec.as_ref().and_then(|spec| spec.ingress_class_name.clone());
+    let annotation = || {
+        let annotations = ingress.metadata.annotations.as_ref()?;
+        annotations.get("kubernetes.io/ingress.class").cloned()
+    };
+    spec.or_else(annotation).unwrap_or_else(|| "(none)".to_string())
+}
+
+/// A missing ConfigMap is said once (again only after it was found in between): compiles run
+/// every minute and on every change, and the defaults they assume do not change.
+fn say_missing_configmap(config: &nginx::config::NginxConfig, (namespace, name): &(String, String)) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if config.found {
+        SAID.store(false, Ordering::Relaxed);
+    } else if !SAID.swap(true, Ordering::Relaxed) {
+        info!(
+            configmap = %format_args!("{namespace}/{name}"),
+            "ingress-nginx's ConfigMap not found: the nginx profile assumes ingress-nginx's defaults"
+        );
     }
 }
 

@@ -29,8 +29,28 @@ pub fn document(profile: &str, assumed: &[&str], verdicts: &[HostVerdict]) -> se
         "profile": profile,
         "assumed": assumed,
         "summary": summary(verdicts),
+        "classes": by_class(verdicts),
         "hosts": verdicts,
     })
+}
+
+/// A summary per shadowed class, over the hosts its Ingresses name.
+pub fn by_class(verdicts: &[HostVerdict]) -> BTreeMap<String, Summary> {
+    let classes: BTreeSet<&str> = verdicts
+        .iter()
+        .flat_map(|v| v.classes.iter().map(String::as_str))
+        .collect();
+    classes
+        .into_iter()
+        .map(|class| {
+            let of_class: Vec<HostVerdict> = verdicts
+                .iter()
+                .filter(|v| v.classes.iter().any(|c| c == class))
+                .cloned()
+                .collect();
+            (class.to_string(), summary(&of_class))
+        })
+        .collect()
 }
 
 pub fn summary(verdicts: &[HostVerdict]) -> Summary {
@@ -65,6 +85,21 @@ pub fn markdown(profile: &str, verdicts: &[HostVerdict]) -> String {
         "# Shadow report: {profile}\n\n{} Ingresses, {} hosts: {} identical, {} refused\n",
         summary.ingresses, summary.hosts, summary.identical, summary.refused
     );
+    let classes = by_class(verdicts);
+    if classes.len() > 1 {
+        out.push_str("\n## By class\n\n| class | Ingresses | hosts | identical | refused | most common refusal |\n|---|---:|---:|---:|---:|---|\n");
+        for (class, summary) in &classes {
+            let top = summary.top_reasons.first().map_or("", |(reason, _)| reason.as_str());
+            out.push_str(&format!(
+                "| {class} | {} | {} | {} | {} | {} |\n",
+                summary.ingresses,
+                summary.hosts,
+                summary.identical,
+                summary.refused,
+                top.replace('|', "\\|")
+            ));
+        }
+    }
     if !summary.top_reasons.is_empty() {
         out.push_str("\n## Most common refusals\n\n| hosts | reason |\n|---:|---|\n");
         for (reason, hosts) in &summary.top_reasons {

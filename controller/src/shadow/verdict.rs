@@ -17,6 +17,8 @@ pub struct HostVerdict {
     pub matched: HostMatch,
     /// `namespace/name` of every shadowed Ingress naming the host.
     pub ingresses: Vec<String>,
+    /// The classes of those Ingresses, sorted.
+    pub classes: Vec<String>,
     pub verdict: Verdict,
     /// `Reason: detail`, sorted; empty when identical.
     pub reasons: Vec<String>,
@@ -55,6 +57,7 @@ impl HostVerdict {
             host,
             matched,
             ingresses: Vec::new(),
+            classes: Vec::new(),
             verdict: Verdict::Identical,
             reasons: Vec::new(),
             listeners: Vec::new(),

@@ -16,12 +16,12 @@ use super::{
     rfc7239::push_element,
 };
 
-static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
-static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
-static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
-static X_FORWARDED_PORT: HeaderName = HeaderName::from_static("x-forwarded-port");
-static X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
-static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub(super) static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+pub(super) static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+pub(super) static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+pub(super) static X_FORWARDED_PORT: HeaderName = HeaderName::from_static("x-forwarded-port");
+pub(super) static X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
+pub(super) static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// CIDRs whose forwarding headers we keep. Empty by default: trust nobody.
 #[derive(Clone, Debug, Default)]
@@ -66,7 +66,7 @@ impl FromStr for TrustedProxies {
 }
 
 /// An IPv4-mapped IPv6 peer (dual-stack sockets) is matched as the IPv4 address it is.
-fn canonical(ip: IpAddr) -> IpAddr {
+pub(super) fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
         v4 => v4,
@@ -279,14 +279,14 @@ fn write_values(
 }
 
 /// Where `write` put its bytes at the end of `text`.
-fn appended(text: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) -> Range<usize> {
+pub(super) fn appended(text: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) -> Range<usize> {
     let start = text.len();
     write(text);
     start..text.len()
 }
 
 /// All values of a possibly repeated header as one comma-separated list.
-fn joined(headers: &HeaderMap, name: &HeaderName) -> Option<String> {
+pub(super) fn joined(headers: &HeaderMap, name: &HeaderName) -> Option<String> {
     let values: Vec<&str> = headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).collect();
     if values.is_empty() {
         None
@@ -306,7 +306,7 @@ fn port_of(host: &str) -> Option<&str> {
 }
 
 /// 128 random bits as 32 hex digits.
-fn push_request_id(out: &mut Vec<u8>) {
+pub(super) fn push_request_id(out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bits = fastrand::u128(..);
     out.extend((0..32).map(|i| HEX[((bits >> (4 * i)) & 0xf) as usize]));

@@ -174,6 +174,8 @@ fn a_redirect_counts_for_its_route_and_no_backend() {
         host: Some("new.example.com".into()),
         port: None,
         path: None,
+        drop_query: false,
+        location: None,
     });
     publisher.publish(spec);
     serve_one(&publisher, "old");

@@ -80,7 +80,7 @@ pub(super) async fn attempt(
         // Who failed first: a client that went away is not the pod's fault.
         let slot = &prepared.slot;
         let client_failed = slot.as_ref().is_some_and(|slot| slot.client_failed());
-        let replay = || prepare::replay(slot, options);
+        let replay = || prepare::replay(slot, route, options);
         match retry::classify(error, upstream, index, &mut retries, client_failed, replay) {
             Decision::Retry { why, body: next, error } => {
                 debug!(%error, endpoint = %endpoint.addr, backend = %upstream.id, "Retrying: {why}");

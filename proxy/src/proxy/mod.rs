@@ -41,10 +41,11 @@ use self::{
 use crate::{
     body::{ClientBody, ResponseBody},
     error::{ErrorSource, ProxyError},
-    headers::{AllowedUpgrades, TrustedProxies},
+    headers::{AllowedUpgrades, TrustedProxies, hide_upstream_fields},
     lograte::LogRate,
     metrics::ProxyMetrics,
     publish::RouteReader,
+    routes::Route,
     server::ConnInfo,
     tunnel::Tunnels,
     upstream::{UpstreamClients, retry::RetryPolicy},
@@ -137,7 +138,7 @@ impl Proxy {
         // be moved into this future's state and then within it, which costs more than the
         // second allocation.
         let forwarded = Box::pin(self.forward(req, conn, &mut record.outcome));
-        let response = match forwarded.await {
+        let mut response = match forwarded.await {
             Ok(response) => response,
             Err(error) => {
                 match error.source_side() {
@@ -151,6 +152,9 @@ impl Proxy {
                 error.into_response()
             }
         };
+        if let Some(route) = record.outcome.route.as_deref() {
+            profile_answer(&mut response, route, conn.tls);
+        }
         record.status = Some(response.status());
         response
     }
@@ -180,6 +184,20 @@ impl Proxy {
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
         attempt::attempt(inner, &route, host_str, &mut prepared, outcome).await
+    }
+}
+
+/// What a route's profile adds to every answer given for it, from the pod or from us (a redirect,
+/// a 413, a 502): ingress-nginx's header filter runs on all of them.
+#[inline(always)]
+fn profile_answer(response: &mut Response<ResponseBody>, route: &Route, tls: bool) {
+    if !route.rules.forwarding.is_standard() {
+        hide_upstream_fields(response.headers_mut());
+    }
+    if tls && let Some(hsts) = &route.rules.hsts {
+        response
+            .headers_mut()
+            .insert(http::header::STRICT_TRANSPORT_SECURITY, hsts.clone());
     }
 }
 

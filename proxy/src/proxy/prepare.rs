@@ -13,10 +13,13 @@ use super::{Inner, ProxyOptions};
 use crate::{
     body::{BodySlot, ClientBody, RequestBody},
     headers::{
-        AddedFields, ForwardedContext, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies, set_forwarded,
-        strip_hop_by_hop,
+        AddedFields, ForwardedContext, NginxRequest, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies,
+        set_forwarded, set_nginx_forwarded, strip_hop_by_hop,
     },
-    routes::{Route, spec::UpstreamProtocol},
+    routes::{
+        Route,
+        spec::{Forwarding, UpstreamProtocol},
+    },
     server::ConnInfo,
     upstream::h1::WriteAt,
 };
@@ -66,7 +69,28 @@ pub(super) fn prepare(
     let accepts_trailers = headers.contains_key(header::TE);
     // Up to seven forwarding fields, a route's protocol field and room to spare.
     let mut added = AddedFields::with_capacity(9);
-    let request_id = rewrite_headers(&mut headers, &mut added, host, host_str, route, conn, options);
+    let request_id = match route.rules.forwarding {
+        Forwarding::Standard => rewrite_headers(&mut headers, &mut added, host_str, route, conn, options),
+        Forwarding::Nginx { original_uri } => {
+            let request = NginxRequest {
+                peer: conn.peer.ip(),
+                tls: conn.tls,
+                host,
+                original_uri: original_uri.then(|| parts.uri.path_and_query().map_or("/", PathAndQuery::as_str)),
+            };
+            set_nginx_forwarded(&mut headers, &request, &mut added)
+        }
+    };
+    match &route.rules.upstream_host {
+        Some(upstream_host) => {
+            headers.insert(header::HOST, upstream_host.clone());
+        }
+        // An HTTP/1.1 client's Host is the host already (its absolute-form target aside).
+        None if headers.get(header::HOST) != Some(host) => {
+            headers.insert(header::HOST, host.clone());
+        }
+        None => {}
+    }
     if let Some(protocol) = &upgrade {
         headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
         headers.insert(header::UPGRADE, protocol.clone());
@@ -91,7 +115,8 @@ pub(super) fn prepare(
         (RequestBody::Empty, None)
     } else {
         let trailers = trailers.unwrap_or_default();
-        let (body, slot) = RequestBody::stream(body, options.max_body_size, options.client_body_timeout, trailers);
+        let limit = route.rules.body_limit(options.max_body_size);
+        let (body, slot) = RequestBody::stream(body, limit, options.client_body_timeout, trailers);
         (body, Some(slot))
     };
     Prepared {
@@ -124,13 +149,12 @@ fn strip_unintended_fields(headers: &mut HeaderMap, conn: ConnInfo, inner: &Inne
     }
 }
 
-/// The fields we set (the hop-by-hop ones are gone already): forwarding fields, Host and the
-/// route's header options. Returns the request's X-Request-Id.
+/// shunt's own fields (the hop-by-hop ones are gone already): forwarding fields and the route's
+/// protocol field. Returns the request's X-Request-Id.
 #[inline(always)]
 fn rewrite_headers(
     headers: &mut HeaderMap,
     added: &mut AddedFields,
-    host: &HeaderValue,
     host_str: &str,
     route: &Route,
     conn: ConnInfo,
@@ -143,10 +167,6 @@ fn rewrite_headers(
         host: host_str,
     };
     let request_id = set_forwarded(headers, &forwarded, &options.trusted_proxies, added);
-    // An HTTP/1.1 client's Host is the host already (its absolute-form target aside).
-    if headers.get(header::HOST) != Some(host) {
-        headers.insert(header::HOST, host.clone());
-    }
     if let Some(name) = &route.client_protocol_header {
         added.replace(headers, name.clone(), HeaderValue::from_static(scheme));
     }
@@ -154,9 +174,13 @@ fn rewrite_headers(
 }
 
 /// The body for another attempt, from the start, or `None` when it cannot be sent again.
-pub(super) fn replay(slot: &Option<Arc<BodySlot>>, options: &ProxyOptions) -> Option<RequestBody> {
+pub(super) fn replay(slot: &Option<Arc<BodySlot>>, route: &Route, options: &ProxyOptions) -> Option<RequestBody> {
     match slot {
         None => Some(RequestBody::Empty),
-        Some(slot) => RequestBody::resume(slot, options.max_body_size, options.client_body_timeout),
+        Some(slot) => RequestBody::resume(
+            slot,
+            route.rules.body_limit(options.max_body_size),
+            options.client_body_timeout,
+        ),
     }
 }

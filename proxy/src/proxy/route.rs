@@ -1,5 +1,5 @@
 //! Route: find the route for the host and path, and answer here what needs no pod: redirects
-//! (to HTTPS, or configured), a route without endpoints (503), a body declared too large (413).
+//! (to HTTPS, or configured), a body declared too large (413), a route without endpoints (503).
 
 use std::sync::Arc;
 
@@ -54,15 +54,26 @@ pub(super) fn route(
     };
     let route = route.ok_or_else(|| ProxyError::NoRoute { host: host.to_string() })?;
     outcome.route = Some(route.clone());
+    // Before any redirect, as nginx checks `client_max_body_size` when it picks the location.
+    if let Some(limit) = route.rules.body_limit(max_body)
+        && content_length(req).is_some_and(|len| len > limit)
+    {
+        return Err(ProxyError::BodyTooLarge { limit });
+    }
     let root = PathAndQuery::from_static("/");
     if route.ssl_redirect && !conn.tls {
-        let target = normalized.or(req.uri().path_and_query()).unwrap_or(&root);
-        return Ok(Routed::Answered(redirect::respond(
-            &redirect::to_https(),
-            false,
-            host,
-            target,
-        )));
+        let style = route.rules.https_redirect;
+        let response = if style.trim_trailing_slash {
+            // ingress-nginx's Location is built from the target as sent, not as normalised.
+            let target = req.uri().path_and_query().unwrap_or(&root);
+            redirect::to_https_trimmed(style.code, host, target)
+        } else {
+            let target = normalized.or(req.uri().path_and_query()).unwrap_or(&root);
+            let mut to_https = redirect::to_https();
+            to_https.code = style.code;
+            redirect::respond(&to_https, false, host, target)
+        };
+        return Ok(Routed::Answered(response));
     }
     if let Some(redirect) = &route.redirect {
         let target = req.uri().path_and_query().unwrap_or(&root);
@@ -72,11 +83,6 @@ pub(super) fn route(
         return Err(ProxyError::NoEndpoints {
             backend: route.upstream.id.clone(),
         });
-    }
-    if let Some(limit) = max_body
-        && content_length(req).is_some_and(|len| len > limit)
-    {
-        return Err(ProxyError::BodyTooLarge { limit });
     }
     Ok(Routed::Forward(route))
 }

@@ -144,8 +144,11 @@ fn arb_path() -> impl Strategy<Value = PathSpec> {
                     host: Some("elsewhere.example".into()),
                     port: None,
                     path: None,
+                    drop_query: false,
+                    location: None,
                 }),
                 client_protocol_header: header.map(str::to_string),
+                ..RouteOptions::default()
             },
             ..mk_path(PATHS[path], kind, BACKENDS[backend], ["ns/one", "ns/two"][source])
         })

@@ -10,8 +10,10 @@
 
 mod host;
 mod paths;
+mod rules;
 pub mod spec;
 mod table;
 
 pub use host::{authority_host, normalize_host};
+pub use rules::RouteRules;
 pub use table::{BuildParts, BuildWarning, Rebuilt, Route, RouteTable};

@@ -5,6 +5,10 @@ use std::{collections::BTreeMap, fmt, net::SocketAddr, sync::Arc};
 
 use serde::{Serialize, Serializer};
 
+pub use self::options::{BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RouteOptions, Scheme};
+
+mod options;
+
 /// Names a backend: `namespace/service:port`, the port as the Ingress spelled it.
 pub type BackendId = String;
 
@@ -94,59 +98,6 @@ pub struct PathSpec {
     pub options: RouteOptions,
 }
 
-/// Per-route behaviour beyond "forward to the backend".
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct RouteOptions {
-    /// Which listeners serve the route.
-    #[serde(skip_serializing_if = "Listeners::is_both")]
-    pub listeners: Listeners,
-    /// Answer with a redirect instead of forwarding; `backend` is then not used.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub redirect: Option<RedirectSpec>,
-    /// A request header set to `http` or `https` by the listener the request arrived on
-    /// (e.g. `X-Client-Proto`), replacing any value the client sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_protocol_header: Option<String>,
-}
-
-/// The listeners a route is served on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Listeners {
-    #[default]
-    Both,
-    /// The plain-HTTP listener only.
-    Plain,
-    /// The HTTPS listener only.
-    Tls,
-}
-
-/// A redirect answer: `Location` is the request's URL with the parts given here replaced. The
-/// query string is always kept. Unset parts keep the request's; a changed scheme or host drops
-/// the request's port unless `port` names one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RedirectSpec {
-    /// 301, 302, 303, 307 or 308.
-    pub code: u16,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scheme: Option<Scheme>,
-    /// A lowercase DNS name without port.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub port: Option<u16>,
-    /// Starts with `/`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scheme {
-    Http,
-    Https,
-}
-
 /// The shared hosts as a list of hosts (serde's own `Arc` support is a crate feature that would
 /// rebuild every serde user in the tree).
 fn shared_hosts<S: Serializer>(hosts: &[Arc<VirtualHostSpec>], serializer: S) -> Result<S::Ok, S::Error> {
@@ -156,46 +107,6 @@ fn shared_hosts<S: Serializer>(hosts: &[Arc<VirtualHostSpec>], serializer: S) ->
 /// The shared endpoint list as a list.
 fn shared_endpoints<S: Serializer>(endpoints: &Arc<[SocketAddr]>, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_seq(endpoints.iter())
-}
-
-// === impl Listeners ===
-
-impl Listeners {
-    pub fn is_both(&self) -> bool {
-        *self == Listeners::Both
-    }
-
-    /// Whether a request on the TLS (or plain) listener may use the route.
-    pub fn serves(self, tls: bool) -> bool {
-        match self {
-            Listeners::Both => true,
-            Listeners::Plain => !tls,
-            Listeners::Tls => tls,
-        }
-    }
-
-    /// Whether some listener serves both routes.
-    pub fn overlaps(self, other: Listeners) -> bool {
-        self == Listeners::Both || other == Listeners::Both || self == other
-    }
-}
-
-// === impl Scheme ===
-
-impl Scheme {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Scheme::Http => "http",
-            Scheme::Https => "https",
-        }
-    }
-
-    pub const fn default_port(self) -> u16 {
-        match self {
-            Scheme::Http => 80,
-            Scheme::Https => 443,
-        }
-    }
 }
 
 fn is_false(value: &bool) -> bool {

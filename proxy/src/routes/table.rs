@@ -10,6 +10,7 @@ use http::HeaderName;
 
 use super::{
     paths::{PathTable, PathTableBuilder},
+    rules::RouteRules,
     spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
 };
 use crate::{headers::is_connection_or_framing_field, metrics::RouteStats, tls::CertificateIndex, upstream::Upstream};
@@ -29,6 +30,8 @@ pub struct Route {
     pub redirect: Option<RedirectSpec>,
     /// Set to `http` or `https` on forwarded requests, by listener.
     pub client_protocol_header: Option<HeaderName>,
+    /// A profile's request and answer shaping (ingress-nginx's fields, HSTS, body limit).
+    pub rules: RouteRules,
 }
 
 pub struct RouteTable {
@@ -177,6 +180,7 @@ fn default_route(
                 ssl_redirect: false,
                 redirect: None,
                 client_protocol_header: None,
+                rules: RouteRules::default(),
             })
         }
     })
@@ -423,6 +427,17 @@ fn build_routes<'s>(
                 continue;
             }
         };
+        let rules = match RouteRules::from_options(&path.options) {
+            Ok(rules) => rules,
+            Err(reason) => {
+                warnings.push(BuildWarning {
+                    host: vhost.host.clone(),
+                    pattern: path.path.clone(),
+                    reason,
+                });
+                continue;
+            }
+        };
         let name = route_name(&mut scratch, &vhost.host, &path.path);
         // Metrics name the backend a route forwards to (its upstream's id); a redirect forwards nowhere.
         let backend = if redirect.is_some() { None } else { Some(&upstream.id) };
@@ -439,6 +454,7 @@ fn build_routes<'s>(
             ssl_redirect: path.ssl_redirect,
             redirect,
             client_protocol_header,
+            rules,
         };
         built.push((Arc::new(route), path));
     }
@@ -623,8 +639,11 @@ fn slash_redirect(route: &Arc<Route>, path: &PathSpec, parts: &mut Parts<'_, imp
             host: None,
             port: None,
             path: Some(path.path.clone()),
+            drop_query: false,
+            location: None,
         }),
         client_protocol_header: None,
+        rules: route.rules.clone(),
     })
 }
 

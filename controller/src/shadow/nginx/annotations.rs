@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_proxy::routes::spec::UpstreamProtocol;
+use shunt_proxy::routes::spec::{BodyLimit, UpstreamProtocol};
 
 pub const PREFIX: &str = "nginx.ingress.kubernetes.io/";
 
@@ -32,6 +32,22 @@ pub const NO_EFFECT: [&str; 15] = [
 /// The source ranges that admit every address (what cert-manager's HTTP-01 solver sets).
 const ALLOW_ALL: [&str; 2] = ["0.0.0.0/0", "::/0"];
 
+/// Timeouts at the values ingress-nginx's ConfigMap gives them (`proxy-connect-timeout` 5 s,
+/// `-read-` and `-send-` 60 s), which match shunt's own; any other value is refused.
+const DEFAULT_TIMEOUTS: [(&str, &str); 3] = [
+    ("proxy-connect-timeout", "5"),
+    ("proxy-read-timeout", "60"),
+    ("proxy-send-timeout", "60"),
+];
+
+/// `proxy-next-upstream*` at ingress-nginx's defaults: retry idempotent requests after an error or
+/// a timeout, three tries in all, as shunt's `--retries 2` does.
+const DEFAULT_NEXT_UPSTREAM: [(&str, &str); 3] = [
+    ("proxy-next-upstream", "error timeout"),
+    ("proxy-next-upstream-tries", "3"),
+    ("proxy-next-upstream-timeout", "0"),
+];
+
 /// What one Ingress's annotations ask of its routes, and the keys its hosts are refused for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NginxAnnotations {
@@ -39,9 +55,39 @@ pub struct NginxAnnotations {
     pub ssl_redirect: Option<bool>,
     /// `force-ssl-redirect: "true"`: redirect plain HTTP even without a certificate.
     pub force_ssl_redirect: bool,
+    /// `preserve-trailing-slash: "true"`: the HTTPS redirect keeps a `/` ending the target.
+    pub preserve_trailing_slash: bool,
     pub backend_protocol: Option<UpstreamProtocol>,
+    /// `proxy-body-size`: `None` keeps the ConfigMap's.
+    pub body_limit: Option<BodyLimit>,
+    /// `upstream-vhost`: the Host the pod sees.
+    pub upstream_vhost: Option<String>,
+    /// `temporal-redirect` or `permanent-redirect`: every path answers with this redirect.
+    pub redirect: Option<FixedRedirect>,
+    /// `app-root`: a request for `/` on the Ingress's hosts is redirected here (302).
+    pub app_root: Option<String>,
+    /// `*-snippet` keys: whether they run, are dropped or reject the Ingress is the ConfigMap's
+    /// call (see `config::SnippetPolicy`).
+    pub snippets: Vec<String>,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
+}
+
+/// `return CODE URL` in every location of the Ingress.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FixedRedirect {
+    pub code: u16,
+    pub url: String,
+}
+
+/// The redirect annotations, read apart and resolved once all are seen (the codes belong to
+/// their URL, and `temporal-redirect` wins; internal/ingress/annotations/redirect/redirect.go).
+#[derive(Default)]
+struct RedirectKeys<'a> {
+    temporal: Option<&'a str>,
+    temporal_code: Option<&'a str>,
+    permanent: Option<&'a str>,
+    permanent_code: Option<&'a str>,
 }
 
 /// Classifies every annotation of `ingress`.
@@ -49,18 +95,31 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let empty = BTreeMap::new();
     let annotations = ingress.metadata.annotations.as_ref().unwrap_or(&empty);
     let mut parsed = NginxAnnotations::default();
+    let mut redirects = RedirectKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
-        if let Err(refusal) = apply(&mut parsed, name, value) {
+        let applied = match name {
+            "temporal-redirect" => Ok(redirects.temporal = Some(value)),
+            "temporal-redirect-code" => Ok(redirects.temporal_code = Some(value)),
+            "permanent-redirect" => Ok(redirects.permanent = Some(value)),
+            "permanent-redirect-code" => Ok(redirects.permanent_code = Some(value)),
+            name if name.ends_with("-snippet") => Ok(parsed.snippets.push(key.clone())),
+            name => apply(&mut parsed, name, value),
+        };
+        if let Err(refusal) = applied {
             parsed.refusals.push(format!("{refusal}: {key}"));
         }
+    }
+    match redirects.resolve() {
+        Ok(redirect) => parsed.redirect = redirect,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed
 }
 
 /// Why a key makes its hosts refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Refusal {
+pub(super) enum Refusal {
     Unsupported,
     Invalid,
 }
@@ -78,7 +137,13 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
     match name {
         "ssl-redirect" => parsed.ssl_redirect = Some(flag(value)?),
         "force-ssl-redirect" => parsed.force_ssl_redirect = flag(value)?,
+        "preserve-trailing-slash" => parsed.preserve_trailing_slash = flag(value)?,
         "backend-protocol" => parsed.backend_protocol = backend_protocol(value)?,
+        "proxy-body-size" => parsed.body_limit = Some(body_size(value)?),
+        "upstream-vhost" => parsed.upstream_vhost = Some(upstream_vhost(value)?),
+        "app-root" => parsed.app_root = app_root(value)?,
+        name if at_default(&DEFAULT_TIMEOUTS, name, value) => {}
+        name if at_default(&DEFAULT_NEXT_UPSTREAM, name, value) => {}
         // Only 1.1 is what shunt speaks upstream; 1.0 closes every connection and changes framing.
         "proxy-http-version" if value.trim() == "1.1" => {}
         "whitelist-source-range" | "allowlist-source-range" if allows_all(value) => {}
@@ -88,9 +153,16 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
     Ok(())
 }
 
+/// Whether `name` is one of `defaults` at its default value (surrounding blanks aside).
+fn at_default(defaults: &[(&str, &str)], name: &str, value: &str) -> bool {
+    defaults
+        .iter()
+        .any(|(key, default)| *key == name && value.trim() == *default)
+}
+
 /// ingress-nginx parses booleans with Go's `strconv.ParseBool`
 /// (internal/ingress/annotations/parser/main.go, `GetBoolAnnotation`).
-fn flag(value: &str) -> Result<bool, Refusal> {
+pub(super) fn flag(value: &str) -> Result<bool, Refusal> {
     match value {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
@@ -116,4 +188,102 @@ fn backend_protocol(value: &str) -> Result<Option<UpstreamProtocol>, Refusal> {
 fn allows_all(value: &str) -> bool {
     let ranges: Vec<&str> = value.split(',').map(str::trim).filter(|r| !r.is_empty()).collect();
     ranges.iter().all(|range| range.parse::<ipnet::IpNet>().is_ok()) && ALLOW_ALL.iter().all(|all| ranges.contains(all))
+}
+
+/// nginx's size syntax (`client_max_body_size`): bytes, or a number with `k`, `m` or `g`; `0`
+/// is no limit.
+pub(super) fn body_size(value: &str) -> Result<BodyLimit, Refusal> {
+    let value = value.trim();
+    let (digits, unit) = match value.char_indices().last() {
+        Some((at, unit)) if unit.is_ascii_alphabetic() => (&value[..at], unit.to_ascii_lowercase()),
+        _ => (value, 'b'),
+    };
+    let shift = match unit {
+        'b' => 0,
+        'k' => 10,
+        'm' => 20,
+        'g' => 30,
+        _ => return Err(Refusal::Invalid),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Refusal::Invalid);
+    }
+    let number: u64 = digits.parse().map_err(|_| Refusal::Invalid)?;
+    match number.checked_mul(1 << shift) {
+        Some(0) => Ok(BodyLimit::Unlimited),
+        Some(bytes) => Ok(BodyLimit::Bytes(bytes)),
+        None => Err(Refusal::Invalid),
+    }
+}
+
+/// A host (and port) as a Host field carries it; ingress-nginx quotes the value into
+/// `proxy_set_header Host`, so anything else could not be reproduced byte for byte.
+fn upstream_vhost(value: &str) -> Result<String, Refusal> {
+    let host = value.trim();
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'_');
+    if host.is_empty() || !host.bytes().all(allowed) {
+        return Err(Refusal::Unsupported);
+    }
+    Ok(host.to_string())
+}
+
+/// `app-root`: a path ingress-nginx accepts (rewrite/main.go keeps it only when it parses as a
+/// request URI that is not absolute). Values it drops change nothing.
+fn app_root(value: &str) -> Result<Option<String>, Refusal> {
+    let path = value.trim();
+    if !path.starts_with('/') || path.starts_with("//") {
+        return Ok(None);
+    }
+    // nginx writes the value into `return 302 ...`: only characters that need no escaping there.
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b"/-._~:?&=,".contains(&b);
+    if !path.bytes().all(plain) {
+        return Err(Refusal::Unsupported);
+    }
+    Ok(Some(path.to_string()))
+}
+
+/// The characters ingress-nginx's URL validator admits (parser/validators.go, `URLIsValidRegex`).
+fn valid_url(url: &str) -> bool {
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || b"-._~/:,?&=".contains(&b);
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    !url.is_empty() && url.bytes().all(allowed) && scheme_ok
+}
+
+impl RedirectKeys<'_> {
+    /// The redirect the keys give, or the offending key.
+    fn resolve(&self) -> Result<Option<FixedRedirect>, (Refusal, &'static str)> {
+        if let Some(url) = self.temporal.map(str::trim).filter(|url| !url.is_empty()) {
+            let code = redirect_code(self.temporal_code, 300..=307, 302).map_err(|r| (r, "temporal-redirect-code"))?;
+            return fixed(url, code).map(Some).map_err(|r| (r, "temporal-redirect"));
+        }
+        let Some(url) = self.permanent.map(str::trim).filter(|url| !url.is_empty()) else {
+            return Ok(None);
+        };
+        let code = redirect_code(self.permanent_code, 300..=308, 301).map_err(|r| (r, "permanent-redirect-code"))?;
+        fixed(url, code).map(Some).map_err(|r| (r, "permanent-redirect"))
+    }
+}
+
+/// A code out of `range` falls back to `default`, as redirect.go does.
+fn redirect_code(value: Option<&str>, range: std::ops::RangeInclusive<u16>, default: u16) -> Result<u16, Refusal> {
+    let Some(value) = value else { return Ok(default) };
+    let code: i64 = value.trim().parse().map_err(|_| Refusal::Invalid)?;
+    Ok(u16::try_from(code)
+        .ok()
+        .filter(|code| range.contains(code))
+        .unwrap_or(default))
+}
+
+fn fixed(url: &str, code: u16) -> Result<FixedRedirect, Refusal> {
+    if !valid_url(url) {
+        return Err(Refusal::Invalid);
+    }
+    // nginx's `return` sends other codes with the URL as the body, not as Location.
+    if !matches!(code, 301 | 302 | 303 | 307 | 308) {
+        return Err(Refusal::Unsupported);
+    }
+    Ok(FixedRedirect {
+        code,
+        url: url.to_string(),
+    })
 }

@@ -5,6 +5,9 @@
 use std::{collections::BTreeMap, sync::Arc};
 
 use k8s_openapi::api::core::v1::ConfigMap;
+use shunt_proxy::routes::spec::BodyLimit;
+
+use super::annotations::{body_size, flag};
 
 /// ingress-nginx's Helm chart names its ConfigMap after the release and controller.
 pub fn default_configmap() -> (String, String) {
@@ -12,9 +15,7 @@ pub fn default_configmap() -> (String, String) {
 }
 
 /// Keys that change only logging, buffering, workers or upstream connection reuse.
-const NO_EFFECT: [&str; 14] = [
-    "allow-snippet-annotations",
-    "annotations-risk-level",
+const NO_EFFECT: [&str; 12] = [
     "enable-access-log-for-default-backend",
     "disable-access-log",
     "error-log-level",
@@ -29,11 +30,47 @@ const NO_EFFECT: [&str; 14] = [
     "worker-processes",
 ];
 
+/// Keys whose values match what shunt does when they hold ingress-nginx's default (and only then).
+const AT_DEFAULT: [(&str, &str); 9] = [
+    ("generate-request-id", "true"),
+    ("server-tokens", "false"),
+    ("use-forwarded-headers", "false"),
+    ("enable-underscores-in-headers", "false"),
+    ("proxy-connect-timeout", "5"),
+    ("proxy-read-timeout", "60"),
+    ("proxy-send-timeout", "60"),
+    ("proxy-next-upstream", "error timeout"),
+    ("proxy-next-upstream-tries", "3"),
+];
+
+/// What happens to an Ingress carrying a `*-snippet` annotation (controller.go `CheckIngress`
+/// and `dropSnippetDirectives`; snippets are `Critical` risk in annotations/*/main.go).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnippetPolicy {
+    /// `annotations-risk-level` below Critical (the default, High): the annotation extractor fails
+    /// and ingress-nginx serves nothing of the Ingress.
+    RejectIngress,
+    /// Critical, but `allow-snippet-annotations` false: the snippet is dropped, the rest served.
+    Drop,
+    /// Both allow it: the snippet runs, which shunt cannot reproduce.
+    Run,
+}
+
 /// What the ConfigMap makes of every nginx host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NginxConfig {
     /// `ssl-redirect`: the default of the annotation (true).
     pub ssl_redirect: bool,
+    /// `http-redirect-code` (308).
+    pub redirect_code: u16,
+    /// `Strict-Transport-Security` on HTTPS answers, from `hsts`, `hsts-max-age`,
+    /// `hsts-include-subdomains` and `hsts-preload`; `None` when `hsts` is false.
+    pub hsts: Option<String>,
+    /// `proxy-body-size` (1m).
+    pub body_limit: BodyLimit,
+    /// `proxy-add-original-uri-header` (false).
+    pub original_uri: bool,
+    pub snippets: SnippetPolicy,
     /// `no-tls-redirect-locations`: paths starting with one never redirect to HTTPS, even
     /// with `force-ssl-redirect` (template.go, `isLocationInLocationList`).
     pub no_tls_redirect: Vec<String>,
@@ -47,6 +84,11 @@ impl Default for NginxConfig {
     fn default() -> Self {
         NginxConfig {
             ssl_redirect: true,
+            redirect_code: 308,
+            hsts: Some(Hsts::default().value()),
+            body_limit: BodyLimit::Bytes(1 << 20),
+            original_uri: false,
+            snippets: SnippetPolicy::RejectIngress,
             no_tls_redirect: vec!["/.well-known/acme-challenge".to_string()],
             refusals: Vec::new(),
             found: false,
@@ -72,25 +114,102 @@ impl NginxConfig {
             found: true,
             ..NginxConfig::default()
         };
+        let mut hsts = Hsts::default();
+        let mut snippets = (false, "High");
         for (key, value) in data {
             let value = value.trim();
-            match key.as_str() {
-                "ssl-redirect" => match value {
-                    "true" => config.ssl_redirect = true,
-                    "false" => config.ssl_redirect = false,
-                    _ => config.refusals.push(format!("InvalidConfigMapKey: {key}")),
-                },
+            let applied = match key.as_str() {
+                "ssl-redirect" => flag(value).map(|on| config.ssl_redirect = on).map_err(|_| Invalid),
                 "no-tls-redirect-locations" => {
                     let locations = value.split(',').map(str::trim).filter(|l| !l.is_empty());
                     config.no_tls_redirect = locations.map(str::to_string).collect();
+                    Ok(())
                 }
-                // The proxy's ssl-redirect answers 308, ingress-nginx's default.
-                "http-redirect-code" if value == "308" => {}
-                "use-forwarded-headers" | "compute-full-forwarded-for" if value == "false" => {}
-                key if NO_EFFECT.contains(&key) => {}
-                _ => config.refusals.push(format!("UnsupportedConfigMapKey: {key}")),
+                "http-redirect-code" => redirect_code(value).map(|code| config.redirect_code = code),
+                "hsts" => flag(value).map(|on| hsts.on = on).map_err(|_| Invalid),
+                "hsts-include-subdomains" => flag(value).map(|on| hsts.subdomains = on).map_err(|_| Invalid),
+                "hsts-preload" => flag(value).map(|on| hsts.preload = on).map_err(|_| Invalid),
+                "hsts-max-age" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                    hsts.max_age = value.to_string();
+                    Ok(())
+                }
+                "proxy-body-size" => body_size(value)
+                    .map(|limit| config.body_limit = limit)
+                    .map_err(|_| Invalid),
+                "proxy-add-original-uri-header" => flag(value).map(|on| config.original_uri = on).map_err(|_| Invalid),
+                "allow-snippet-annotations" => flag(value).map(|on| snippets.0 = on).map_err(|_| Invalid),
+                // Other levels reject Ingresses by annotations shunt does not rate.
+                "annotations-risk-level" if matches!(value, "High" | "Critical") => {
+                    snippets.1 = if value == "Critical" { "Critical" } else { "High" };
+                    Ok(())
+                }
+                // Without use-forwarded-headers, the full chain is never computed.
+                "compute-full-forwarded-for" => flag(value).map(drop).map_err(|_| Invalid),
+                key if AT_DEFAULT.iter().any(|(k, default)| *k == key && *default == value) => Ok(()),
+                key if NO_EFFECT.contains(&key) => Ok(()),
+                _ => Err(Unsupported),
+            };
+            match applied {
+                Ok(()) => {}
+                Err(Invalid) => config.refusals.push(format!("InvalidConfigMapKey: {key}")),
+                Err(Unsupported) => config.refusals.push(format!("UnsupportedConfigMapKey: {key}")),
             }
         }
+        config.hsts = hsts.on.then(|| hsts.value());
+        config.snippets = match snippets {
+            (_, "High") => SnippetPolicy::RejectIngress,
+            (false, _) => SnippetPolicy::Drop,
+            (true, _) => SnippetPolicy::Run,
+        };
         config
+    }
+}
+
+/// Why a ConfigMap key refuses every host.
+enum KeyRefusal {
+    Invalid,
+    Unsupported,
+}
+use KeyRefusal::{Invalid, Unsupported};
+
+/// `http-redirect-code`: ingress-nginx takes 301, 302, 307 and 308 and keeps 308 for anything
+/// else, numbers or not (internal/ingress/controller/template/configmap.go, `ReadConfig`).
+fn redirect_code(value: &str) -> Result<u16, KeyRefusal> {
+    Ok(match value.parse::<u16>() {
+        Ok(code @ (301 | 302 | 307 | 308)) => code,
+        _ => 308,
+    })
+}
+
+/// The HSTS keys (config.go: on, max-age 31536000, includeSubDomains, no preload).
+struct Hsts {
+    on: bool,
+    max_age: String,
+    subdomains: bool,
+    preload: bool,
+}
+
+impl Default for Hsts {
+    fn default() -> Self {
+        Hsts {
+            on: true,
+            max_age: "31536000".to_string(),
+            subdomains: true,
+            preload: false,
+        }
+    }
+}
+
+impl Hsts {
+    /// As lua_ingress.lua's `header` writes it.
+    fn value(&self) -> String {
+        let mut value = format!("max-age={}", self.max_age);
+        if self.subdomains {
+            value.push_str("; includeSubDomains");
+        }
+        if self.preload {
+            value.push_str("; preload");
+        }
+        value
     }
 }

@@ -14,6 +14,7 @@
 //! (ingress-nginx sorts by creation time too, `internal/ingress/controller/store`).
 
 pub mod annotations;
+mod app_root;
 pub mod config;
 mod paths;
 
@@ -23,9 +24,12 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::networking::v1::{HTTPIngressPath, Ingress};
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_proxy::routes::spec::{Forwarding, HostMatch, HttpsRedirect, RedirectSpec, RouteOptions};
 
-use self::{annotations::NginxAnnotations, config::NginxConfig};
+use self::{
+    annotations::NginxAnnotations,
+    config::{NginxConfig, SnippetPolicy},
+};
 use super::{HostVerdict, verdict};
 use crate::compile::{Diagnostic, PathClaim, Reason, RouteSettings, Sink, TlsBuilder, namespace_name};
 
@@ -33,26 +37,15 @@ use crate::compile::{Diagnostic, PathClaim, Reason, RouteSettings, Sink, TlsBuil
 pub const PROFILE: &str = "nginx";
 
 /// What shunt assumes of ingress-nginx (its defaults, no ConfigMap keys set); `/shadow` lists it.
-pub const ASSUMED: [&str; 6] = [
-    "the controller's ConfigMap sets no keys: ingress-nginx's defaults (ssl-redirect true, http-redirect-code 308, allow-snippet-annotations false)",
+pub const ASSUMED: [&str; 8] = [
+    "a ConfigMap key not set has ingress-nginx's default (config.go): ssl-redirect true, http-redirect-code 308, hsts true with max-age 31536000 and includeSubDomains, proxy-body-size 1m, use-forwarded-headers false, generate-request-id true, annotations-risk-level High, allow-snippet-annotations false",
+    "ingress-nginx listens on 80 and 443 in its pod (X-Forwarded-Port), keeps upstream connections alive (no Connection field to the pod) and runs its default template",
     "pathType ImplementationSpecific (and a missing pathType) is Prefix, as internal/k8s/main.go converts it",
     "a Prefix path '/p' is nginx's '= /p' plus '/p/'; a Prefix path ending in '/' is that character prefix alone",
     "the oldest Ingress (creationTimestamp) holds a path two of them name",
-    "a host has a certificate when a spec.tls entry of an nginx Ingress names it exactly",
+    "a host has a certificate when a spec.tls entry of an nginx Ingress names it exactly and its Secret is usable",
+    "a request body is checked against proxy-body-size by its Content-Length; a chunked body over the limit gets 413 once it passes the limit, after the pod has seen its start (nginx buffers it first)",
     "nginx.ingress.kubernetes.io/* keys that change only buffering, logging, tracing or endpoint choice have no effect on the answer",
-];
-
-/// Answers shunt's proxy gives every nginx host differently today: each host is refused with
-/// these until the proxy reproduces them, so no caller is moved to a different answer.
-pub const NOT_REPRODUCED: [&str; 2] = [
-    "NotReproduced: request headers the pod sees (nginx sends X-Scheme, X-Forwarded-Scheme and X-Original-Forwarded-For, no Forwarded)",
-    "NotReproduced: proxy-body-size default 1m (nginx answers 413 above it)",
-];
-
-/// What hosts with a certificate differ in besides [`NOT_REPRODUCED`].
-pub const NOT_REPRODUCED_TLS: [&str; 2] = [
-    "NotReproduced: HSTS on HTTPS answers (hsts true, max-age 31536000, includeSubDomains)",
-    "NotReproduced: ssl-redirect Location drops one trailing '/' (lua_ingress.lua)",
 ];
 
 /// Which routes redirect plain HTTP to HTTPS (lua_ingress.lua, `redirect_to_https`).
@@ -82,50 +75,100 @@ pub fn compile(
     certificates: &mut TlsBuilder<'_>,
     config: &NginxConfig,
 ) -> Vec<HostVerdict> {
-    let nginxes: Vec<Nginx<'_>> = ingresses.iter().map(|ingress| prepare(ingress, config)).collect();
+    let nginxes: Vec<Nginx<'_>> = ingresses
+        .iter()
+        .filter_map(|ingress| prepare(ingress, config, &mut sink.diagnostics))
+        .collect();
     let redirects = Redirects {
-        with_certificate: certificate_hosts(ingresses),
+        with_certificate: certificate_hosts(&nginxes),
         exempt: &config.no_tls_redirect,
     };
     let mut verdicts = named(&nginxes, &redirects.with_certificate);
     let sources: BTreeSet<&str> = nginxes.iter().map(|n| n.source.as_str()).collect();
+    // `app-root` is a server-level `if`: it answers `/` before any location of the host.
     for nginx in &nginxes {
-        claim(nginx, sink, &redirects, &sources, &mut verdicts);
+        app_root::claim(nginx, sink, config, &mut verdicts);
+    }
+    for nginx in &nginxes {
+        claim(nginx, sink, &redirects, config, &sources, &mut verdicts);
         certificates.ingress(nginx.ingress, &mut sink.diagnostics);
     }
+    refuse_without_certificate(&redirects.with_certificate, certificates, &mut verdicts);
     verdict::settle_all(verdicts, &mut sink.diagnostics)
 }
 
-fn prepare<'i>(ingress: &'i Ingress, config: &NginxConfig) -> Nginx<'i> {
+/// The Ingress as the profile reads it; `None`, with a diagnostic, when ingress-nginx would
+/// serve none of it.
+fn prepare<'i>(ingress: &'i Ingress, config: &NginxConfig, diagnostics: &mut Vec<Diagnostic>) -> Option<Nginx<'i>> {
     let (namespace, name) = namespace_name(&ingress.metadata);
     let mut annotations = annotations::parse(ingress);
     annotations.ssl_redirect = annotations.ssl_redirect.or(Some(config.ssl_redirect));
     let mut problems = annotations.refusals.clone();
     problems.extend(config.refusals.iter().cloned());
+    if let Some(snippet) = annotations.snippets.first() {
+        match config.snippets {
+            SnippetPolicy::RejectIngress => {
+                let message = format!(
+                    "{snippet} is a snippet (Critical risk), above the ConfigMap's annotations-risk-level: ingress-nginx serves none of this Ingress, and neither does shunt"
+                );
+                diagnostics.push(Diagnostic::new(namespace, name, Reason::InvalidAnnotation, message));
+                return None;
+            }
+            SnippetPolicy::Drop => {}
+            SnippetPolicy::Run => {
+                problems.extend(
+                    annotations
+                        .snippets
+                        .iter()
+                        .map(|key| format!("UnsupportedAnnotation: {key}")),
+                );
+            }
+        }
+    }
     // ingress-nginx gives the Ingress's hosts this backend for paths none of its rules name
     // (internal/ingress/controller/controller.go, `getBackendServers`); not reproduced.
     if ingress.spec.as_ref().is_some_and(|spec| spec.default_backend.is_some()) {
         problems.push("UnsupportedField: spec.defaultBackend".to_string());
     }
-    Nginx {
+    Some(Nginx {
         ingress,
         namespace,
         name,
         source: format!("{namespace}/{name}"),
         annotations,
         problems,
-    }
+    })
 }
 
 /// Hosts a `spec.tls` entry of an nginx Ingress names, lowercase.
-fn certificate_hosts(ingresses: &[&Ingress]) -> BTreeSet<String> {
-    ingresses
+fn certificate_hosts(nginxes: &[Nginx<'_>]) -> BTreeSet<String> {
+    nginxes
         .iter()
-        .filter_map(|ingress| ingress.spec.as_ref()?.tls.as_ref())
+        .filter_map(|nginx| nginx.ingress.spec.as_ref()?.tls.as_ref())
         .flatten()
         .flat_map(|tls| tls.hosts.iter().flatten())
         .map(|host| host.trim_end_matches('.').to_ascii_lowercase())
         .collect()
+}
+
+/// A host a `spec.tls` entry names whose Secret shunt cannot serve: ingress-nginx would answer
+/// with its default certificate and, having no certificate for the host, not redirect to HTTPS
+/// (lua_ingress.lua, `certificate_configured_for_current_request`); shunt's answer would differ.
+fn refuse_without_certificate(
+    with_certificate: &BTreeSet<String>,
+    certificates: &TlsBuilder<'_>,
+    verdicts: &mut BTreeMap<String, HostVerdict>,
+) {
+    for host in with_certificate {
+        let Some(verdict) = verdicts.get_mut(host) else {
+            continue;
+        };
+        if !certificates.serves(&verdict.matched) {
+            verdict.reasons.push(format!(
+                "CertificateUnavailable: no usable Secret for \"{host}\" (ingress-nginx would serve its default certificate and not redirect)"
+            ));
+        }
+    }
 }
 
 /// A verdict for each host a rule names, with the reasons its Ingresses give.
@@ -135,10 +178,8 @@ fn named(nginxes: &[Nginx<'_>], with_certificate: &BTreeSet<String>) -> BTreeMap
         for (host, matched) in rule_hosts(nginx.ingress) {
             let verdict = verdicts.entry(host.clone()).or_insert_with(|| {
                 let mut verdict = HostVerdict::new(host.clone(), matched);
-                verdict.reasons.extend(NOT_REPRODUCED.iter().map(|r| r.to_string()));
                 verdict.listeners = vec!["http"];
                 if with_certificate.contains(&host) {
-                    verdict.reasons.extend(NOT_REPRODUCED_TLS.iter().map(|r| r.to_string()));
                     verdict.listeners.push("https");
                 }
                 verdict
@@ -169,6 +210,7 @@ fn claim(
     nginx: &Nginx<'_>,
     sink: &mut Sink<'_>,
     redirects: &Redirects<'_>,
+    config: &NginxConfig,
     sources: &BTreeSet<&str>,
     verdicts: &mut BTreeMap<String, HostVerdict>,
 ) {
@@ -193,7 +235,7 @@ fn claim(
         let ssl_redirect = nginx.annotations.force_ssl_redirect
             || (nginx.annotations.ssl_redirect.unwrap_or(true) && redirects.with_certificate.contains(&name));
         for path in rule.http.iter().flat_map(|http| &http.paths) {
-            let Some(mut claim) = path_claim(nginx, sink, &host, path, ssl_redirect) else {
+            let Some(mut claim) = path_claim(nginx, sink, &host, path, config, ssl_redirect) else {
                 continue;
             };
             claim.route.ssl_redirect &= !redirects.exempt.iter().any(|p| claim.path.starts_with(p.as_str()));
@@ -227,6 +269,7 @@ fn path_claim(
     sink: &mut Sink<'_>,
     host: &HostMatch,
     path: &HTTPIngressPath,
+    config: &NginxConfig,
     ssl_redirect: bool,
 ) -> Option<PathClaim> {
     let (kind, normalised) = match paths::nginx_path(path.path.as_deref(), &path.path_type) {
@@ -237,6 +280,18 @@ fn path_claim(
             return None;
         }
     };
+    let options = route_options(&nginx.annotations, config);
+    // A `return` in the location answers before the HTTPS redirect (nginx's rewrite module runs
+    // ahead of lua_ingress.lua's rewrite handler) and never reaches the backend.
+    if options.redirect.is_some() {
+        return Some(PathClaim {
+            host: host.clone(),
+            path: normalised,
+            kind,
+            backend: None,
+            route: RouteSettings::from(options),
+        });
+    }
     let protocol = nginx.annotations.backend_protocol;
     let backend = match sink.backends.resolve(nginx.namespace, &path.backend, protocol) {
         Ok(resolved) => resolved,
@@ -246,16 +301,42 @@ fn path_claim(
             return None;
         }
     };
+    let mut route = RouteSettings::from(options);
+    route.ssl_redirect = ssl_redirect;
     Some(PathClaim {
         host: host.clone(),
         path: normalised,
         kind,
         backend: Some(backend),
-        route: RouteSettings {
-            ssl_redirect,
-            options: None,
-        },
+        route,
     })
+}
+
+/// What every route of an nginx Ingress does besides forwarding: the template's request fields,
+/// the body limit, HSTS, the HTTPS redirect's form, `upstream-vhost` and a fixed redirect.
+fn route_options(annotations: &NginxAnnotations, config: &NginxConfig) -> RouteOptions {
+    RouteOptions {
+        forwarding: Forwarding::Nginx {
+            original_uri: config.original_uri,
+        },
+        body_limit: Some(annotations.body_limit.unwrap_or(config.body_limit)),
+        hsts: config.hsts.clone(),
+        https_redirect: HttpsRedirect {
+            code: config.redirect_code,
+            trim_trailing_slash: !annotations.preserve_trailing_slash,
+        },
+        upstream_host: annotations.upstream_vhost.clone(),
+        redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {
+            code: fixed.code,
+            scheme: None,
+            host: None,
+            port: None,
+            path: None,
+            drop_query: true,
+            location: Some(fixed.url.clone()),
+        }),
+        ..RouteOptions::default()
+    }
 }
 
 fn report_no_endpoints(nginx: &Nginx<'_>, claim: &PathClaim, sink: &mut Sink<'_>) {

@@ -108,6 +108,7 @@ fn path_claim(lb: &Lb<'_>, rule: &ClbRule, sink: &mut Sink<'_>) -> Option<PathCl
         listeners: rule.listeners,
         redirect,
         client_protocol_header: Some(CLIENT_PROTO_HEADER.to_string()),
+        ..RouteOptions::default()
     };
     Some(PathClaim {
         host,

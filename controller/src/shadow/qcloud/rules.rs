@@ -48,6 +48,8 @@ impl Redirect {
             host: self.host.clone(),
             port: self.port,
             path: self.path.clone(),
+            drop_query: false,
+            location: None,
         }
     }
 }

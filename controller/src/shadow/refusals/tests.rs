@@ -9,6 +9,7 @@ fn mk_verdict(host: &str, verdict: Verdict, reasons: &[&str]) -> HostVerdict {
         host: host.to_string(),
         matched: HostMatch::Exact(host.to_string()),
         ingresses: vec![format!("shop/{host}")],
+        classes: vec!["qcloud".to_string()],
         verdict,
         reasons: reasons.iter().map(|r| r.to_string()).collect(),
         listeners: vec!["http"],

@@ -5,6 +5,7 @@ use super::*;
 fn mk_verdict(host: &str, ingresses: &[&str], reasons: &[&str]) -> HostVerdict {
     let mut verdict = HostVerdict::new(host.to_string(), HostMatch::Exact(host.to_string()));
     verdict.ingresses = ingresses.iter().map(|s| s.to_string()).collect();
+    verdict.classes = vec!["nginx".to_string()];
     verdict.reasons = reasons.iter().map(|s| s.to_string()).collect();
     verdict.settle();
     verdict
@@ -59,4 +60,21 @@ fn the_document_carries_the_summary() {
     let document = document("nginx", &["assumed"], &mk_verdicts());
     assert_eq!(document["summary"]["refused"], 2);
     assert_eq!(document["hosts"].as_array().map(Vec::len), Some(3));
+}
+
+#[test]
+fn each_class_gets_a_summary_of_the_hosts_its_ingresses_name() {
+    let mut verdicts = mk_verdicts();
+    verdicts[2].classes = vec!["internal".to_string()];
+    let classes = by_class(&verdicts);
+    assert_eq!(classes.keys().collect::<Vec<_>>(), ["internal", "nginx"]);
+    assert_eq!((classes["nginx"].hosts, classes["nginx"].refused), (2, 1));
+    assert_eq!((classes["internal"].hosts, classes["internal"].identical), (1, 0));
+    let document = document("nginx", &[], &verdicts);
+    assert_eq!(document["classes"]["internal"]["refused"], 1);
+    let text = markdown("nginx", &verdicts);
+    assert!(
+        text.contains("| internal | 1 | 1 | 0 | 1 | Conflict: path / |\n"),
+        "{text}"
+    );
 }

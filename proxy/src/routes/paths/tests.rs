@@ -17,6 +17,7 @@ fn mk_route(name: &str) -> Arc<Route> {
         ssl_redirect: false,
         redirect: None,
         client_protocol_header: None,
+        rules: Default::default(),
     })
 }
 

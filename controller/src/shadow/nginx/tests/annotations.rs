@@ -34,12 +34,9 @@ fn annotations_that_change_nothing_a_caller_sees_are_accepted() {
 #[test]
 fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
     for key in [
-        "configuration-snippet",
-        "server-snippet",
         "auth-url",
         "auth-signin",
         "limit-rps",
-        "modsecurity-snippet",
         "mirror-uri",
         "auth-tls-secret",
         "ssl-passthrough",
@@ -54,7 +51,9 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "canary",
         "enable-cors",
         "affinity",
-        "proxy-body-size",
+        "from-to-www-redirect",
+        "x-forwarded-prefix",
+        "denylist-source-range",
         "a-key-nobody-knows",
     ] {
         let refused = refused_for(&format!("nginx.ingress.kubernetes.io/{key}: \"x\""));

@@ -24,7 +24,7 @@ fn mk_tls_ingress() -> String {
 #[test]
 fn the_configmaps_ssl_redirect_false_turns_the_default_redirect_off() {
     let on = compile_nginx(&[mk_tls_ingress()]);
-    assert_eq!(answer(&on, PLAIN, "a.example.com", "/"), "308 https://a.example.com/");
+    assert_eq!(answer(&on, PLAIN, "a.example.com", "/"), "308 https://a.example.com");
     let off = compile_nginx(&[
         mk_tls_ingress(),
         mk_config_map("ingress-nginx", "ssl-redirect: \"false\""),
@@ -39,13 +39,13 @@ fn a_configmap_key_shunt_does_not_reproduce_refuses_every_host() {
         mk_tls_ingress(),
         mk_config_map(
             "ingress-nginx",
-            "use-gzip: \"true\"\nhttp-redirect-code: \"301\"\nworker-processes: \"4\"",
+            "use-gzip: \"true\"\nenable-brotli: \"true\"\nworker-processes: \"4\"",
         ),
     ]);
     assert_eq!(
         refusals(&compiled, "a.example.com"),
         [
-            "UnsupportedConfigMapKey: http-redirect-code",
+            "UnsupportedConfigMapKey: enable-brotli",
             "UnsupportedConfigMapKey: use-gzip"
         ]
     );

@@ -1,0 +1,114 @@
+//! What every route of an nginx Ingress carries besides its backend: ingress-nginx's request
+//! fields, the body limit (ConfigMap and annotation), HSTS, `upstream-vhost`.
+
+use shunt_proxy::routes::spec::{BodyLimit, Forwarding, RouteOptions};
+
+use super::*;
+
+fn mk_config_map(data: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{namespace: ingress-nginx, name: ingress-nginx-controller}}\ndata:\n{}",
+        indent(data, 2)
+    )
+}
+
+/// The options of the route `path` on `host`.
+fn options_of(compiled: &Compiled, host: &str, path: &str) -> RouteOptions {
+    let vhost = compiled
+        .table
+        .hosts
+        .iter()
+        .find(|vhost| vhost.host.to_string() == host)
+        .unwrap_or_else(|| panic!("no host {host}"));
+    let route = vhost
+        .paths
+        .iter()
+        .find(|p| p.path == path)
+        .unwrap_or_else(|| panic!("no path {path}"));
+    route.options.clone()
+}
+
+fn one(annotations: &str, config: Option<&str>) -> Compiled {
+    let mut objects = vec![mk_ingress(
+        "a",
+        annotations,
+        &mk_rule("a.example.com", &[("/", "Prefix")]),
+    )];
+    objects.extend(config.map(mk_config_map));
+    compile_nginx(&objects)
+}
+
+#[test]
+fn defaults_give_the_templates_fields_a_1m_body_limit_and_hsts() {
+    let options = options_of(&one("", None), "a.example.com", "/");
+    assert_eq!(options.forwarding, Forwarding::Nginx { original_uri: false });
+    assert_eq!(options.body_limit, Some(BodyLimit::Bytes(1024 * 1024)));
+    assert_eq!(options.hsts.as_deref(), Some("max-age=31536000; includeSubDomains"));
+    assert_eq!(options.upstream_host, None);
+}
+
+#[test]
+fn the_configmap_sets_hsts_the_body_limit_and_x_original_uri() {
+    let config = "hsts-max-age: \"600\"\nhsts-include-subdomains: \"false\"\nhsts-preload: \"true\"\nproxy-body-size: 8k\nproxy-add-original-uri-header: \"true\"";
+    let compiled = one("", Some(config));
+    let options = options_of(&compiled, "a.example.com", "/");
+    assert_eq!(options.hsts.as_deref(), Some("max-age=600; preload"));
+    assert_eq!(options.body_limit, Some(BodyLimit::Bytes(8 * 1024)));
+    assert_eq!(options.forwarding, Forwarding::Nginx { original_uri: true });
+    assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+    let off = options_of(&one("", Some("hsts: \"false\"")), "a.example.com", "/");
+    assert_eq!(off.hsts, None);
+}
+
+#[test]
+fn the_body_size_annotation_wins_over_the_configmap_and_zero_is_no_limit() {
+    let cases = [
+        ("0", BodyLimit::Unlimited),
+        ("10m", BodyLimit::Bytes(10 << 20)),
+        ("512", BodyLimit::Bytes(512)),
+        ("2G", BodyLimit::Bytes(2 << 30)),
+    ];
+    for (value, expected) in cases {
+        let annotation = format!("nginx.ingress.kubernetes.io/proxy-body-size: \"{value}\"");
+        let options = options_of(&one(&annotation, Some("proxy-body-size: 8k")), "a.example.com", "/");
+        assert_eq!(options.body_limit, Some(expected), "{value}");
+    }
+    for bad in ["1.5m", "m", "-1", "10 m", "1t"] {
+        let annotation = format!("nginx.ingress.kubernetes.io/proxy-body-size: \"{bad}\"");
+        assert_eq!(
+            refusals(&one(&annotation, None), "a.example.com"),
+            ["InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-body-size"],
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn upstream_vhost_is_the_pods_host_and_odd_values_are_refused() {
+    let compiled = one("nginx.ingress.kubernetes.io/upstream-vhost: internal.svc:8080", None);
+    assert_eq!(
+        options_of(&compiled, "a.example.com", "/").upstream_host.as_deref(),
+        Some("internal.svc:8080")
+    );
+    let odd = one("nginx.ingress.kubernetes.io/upstream-vhost: \"$host\"", None);
+    assert_eq!(
+        refusals(&odd, "a.example.com"),
+        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/upstream-vhost"]
+    );
+}
+
+#[test]
+fn timeouts_and_next_upstream_at_ingress_nginxs_defaults_change_nothing_and_others_refuse() {
+    let defaults = "nginx.ingress.kubernetes.io/proxy-read-timeout: \"60\"\nnginx.ingress.kubernetes.io/proxy-next-upstream-tries: \"3\"";
+    assert_eq!(refusals(&one(defaults, None), "a.example.com"), Vec::<String>::new());
+    let longer = "nginx.ingress.kubernetes.io/proxy-read-timeout: \"3600\"";
+    assert_eq!(
+        refusals(&one(longer, None), "a.example.com"),
+        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-read-timeout"]
+    );
+    let config = one("", Some("proxy-read-timeout: \"60\"\nuse-forwarded-headers: \"true\""));
+    assert_eq!(
+        refusals(&config, "a.example.com"),
+        ["UnsupportedConfigMapKey: use-forwarded-headers"]
+    );
+}

@@ -1,0 +1,143 @@
+use proptest::prelude::*;
+
+use super::*;
+
+/// The fields the pod sees after `set_nginx_forwarded`, by name, repeated values joined.
+fn seen(client: &[(&str, &str)], tls: bool, original_uri: Option<&str>) -> (Vec<(String, String)>, HeaderValue) {
+    let mut headers = HeaderMap::new();
+    for (name, value) in client {
+        headers.append(
+            HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            HeaderValue::from_str(value).unwrap(),
+        );
+    }
+    let host = HeaderValue::from_static("Shop.example.com:8080");
+    let request = NginxRequest {
+        peer: "::ffff:10.0.0.7".parse().unwrap(),
+        tls,
+        host: &host,
+        original_uri,
+    };
+    let mut added = AddedFields::default();
+    let id = set_nginx_forwarded(&mut headers, &request, &mut added);
+    added.append_to(&mut headers);
+    let mut fields: Vec<(String, String)> = headers
+        .keys()
+        .map(|name| {
+            let values: Vec<&str> = headers.get_all(name).iter().map(|v| v.to_str().unwrap()).collect();
+            (name.to_string(), values.join(", "))
+        })
+        .collect();
+    fields.sort();
+    (fields, id)
+}
+
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn a_plain_request_gets_the_templates_fields_and_no_forwarded() {
+    let (fields, id) = seen(&[("accept", "*/*")], false, None);
+    assert_eq!(id.len(), 32);
+    assert!(
+        id.as_bytes()
+            .iter()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
+    let expected = [
+        ("accept", "*/*"),
+        ("x-forwarded-for", "10.0.0.7"),
+        ("x-forwarded-host", "Shop.example.com:8080"),
+        ("x-forwarded-port", "80"),
+        ("x-forwarded-proto", "http"),
+        ("x-forwarded-scheme", "http"),
+        ("x-real-ip", "10.0.0.7"),
+        ("x-request-id", id.to_str().unwrap()),
+        ("x-scheme", "http"),
+    ];
+    let expected: Vec<(String, String)> = expected.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+    assert_eq!(fields, expected);
+}
+
+#[test]
+fn the_callers_forwarding_fields_are_replaced_and_kept_as_the_original_ones() {
+    let client = [
+        ("x-forwarded-for", "1.1.1.1"),
+        ("x-forwarded-for", "2.2.2.2"),
+        ("x-forwarded-host", "outside.example"),
+        ("x-forwarded-proto", "https"),
+        ("x-forwarded-port", "8443"),
+        ("x-real-ip", "3.3.3.3"),
+        ("x-scheme", "https"),
+        ("x-original-forwarded-for", "forged"),
+        ("proxy", "http://evil:3128"),
+        ("forwarded", "for=4.4.4.4"),
+        ("x-request-id", "caller-id"),
+    ];
+    let (fields, id) = seen(&client, true, None);
+    assert_eq!(id, "caller-id");
+    assert_eq!(field(&fields, "x-forwarded-for"), Some("10.0.0.7"));
+    assert_eq!(field(&fields, "x-original-forwarded-for"), Some("1.1.1.1, 2.2.2.2"));
+    assert_eq!(field(&fields, "x-original-forwarded-host"), Some("outside.example"));
+    assert_eq!(field(&fields, "x-forwarded-proto"), Some("https"));
+    assert_eq!(field(&fields, "x-forwarded-port"), Some("443"));
+    assert_eq!(field(&fields, "x-real-ip"), Some("10.0.0.7"));
+    assert_eq!(field(&fields, "x-scheme"), Some("https"));
+    assert_eq!(field(&fields, "x-request-id"), Some("caller-id"));
+    assert_eq!(field(&fields, "proxy"), None);
+    // nginx does not touch `Forwarded`: the caller's passes as it came.
+    assert_eq!(field(&fields, "forwarded"), Some("for=4.4.4.4"));
+}
+
+#[test]
+fn an_empty_request_id_is_replaced_by_a_new_one() {
+    let (fields, id) = seen(&[("x-request-id", "")], false, None);
+    assert_eq!(id.len(), 32);
+    assert_eq!(field(&fields, "x-request-id"), id.to_str().ok());
+}
+
+#[test]
+fn the_original_uri_is_sent_only_when_asked_and_replaces_the_callers() {
+    let (fields, _) = seen(&[("x-original-uri", "/forged")], false, None);
+    assert_eq!(field(&fields, "x-original-uri"), Some("/forged"));
+    let (fields, _) = seen(&[("x-original-uri", "/forged")], false, Some("/a//b?x=1"));
+    assert_eq!(field(&fields, "x-original-uri"), Some("/a//b?x=1"));
+}
+
+#[test]
+fn the_pods_server_pad_and_accel_fields_are_hidden() {
+    let mut headers = HeaderMap::new();
+    for name in [
+        "server",
+        "x-pad",
+        "x-accel-buffering",
+        "x-accel-expires",
+        "x-accelerated",
+        "content-type",
+    ] {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from_static("v"));
+    }
+    hide_upstream_fields(&mut headers);
+    let mut left: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
+    left.sort();
+    assert_eq!(left, ["content-type", "x-accelerated"]);
+}
+
+proptest! {
+    #[test]
+    fn the_pod_sees_ours_whatever_the_client_sent_in_a_replaced_field(
+        values in prop::collection::vec("[a-zA-Z0-9 ,.:=-]{0,20}", 11),
+    ) {
+        let (baseline, _) = seen(&[], false, None);
+        let names = REPLACED.map(HeaderName::as_str);
+        let client: Vec<(&str, &str)> = names.iter().copied().zip(values.iter().map(String::as_str)).collect();
+        let (fields, _) = seen(&client, false, None);
+        // The request id is the client's to choose, and the original fields carry the client's
+        // X-Forwarded-For/-Host by design; every other replaced field is ours alone.
+        let own = ["x-request-id", "x-original-forwarded-for", "x-original-forwarded-host"];
+        for name in names.iter().filter(|name| !own.contains(name)) {
+            prop_assert_eq!(field(&fields, name), field(&baseline, name), "{}", name);
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! A route's profile rules as the request path reads them: the spec's [`RouteOptions`] that
+//! shape a forwarded request or its answer, with header values parsed once per table build.
+
+use http::HeaderValue;
+
+use super::spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions};
+
+/// What a profile changes about a route's requests and answers; the default changes nothing.
+#[derive(Clone, Debug, Default)]
+pub struct RouteRules {
+    pub forwarding: Forwarding,
+    /// Replaces the proxy's `--max-body-size` for this route.
+    pub body_limit: Option<BodyLimit>,
+    /// Set on every answer the TLS listener gives for the route.
+    pub hsts: Option<HeaderValue>,
+    pub https_redirect: HttpsRedirect,
+    /// The pod's `Host`.
+    pub upstream_host: Option<HeaderValue>,
+}
+
+impl RouteRules {
+    /// The rules `options` ask for, or why a value cannot be sent as a field.
+    pub fn from_options(options: &RouteOptions) -> Result<Self, String> {
+        let value = |what: &str, text: &Option<String>| -> Result<Option<HeaderValue>, String> {
+            text.as_deref()
+                .map(|text| HeaderValue::from_str(text).map_err(|_| format!("{what} {text:?} is not a field value")))
+                .transpose()
+        };
+        Ok(RouteRules {
+            forwarding: options.forwarding,
+            body_limit: options.body_limit,
+            hsts: value("HSTS value", &options.hsts)?,
+            https_redirect: options.https_redirect,
+            upstream_host: value("upstream host", &options.upstream_host)?,
+        })
+    }
+
+    /// The request body limit for this route, given the proxy's.
+    #[inline]
+    pub fn body_limit(&self, proxy_limit: Option<u64>) -> Option<u64> {
+        self.body_limit.map_or(proxy_limit, BodyLimit::bytes)
+    }
+}

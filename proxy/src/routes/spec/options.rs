@@ -1,0 +1,197 @@
+//! Per-route behaviour beyond "forward to the backend": the listeners that serve a route, the
+//! redirect it answers with, and how a profile (ingress-nginx's) shapes what the pod and the
+//! client see. The default of each changes nothing, so routes of shunt's own class carry none.
+
+use serde::Serialize;
+
+/// Per-route behaviour beyond "forward to the backend".
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RouteOptions {
+    /// Which listeners serve the route.
+    #[serde(skip_serializing_if = "Listeners::is_both")]
+    pub listeners: Listeners,
+    /// Answer with a redirect instead of forwarding; `backend` is then not used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redirect: Option<RedirectSpec>,
+    /// A request header set to `http` or `https` by the listener the request arrived on
+    /// (e.g. `X-Client-Proto`), replacing any value the client sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_protocol_header: Option<String>,
+    /// Which forwarding fields the pod sees, and which of the pod's fields the client does not.
+    #[serde(skip_serializing_if = "Forwarding::is_standard")]
+    pub forwarding: Forwarding,
+    /// The largest request body the route takes (413 above it), instead of the proxy's limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_limit: Option<BodyLimit>,
+    /// `Strict-Transport-Security` on every answer the TLS listener gives for the route,
+    /// replacing the pod's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hsts: Option<String>,
+    /// How the redirect of plain HTTP to HTTPS (`ssl_redirect`) is written.
+    #[serde(skip_serializing_if = "HttpsRedirect::is_standard")]
+    pub https_redirect: HttpsRedirect,
+    /// The `Host` the pod sees instead of the client's (a DNS name, optionally with a port).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_host: Option<String>,
+}
+
+/// The request fields that say where a request came from, as the pod reads them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Forwarding {
+    /// shunt's: `Forwarded`, X-Forwarded-For/-Proto/-Host/-Port, X-Real-IP, X-Request-Id, with
+    /// `--trusted-proxies` deciding whose values are kept.
+    #[default]
+    Standard,
+    /// The set ingress-nginx's template writes (X-Scheme, X-Forwarded-Scheme, the caller's own
+    /// forwarding fields moved to X-Original-Forwarded-For/-Host, `Proxy` removed, no
+    /// `Forwarded`), and no `Server` or `X-Accel-*` field of the pod's in the answer.
+    Nginx {
+        /// Also X-Original-URI: the request target as the client sent it.
+        original_uri: bool,
+    },
+}
+
+/// A request body limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BodyLimit {
+    Bytes(u64),
+    Unlimited,
+}
+
+/// How the redirect to HTTPS is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct HttpsRedirect {
+    /// 301, 302, 307 or 308.
+    pub code: u16,
+    /// One `/` ending the request target (its query included) is removed, as ingress-nginx's
+    /// `lua_ingress.lua` does unless `preserve-trailing-slash` is set: `/a/` goes to `https://h/a`.
+    pub trim_trailing_slash: bool,
+}
+
+/// The listeners a route is served on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Listeners {
+    #[default]
+    Both,
+    /// The plain-HTTP listener only.
+    Plain,
+    /// The HTTPS listener only.
+    Tls,
+}
+
+/// A redirect answer: `Location` is the request's URL with the parts given here replaced (or one
+/// fixed URL). The query string is kept unless `drop_query`. Unset parts keep the request's; a changed scheme or host drops
+/// the request's port unless `port` names one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RedirectSpec {
+    /// 301, 302, 303, 307 or 308.
+    pub code: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<Scheme>,
+    /// A lowercase DNS name without port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Starts with `/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The request's query string is not appended (nginx's `return CODE URL`).
+    #[serde(skip_serializing_if = "is_false")]
+    pub drop_query: bool,
+    /// `Location` is this absolute URL, verbatim: every part above is ignored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheme {
+    Http,
+    Https,
+}
+
+// === impl Listeners ===
+
+impl Listeners {
+    pub fn is_both(&self) -> bool {
+        *self == Listeners::Both
+    }
+
+    /// Whether a request on the TLS (or plain) listener may use the route.
+    pub fn serves(self, tls: bool) -> bool {
+        match self {
+            Listeners::Both => true,
+            Listeners::Plain => !tls,
+            Listeners::Tls => tls,
+        }
+    }
+
+    /// Whether some listener serves both routes.
+    pub fn overlaps(self, other: Listeners) -> bool {
+        self == Listeners::Both || other == Listeners::Both || self == other
+    }
+}
+
+// === impl Scheme ===
+
+impl Scheme {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+
+    pub const fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        }
+    }
+}
+
+// === impl Forwarding ===
+
+impl Forwarding {
+    pub fn is_standard(&self) -> bool {
+        *self == Forwarding::Standard
+    }
+}
+
+// === impl BodyLimit ===
+
+impl BodyLimit {
+    /// As the proxy's own limit is given: `None` for no limit.
+    pub const fn bytes(self) -> Option<u64> {
+        match self {
+            BodyLimit::Bytes(limit) => Some(limit),
+            BodyLimit::Unlimited => None,
+        }
+    }
+}
+
+// === impl HttpsRedirect ===
+
+impl Default for HttpsRedirect {
+    /// 308 keeps the method and the body; the target as the client sent it.
+    fn default() -> Self {
+        HttpsRedirect {
+            code: 308,
+            trim_trailing_slash: false,
+        }
+    }
+}
+
+impl HttpsRedirect {
+    pub fn is_standard(&self) -> bool {
+        *self == HttpsRedirect::default()
+    }
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
+}
