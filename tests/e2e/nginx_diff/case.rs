@@ -42,6 +42,8 @@ pub enum Verdict {
     Identical,
     /// Refused with a reason starting with this text.
     Refused(&'static str),
+    /// Not in `/shadow` at all: shunt serves none of the host, as ingress-nginx serves none.
+    Absent,
 }
 
 /// `case!("name")`: the case in `cases/name.yaml` and `cases/name.conf`.
@@ -120,11 +122,24 @@ async fn compare(probe: &Probe, nginx: &Nginx, shunt: &Shunt, clients: &Clients,
     };
     let nginx_seen = Seen::of(&probe.send(to_nginx, clients).await, probe, Side::Nginx);
     let shunt_seen = Seen::of(&probe.send(to_shunt, clients).await, probe, Side::Shunt);
+    let unmet: Vec<String> = probe
+        .expected
+        .iter()
+        .filter_map(|(field, value)| {
+            let got = nginx_seen.field(field).unwrap_or("<absent>");
+            (got != *value).then(|| {
+                format!("    nginx itself: {field} is {got:?}, the rule says {value:?} (check the case's .conf)")
+            })
+        })
+        .collect();
     let found = differences(&nginx_seen, &shunt_seen);
-    if found.is_empty() {
+    if found.is_empty() && unmet.is_empty() {
         return;
     }
     let _ = writeln!(report, "  {probe}");
+    for line in unmet {
+        let _ = writeln!(report, "{line}");
+    }
     for difference in found {
         let _ = writeln!(
             report,
@@ -143,30 +158,32 @@ async fn check_verdicts(shunt: &Shunt, verdicts: &[(&str, Verdict)], report: &mu
         let entry = shadow["hosts"]
             .as_array()
             .and_then(|hosts| hosts.iter().find(|entry| entry["host"] == *host));
-        let Some(entry) = entry else {
-            let _ = writeln!(report, "  /shadow {host}: no verdict");
-            continue;
-        };
-        let reasons: Vec<&str> = entry["reasons"]
-            .as_array()
-            .map(|reasons| reasons.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let met = match expected {
-            Verdict::Identical => entry["verdict"] == "identical",
-            Verdict::Refused(reason) => entry["verdict"] == "refused" && reasons.iter().any(|r| r.starts_with(reason)),
-        };
-        if !met {
-            let wanted = match expected {
-                Verdict::Identical => "identical".to_string(),
-                Verdict::Refused(reason) => format!("refused with {reason:?}"),
-            };
-            let _ = writeln!(
-                report,
-                "  /shadow {host}: expected {wanted}, got {} {reasons:?}",
-                entry["verdict"]
-            );
+        if let Some(problem) = judge(entry, expected) {
+            let _ = writeln!(report, "  /shadow {host}: {problem}");
         }
     }
+}
+
+/// What is wrong with a host's `/shadow` entry, if anything.
+fn judge(entry: Option<&Value>, expected: &Verdict) -> Option<String> {
+    let entry = match (entry, expected) {
+        (None, Verdict::Absent) => return None,
+        (None, _) => return Some("no verdict".to_string()),
+        (Some(entry), Verdict::Absent) => return Some(format!("expected no verdict, got {entry}")),
+        (Some(entry), _) => entry,
+    };
+    let reasons: Vec<&str> = entry["reasons"]
+        .as_array()
+        .map(|reasons| reasons.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let (met, wanted) = match expected {
+        Verdict::Refused(reason) => (
+            entry["verdict"] == "refused" && reasons.iter().any(|r| r.starts_with(reason)),
+            format!("refused with {reason:?}"),
+        ),
+        _ => (entry["verdict"] == "identical", "identical".to_string()),
+    };
+    (!met).then(|| format!("expected {wanted}, got {} {reasons:?}", entry["verdict"]))
 }
 
 /// The pods every case may route to: `web`, `api` and `solver` echo what they saw; `loud` also

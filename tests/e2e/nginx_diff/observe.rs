@@ -76,6 +76,10 @@ impl Seen {
         seen
     }
 
+    pub fn field(&self, field: &str) -> Option<&str> {
+        self.0.get(field).map(String::as_str)
+    }
+
     fn put(&mut self, field: impl Into<String>, value: String) {
         self.0.insert(field.into(), value);
     }

@@ -37,6 +37,9 @@ pub struct Probe {
     pub payload: Payload,
     /// Only the status is compared (answers of ingress-nginx's default backend).
     pub status_only: bool,
+    /// `(field, value)` nginx's own answer must show, as the rule the case tests says: these
+    /// anchor the hand-written configuration, so nginx and shunt cannot agree on a wrong answer.
+    pub expected: Vec<(&'static str, &'static str)>,
 }
 
 /// The TLS clients a case sends with: both trust the case's CA.
@@ -64,6 +67,7 @@ impl Probe {
             headers: Vec::new(),
             payload: Payload::Empty,
             status_only: false,
+            expected: Vec::new(),
         }
     }
 
@@ -95,6 +99,23 @@ impl Probe {
     pub fn status_only(mut self) -> Probe {
         self.status_only = true;
         self
+    }
+
+    /// nginx's answer must have `field` (as [`super::observe::Seen`] names it) equal to `value`;
+    /// `"<absent>"` for a field it must not have.
+    pub fn expect(mut self, field: &'static str, value: &'static str) -> Probe {
+        self.expected.push((field, value));
+        self
+    }
+
+    /// Shorthand: the status, and the Location (`""` for none).
+    pub fn expect_redirect(self, status: &'static str, location: &'static str) -> Probe {
+        let probe = self.expect("status", status);
+        if location.is_empty() {
+            probe
+        } else {
+            probe.expect("response location", location)
+        }
     }
 
     /// The client's own `X-Request-ID`, if it sent one.

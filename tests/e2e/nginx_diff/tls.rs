@@ -8,22 +8,34 @@ use super::{
     probe::{Payload, Probe},
 };
 
+const HSTS: &str = "response strict-transport-security";
+const DEFAULT_HSTS: &str = "max-age=31536000; includeSubDomains";
+
 #[tokio::test]
 async fn a_host_with_a_certificate_redirects_plain_http_without_one_trailing_slash() {
     const HOST: &str = "secure.example.com";
     let probes = [
-        Probe::get(HOST, "/"),
-        Probe::get(HOST, "/a/?x=/"),
-        Probe::get(HOST, "/a/b?c=d"),
-        Probe::get(HOST, "/dir//"),
-        Probe::get(HOST, "/.well-known/acme-challenge/not-a-solver"),
-        Probe::post(HOST, "/form", Payload::Sized(10)),
-        Probe::get(HOST, "/a").https(),
+        Probe::get(HOST, "/").expect_redirect("308", "https://secure.example.com"),
+        Probe::get(HOST, "/a/?x=/").expect_redirect("308", "https://secure.example.com/a/?x="),
+        Probe::get(HOST, "/a/b?c=d").expect_redirect("308", "https://secure.example.com/a/b?c=d"),
+        Probe::get(HOST, "/dir//").expect_redirect("308", "https://secure.example.com/dir/"),
+        Probe::get(HOST, "/.well-known/acme-challenge/not-a-solver").expect("status", "308"),
+        Probe::post(HOST, "/form", Payload::Sized(10)).expect("status", "308"),
+        Probe::get(HOST, "/a").https().expect(HSTS, DEFAULT_HSTS),
         Probe::get(HOST, "/dir/")
             .https()
-            .header("x-forwarded-for", "198.51.100.1"),
-        Probe::get(HOST, "/b?c=d").h2(),
-        Probe::post(HOST, "/up", Payload::Chunked(2500)).h2(),
+            .header("x-forwarded-for", "198.51.100.1")
+            .expect("pod header x-forwarded-port", "443")
+            .expect("pod header x-forwarded-proto", "https")
+            .expect("pod header x-original-forwarded-for", "198.51.100.1"),
+        Probe::get(HOST, "/b?c=d")
+            .h2()
+            .expect(HSTS, DEFAULT_HSTS)
+            .expect("pod header host", HOST)
+            .expect("pod header x-scheme", "https"),
+        Probe::post(HOST, "/up", Payload::Chunked(2500))
+            .h2()
+            .expect("pod body_len", "2500"),
     ];
     let certificates = &[(HOST, "secure-tls")];
     check(
@@ -37,14 +49,20 @@ async fn a_host_with_a_certificate_redirects_plain_http_without_one_trailing_sla
 #[tokio::test]
 async fn force_ssl_redirect_redirects_a_host_without_a_certificate() {
     const HOST: &str = "force.example.com";
-    let probes = [Probe::get(HOST, "/"), Probe::get(HOST, "/x/?y=1")];
+    let probes = [
+        Probe::get(HOST, "/").expect_redirect("308", "https://force.example.com"),
+        Probe::get(HOST, "/x/?y=1").expect_redirect("308", "https://force.example.com/x/?y=1"),
+    ];
     check(case!("force_ssl_redirect", &[]), &probes, &[(HOST, Verdict::Identical)]).await;
 }
 
 #[tokio::test]
 async fn ssl_redirect_false_serves_plain_http_on_a_host_with_a_certificate() {
     const HOST: &str = "optout.example.com";
-    let probes = [Probe::get(HOST, "/"), Probe::get(HOST, "/s/").https()];
+    let probes = [
+        Probe::get(HOST, "/").expect("status", "200").expect(HSTS, "<absent>"),
+        Probe::get(HOST, "/s/").https().expect(HSTS, DEFAULT_HSTS),
+    ];
     let certificates = &[(HOST, "optout-tls")];
     check(
         case!("ssl_redirect_off", certificates),
@@ -57,7 +75,10 @@ async fn ssl_redirect_false_serves_plain_http_on_a_host_with_a_certificate() {
 #[tokio::test]
 async fn the_configmaps_ssl_redirect_false_serves_plain_http() {
     const HOST: &str = "cmoff.example.com";
-    let probes = [Probe::get(HOST, "/a/"), Probe::get(HOST, "/a/").h2()];
+    let probes = [
+        Probe::get(HOST, "/a/").expect("status", "200"),
+        Probe::get(HOST, "/a/").h2().expect(HSTS, DEFAULT_HSTS),
+    ];
     let certificates = &[(HOST, "cmoff-tls")];
     let verdicts = [(HOST, Verdict::Identical)];
     check(case!("configmap_no_redirect", certificates), &probes, &verdicts).await;
@@ -68,10 +89,10 @@ async fn the_configmaps_redirect_code_and_preserve_trailing_slash_shape_the_redi
     const KEEP: &str = "keep.example.com";
     const TRIM: &str = "trim.example.com";
     let probes = [
-        Probe::get(KEEP, "/a/"),
-        Probe::get(KEEP, "/"),
-        Probe::get(TRIM, "/a/"),
-        Probe::get(TRIM, "/a/?q=/"),
+        Probe::get(KEEP, "/a/").expect_redirect("301", "https://keep.example.com/a/"),
+        Probe::get(KEEP, "/").expect_redirect("301", "https://keep.example.com/"),
+        Probe::get(TRIM, "/a/").expect_redirect("301", "https://trim.example.com/a"),
+        Probe::get(TRIM, "/a/?q=/").expect_redirect("301", "https://trim.example.com/a/?q="),
     ];
     let certificates = &[(KEEP, "keep-tls"), (TRIM, "trim-tls")];
     let verdicts = [(KEEP, Verdict::Identical), (TRIM, Verdict::Identical)];
@@ -82,9 +103,9 @@ async fn the_configmaps_redirect_code_and_preserve_trailing_slash_shape_the_redi
 async fn hsts_follows_the_configmaps_max_age_subdomains_and_preload() {
     const HOST: &str = "hsts.example.com";
     let probes = [
-        Probe::get(HOST, "/").https(),
-        Probe::get(HOST, "/x").h2(),
-        Probe::get(HOST, "/y"),
+        Probe::get(HOST, "/").https().expect(HSTS, "max-age=600; preload"),
+        Probe::get(HOST, "/x").h2().expect(HSTS, "max-age=600; preload"),
+        Probe::get(HOST, "/y").expect(HSTS, "<absent>"),
     ];
     let certificates = &[(HOST, "hsts-tls")];
     check(
@@ -98,7 +119,10 @@ async fn hsts_follows_the_configmaps_max_age_subdomains_and_preload() {
 #[tokio::test]
 async fn the_configmaps_hsts_false_sends_no_strict_transport_security() {
     const HOST: &str = "nohsts.example.com";
-    let probes = [Probe::get(HOST, "/").https(), Probe::get(HOST, "/y")];
+    let probes = [
+        Probe::get(HOST, "/").https().expect(HSTS, "<absent>"),
+        Probe::get(HOST, "/y").expect("status", "308"),
+    ];
     let certificates = &[(HOST, "nohsts-tls")];
     check(case!("hsts_off", certificates), &probes, &[(HOST, Verdict::Identical)]).await;
 }
