@@ -68,6 +68,12 @@ async fn the_pod_sees_the_forwarding_fields_ingress_nginx_sends_and_none_of_the_
             .expect("pod body_len", "5000")
             .expect("pod header expect", "<absent>"),
         Probe::post(PLAIN, "/stream", Payload::Chunked(3000)).expect("pod body_len", "3000"),
+        // An upgrade the pod declines: Upgrade passes (nginx.tmpl L1296), Connection comes from
+        // the $connection_upgrade map (L380-388) and, being hop-by-hop, is not compared.
+        Probe::get(PLAIN, "/ws")
+            .header("connection", "upgrade")
+            .header("upgrade", "websocket")
+            .expect("pod header upgrade", "websocket"),
     ];
     check(case!("headers", &[]), &probes, &[(PLAIN, Verdict::Identical)]).await;
 }
