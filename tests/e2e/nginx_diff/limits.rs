@@ -1,6 +1,6 @@
 //! proxy-body-size: the ConfigMap's 1m default (413 above it, for a declared length before the
 //! HTTPS redirect, for a chunked body as it arrives), and the annotation per Ingress with
-//! nginx's units and `0` for no limit.
+//! nginx's units (`8k`, `1G`) and `0` for no limit.
 
 use super::{
     case::{Verdict, case, check},
@@ -56,6 +56,7 @@ async fn proxy_body_size_sets_each_ingresses_limit_and_zero_lifts_it() {
         Probe::post(HOST, "/small/x", Payload::Chunked(8193)).expect("status", "413"),
         Probe::post(HOST, "/big", Payload::Sized(2 * MEGABYTE)).expect("pod body_len", "2097152"),
         Probe::post(HOST, "/big/x", Payload::Chunked(MEGABYTE + 500)).expect("pod body_len", "1049076"),
+        Probe::post(HOST, "/huge", Payload::Sized(MEGABYTE + 1)).expect("pod body_len", "1048577"),
         Probe::get(HOST, "/elsewhere").status_only().expect("status", "404"),
     ];
     check(
