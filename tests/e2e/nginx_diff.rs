@@ -26,4 +26,5 @@ mod limits;
 mod paths;
 mod redirects;
 mod refused;
+mod regex;
 mod tls;

@@ -37,6 +37,9 @@ pub struct Probe {
     pub payload: Payload,
     /// Only the status is compared (answers of ingress-nginx's default backend).
     pub status_only: bool,
+    /// Sent to nginx only, for its expectations: the host is refused, so shunt's answer is
+    /// never seen by a caller.
+    pub nginx_only: bool,
     /// `(field, value)` nginx's own answer must show, as the rule the case tests says: these
     /// anchor the hand-written configuration, so nginx and shunt cannot agree on a wrong answer.
     pub expected: Vec<(&'static str, &'static str)>,
@@ -67,6 +70,7 @@ impl Probe {
             headers: Vec::new(),
             payload: Payload::Empty,
             status_only: false,
+            nginx_only: false,
             expected: Vec::new(),
         }
     }
@@ -98,6 +102,12 @@ impl Probe {
 
     pub fn status_only(mut self) -> Probe {
         self.status_only = true;
+        self
+    }
+
+    /// For a refused host: only nginx is asked (see [`Probe::nginx_only`]).
+    pub fn refused_host(mut self) -> Probe {
+        self.nginx_only = true;
         self
     }
 

@@ -36,8 +36,7 @@ async fn a_snippet_the_configmap_drops_changes_nothing() {
 #[tokio::test]
 async fn a_snippet_the_configmap_runs_refuses_the_host_by_name() {
     const HOST: &str = "allowed.example.com";
-    // A refused host keeps the load balancer's answer: only the status is compared.
-    let probes = [Probe::get(HOST, "/").status_only()];
+    let probes = [Probe::get(HOST, "/").refused_host().expect("response x-snippet", "1")];
     let verdicts = [(
         HOST,
         Verdict::Refused("UnsupportedAnnotation: nginx.ingress.kubernetes.io/configuration-snippet"),
@@ -48,7 +47,7 @@ async fn a_snippet_the_configmap_runs_refuses_the_host_by_name() {
 #[tokio::test]
 async fn an_unknown_nginx_annotation_refuses_the_host_by_name() {
     const HOST: &str = "unknown.example.com";
-    let probes = [Probe::get(HOST, "/").status_only()];
+    let probes = [Probe::get(HOST, "/").refused_host().expect("pod", "answered by web")];
     let verdicts = [(
         HOST,
         Verdict::Refused("UnsupportedAnnotation: nginx.ingress.kubernetes.io/made-up-key"),
