@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::{
     nginx::{self, Nginx, NginxConfig},
-    observe::{POD_DATE, Seen, Side, differences},
+    observe::{ABSENT, POD_DATE, Seen, Side, differences},
     probe::{Clients, Listeners, Probe},
 };
 use crate::support::{Backend, Leaf, Manifests, Shunt, TestCa, echo, mk_backend_service, mk_tls_secret};
@@ -126,7 +126,7 @@ async fn compare(probe: &Probe, nginx: &Nginx, shunt: &Shunt, clients: &Clients,
         .expected
         .iter()
         .filter_map(|(field, value)| {
-            let got = nginx_seen.field(field).unwrap_or("<absent>");
+            let got = nginx_seen.field(field).unwrap_or(ABSENT);
             (got != *value).then(|| {
                 format!("    nginx itself: {field} is {got:?}, the rule says {value:?} (check the case's .conf)")
             })

@@ -16,7 +16,9 @@ use crate::support::Reply;
 pub const POD_DATE: &str = "Mon, 01 Jan 2001 00:00:00 GMT";
 
 /// Response fields that differ between any two servers and mean nothing here: framing, and the
-/// proxy's own clock. `server` is handled apart (see [`Side`]).
+/// proxy's own clock. `server` is handled apart (see [`Side`]). Every other field is compared,
+/// `Content-Type` included: the answers nginx writes itself (redirects, 413, 404) are
+/// `text/html` pages, and a caller sees that field (their bodies are not compared).
 const RESPONSE_IGNORED: [&str; 5] = [
     "connection",
     "content-length",
@@ -28,7 +30,8 @@ const RESPONSE_IGNORED: [&str; 5] = [
 /// Hop-by-hop request fields the pod may see from either proxy's connection handling.
 const POD_IGNORED: [&str; 3] = ["connection", "keep-alive", "transfer-encoding"];
 
-const ABSENT: &str = "<absent>";
+/// How a missing field reads in a report and in [`super::probe::Probe::expect`].
+pub const ABSENT: &str = "<absent>";
 const NO_POD: &str = "<no pod answered>";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -40,7 +40,11 @@ async fn prefix_exact_and_implementation_specific_paths_choose_the_pod_nginx_cho
     // a 301 to it (nginx's core module, `auto_redirect`), before `/` could.
     probes.push(Probe::get(HOST, "/q").expect_redirect("301", "http://paths.example.com/q/"));
     // A host no Ingress names: the catch-all server (nginx.tmpl L669-680, the default backend).
-    probes.push(Probe::get("nowhere.example.com", "/p").status_only().expect("status", "404"));
+    probes.push(
+        Probe::get("nowhere.example.com", "/p")
+            .status_only()
+            .expect("status", "404"),
+    );
     check(case!("paths", &[]), &probes, &[(HOST, Verdict::Identical)]).await;
 }
 
