@@ -170,6 +170,7 @@ pub fn settle<'h>(
                             PathKind::Exact => "exact",
                             PathKind::Prefix => "prefix",
                             PathKind::CharPrefix => "character prefix",
+                            PathKind::Regex => "regex",
                         };
                         format!("{kind} {place} is already routed by {holder}")
                     }

@@ -92,7 +92,7 @@ pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<(PathKind, Stri
     };
     let path = match (path.filter(|p| !p.is_empty()), kind) {
         (Some(path), _) => path,
-        (None, PathKind::Prefix | PathKind::CharPrefix) => "/",
+        (None, PathKind::Prefix | PathKind::CharPrefix | PathKind::Regex) => "/",
         (None, PathKind::Exact) => return Err(PathError::EmptyExact),
     };
     if !path.starts_with('/') {
@@ -105,7 +105,7 @@ pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<(PathKind, Stri
         return Err(PathError::Character(c));
     }
     let path = match kind {
-        PathKind::Exact | PathKind::CharPrefix => path,
+        PathKind::Exact | PathKind::CharPrefix | PathKind::Regex => path,
         PathKind::Prefix => match path.trim_end_matches('/') {
             "" => "/",
             trimmed => trimmed,

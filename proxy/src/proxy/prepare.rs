@@ -1,11 +1,11 @@
 //! Prepare: the request as the pod will see it. Hop-by-hop fields out, the forwarding fields
-//! (X-Forwarded-*, X-Request-Id) in, the route's header options, the upgrades and field names a
+//! (X-Forwarded-*, X-Request-Id) in, the route's header options and path rewrite, the upgrades and field names a
 //! pod may see (see `headers::upgrade`, `headers::fields`), and the body behind a slot that later
 //! attempts can replay, its trailers filtered.
 
 use std::sync::Arc;
 
-use http::{HeaderMap, HeaderValue, Method, Request, Version, header, uri::PathAndQuery};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Version, header, uri::PathAndQuery};
 use hyper::upgrade::OnUpgrade;
 use tracing::debug;
 
@@ -95,13 +95,25 @@ pub(super) fn prepare(
         headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
         headers.insert(header::UPGRADE, protocol.clone());
     }
-    let path_and_query = normalized.unwrap_or_else(|| {
+    let mut path_and_query = normalized.unwrap_or_else(|| {
         parts
             .uri
             .path_and_query()
             .cloned()
             .unwrap_or_else(|| PathAndQuery::from_static("/"))
     });
+    if let Some(rewrite) = &route.rules.rewrite {
+        if let Some(prefix) = rewrite.forwarded_prefix() {
+            added.replace(
+                &mut headers,
+                HeaderName::from_static("x-forwarded-prefix"),
+                prefix.clone(),
+            );
+        }
+        if let Some(rewritten) = rewrite.apply(path_and_query.path(), path_and_query.query()) {
+            path_and_query = rewritten;
+        }
+    }
     // An HTTP/1 client's request was read alone: its write waits for the other ready ones.
     let write_at = if parts.version <= Version::HTTP_11 {
         WriteAt::AfterReadyConnections

@@ -10,6 +10,9 @@
 //! not retried against a shorter prefix), [`PathTable::lookup`] walks up the path's ancestors
 //! and accepts only `Prefix` slots there.
 //!
+//! `Regex` paths (nginx `~*` locations) are a host's only paths when it has one: a
+//! [`RegexPaths`] set tried in rank order (see `regex.rs`).
+//!
 //! `CharPrefix` paths (nginx locations) do not fit matchit's segment model; they live in a
 //! [`Locations`] list beside the tree, built only for hosts that have them. Order of lookup:
 //! `Exact`, then the longest `CharPrefix`, then the longest `Prefix`.
@@ -22,7 +25,7 @@
 
 use std::{borrow::Cow, collections::BTreeMap, sync::Arc};
 
-use super::{spec::PathKind, table::Route};
+use super::{regex::RegexPaths, spec::PathKind, table::Route};
 
 pub(super) enum PathTable {
     /// The host's only rule is `Prefix /`.
@@ -31,6 +34,8 @@ pub(super) enum PathTable {
     List(Box<PathList>),
     /// Boxed: a host's table sits in a map entry per host.
     Tree(Box<PathTree>),
+    /// nginx regex locations, first match wins.
+    Regex(Box<RegexPaths>),
 }
 
 /// Hosts with at most this many rules may get a [`PathList`]: a scan of a few short strings
@@ -38,6 +43,7 @@ pub(super) enum PathTable {
 const LIST_MAX: usize = 8;
 
 /// A host's few `Exact` and `Prefix` rules (paths as written, no braces, no `CharPrefix`).
+#[derive(Default)]
 pub(super) struct PathList {
     exact: Box<[(Box<str>, Arc<Route>)]>,
     /// Longest first, so the first that covers a path is the longest match.
@@ -94,6 +100,9 @@ impl<'p> PathTableBuilder<'p> {
 
     /// Builds the table; patterns matchit refuses come back as `(pattern, reason)`.
     pub(super) fn build(self) -> (PathTable, Vec<(String, String)>) {
+        if self.rules.iter().any(|(_, kind, _)| *kind == PathKind::Regex) {
+            return self.build_regex();
+        }
         if self.slash_redirects.is_empty() {
             if let Some(route) = self.root_only() {
                 return (PathTable::Root(route), Vec::new());
@@ -126,7 +135,7 @@ impl<'p> PathTableBuilder<'p> {
                 return None;
             }
             let (list, pattern) = match kind {
-                PathKind::CharPrefix => return None,
+                PathKind::CharPrefix | PathKind::Regex => return None,
                 PathKind::Exact => (&mut exact, *path),
                 PathKind::Prefix => (&mut prefix, prefix_base(path)),
             };
@@ -151,6 +160,8 @@ impl<'p> PathTableBuilder<'p> {
                 PathKind::CharPrefix => {
                     locations.entry(path).or_insert(route);
                 }
+                // `build` sends hosts with any to `build_regex`.
+                PathKind::Regex => unreachable!("a regex path in a tree"),
                 PathKind::Exact => {
                     slot(&mut slots, &escape(path)).exact.get_or_insert(route);
                 }
@@ -189,6 +200,32 @@ impl<'p> PathTableBuilder<'p> {
     }
 }
 
+impl PathTableBuilder<'_> {
+    /// A host with regex paths: they alone, in rank order. Others cannot be placed among them
+    /// (nginx turns every location of such a host into a regex) and are reported.
+    fn build_regex(self) -> (PathTable, Vec<(String, String)>) {
+        let mut regexes = Vec::with_capacity(self.rules.len());
+        let mut rejected = Vec::new();
+        for (path, kind, route) in self.rules {
+            if kind == PathKind::Regex {
+                regexes.push((path, route.rules.rank, route));
+            } else {
+                rejected.push((
+                    path.to_string(),
+                    "not a regex path, on a host with regex paths".to_string(),
+                ));
+            }
+        }
+        let (paths, mut refused) = RegexPaths::build(regexes);
+        rejected.append(&mut refused);
+        let table = match paths {
+            Some(paths) => PathTable::Regex(Box::new(paths)),
+            None => PathTable::List(Box::default()),
+        };
+        (table, rejected)
+    }
+}
+
 /// The slot of `pattern`, looked up before its key is allocated.
 fn slot<'s>(slots: &'s mut Slots, pattern: &str) -> &'s mut Slot {
     if !slots.contains_key(pattern) {
@@ -213,6 +250,7 @@ impl PathTable {
             PathTable::Root(route) => Some(route),
             PathTable::List(list) => list.lookup(path),
             PathTable::Tree(tree) => tree.lookup(path),
+            PathTable::Regex(regexes) => regexes.lookup(path),
         }
     }
 }

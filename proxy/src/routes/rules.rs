@@ -1,9 +1,14 @@
 //! A route's profile rules as the request path reads them: the spec's [`RouteOptions`] that
 //! shape a forwarded request or its answer, with header values parsed once per table build.
 
+use std::sync::Arc;
+
 use http::HeaderValue;
 
-use super::spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions};
+use super::{
+    rewrite::Rewrite,
+    spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions},
+};
 
 /// What a profile changes about a route's requests and answers; the default changes nothing.
 #[derive(Clone, Debug, Default)]
@@ -16,6 +21,9 @@ pub struct RouteRules {
     pub https_redirect: HttpsRedirect,
     /// The pod's `Host`.
     pub upstream_host: Option<HeaderValue>,
+    /// A `Regex` path's place among its host's.
+    pub rank: u32,
+    pub rewrite: Option<Arc<Rewrite>>,
 }
 
 impl RouteRules {
@@ -32,6 +40,8 @@ impl RouteRules {
             hsts: value("HSTS value", &options.hsts)?,
             https_redirect: options.https_redirect,
             upstream_host: value("upstream host", &options.upstream_host)?,
+            rank: options.rank,
+            rewrite: options.rewrite.as_ref().map(Rewrite::new).transpose()?.map(Arc::new),
         })
     }
 

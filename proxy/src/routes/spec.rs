@@ -5,7 +5,9 @@ use std::{collections::BTreeMap, fmt, net::SocketAddr, sync::Arc};
 
 use serde::{Serialize, Serializer};
 
-pub use self::options::{BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RouteOptions, Scheme};
+pub use self::options::{
+    BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme,
+};
 
 mod options;
 
@@ -121,6 +123,10 @@ pub enum PathKind {
     /// An nginx-style location: a character prefix (`/foo` matches `/foobar`); the longest
     /// wins, and a rule ending in `/` answers the same path without it with a 301 to itself.
     CharPrefix,
+    /// An nginx `~*` location: the path is a regular expression matched case-insensitively
+    /// from the start of the request path. A host with one has only these; they are tried in
+    /// the order of their `rank` option and the first that matches wins.
+    Regex,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -66,6 +66,12 @@ pub struct NginxAnnotations {
     pub redirect: Option<FixedRedirect>,
     /// `app-root`: a request for `/` on the Ingress's hosts is redirected here (302).
     pub app_root: Option<String>,
+    /// `use-regex: "true"`: the Ingress's paths are regular expressions.
+    pub use_regex: bool,
+    /// `rewrite-target`: the path the pod sees, `$1`..`$9` from the location's match.
+    pub rewrite_target: Option<String>,
+    /// `x-forwarded-prefix`: sent as X-Forwarded-Prefix where the path is rewritten.
+    pub forwarded_prefix: Option<String>,
     /// `*-snippet` keys: whether they run, are dropped or reject the Ingress is the ConfigMap's
     /// call (see `config::SnippetPolicy`).
     pub snippets: Vec<String>,
@@ -98,17 +104,23 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut redirects = RedirectKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
-        let applied = match name {
-            "temporal-redirect" => Ok(redirects.temporal = Some(value)),
-            "temporal-redirect-code" => Ok(redirects.temporal_code = Some(value)),
-            "permanent-redirect" => Ok(redirects.permanent = Some(value)),
-            "permanent-redirect-code" => Ok(redirects.permanent_code = Some(value)),
-            name if name.ends_with("-snippet") => Ok(parsed.snippets.push(key.clone())),
-            name => apply(&mut parsed, name, value),
+        let slot = match name {
+            "temporal-redirect" => &mut redirects.temporal,
+            "temporal-redirect-code" => &mut redirects.temporal_code,
+            "permanent-redirect" => &mut redirects.permanent,
+            "permanent-redirect-code" => &mut redirects.permanent_code,
+            name if name.ends_with("-snippet") => {
+                parsed.snippets.push(key.clone());
+                continue;
+            }
+            name => {
+                if let Err(refusal) = apply(&mut parsed, name, value) {
+                    parsed.refusals.push(format!("{refusal}: {key}"));
+                }
+                continue;
+            }
         };
-        if let Err(refusal) = applied {
-            parsed.refusals.push(format!("{refusal}: {key}"));
-        }
+        *slot = Some(value);
     }
     match redirects.resolve() {
         Ok(redirect) => parsed.redirect = redirect,
@@ -142,6 +154,9 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         "proxy-body-size" => parsed.body_limit = Some(body_size(value)?),
         "upstream-vhost" => parsed.upstream_vhost = Some(upstream_vhost(value)?),
         "app-root" => parsed.app_root = app_root(value)?,
+        "use-regex" => parsed.use_regex = flag(value)?,
+        "rewrite-target" => parsed.rewrite_target = rewrite_target(value)?,
+        "x-forwarded-prefix" => parsed.forwarded_prefix = Some(forwarded_prefix(value)?),
         name if at_default(&DEFAULT_TIMEOUTS, name, value) => {}
         name if at_default(&DEFAULT_NEXT_UPSTREAM, name, value) => {}
         // Only 1.1 is what shunt speaks upstream; 1.0 closes every connection and changes framing.
@@ -227,16 +242,49 @@ fn upstream_vhost(value: &str) -> Result<String, Refusal> {
     Ok(host.to_string())
 }
 
+/// ingress-nginx's validator for `rewrite-target` and `app-root` (parser/validators.go,
+/// `RegexPathWithCapture`): an optional leading `/`, then `- . _ ~ / : $` and ASCII letters and
+/// digits. An empty target is no target.
+fn path_with_capture(value: &str) -> bool {
+    let rest = value.strip_prefix('/').unwrap_or(value);
+    rest.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~/:$".contains(&b))
+}
+
+/// `rewrite-target`: what nginx's `rewrite` writes; `$` other than before a group number would be
+/// an nginx variable, and a target without a leading `/` no path.
+fn rewrite_target(value: &str) -> Result<Option<String>, Refusal> {
+    if value.is_empty() {
+        return Ok(None);
+    }
+    if !path_with_capture(value) {
+        return Err(Refusal::Invalid);
+    }
+    shunt_proxy::routes::parse_target(value).map_err(|_| Refusal::Unsupported)?;
+    Ok(Some(value.to_string()))
+}
+
+/// `x-forwarded-prefix`: quoted into `proxy_set_header X-Forwarded-Prefix "..."`.
+fn forwarded_prefix(value: &str) -> Result<String, Refusal> {
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b"-._~/:".contains(&b);
+    if value.is_empty() || !value.bytes().all(plain) {
+        return Err(Refusal::Invalid);
+    }
+    Ok(value.to_string())
+}
+
 /// `app-root`: a path ingress-nginx accepts (rewrite/main.go keeps it only when it parses as a
 /// request URI that is not absolute). Values it drops change nothing.
 fn app_root(value: &str) -> Result<Option<String>, Refusal> {
     let path = value.trim();
+    if !path_with_capture(path) {
+        return Err(Refusal::Invalid);
+    }
     if !path.starts_with('/') || path.starts_with("//") {
         return Ok(None);
     }
-    // nginx writes the value into `return 302 ...`: only characters that need no escaping there.
-    let plain = |b: u8| b.is_ascii_alphanumeric() || b"/-._~:?&=,".contains(&b);
-    if !path.bytes().all(plain) {
+    // nginx would expand `$...` in `return 302 ...` as a variable.
+    if path.contains('$') {
         return Err(Refusal::Unsupported);
     }
     Ok(Some(path.to_string()))
@@ -286,4 +334,17 @@ fn fixed(url: &str, code: u16) -> Result<FixedRedirect, Refusal> {
         code,
         url: url.to_string(),
     })
+}
+
+impl NginxAnnotations {
+    /// ingress-nginx's `needsRewrite` (controller/location.go): a target that differs from the
+    /// location's path.
+    pub fn rewrites(&self, path: &str) -> bool {
+        self.rewrite_target.as_deref().is_some_and(|target| target != path)
+    }
+
+    /// The location is a regex whatever its host (`use-regex`, or a rewrite of it).
+    pub fn regex_location(&self, path: &str) -> bool {
+        self.use_regex || self.rewrites(path)
+    }
 }

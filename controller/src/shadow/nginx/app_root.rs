@@ -3,12 +3,18 @@
 //! locations loop but outside `location`), so `/` is redirected whichever Ingress's location
 //! would have matched it. No location is chosen for that answer: no HSTS header filter runs and
 //! no body limit applies (the server rewrite phase comes before `client_max_body_size`).
+//! On a host in regex mode the claim is the regex `^/$` with rank 0, first of the host's.
 
 use std::collections::BTreeMap;
 
 use shunt_proxy::routes::spec::{BodyLimit, Forwarding, PathKind, RedirectSpec, RouteOptions};
 
-use super::{Nginx, config::NginxConfig, report};
+use super::{
+    Nginx,
+    claims::{Walk, host_name},
+    config::NginxConfig,
+    report,
+};
 use crate::{
     compile::{PathClaim, Reason, RouteSettings, Sink},
     shadow::HostVerdict,
@@ -18,7 +24,7 @@ use crate::{
 pub(super) fn claim(
     nginx: &Nginx<'_>,
     sink: &mut Sink<'_>,
-    config: &NginxConfig,
+    walk: &Walk<'_>,
     verdicts: &mut BTreeMap<String, HostVerdict>,
 ) {
     let Some(app_root) = &nginx.annotations.app_root else {
@@ -31,12 +37,18 @@ pub(super) fn claim(
         let Ok(host) = crate::compile::parse_host(raw) else {
             continue;
         };
+        // On a host in regex mode every route is a regex: `$uri = /` is `^/$`, ahead of them all.
+        let (kind, path) = if walk.regex_hosts.contains(&host_name(raw)) {
+            (PathKind::Regex, "/$")
+        } else {
+            (PathKind::Exact, "/")
+        };
         let claim = PathClaim {
             host: host.clone(),
-            path: "/".to_string(),
-            kind: PathKind::Exact,
+            path: path.to_string(),
+            kind,
             backend: None,
-            route: RouteSettings::from(options(app_root, config)),
+            route: RouteSettings::from(options(app_root, walk.config)),
         };
         let Err(holder) = sink.table.claim(&claim, &nginx.source) else {
             continue;

@@ -175,9 +175,11 @@ use KeyRefusal::{Invalid, Unsupported};
 /// `http-redirect-code`: ingress-nginx takes 301, 302, 307 and 308 and keeps 308 for anything
 /// else, numbers or not (internal/ingress/controller/template/configmap.go, `ReadConfig`).
 fn redirect_code(value: &str) -> Result<u16, KeyRefusal> {
-    Ok(match value.parse::<u16>() {
-        Ok(code @ (301 | 302 | 307 | 308)) => code,
-        _ => 308,
+    let code = value.parse::<u16>().unwrap_or(308);
+    Ok(if matches!(code, 301 | 302 | 307 | 308) {
+        code
+    } else {
+        308
     })
 }
 

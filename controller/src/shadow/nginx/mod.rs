@@ -15,23 +15,26 @@
 
 pub mod annotations;
 mod app_root;
+mod claims;
 pub mod config;
 mod paths;
+mod regex;
 
 #[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::networking::v1::{HTTPIngressPath, Ingress};
-use shunt_proxy::routes::spec::{Forwarding, HostMatch, HttpsRedirect, RedirectSpec, RouteOptions};
+use k8s_openapi::api::networking::v1::Ingress;
+use shunt_proxy::routes::spec::HostMatch;
 
+use self::claims::Walk;
 use self::{
     annotations::NginxAnnotations,
     config::{NginxConfig, SnippetPolicy},
 };
 use super::{HostVerdict, verdict};
-use crate::compile::{Diagnostic, PathClaim, Reason, RouteSettings, Sink, TlsBuilder, namespace_name};
+use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name};
 
 /// The profile's name in `--shadow-class NAME=nginx` and the `/shadow` document.
 pub const PROFILE: &str = "nginx";
@@ -84,13 +87,21 @@ pub fn compile(
         exempt: &config.no_tls_redirect,
     };
     let mut verdicts = named(&nginxes, &redirects.with_certificate);
-    let sources: BTreeSet<&str> = nginxes.iter().map(|n| n.source.as_str()).collect();
+    let walk = Walk {
+        redirects: &redirects,
+        config,
+        sources: nginxes.iter().map(|n| n.source.as_str()).collect(),
+        regex_hosts: regex::hosts(&nginxes),
+    };
     // `app-root` is a server-level `if`: it answers `/` before any location of the host.
     for nginx in &nginxes {
-        app_root::claim(nginx, sink, config, &mut verdicts);
+        app_root::claim(nginx, sink, &walk, &mut verdicts);
+    }
+    for host in &walk.regex_hosts {
+        regex::claim_host(host, &nginxes, sink, &walk, &mut verdicts);
     }
     for nginx in &nginxes {
-        claim(nginx, sink, &redirects, config, &sources, &mut verdicts);
+        claims::claim(nginx, sink, &walk, &mut verdicts);
         certificates.ingress(nginx.ingress, &mut sink.diagnostics);
     }
     refuse_without_certificate(&redirects.with_certificate, certificates, &mut verdicts);
@@ -203,148 +214,6 @@ fn rule_hosts(ingress: &Ingress) -> Vec<(String, HostMatch)> {
             Some((raw.trim_end_matches('.').to_ascii_lowercase(), matched))
         })
         .collect()
-}
-
-/// Claims each path of the Ingress; a path another class holds refuses the host.
-fn claim(
-    nginx: &Nginx<'_>,
-    sink: &mut Sink<'_>,
-    redirects: &Redirects<'_>,
-    config: &NginxConfig,
-    sources: &BTreeSet<&str>,
-    verdicts: &mut BTreeMap<String, HostVerdict>,
-) {
-    let Some(rules) = nginx.ingress.spec.as_ref().and_then(|spec| spec.rules.as_ref()) else {
-        return;
-    };
-    for rule in rules {
-        let raw = rule.host.as_deref().unwrap_or_default();
-        let host = match crate::compile::parse_host(raw) {
-            Ok(host) => host,
-            Err(error) => {
-                report(
-                    nginx,
-                    sink,
-                    Reason::InvalidHost,
-                    format!("invalid host {raw:?}, rule skipped: {error}"),
-                );
-                continue;
-            }
-        };
-        let name = raw.trim_end_matches('.').to_ascii_lowercase();
-        let ssl_redirect = nginx.annotations.force_ssl_redirect
-            || (nginx.annotations.ssl_redirect.unwrap_or(true) && redirects.with_certificate.contains(&name));
-        for path in rule.http.iter().flat_map(|http| &http.paths) {
-            let Some(mut claim) = path_claim(nginx, sink, &host, path, config, ssl_redirect) else {
-                continue;
-            };
-            claim.route.ssl_redirect &= !redirects.exempt.iter().any(|p| claim.path.starts_with(p.as_str()));
-            let Err(holder) = sink.table.claim(&claim, &nginx.source) else {
-                report_no_endpoints(nginx, &claim, sink);
-                continue;
-            };
-            if holder == nginx.source {
-                continue;
-            }
-            let message = format!(
-                "path {:?} on host \"{host}\" is already routed by ingress {holder:?}",
-                claim.path
-            );
-            report(nginx, sink, Reason::Conflict, message);
-            // Another class's Ingress: nginx would not see it, so the answers differ.
-            if !sources.contains(holder.as_str())
-                && let Some(verdict) = verdicts.get_mut(&name)
-            {
-                verdict
-                    .reasons
-                    .push(format!("Conflict: path {} is routed by {holder}", claim.path));
-            }
-        }
-    }
-}
-
-/// The claim a path makes; `None`, with a diagnostic, when its path or backend is unusable.
-fn path_claim(
-    nginx: &Nginx<'_>,
-    sink: &mut Sink<'_>,
-    host: &HostMatch,
-    path: &HTTPIngressPath,
-    config: &NginxConfig,
-    ssl_redirect: bool,
-) -> Option<PathClaim> {
-    let (kind, normalised) = match paths::nginx_path(path.path.as_deref(), &path.path_type) {
-        Ok(parsed) => parsed,
-        Err(error) => {
-            let message = format!("invalid path {:?} on host \"{host}\": {error}", path.path);
-            report(nginx, sink, Reason::InvalidPath, message);
-            return None;
-        }
-    };
-    let options = route_options(&nginx.annotations, config);
-    // A `return` in the location answers before the HTTPS redirect (nginx's rewrite module runs
-    // ahead of lua_ingress.lua's rewrite handler) and never reaches the backend.
-    if options.redirect.is_some() {
-        return Some(PathClaim {
-            host: host.clone(),
-            path: normalised,
-            kind,
-            backend: None,
-            route: RouteSettings::from(options),
-        });
-    }
-    let protocol = nginx.annotations.backend_protocol;
-    let backend = match sink.backends.resolve(nginx.namespace, &path.backend, protocol) {
-        Ok(resolved) => resolved,
-        Err(error) => {
-            let message = format!("{error} for path {normalised:?} on host \"{host}\"");
-            report(nginx, sink, error.reason(), message);
-            return None;
-        }
-    };
-    let mut route = RouteSettings::from(options);
-    route.ssl_redirect = ssl_redirect;
-    Some(PathClaim {
-        host: host.clone(),
-        path: normalised,
-        kind,
-        backend: Some(backend),
-        route,
-    })
-}
-
-/// What every route of an nginx Ingress does besides forwarding: the template's request fields,
-/// the body limit, HSTS, the HTTPS redirect's form, `upstream-vhost` and a fixed redirect.
-fn route_options(annotations: &NginxAnnotations, config: &NginxConfig) -> RouteOptions {
-    RouteOptions {
-        forwarding: Forwarding::Nginx {
-            original_uri: config.original_uri,
-        },
-        body_limit: Some(annotations.body_limit.unwrap_or(config.body_limit)),
-        hsts: config.hsts.clone(),
-        https_redirect: HttpsRedirect {
-            code: config.redirect_code,
-            trim_trailing_slash: !annotations.preserve_trailing_slash,
-        },
-        upstream_host: annotations.upstream_vhost.clone(),
-        redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {
-            code: fixed.code,
-            scheme: None,
-            host: None,
-            port: None,
-            path: None,
-            drop_query: true,
-            location: Some(fixed.url.clone()),
-        }),
-        ..RouteOptions::default()
-    }
-}
-
-fn report_no_endpoints(nginx: &Nginx<'_>, claim: &PathClaim, sink: &mut Sink<'_>) {
-    if let Some(resolved) = claim.backend.as_deref().filter(|b| b.spec.endpoints.is_empty()) {
-        let (id, path, host) = (&resolved.id, &claim.path, &claim.host);
-        let message = format!("backend {id:?} has no ready endpoints for path {path:?} on host \"{host}\"");
-        report(nginx, sink, Reason::NoEndpoints, message);
-    }
 }
 
 fn report(nginx: &Nginx<'_>, sink: &mut Sink<'_>, reason: Reason, message: String) {

@@ -6,6 +6,7 @@ mod config;
 mod paths;
 mod properties;
 mod redirects;
+mod regex;
 mod rules;
 mod snippets;
 

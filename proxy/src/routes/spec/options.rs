@@ -33,6 +33,25 @@ pub struct RouteOptions {
     /// The `Host` the pod sees instead of the client's (a DNS name, optionally with a port).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream_host: Option<String>,
+    /// A `Regex` path's place among its host's: the lowest that matches wins.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rank: u32,
+    /// The path the pod sees, rewritten from the request's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewrite: Option<RewriteSpec>,
+}
+
+/// nginx's `rewrite "(?i)PATTERN" TARGET break;`: where the case-insensitive `pattern` matches
+/// the request path (first match, anywhere), the path becomes `target` with `$1`..`$9`
+/// replaced by its groups; the query string is kept.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RewriteSpec {
+    pub pattern: String,
+    /// Starts with `/`; `$` only before a group number.
+    pub target: String,
+    /// Sent as `X-Forwarded-Prefix` with rewritten requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forwarded_prefix: Option<String>,
 }
 
 /// The request fields that say where a request came from, as the pod reads them.
@@ -194,4 +213,8 @@ impl HttpsRedirect {
 
 fn is_false(value: &bool) -> bool {
     !value
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }

@@ -46,13 +46,10 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "custom-http-errors",
         "default-backend",
         "upstream-hash-by",
-        "rewrite-target",
-        "use-regex",
         "canary",
         "enable-cors",
         "affinity",
         "from-to-www-redirect",
-        "x-forwarded-prefix",
         "denylist-source-range",
         "a-key-nobody-knows",
     ] {
