@@ -20,6 +20,7 @@ mod nginx;
 mod observe;
 mod probe;
 
+mod access;
 mod acme;
 mod headers;
 mod limits;
