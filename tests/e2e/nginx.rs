@@ -71,8 +71,11 @@ async fn nginx_paths_and_the_ssl_redirect_answer_as_ingress_nginx_does() {
     let slash = nginx.shunt.get("shop.example.com", "/docs/").await;
     let location = slash.headers.get(header::LOCATION).and_then(|v| v.to_str().ok());
     assert_eq!(location, Some("https://shop.example.com/docs"));
-    // A host without a certificate is served over plain HTTP.
-    assert_eq!(nginx.shunt.get("admin.example.com", "/").await.backend(), "web");
+    // A refused host (auth-url) is not routed at all: no caller skips its auth check.
+    assert_eq!(
+        nginx.shunt.get("admin.example.com", "/").await.status,
+        StatusCode::NOT_FOUND
+    );
     // ingress-nginx rejects an Ingress with a snippet whole by default: so does shunt.
     assert_eq!(
         nginx.shunt.get("legacy.example.com", "/").await.status,
@@ -122,12 +125,19 @@ async fn a_body_over_ingress_nginxs_1m_default_gets_413() {
     let nginx = start_nginx().await;
     let post = |len: usize| {
         http::Request::post("/api")
-            .header(header::HOST, "admin.example.com")
+            .header(header::HOST, "shop.example.com")
             .body(full(vec![b'x'; len]))
             .expect("a request")
     };
-    // admin.example.com has no certificate: plain HTTP reaches the pod.
-    assert_eq!(nginx.shunt.send(post(1 << 20)).await.status, StatusCode::OK);
+    let client = TlsClient::any_certificate();
+    let sni = Some("shop.example.com");
+    assert_eq!(
+        client.send(nginx.shunt.https, sni, post(1 << 20)).await.status,
+        StatusCode::OK
+    );
+    let over = client.send(nginx.shunt.https, sni, post((1 << 20) + 1)).await;
+    assert_eq!(over.status, StatusCode::PAYLOAD_TOO_LARGE);
+    // Over plain HTTP the limit answers before the redirect, as nginx checks it first.
     assert_eq!(
         nginx.shunt.send(post((1 << 20) + 1)).await.status,
         StatusCode::PAYLOAD_TOO_LARGE

@@ -11,7 +11,7 @@ use shunt_proxy::routes::spec::{BodyLimit, Forwarding, PathKind, RedirectSpec, R
 
 use super::{
     Nginx,
-    claims::{Walk, host_name},
+    claims::{Walk, host_name, unserved},
     config::NginxConfig,
     report,
 };

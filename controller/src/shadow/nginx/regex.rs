@@ -25,7 +25,7 @@ use shunt_proxy::routes::{
 
 use super::{
     Nginx,
-    claims::{Walk, host_name, path_claim, route_options, settle},
+    claims::{Walk, host_name, path_claim, route_options, settle, unserved},
 };
 use crate::shadow::HostVerdict;
 
