@@ -171,3 +171,39 @@ async fn shadow_and_the_report_say_why_each_nginx_host_stays_on_the_load_balance
     assert!(dns.contains("shop.example.com"), "{dns}");
     assert!(!dns.contains("legacy.example.com"), "{dns}");
 }
+
+#[tokio::test]
+async fn a_public_allowlist_answers_403_to_an_in_cluster_caller_as_ingress_nginx_does() {
+    let guarded = mk_ingress("shop", "guarded")
+        .class("nginx")
+        .annotation("nginx.ingress.kubernetes.io/allowlist-source-range", "203.0.113.0/24")
+        .rule("guarded.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    let denied = mk_ingress("shop", "denied")
+        .class("nginx")
+        .annotation("nginx.ingress.kubernetes.io/denylist-source-range", "0.0.0.0/0,::/0")
+        .rule("denied.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    let open = mk_ingress("shop", "open")
+        .class("nginx")
+        .annotation("nginx.ingress.kubernetes.io/denylist-source-range", "203.0.113.0/24")
+        .rule("open.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    let site = Site::start(
+        "shop",
+        &["web"],
+        &[&guarded, &denied, &open],
+        &["--shadow-class", "nginx"],
+    )
+    .await;
+    // The caller (a pod; here 127.0.0.1) is in no public range: refused by the allowlist and by
+    // a denylist of everything, admitted past a public denylist.
+    assert_eq!(
+        site.shunt.get("guarded.example.com", "/").await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        site.shunt.get("denied.example.com", "/").await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(site.shunt.get("open.example.com", "/").await.backend(), "web");
+    let shadow: Value = site.shunt.admin("/shadow").await.json();
+    assert_eq!(shadow["summary"]["identical"], 3, "{shadow}");
+}

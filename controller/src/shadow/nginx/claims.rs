@@ -173,6 +173,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
             trim_trailing_slash: !annotations.preserve_trailing_slash,
         },
         upstream_host: annotations.upstream_vhost.clone(),
+        source_ranges: annotations.source_ranges(),
         redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {
             code: fixed.code,
             scheme: None,

@@ -19,6 +19,7 @@ mod claims;
 pub mod config;
 mod paths;
 mod regex;
+mod source_ranges;
 
 #[cfg(test)]
 mod tests;
