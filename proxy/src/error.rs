@@ -21,6 +21,9 @@ pub enum ProxyError {
     BadRequest(#[from] TargetError),
     #[error("request body exceeds {limit} bytes")]
     BodyTooLarge { limit: u64 },
+    /// The route's source ranges do not admit the caller's address.
+    #[error("client address not allowed by the route's source ranges")]
+    SourceDenied,
     #[error("request body stalled for {timeout:?}")]
     BodyTimeout { timeout: Duration },
     #[error("backend {backend} has no ready endpoints")]
@@ -73,6 +76,7 @@ impl ProxyError {
             ProxyError::BadRequest(TargetError::MethodNotAllowed(_)) => StatusCode::METHOD_NOT_ALLOWED,
             ProxyError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProxyError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ProxyError::SourceDenied => StatusCode::FORBIDDEN,
             ProxyError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ProxyError::NoEndpoints { .. } | ProxyError::PoolExhausted { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ProxyError::ClientAborted => CLIENT_CLOSED_REQUEST,
@@ -87,6 +91,7 @@ impl ProxyError {
             | ProxyError::MissingHost
             | ProxyError::BadRequest(_)
             | ProxyError::BodyTooLarge { .. }
+            | ProxyError::SourceDenied
             | ProxyError::BodyTimeout { .. }
             | ProxyError::ClientAborted
             | ProxyError::MalformedBody => ErrorSource::Client,

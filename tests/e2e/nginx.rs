@@ -71,8 +71,11 @@ async fn nginx_paths_and_the_ssl_redirect_answer_as_ingress_nginx_does() {
     let slash = nginx.shunt.get("shop.example.com", "/docs/").await;
     let location = slash.headers.get(header::LOCATION).and_then(|v| v.to_str().ok());
     assert_eq!(location, Some("https://shop.example.com/docs"));
-    // A host without a certificate is served over plain HTTP.
-    assert_eq!(nginx.shunt.get("admin.example.com", "/").await.backend(), "web");
+    // A refused host (auth-url) is not routed at all: no caller skips its auth check.
+    assert_eq!(
+        nginx.shunt.get("admin.example.com", "/").await.status,
+        StatusCode::NOT_FOUND
+    );
     // ingress-nginx rejects an Ingress with a snippet whole by default: so does shunt.
     assert_eq!(
         nginx.shunt.get("legacy.example.com", "/").await.status,
@@ -122,12 +125,19 @@ async fn a_body_over_ingress_nginxs_1m_default_gets_413() {
     let nginx = start_nginx().await;
     let post = |len: usize| {
         http::Request::post("/api")
-            .header(header::HOST, "admin.example.com")
+            .header(header::HOST, "shop.example.com")
             .body(full(vec![b'x'; len]))
             .expect("a request")
     };
-    // admin.example.com has no certificate: plain HTTP reaches the pod.
-    assert_eq!(nginx.shunt.send(post(1 << 20)).await.status, StatusCode::OK);
+    let client = TlsClient::any_certificate();
+    let sni = Some("shop.example.com");
+    assert_eq!(
+        client.send(nginx.shunt.https, sni, post(1 << 20)).await.status,
+        StatusCode::OK
+    );
+    let over = client.send(nginx.shunt.https, sni, post((1 << 20) + 1)).await;
+    assert_eq!(over.status, StatusCode::PAYLOAD_TOO_LARGE);
+    // Over plain HTTP the limit answers before the redirect, as nginx checks it first.
     assert_eq!(
         nginx.shunt.send(post((1 << 20) + 1)).await.status,
         StatusCode::PAYLOAD_TOO_LARGE
@@ -160,4 +170,40 @@ async fn shadow_and_the_report_say_why_each_nginx_host_stays_on_the_load_balance
     assert!(!dns.contains("rewrite name exact admin.example.com"), "{dns}");
     assert!(dns.contains("shop.example.com"), "{dns}");
     assert!(!dns.contains("legacy.example.com"), "{dns}");
+}
+
+#[tokio::test]
+async fn a_public_allowlist_answers_403_to_an_in_cluster_caller_as_ingress_nginx_does() {
+    let guarded = mk_ingress("shop", "guarded")
+        .class("nginx")
+        .annotation("nginx.ingress.kubernetes.io/allowlist-source-range", "203.0.113.0/24")
+        .rule("guarded.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    let denied = mk_ingress("shop", "denied")
+        .class("nginx")
+        .annotation("nginx.ingress.kubernetes.io/denylist-source-range", "0.0.0.0/0,::/0")
+        .rule("denied.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    let open = mk_ingress("shop", "open")
+        .class("nginx")
+        .annotation("nginx.ingress.kubernetes.io/denylist-source-range", "203.0.113.0/24")
+        .rule("open.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    let site = Site::start(
+        "shop",
+        &["web"],
+        &[&guarded, &denied, &open],
+        &["--shadow-class", "nginx"],
+    )
+    .await;
+    // The caller (a pod; here 127.0.0.1) is in no public range: refused by the allowlist and by
+    // a denylist of everything, admitted past a public denylist.
+    assert_eq!(
+        site.shunt.get("guarded.example.com", "/").await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        site.shunt.get("denied.example.com", "/").await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(site.shunt.get("open.example.com", "/").await.backend(), "web");
+    let shadow: Value = site.shunt.admin("/shadow").await.json();
+    assert_eq!(shadow["summary"]["identical"], 3, "{shadow}");
 }

@@ -1,5 +1,6 @@
 //! Route: find the route for the host and path, and answer here what needs no pod: redirects
-//! (to HTTPS, or configured), a body declared too large (413), a route without endpoints (503).
+//! (to HTTPS, or configured), a body declared too large (413), a caller the route's source
+//! ranges refuse (403), a route without endpoints (503).
 
 use std::sync::Arc;
 
@@ -78,6 +79,12 @@ pub(super) fn route(
     if let Some(redirect) = &route.redirect {
         let target = req.uri().path_and_query().unwrap_or(&root);
         return Ok(Routed::Answered(redirect::respond(redirect, conn.tls, host, target)));
+    }
+    // After the redirects, as nginx's access phase comes after its rewrite phase.
+    if let Some(ranges) = &route.rules.source_ranges
+        && !ranges.admits(conn.peer.ip())
+    {
+        return Err(ProxyError::SourceDenied);
     }
     if route.upstream.endpoints.is_empty() {
         return Err(ProxyError::NoEndpoints {

@@ -7,7 +7,7 @@ use http::HeaderValue;
 
 use super::{
     rewrite::Rewrite,
-    spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions},
+    spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges},
 };
 
 /// What a profile changes about a route's requests and answers; the default changes nothing.
@@ -24,6 +24,7 @@ pub struct RouteRules {
     /// A `Regex` path's place among its host's.
     pub rank: u32,
     pub rewrite: Option<Arc<Rewrite>>,
+    pub source_ranges: Option<Arc<SourceRanges>>,
 }
 
 impl RouteRules {
@@ -42,6 +43,7 @@ impl RouteRules {
             upstream_host: value("upstream host", &options.upstream_host)?,
             rank: options.rank,
             rewrite: options.rewrite.as_ref().map(Rewrite::new).transpose()?.map(Arc::new),
+            source_ranges: options.source_ranges.clone().map(Arc::new),
         })
     }
 

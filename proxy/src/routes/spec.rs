@@ -6,7 +6,7 @@ use std::{collections::BTreeMap, fmt, net::SocketAddr, sync::Arc};
 use serde::{Serialize, Serializer};
 
 pub use self::options::{
-    BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme,
+    BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,
 };
 
 mod options;

@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
+
+use super::source_ranges::RangeList;
 use shunt_proxy::routes::spec::{BodyLimit, UpstreamProtocol};
 
 pub const PREFIX: &str = "nginx.ingress.kubernetes.io/";
@@ -28,9 +30,6 @@ pub const NO_EFFECT: [&str; 15] = [
     "proxy-request-buffering",
     "service-upstream",
 ];
-
-/// The source ranges that admit every address (what cert-manager's HTTP-01 solver sets).
-const ALLOW_ALL: [&str; 2] = ["0.0.0.0/0", "::/0"];
 
 /// Timeouts at the values ingress-nginx's ConfigMap gives them (`proxy-connect-timeout` 5 s,
 /// `-read-` and `-send-` 60 s), which match shunt's own; any other value is refused.
@@ -72,6 +71,13 @@ pub struct NginxAnnotations {
     pub rewrite_target: Option<String>,
     /// `x-forwarded-prefix`: sent as X-Forwarded-Prefix where the path is rewritten.
     pub forwarded_prefix: Option<String>,
+    /// `allowlist-source-range` (or, when it is absent, `whitelist-source-range`): `None` admits
+    /// every address.
+    pub allow_ranges: Option<Vec<ipnet::IpNet>>,
+    /// `whitelist-source-range`, kept apart: the old name counts only without the new one.
+    pub whitelist_ranges: Option<Vec<ipnet::IpNet>>,
+    /// `denylist-source-range`.
+    pub deny_ranges: Option<Vec<ipnet::IpNet>>,
     /// `*-snippet` keys: whether they run, are dropped or reject the Ingress is the ConfigMap's
     /// call (see `config::SnippetPolicy`).
     pub snippets: Vec<String>,
@@ -161,7 +167,9 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         name if at_default(&DEFAULT_NEXT_UPSTREAM, name, value) => {}
         // Only 1.1 is what shunt speaks upstream; 1.0 closes every connection and changes framing.
         "proxy-http-version" if value.trim() == "1.1" => {}
-        "whitelist-source-range" | "allowlist-source-range" if allows_all(value) => {}
+        "allowlist-source-range" => parsed.allow_ranges = ranges(value, false)?,
+        "whitelist-source-range" => parsed.whitelist_ranges = ranges(value, false)?,
+        "denylist-source-range" => parsed.deny_ranges = ranges(value, true)?,
         name if NO_EFFECT.contains(&name) => {}
         _ => return Err(Refusal::Unsupported),
     }
@@ -197,12 +205,18 @@ fn backend_protocol(value: &str) -> Result<Option<UpstreamProtocol>, Refusal> {
     }
 }
 
-/// A range list that admits every address: then the annotation changes nothing. Any narrower
-/// list is refused: the address nginx judges behind the load balancer is a node's or the NAT's,
-/// not the one shunt sees.
-fn allows_all(value: &str) -> bool {
-    let ranges: Vec<&str> = value.split(',').map(str::trim).filter(|r| !r.is_empty()).collect();
-    ranges.iter().all(|range| range.parse::<ipnet::IpNet>().is_ok()) && ALLOW_ALL.iter().all(|all| ranges.contains(all))
+/// A source range list as the route judges it (see `source_ranges.rs`): every address is no
+/// allowlist at all, and a denylist of everything; one naming internal space is refused.
+fn ranges(value: &str, deny: bool) -> Result<Option<Vec<ipnet::IpNet>>, Refusal> {
+    match super::source_ranges::read(value) {
+        RangeList::AllowAll if deny => Ok(Some(
+            ["0.0.0.0/0", "::/0"].map(|all| all.parse().expect("valid")).to_vec(),
+        )),
+        RangeList::AllowAll => Ok(None),
+        RangeList::Public(ranges) => Ok(Some(ranges)),
+        RangeList::Internal => Err(Refusal::Unsupported),
+        RangeList::Invalid => Err(Refusal::Invalid),
+    }
 }
 
 /// nginx's size syntax (`client_max_body_size`): bytes, or a number with `k`, `m` or `g`; `0`
@@ -341,6 +355,12 @@ impl NginxAnnotations {
     /// location's path.
     pub fn rewrites(&self, path: &str) -> bool {
         self.rewrite_target.as_deref().is_some_and(|target| target != path)
+    }
+
+    /// The caller addresses the Ingress's routes answer (`None`: all).
+    pub fn source_ranges(&self) -> Option<shunt_proxy::routes::spec::SourceRanges> {
+        let allow = self.allow_ranges.clone().or_else(|| self.whitelist_ranges.clone());
+        super::source_ranges::rule(allow, self.deny_ranges.clone())
     }
 
     /// The location is a regex whatever its host (`use-regex`, or a rewrite of it).

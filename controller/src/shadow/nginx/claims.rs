@@ -34,6 +34,11 @@ pub(super) fn claim(
     let Some(rules) = nginx.ingress.spec.as_ref().and_then(|spec| spec.rules.as_ref()) else {
         return;
     };
+    // What the Ingress asks that shunt cannot do may be an access rule (auth-url, source
+    // ranges): its paths are not routed at all, on any host.
+    if !nginx.problems.is_empty() {
+        return;
+    }
     for rule in rules {
         let raw = rule.host.as_deref().unwrap_or_default();
         let host = match crate::compile::parse_host(raw) {
@@ -45,7 +50,7 @@ pub(super) fn claim(
             }
         };
         let name = host_name(raw);
-        if walk.regex_hosts.contains(&name) {
+        if walk.regex_hosts.contains(&name) || unserved(verdicts.get(&name)) {
             continue;
         }
         for path in rule.http.iter().flat_map(|http| &http.paths) {
@@ -63,6 +68,13 @@ pub(super) fn claim(
             }
         }
     }
+}
+
+/// Whether a host is refused for something other than a conflict over a path: then none of its
+/// paths is routed, so no caller reaching shunt by that name gets an answer without what an
+/// annotation asked for.
+pub(super) fn unserved(verdict: Option<&HostVerdict>) -> bool {
+    verdict.is_some_and(|verdict| verdict.reasons.iter().any(|reason| !reason.starts_with("Conflict:")))
 }
 
 /// A rule's host as verdicts key it.
@@ -161,6 +173,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
             trim_trailing_slash: !annotations.preserve_trailing_slash,
         },
         upstream_host: annotations.upstream_vhost.clone(),
+        source_ranges: annotations.source_ranges(),
         redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {
             code: fixed.code,
             scheme: None,

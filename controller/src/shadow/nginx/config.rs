@@ -145,6 +145,12 @@ impl NginxConfig {
                 }
                 // Without use-forwarded-headers, the full chain is never computed.
                 "compute-full-forwarded-for" => flag(value).map(drop).map_err(|_| Invalid),
+                // PROXY protocol is how the load balancer hands ingress-nginx the caller's address;
+                // a caller shunt serves reaches it directly, and nginx would write that same
+                // address (the PROXY source) into X-Forwarded-For and X-Real-IP. The trusted
+                // ranges only matter with use-forwarded-headers.
+                "use-proxy-protocol" => flag(value).map(drop).map_err(|_| Invalid),
+                "proxy-real-ip-cidr" => Ok(()),
                 key if AT_DEFAULT.iter().any(|(k, default)| *k == key && *default == value) => Ok(()),
                 key if NO_EFFECT.contains(&key) => Ok(()),
                 _ => Err(Unsupported),

@@ -19,6 +19,7 @@ mod claims;
 pub mod config;
 mod paths;
 mod regex;
+mod source_ranges;
 
 #[cfg(test)]
 mod tests;
@@ -82,11 +83,18 @@ pub fn compile(
         .iter()
         .filter_map(|ingress| prepare(ingress, config, &mut sink.diagnostics))
         .collect();
+    for nginx in &nginxes {
+        certificates.ingress(nginx.ingress, &mut sink.diagnostics);
+    }
+    let tls_hosts = certificate_hosts(&nginxes);
+    // A Secret shunt cannot serve is one ingress-nginx cannot either: it answers with its default
+    // certificate and does not redirect (lua_ingress.lua, `certificate_configured_for_current_request`).
+    let served = |host: &&String| crate::compile::parse_host(host).is_ok_and(|matched| certificates.serves(&matched));
     let redirects = Redirects {
-        with_certificate: certificate_hosts(&nginxes),
+        with_certificate: tls_hosts.iter().filter(served).cloned().collect(),
         exempt: &config.no_tls_redirect,
     };
-    let mut verdicts = named(&nginxes, &redirects.with_certificate);
+    let mut verdicts = named(&nginxes, &tls_hosts);
     let walk = Walk {
         redirects: &redirects,
         config,
@@ -102,9 +110,7 @@ pub fn compile(
     }
     for nginx in &nginxes {
         claims::claim(nginx, sink, &walk, &mut verdicts);
-        certificates.ingress(nginx.ingress, &mut sink.diagnostics);
     }
-    refuse_without_certificate(&redirects.with_certificate, certificates, &mut verdicts);
     verdict::settle_all(verdicts, &mut sink.diagnostics)
 }
 
@@ -160,26 +166,6 @@ fn certificate_hosts(nginxes: &[Nginx<'_>]) -> BTreeSet<String> {
         .flat_map(|tls| tls.hosts.iter().flatten())
         .map(|host| host.trim_end_matches('.').to_ascii_lowercase())
         .collect()
-}
-
-/// A host a `spec.tls` entry names whose Secret shunt cannot serve: ingress-nginx would answer
-/// with its default certificate and, having no certificate for the host, not redirect to HTTPS
-/// (lua_ingress.lua, `certificate_configured_for_current_request`); shunt's answer would differ.
-fn refuse_without_certificate(
-    with_certificate: &BTreeSet<String>,
-    certificates: &TlsBuilder<'_>,
-    verdicts: &mut BTreeMap<String, HostVerdict>,
-) {
-    for host in with_certificate {
-        let Some(verdict) = verdicts.get_mut(host) else {
-            continue;
-        };
-        if !certificates.serves(&verdict.matched) {
-            verdict.reasons.push(format!(
-                "CertificateUnavailable: no usable Secret for \"{host}\" (ingress-nginx would serve its default certificate and not redirect)"
-            ));
-        }
-    }
 }
 
 /// A verdict for each host a rule names, with the reasons its Ingresses give.

@@ -25,7 +25,7 @@ use shunt_proxy::routes::{
 
 use super::{
     Nginx,
-    claims::{Walk, host_name, path_claim, route_options, settle},
+    claims::{Walk, host_name, path_claim, route_options, settle, unserved},
 };
 use crate::shadow::HostVerdict;
 
@@ -63,14 +63,22 @@ pub(super) fn claim_host(
         return;
     };
     let locations = ordered(listed(host, nginxes));
+    for location in &locations {
+        if let Err(error) = location_regex(&location.path)
+            && let Some(verdict) = verdicts.get_mut(host)
+        {
+            verdict.reasons.push(format!(
+                "UnsupportedPath: {:?} is not a regular expression shunt can run: {error}",
+                location.path
+            ));
+        }
+    }
+    // Refused (by that, or by an annotation of an Ingress on the host): nothing is routed.
+    if unserved(verdicts.get(host)) {
+        return;
+    }
     for (index, location) in locations.iter().enumerate() {
-        if let Err(error) = location_regex(&location.path) {
-            if let Some(verdict) = verdicts.get_mut(host) {
-                verdict.reasons.push(format!(
-                    "UnsupportedPath: {:?} is not a regular expression shunt can run: {error}",
-                    location.path
-                ));
-            }
+        if !location.nginx.problems.is_empty() {
             continue;
         }
         let annotations = &location.nginx.annotations;

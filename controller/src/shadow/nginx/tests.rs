@@ -78,12 +78,7 @@ fn compile_nginx(ingresses: &[String]) -> Compiled {
 
 /// What a request gets: the backend id, `CODE LOCATION` for a redirect, or `404`.
 fn answer(compiled: &Compiled, tls: bool, host: &str, path_and_query: &str) -> String {
-    let (table, warnings) = RouteTable::build(
-        Arc::new(compiled.table.clone()),
-        |id| Arc::new(Upstream::new(id, Default::default(), vec![], Default::default())),
-        |_, _| RouteStats::detached(),
-    );
-    assert_eq!(warnings, vec![]);
+    let table = table(compiled);
     let target: http::uri::PathAndQuery = path_and_query.parse().expect("a valid path");
     match table.lookup_on(host, target.path(), tls) {
         None => "404".to_string(),
@@ -103,6 +98,17 @@ fn answer(compiled: &Compiled, tls: bool, host: &str, path_and_query: &str) -> S
             None => route.upstream.id.to_string(),
         },
     }
+}
+
+/// The proxy's table for `compiled`, built without a warning.
+fn table(compiled: &Compiled) -> RouteTable {
+    let (table, warnings) = RouteTable::build(
+        Arc::new(compiled.table.clone()),
+        |id| Arc::new(Upstream::new(id, Default::default(), vec![], Default::default())),
+        |_, _| RouteStats::detached(),
+    );
+    assert_eq!(warnings, vec![]);
+    table
 }
 
 /// `CODE LOCATION` of a redirect answer.

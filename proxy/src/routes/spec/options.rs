@@ -39,6 +39,20 @@ pub struct RouteOptions {
     /// The path the pod sees, rewritten from the request's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rewrite: Option<RewriteSpec>,
+    /// Which caller addresses the route answers; others get 403.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_ranges: Option<SourceRanges>,
+}
+
+/// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any
+/// (ingress-nginx's `denylist-source-range` and `allowlist-source-range`): the caller's address
+/// is judged against `deny` first, then must be in `allow` unless it is empty.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SourceRanges {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<ipnet::IpNet>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<ipnet::IpNet>,
 }
 
 /// nginx's `rewrite "(?i)PATTERN" TARGET break;`: where the case-insensitive `pattern` matches
@@ -217,4 +231,20 @@ fn is_false(value: &bool) -> bool {
 
 fn is_zero(value: &u32) -> bool {
     *value == 0
+}
+
+// === impl SourceRanges ===
+
+impl SourceRanges {
+    /// Whether a caller at `addr` is answered.
+    pub fn admits(&self, addr: std::net::IpAddr) -> bool {
+        let addr = match addr {
+            std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(addr, std::net::IpAddr::V4),
+            v4 => v4,
+        };
+        if self.deny.iter().any(|range| range.contains(&addr)) {
+            return false;
+        }
+        self.allow.is_empty() || self.allow.iter().any(|range| range.contains(&addr))
+    }
 }

@@ -50,7 +50,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "enable-cors",
         "affinity",
         "from-to-www-redirect",
-        "denylist-source-range",
         "a-key-nobody-knows",
     ] {
         let refused = refused_for(&format!("nginx.ingress.kubernetes.io/{key}: \"x\""));
@@ -67,7 +66,8 @@ fn values_that_narrow_or_do_not_parse_are_refused_too() {
     let cases = [
         ("whitelist-source-range: 10.0.0.0/8", "UnsupportedAnnotation"),
         ("whitelist-source-range: 0.0.0.0/0", "UnsupportedAnnotation"),
-        ("denylist-source-range: 0.0.0.0/0,::/0", "UnsupportedAnnotation"),
+        ("denylist-source-range: 192.168.0.0/16", "UnsupportedAnnotation"),
+        ("allowlist-source-range: 203.0.113.0/24,office", "InvalidAnnotation"),
         ("proxy-http-version: \"1.0\"", "UnsupportedAnnotation"),
         ("backend-protocol: HTTPS", "UnsupportedAnnotation"),
         ("backend-protocol: SOAP", "InvalidAnnotation"),

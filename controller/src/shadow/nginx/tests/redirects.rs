@@ -147,7 +147,7 @@ fn app_root_redirects_only_the_root_of_every_ingress_on_the_host_without_the_que
 }
 
 #[test]
-fn a_host_whose_secret_shunt_cannot_serve_is_refused_as_ingress_nginx_would_not_redirect_it() {
+fn a_host_whose_secret_is_missing_is_not_redirected_as_ingress_nginx_has_no_certificate_for_it() {
     let missing = mk_ingress(
         "b",
         "",
@@ -157,8 +157,27 @@ fn a_host_whose_secret_shunt_cannot_serve_is_refused_as_ingress_nginx_would_not_
         ),
     );
     let compiled = compile_nginx(&[missing]);
-    let refused = refusals(&compiled, "b.example.com");
-    assert_eq!(refused.len(), 1, "{refused:?}");
-    assert!(refused[0].starts_with("CertificateUnavailable:"), "{refused:?}");
-    assert_eq!(verdict(&compiled, "b.example.com").verdict, Verdict::Refused);
+    // cert-manager's first HTTP-01 check comes before the Secret exists: served, as nginx does.
+    assert_eq!(answer(&compiled, PLAIN, "b.example.com", "/x"), WEB);
+    assert_eq!(verdict(&compiled, "b.example.com").verdict, Verdict::Identical);
+}
+
+#[test]
+fn a_refused_host_is_not_routed_so_no_caller_skips_what_its_annotation_asks() {
+    let guarded = mk_ingress(
+        "admin",
+        "nginx.ingress.kubernetes.io/auth-url: http://auth.example/check",
+        &mk_rule("a.example.com", &[("/admin", "Prefix")]),
+    );
+    let open = mk_ingress("open", "", &mk_rule("a.example.com", &[("/", "Prefix")]));
+    let hostless = mk_ingress(
+        "hostless",
+        "nginx.ingress.kubernetes.io/auth-url: http://auth.example/check",
+        "rules:\n- http:\n    paths:\n    - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}",
+    );
+    let compiled = compile_nginx(&[guarded, open, hostless]);
+    assert_eq!(verdict(&compiled, "a.example.com").verdict, Verdict::Refused);
+    assert_eq!(answer(&compiled, PLAIN, "a.example.com", "/admin"), "404");
+    assert_eq!(answer(&compiled, PLAIN, "a.example.com", "/"), "404");
+    assert_eq!(answer(&compiled, PLAIN, "other.example.com", "/"), "404");
 }

@@ -2,7 +2,7 @@
 //! case-insensitive regex anchored at the start, tried in ingress-nginx's order.
 
 use proptest::prelude::*;
-use shunt_proxy::routes::{RouteTable, spec::PathKind};
+use shunt_proxy::routes::spec::PathKind;
 
 use super::*;
 
@@ -21,12 +21,7 @@ const USE_REGEX: &str = "nginx.ingress.kubernetes.io/use-regex: \"true\"";
 
 /// The backend and the path the pod gets for a plain-HTTP request, or `404`.
 fn forwarded(compiled: &Compiled, host: &str, path_and_query: &str) -> String {
-    let (table, warnings) = RouteTable::build(
-        Arc::new(compiled.table.clone()),
-        |id| Arc::new(Upstream::new(id, Default::default(), vec![], Default::default())),
-        |_, _| RouteStats::detached(),
-    );
-    assert_eq!(warnings, vec![]);
+    let table = table(compiled);
     let target: http::uri::PathAndQuery = path_and_query.parse().expect("a valid path");
     let Some(route) = table.lookup_on(host, target.path(), PLAIN) else {
         return "404".to_string();

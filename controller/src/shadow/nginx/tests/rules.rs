@@ -112,3 +112,21 @@ fn timeouts_and_next_upstream_at_ingress_nginxs_defaults_change_nothing_and_othe
         ["UnsupportedConfigMapKey: use-forwarded-headers"]
     );
 }
+
+#[test]
+fn public_source_ranges_are_judged_on_the_callers_address_and_allowlist_wins_over_its_old_name() {
+    let annotations = "nginx.ingress.kubernetes.io/allowlist-source-range: 203.0.113.0/24\nnginx.ingress.kubernetes.io/whitelist-source-range: 198.51.100.0/24\nnginx.ingress.kubernetes.io/denylist-source-range: 203.0.113.9";
+    let compiled = one(annotations, None);
+    let ranges = options_of(&compiled, "a.example.com", "/")
+        .source_ranges
+        .expect("a rule");
+    assert_eq!(ranges.allow, ["203.0.113.0/24".parse::<ipnet::IpNet>().unwrap()]);
+    assert_eq!(ranges.deny, ["203.0.113.9/32".parse::<ipnet::IpNet>().unwrap()]);
+    assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+    // cert-manager's solver: every address, so no rule at all.
+    let solver = one(
+        "nginx.ingress.kubernetes.io/whitelist-source-range: 0.0.0.0/0,::/0",
+        None,
+    );
+    assert_eq!(options_of(&solver, "a.example.com", "/").source_ranges, None);
+}
