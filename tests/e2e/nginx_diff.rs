@@ -22,6 +22,7 @@ mod probe;
 
 mod access;
 mod acme;
+mod cors;
 mod headers;
 mod limits;
 mod paths;

@@ -12,10 +12,10 @@ async fn source_ranges_answer_403_outside_an_allowlist_after_the_https_redirect(
     const DENY: &str = "deny.example.com";
     let probes = [
         Probe::get(ALLOW, "/a/").expect_redirect("308", "https://allow.example.com/a"),
-        Probe::get(ALLOW, "/a")
-            .https()
-            .expect("status", "403")
-            .expect("response strict-transport-security", "max-age=31536000; includeSubDomains"),
+        Probe::get(ALLOW, "/a").https().expect("status", "403").expect(
+            "response strict-transport-security",
+            "max-age=31536000; includeSubDomains",
+        ),
         Probe::get(ALLOW, "/b").h2().expect("status", "403"),
         Probe::get(DENY, "/").expect("pod", "answered by web"),
     ];

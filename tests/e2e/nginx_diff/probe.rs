@@ -75,6 +75,13 @@ impl Probe {
         }
     }
 
+    pub fn options(host: &'static str, path: &'static str) -> Probe {
+        Probe {
+            method: Method::OPTIONS,
+            ..Probe::get(host, path)
+        }
+    }
+
     pub fn post(host: &'static str, path: &'static str, payload: Payload) -> Probe {
         Probe {
             method: Method::POST,
