@@ -1,9 +1,12 @@
 //! A route's profile rules as the request path reads them: the spec's [`RouteOptions`] that
 //! shape a forwarded request or its answer, with header values parsed once per table build.
 
+use std::sync::Arc;
+
 use http::HeaderValue;
 
 use super::spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions};
+use crate::cors::Cors;
 
 /// What a profile changes about a route's requests and answers; the default changes nothing.
 #[derive(Clone, Debug, Default)]
@@ -16,6 +19,8 @@ pub struct RouteRules {
     pub https_redirect: HttpsRedirect,
     /// The pod's `Host`.
     pub upstream_host: Option<HeaderValue>,
+    /// Shared: a table build clones the rules into each route of a path.
+    pub cors: Option<Arc<Cors>>,
 }
 
 impl RouteRules {
@@ -32,6 +37,9 @@ impl RouteRules {
             hsts: value("HSTS value", &options.hsts)?,
             https_redirect: options.https_redirect,
             upstream_host: value("upstream host", &options.upstream_host)?,
+            cors: (options.cors.as_ref())
+                .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
+                .transpose()?,
         })
     }
 

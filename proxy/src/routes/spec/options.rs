@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::cors::CorsSpec;
+
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RouteOptions {
@@ -33,6 +35,9 @@ pub struct RouteOptions {
     /// The `Host` the pod sees instead of the client's (a DNS name, optionally with a port).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream_host: Option<String>,
+    /// ingress-nginx's CORS: the preflight answered here, the fields set on allowed answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cors: Option<CorsSpec>,
 }
 
 /// The request fields that say where a request came from, as the pod reads them.
