@@ -5,7 +5,12 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_proxy::routes::spec::{BodyLimit, UpstreamProtocol};
+use shunt_proxy::{
+    cors::CorsSpec,
+    routes::spec::{BodyLimit, UpstreamProtocol},
+};
+
+use super::cors::CorsKeys;
 
 pub const PREFIX: &str = "nginx.ingress.kubernetes.io/";
 
@@ -69,6 +74,8 @@ pub struct NginxAnnotations {
     /// `*-snippet` keys: whether they run, are dropped or reject the Ingress is the ConfigMap's
     /// call (see `config::SnippetPolicy`).
     pub snippets: Vec<String>,
+    /// `enable-cors` and the `cors-*` keys (see `cors.rs`).
+    pub cors: Option<CorsSpec>,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
 }
@@ -96,6 +103,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let annotations = ingress.metadata.annotations.as_ref().unwrap_or(&empty);
     let mut parsed = NginxAnnotations::default();
     let mut redirects = RedirectKeys::default();
+    let mut cors = CorsKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         let applied = match name {
@@ -104,6 +112,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
             "permanent-redirect" => Ok(redirects.permanent = Some(value)),
             "permanent-redirect-code" => Ok(redirects.permanent_code = Some(value)),
             name if name.ends_with("-snippet") => Ok(parsed.snippets.push(key.clone())),
+            name if cors.set(name, value) => Ok(()),
             name => apply(&mut parsed, name, value),
         };
         if let Err(refusal) = applied {
@@ -112,6 +121,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     }
     match redirects.resolve() {
         Ok(redirect) => parsed.redirect = redirect,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match cors.resolve() {
+        Ok(spec) => parsed.cors = spec,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed

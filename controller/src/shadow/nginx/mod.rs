@@ -16,6 +16,7 @@
 pub mod annotations;
 mod app_root;
 pub mod config;
+mod cors;
 mod paths;
 
 #[cfg(test)]
@@ -324,6 +325,7 @@ fn route_options(annotations: &NginxAnnotations, config: &NginxConfig) -> RouteO
             trim_trailing_slash: !annotations.preserve_trailing_slash,
         },
         upstream_host: annotations.upstream_vhost.clone(),
+        cors: annotations.cors.clone(),
         redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {
             code: fixed.code,
             scheme: None,
