@@ -8,6 +8,8 @@ use http::{Method, Request, StatusCode, header};
 use crate::support::*;
 
 const HOST: &str = "api.example.com";
+/// Redirects plain HTTP to HTTPS (`force-ssl-redirect`) and takes bodies up to 1 KiB.
+const SECURE: &str = "secure.example.com";
 
 async fn start_site() -> Site {
     let ingress = mk_ingress("shop", "api")
@@ -21,7 +23,13 @@ async fn start_site() -> Site {
         .annotation("nginx.ingress.kubernetes.io/cors-expose-headers", "X-Trace")
         .annotation("nginx.ingress.kubernetes.io/cors-max-age", "600")
         .rule(HOST, [mk_path("/", "Prefix", "web", 80)]);
-    Site::start("shop", &["web"], &[&ingress], &["--shadow-class", "nginx"]).await
+    let secure = mk_ingress("shop", "secure")
+        .class("nginx")
+        .annotation("nginx.ingress.kubernetes.io/enable-cors", "true")
+        .annotation("nginx.ingress.kubernetes.io/force-ssl-redirect", "true")
+        .annotation("nginx.ingress.kubernetes.io/proxy-body-size", "1k")
+        .rule(SECURE, [mk_path("/", "Prefix", "web", 80)]);
+    Site::start("shop", &["web"], &[&ingress, &secure], &["--shadow-class", "nginx"]).await
 }
 
 fn with_origin(method: Method, origin: &str) -> Request<Body> {
@@ -104,4 +112,36 @@ async fn an_options_request_from_an_origin_not_allowed_goes_to_the_pod() {
     assert_eq!(reply.status, StatusCode::OK);
     assert_eq!(reply.json()["method"], "OPTIONS");
     assert!(reply.headers.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+}
+
+/// A raw HTTP/1.1 request to [`SECURE`] that closes the connection after its answer.
+async fn secure_raw(site: &Site, method: &str, extra: &str) -> String {
+    let request = format!(
+        "{method} /items HTTP/1.1\r\nHost: {SECURE}\r\nOrigin: https://a.test\r\n{extra}Connection: close\r\n\r\n"
+    );
+    raw(site.shunt.http, request.as_bytes()).await
+}
+
+#[tokio::test]
+async fn the_preflight_comes_before_the_https_redirect_which_carries_the_fields() {
+    let site = start_site().await;
+    let preflight = secure_raw(&site, "OPTIONS", "").await;
+    assert!(preflight.starts_with("HTTP/1.1 204 "), "{preflight}");
+    assert!(preflight.contains("access-control-allow-origin: *\r\n"), "{preflight}");
+    let redirect = secure_raw(&site, "GET", "").await;
+    assert!(redirect.starts_with("HTTP/1.1 308 "), "{redirect}");
+    assert!(redirect.contains("access-control-allow-origin: *\r\n"), "{redirect}");
+}
+
+#[tokio::test]
+async fn a_body_declared_too_large_is_refused_before_cors_and_without_its_fields() {
+    let site = start_site().await;
+    for method in ["OPTIONS", "POST"] {
+        let refused = secure_raw(&site, method, "Content-Length: 2048\r\n").await;
+        assert!(refused.starts_with("HTTP/1.1 413 "), "{method}: {refused}");
+        assert!(
+            !refused.to_ascii_lowercase().contains("access-control-"),
+            "{method}: {refused}"
+        );
+    }
 }
