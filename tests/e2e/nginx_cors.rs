@@ -145,3 +145,21 @@ async fn a_body_declared_too_large_is_refused_before_cors_and_without_its_fields
         );
     }
 }
+
+#[tokio::test]
+async fn the_preflight_is_answered_over_http2_too() {
+    let site = start_site().await;
+    let request = Request::builder()
+        .method(Method::OPTIONS)
+        .uri(format!("http://{HOST}/items"))
+        .header(header::ORIGIN, "https://app.test:8443")
+        .body(full(Bytes::new()))
+        .expect("a valid request");
+    let reply = site.shunt.send_h2(request).await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        reply.headers[header::ACCESS_CONTROL_ALLOW_ORIGIN],
+        "https://app.test:8443"
+    );
+    assert!(reply.body.is_empty());
+}

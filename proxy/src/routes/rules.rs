@@ -37,7 +37,9 @@ impl RouteRules {
             hsts: value("HSTS value", &options.hsts)?,
             https_redirect: options.https_redirect,
             upstream_host: value("upstream host", &options.upstream_host)?,
-            cors: (options.cors.as_ref())
+            cors: options
+                .cors
+                .as_ref()
                 .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
                 .transpose()?,
         })
