@@ -49,7 +49,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "rewrite-target",
         "use-regex",
         "canary",
-        "enable-cors",
         "affinity",
         "from-to-www-redirect",
         "x-forwarded-prefix",
