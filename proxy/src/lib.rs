@@ -25,6 +25,7 @@
 
 pub mod admin;
 pub mod body;
+pub mod cors;
 pub mod dataplane;
 pub mod error;
 pub mod h1;

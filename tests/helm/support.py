@@ -37,12 +37,19 @@ VARIANTS: dict[str, dict[str, Any]] = {
             "admin": {"namespaces": ["monitoring"], "podLabels": {"app.kubernetes.io/name": "prometheus"}, "extraFrom": []},
         }
     },
+    # Leaving TKE's Nginx Ingress add-on: its class becomes ours, its ConfigMap is in kube-system.
+    "class-profile": {
+        "ingressClass": {"name": "internal"},
+        "classProfiles": ["internal=nginx"],
+        "nginxConfigMap": {"namespace": "kube-system", "name": "tke-nginx"},
+    },
     "everything": {
         "kind": "DaemonSet",
         "watchNamespaces": ["shop", NAMESPACE],
         "coredns": {"manage": True, "target": "custom", "configMap": {"namespace": "dns", "name": "my-custom"}},
         "ingressClass": {"name": "internal", "default": True, "controller": "example.com/internal"},
         "shadowClasses": ["qcloud", "nginx"],
+        "classProfiles": ["internal=nginx", "legacy=qcloud"],
         "watchIngressWithoutClass": True,
         "publishHostname": True,
         "trustedProxies": ["10.0.0.0/8", "192.168.1.1"],

@@ -49,6 +49,9 @@ def test_the_values_schema_refuses_a_misspelt_key(values, offender):
         ({"coredns": {"domains": ["*.example.com"]}}, "/coredns/domains/0"),
         ({"coredns": {"domains": ["Example.com"]}}, "/coredns/domains/0"),
         ({"coredns": {"version": "latest"}}, "/coredns/version"),
+        ({"classProfiles": ["internal=nginz"]}, "/classProfiles/0"),
+        ({"classProfiles": ["internal"]}, "/classProfiles/0"),
+        ({"classProfiles": ["internal=ingress-nginx"]}, "/classProfiles/0"),
     ],
 )
 def test_the_values_schema_refuses_a_bad_value(values, path):

@@ -116,9 +116,12 @@ def test_every_variant_grants_exactly_the_file_rules_and_coredns_objects_only_by
         granted |= grants(role["rules"])
     for role in rendered.all("Role"):
         assert cluster_scoped(grants(role["rules"])) == set(), f"Role {role['metadata']['name']} grants a cluster-scoped resource"
-    # ingress-nginx's ConfigMap, by name, when a shadow class uses the nginx profile.
-    nginx_config = file_grants("nginxConfigMap", ("ingress-nginx-controller",))
-    shadows_nginx = any(c == "nginx" or c.endswith("=nginx") for c in VARIANTS[variant].get("shadowClasses", []))
+    # ingress-nginx's ConfigMap, by name, when a shadow class or a class profile uses the nginx profile.
+    values = VARIANTS[variant]
+    nginx_name = values.get("nginxConfigMap", {}).get("name", "ingress-nginx-controller")
+    nginx_config = file_grants("nginxConfigMap", (nginx_name,))
+    classes = values.get("shadowClasses", []) + values.get("classProfiles", [])
+    shadows_nginx = any(c == "nginx" or c.endswith("=nginx") for c in classes)
     configmaps = {g for g in granted if g[1] == "configmaps"} - nginx_config
     deployments = {g for g in granted if g[1] == "deployments"}
     expected = file_grants("cluster") | file_grants("namespace")

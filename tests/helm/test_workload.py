@@ -166,9 +166,11 @@ def test_default_args_are_exactly_the_shunt_run_defaults_of_the_chart():
 def test_every_option_reaches_the_command_line():
     rendered = render("everything")
     flag = rendered.flag
-    assert flag("--ingress-class") == ["internal"]
+    assert flag("--ingress-class") == ["internal", "legacy"]
     assert flag("--controller-name") == ["example.com/internal"]
     assert flag("--shadow-class") == ["qcloud", "nginx"]
+    assert flag("--class-profile") == ["internal=nginx", "legacy=qcloud"]
+    assert flag("--nginx-configmap") == ["ingress-nginx/ingress-nginx-controller"]
     assert flag("--watch-namespace") == ["shop", NAMESPACE]
     assert flag("--trusted-proxies") == ["10.0.0.0/8,192.168.1.1"]
     assert flag("--default-ssl-certificate") == ["shop/wildcard-tls"]

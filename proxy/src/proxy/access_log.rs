@@ -15,6 +15,8 @@ pub(super) struct Outcome {
     pub host: Option<HeaderValue>,
     pub endpoint: Option<SocketAddr>,
     pub request_id: Option<HeaderValue>,
+    /// The route's CORS allowed the request's Origin: the `Access-Control-Allow-Origin` value.
+    pub cors_origin: Option<HeaderValue>,
     /// When the pod's response head came: read once for the upstream's latency and the route's.
     pub answered: Option<Instant>,
     /// Tries sent upstream, retries included (0: none was sent).

@@ -29,7 +29,7 @@ mod route;
 
 use std::{sync::Arc, time::Duration};
 
-use http::{Request, Response};
+use http::{HeaderValue, Request, Response};
 use tracing::{debug, warn};
 
 pub use self::access_log::count;
@@ -153,7 +153,7 @@ impl Proxy {
             }
         };
         if let Some(route) = record.outcome.route.as_deref() {
-            profile_answer(&mut response, route, conn.tls);
+            profile_answer(&mut response, route, conn.tls, record.outcome.cors_origin.take());
         }
         record.status = Some(response.status());
         response
@@ -225,7 +225,7 @@ fn linger(body: ClientBody) {
 /// What a route's profile adds to every answer given for it, from the pod or from us (a redirect,
 /// a 413, a 502): ingress-nginx's header filter runs on all of them.
 #[inline(always)]
-fn profile_answer(response: &mut Response<ResponseBody>, route: &Route, tls: bool) {
+fn profile_answer(response: &mut Response<ResponseBody>, route: &Route, tls: bool, cors_origin: Option<HeaderValue>) {
     if !route.rules.forwarding.is_standard() {
         hide_upstream_fields(response.headers_mut());
     }
@@ -233,6 +233,13 @@ fn profile_answer(response: &mut Response<ResponseBody>, route: &Route, tls: boo
         response
             .headers_mut()
             .insert(http::header::STRICT_TRANSPORT_SECURITY, hsts.clone());
+    }
+    // Set only when the route has CORS and allowed the Origin; not on a 413 for a declared
+    // length, which nginx answers before the location's `if`s run.
+    if let Some(origin) = cors_origin
+        && let Some(cors) = &route.rules.cors
+    {
+        cors.set_fields(response.headers_mut(), origin);
     }
 }
 

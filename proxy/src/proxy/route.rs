@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use http::{Response, header, uri::PathAndQuery};
+use http::{Method, Response, header, uri::PathAndQuery};
 
 use super::access_log::Outcome;
 use crate::{
@@ -60,6 +60,17 @@ pub(super) fn route(
         && content_length(req).is_some_and(|len| len > limit)
     {
         return Err(ProxyError::BodyTooLarge { limit });
+    }
+    // The template's CORS `if`s run in the location's rewrite phase: after the body limit
+    // (checked when the location is found), before lua_ingress.lua's HTTPS redirect (a
+    // `rewrite_by_lua` handler runs last in that phase) and the location's later `return`.
+    if let Some(cors) = &route.rules.cors
+        && let Some(origin) = cors.allowed_origin(req.headers())
+    {
+        if req.method() == Method::OPTIONS {
+            return Ok(Routed::Answered(cors.preflight(origin)));
+        }
+        outcome.cors_origin = Some(origin);
     }
     let root = PathAndQuery::from_static("/");
     if route.ssl_redirect && !conn.tls {

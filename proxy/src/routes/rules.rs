@@ -9,6 +9,7 @@ use super::{
     rewrite::Rewrite,
     spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges},
 };
+use crate::cors::Cors;
 
 /// What a profile changes about a route's requests and answers; the default changes nothing.
 #[derive(Clone, Debug, Default)]
@@ -25,6 +26,8 @@ pub struct RouteRules {
     pub rank: u32,
     pub rewrite: Option<Arc<Rewrite>>,
     pub source_ranges: Option<Arc<SourceRanges>>,
+    /// Shared: a table build clones the rules into each route of a path.
+    pub cors: Option<Arc<Cors>>,
 }
 
 impl RouteRules {
@@ -44,6 +47,11 @@ impl RouteRules {
             rank: options.rank,
             rewrite: options.rewrite.as_ref().map(Rewrite::new).transpose()?.map(Arc::new),
             source_ranges: options.source_ranges.clone().map(Arc::new),
+            cors: options
+                .cors
+                .as_ref()
+                .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
+                .transpose()?,
         })
     }
 

@@ -5,9 +5,12 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
+use shunt_proxy::{
+    cors::CorsSpec,
+    routes::spec::{BodyLimit, UpstreamProtocol},
+};
 
-use super::source_ranges::RangeList;
-use shunt_proxy::routes::spec::{BodyLimit, UpstreamProtocol};
+use super::{cors::CorsKeys, source_ranges::RangeList};
 
 pub const PREFIX: &str = "nginx.ingress.kubernetes.io/";
 
@@ -81,6 +84,8 @@ pub struct NginxAnnotations {
     /// `*-snippet` keys: whether they run, are dropped or reject the Ingress is the ConfigMap's
     /// call (see `config::SnippetPolicy`).
     pub snippets: Vec<String>,
+    /// `enable-cors` and the `cors-*` keys (see `cors.rs`).
+    pub cors: Option<CorsSpec>,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
 }
@@ -108,6 +113,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let annotations = ingress.metadata.annotations.as_ref().unwrap_or(&empty);
     let mut parsed = NginxAnnotations::default();
     let mut redirects = RedirectKeys::default();
+    let mut cors = CorsKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         let slot = match name {
@@ -119,6 +125,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
                 parsed.snippets.push(key.clone());
                 continue;
             }
+            name if cors.set(name, value) => continue,
             name => {
                 if let Err(refusal) = apply(&mut parsed, name, value) {
                     parsed.refusals.push(format!("{refusal}: {key}"));
@@ -130,6 +137,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     }
     match redirects.resolve() {
         Ok(redirect) => parsed.redirect = redirect,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match cors.resolve() {
+        Ok(spec) => parsed.cors = spec,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed

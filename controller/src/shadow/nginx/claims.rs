@@ -174,6 +174,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
         },
         upstream_host: annotations.upstream_vhost.clone(),
         source_ranges: annotations.source_ranges(),
+        cors: annotations.cors.clone(),
         redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {
             code: fixed.code,
             scheme: None,

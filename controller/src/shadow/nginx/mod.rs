@@ -17,6 +17,7 @@ pub mod annotations;
 mod app_root;
 mod claims;
 pub mod config;
+mod cors;
 mod paths;
 mod regex;
 mod source_ranges;

@@ -3,6 +3,7 @@
 
 mod annotations;
 mod config;
+mod cors;
 mod paths;
 mod properties;
 mod redirects;

@@ -104,9 +104,25 @@ release namespace, where shunt reads its own Service for --publish-service.
 {{- append .Values.watchNamespaces .Release.Namespace | uniq | toJson }}
 {{- end }}
 
-{{/* Non-empty when a shadow class uses the nginx profile (`nginx` or `NAME=nginx`). */}}
+{{/* Non-empty when a class uses the nginx profile: a shadow class `nginx` or `NAME=nginx`, a class profile `NAME=nginx`. */}}
 {{- define "shunt.servesNginx" -}}
 {{- range .Values.shadowClasses }}{{ if or (eq . "nginx") (hasSuffix "=nginx" .) }}true{{ end }}{{ end }}
+{{- range .Values.classProfiles }}{{ if hasSuffix "=nginx" . }}true{{ end }}{{ end }}
+{{- end }}
+
+{{/*
+The classes shunt serves as its own (--ingress-class), as a JSON list: ingressClass.name, then
+each class a classProfiles entry names, since a profile applies only to a class of ours.
+*/}}
+{{- define "shunt.ownClasses" -}}
+{{- $classes := list .Values.ingressClass.name }}
+{{- range .Values.classProfiles }}{{ $classes = append $classes (regexReplaceAll "=.*$" . "") }}{{ end }}
+{{- $classes | uniq | toJson }}
+{{- end }}
+
+{{/* ingress-nginx's ConfigMap as --nginx-configmap takes it (NAMESPACE/NAME). */}}
+{{- define "shunt.nginxConfigMap" -}}
+{{- printf "%s/%s" .Values.nginxConfigMap.namespace .Values.nginxConfigMap.name }}
 {{- end }}
 
 {{/* Container args for `shunt run`. */}}
@@ -118,17 +134,23 @@ release namespace, where shunt reads its own Service for --publish-service.
 - 0.0.0.0:8443
 - --admin-addr
 - 0.0.0.0:9090
+{{- range include "shunt.ownClasses" . | fromJsonArray }}
 - --ingress-class
-- {{ .Values.ingressClass.name | quote }}
+- {{ . | quote }}
+{{- end }}
 - --controller-name
 - {{ .Values.ingressClass.controller | quote }}
 {{- range .Values.shadowClasses }}
 - --shadow-class
 - {{ . | quote }}
 {{- end }}
+{{- range .Values.classProfiles }}
+- --class-profile
+- {{ . | quote }}
+{{- end }}
 {{- if include "shunt.servesNginx" . }}
 - --nginx-configmap
-- {{ printf "%s/%s" .Values.nginxConfigMap.namespace .Values.nginxConfigMap.name | quote }}
+- {{ include "shunt.nginxConfigMap" . | quote }}
 {{- end }}
 {{- range $host, $secret := .Values.shadowTls }}
 - --shadow-tls

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::cors::CorsSpec;
+
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RouteOptions {
@@ -42,6 +44,9 @@ pub struct RouteOptions {
     /// Which caller addresses the route answers; others get 403.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_ranges: Option<SourceRanges>,
+    /// ingress-nginx's CORS: the preflight answered here, the fields set on allowed answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cors: Option<CorsSpec>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any

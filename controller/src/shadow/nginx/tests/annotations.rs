@@ -47,7 +47,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "default-backend",
         "upstream-hash-by",
         "canary",
-        "enable-cors",
         "affinity",
         "from-to-www-redirect",
         "a-key-nobody-knows",
