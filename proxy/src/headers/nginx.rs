@@ -102,9 +102,11 @@ pub fn set_nginx_forwarded(
 }
 
 /// The pod's fields nginx's proxy module hides from the client (`proxy_hide_header`'s defaults:
-/// Server, X-Pad, X-Accel-*), which ingress-nginx keeps hidden (`more_clear_headers Server`).
+/// Date, Server, X-Pad, X-Accel-*), which ingress-nginx keeps hidden (`more_clear_headers
+/// Server`); our servers then write their own Date, as nginx does.
 pub fn hide_upstream_fields(headers: &mut HeaderMap) {
     headers.remove(http::header::SERVER);
+    headers.remove(http::header::DATE);
     headers.remove("x-pad");
     if headers.keys().any(|name| name.as_str().starts_with("x-accel-")) {
         let accel: Vec<HeaderName> = headers

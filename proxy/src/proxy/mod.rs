@@ -153,7 +153,14 @@ impl Proxy {
             }
         };
         if let Some(route) = record.outcome.route.as_deref() {
-            profile_answer(&mut response, route, conn.tls, record.outcome.cors_origin.take());
+            let made_here = record.outcome.answered.is_none();
+            profile_answer(
+                &mut response,
+                route,
+                conn.tls,
+                made_here,
+                record.outcome.cors_origin.take(),
+            );
         }
         record.status = Some(response.status());
         response
@@ -223,11 +230,22 @@ fn linger(body: ClientBody) {
 }
 
 /// What a route's profile adds to every answer given for it, from the pod or from us (a redirect,
-/// a 413, a 502): ingress-nginx's header filter runs on all of them.
+/// a 413, a 502): ingress-nginx's header filter runs on all of them, and nginx writes its own
+/// page for those it makes.
 #[inline(always)]
-fn profile_answer(response: &mut Response<ResponseBody>, route: &Route, tls: bool, cors_origin: Option<HeaderValue>) {
+fn profile_answer(
+    response: &mut Response<ResponseBody>,
+    route: &Route,
+    tls: bool,
+    made_here: bool,
+    cors_origin: Option<HeaderValue>,
+) {
     if !route.rules.forwarding.is_standard() {
-        hide_upstream_fields(response.headers_mut());
+        if made_here {
+            crate::pages::as_nginx_page(response);
+        } else {
+            hide_upstream_fields(response.headers_mut());
+        }
     }
     if tls && let Some(hsts) = &route.rules.hsts {
         response

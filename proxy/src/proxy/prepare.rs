@@ -78,6 +78,12 @@ pub(super) fn prepare(
                 host,
                 original_uri: original_uri.then(|| parts.uri.path_and_query().map_or("/", PathAndQuery::as_str)),
             };
+            // nginx's proxy module sends neither (`ngx_http_proxy_headers`); its gRPC module
+            // writes `te: trailers` itself.
+            headers.remove(header::EXPECT);
+            if route.upstream.protocol != UpstreamProtocol::H2c {
+                headers.remove(header::TE);
+            }
             set_nginx_forwarded(&mut headers, &request, &mut added)
         }
     };

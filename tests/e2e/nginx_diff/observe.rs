@@ -74,7 +74,11 @@ impl Seen {
         seen.response(reply, side);
         match serde_json::from_slice::<Value>(&reply.body) {
             Ok(report) if report.get("backend").is_some() => seen.pod(&report, probe),
-            _ => seen.put("pod", NO_POD.to_string()),
+            _ => {
+                seen.put("pod", NO_POD.to_string());
+                // An answer the proxy made itself: nginx's page, byte for byte.
+                seen.put("answer body", String::from_utf8_lossy(&reply.body).into_owned());
+            }
         }
         seen
     }
