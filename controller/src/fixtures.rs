@@ -299,3 +299,16 @@ pub fn mk_tls_secret(namespace: &str, name: &str, names: &[&str]) -> Secret {
         ..Default::default()
     }
 }
+
+/// Services `shop/web` and `shop/api` (port 80, named `http`) as YAML, for the profile fixtures.
+pub const SHOP_SERVICES: &str = r#"
+apiVersion: v1
+kind: Service
+metadata: {namespace: shop, name: web}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {namespace: shop, name: api}
+spec: {ports: [{name: http, port: 80}]}
+"#;

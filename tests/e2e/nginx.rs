@@ -2,7 +2,7 @@
 //! in front of echo backends, real HTTP requests, `/shadow`, and `shunt shadow report` and
 //! `shunt dns` over the same files.
 
-use std::{path::Path, process::Output};
+use std::process::Output;
 
 use http::{StatusCode, header};
 use serde_json::Value;
@@ -16,15 +16,7 @@ struct Nginx {
 }
 
 async fn start_nginx() -> Nginx {
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/nginx");
-    let manifests = Manifests::new();
-    for entry in std::fs::read_dir(&examples).expect("examples/nginx exists") {
-        let path = entry.expect("a directory entry").path();
-        if path.extension().is_some_and(|e| e == "yaml") {
-            let name = path.file_name().and_then(|n| n.to_str()).expect("a file name");
-            manifests.write_text(name, &std::fs::read_to_string(&path).expect("readable example"));
-        }
-    }
+    let manifests = Manifests::from_example("nginx");
     let backends = vec![Backend::start("web").await, Backend::start("api").await];
     let services: Vec<_> = backends
         .iter()

@@ -4,7 +4,7 @@
 //! `shop/shop-tls` certificate, served by `shunt serve --shadow-class qcloud`; real HTTP and
 //! HTTPS requests, `/shadow`, `/metrics` and `shunt dns` over the same files.
 
-use std::{path::Path, process::Output, time::Duration};
+use std::{process::Output, time::Duration};
 
 use http::{StatusCode, header};
 use serde_json::Value;
@@ -22,15 +22,7 @@ struct Tke {
 }
 
 async fn start_tke() -> Tke {
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/tke");
-    let manifests = Manifests::new();
-    for entry in std::fs::read_dir(&examples).expect("examples/tke exists") {
-        let path = entry.expect("a directory entry").path();
-        if path.extension().is_some_and(|e| e == "yaml") {
-            let name = path.file_name().and_then(|n| n.to_str()).expect("a file name");
-            manifests.write_text(name, &std::fs::read_to_string(&path).expect("readable example"));
-        }
-    }
+    let manifests = Manifests::from_example("tke");
     let backends = vec![Backend::start("web").await, Backend::start("api").await];
     let services: Vec<_> = backends
         .iter()

@@ -73,6 +73,20 @@ impl Manifests {
 
     /// Writes `text` as `file` through a hidden temporary file and a rename, as `kubectl` and
     /// ConfigMap volumes do. Hidden files are not manifests, so the half-written one is never read.
+    /// The YAML files of `examples/NAME/`, as the repository has them.
+    pub fn from_example(name: &str) -> Self {
+        let manifests = Manifests::new();
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name);
+        for entry in fs::read_dir(&examples).expect("the example directory exists") {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                let file = path.file_name().and_then(|n| n.to_str()).expect("a file name");
+                manifests.write_text(file, &fs::read_to_string(&path).expect("a readable example"));
+            }
+        }
+        manifests
+    }
+
     pub fn write_text(&self, file: &str, text: &str) {
         let staging = self.dir.path().join(format!(".{file}.tmp"));
         fs::write(&staging, text).expect("writing a manifest");

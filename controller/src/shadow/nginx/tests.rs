@@ -21,17 +21,7 @@ use crate::{
     shadow::{HostVerdict, Verdict},
 };
 
-const SERVICES: &str = r#"
-apiVersion: v1
-kind: Service
-metadata: {namespace: shop, name: web}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: v1
-kind: Service
-metadata: {namespace: shop, name: api}
-spec: {ports: [{name: http, port: 80}]}
-"#;
+use crate::fixtures::SHOP_SERVICES as SERVICES;
 
 const WEB: &str = "shop/web:80";
 const API: &str = "shop/api:80";

@@ -9,7 +9,7 @@ mod redirects;
 
 use std::{collections::BTreeMap, path::Path, sync::Arc};
 
-use k8s_openapi::{ByteString, api::core::v1::Secret};
+use k8s_openapi::api::core::v1::Secret;
 use shunt_proxy::{
     metrics::RouteStats,
     redirect,
@@ -21,7 +21,6 @@ use super::*;
 use crate::{
     compile::{ClusterState, CompileOptions, Compiled, compile},
     dns::RefusalReason,
-    fixtures::mk_meta,
     manifests::parse_documents,
     shadow::{
         Verdict,
@@ -29,18 +28,7 @@ use crate::{
     },
 };
 
-/// The Services every example routes to, in namespace `shop`.
-const SERVICES: &str = r#"
-apiVersion: v1
-kind: Service
-metadata: {namespace: shop, name: web}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: v1
-kind: Service
-metadata: {namespace: shop, name: api}
-spec: {ports: [{name: http, port: 80}]}
-"#;
+use crate::fixtures::SHOP_SERVICES as SERVICES;
 
 const WEB: &str = "shop/web:80";
 const API: &str = "shop/api:80";
@@ -97,22 +85,9 @@ fn reasons(compiled: &Compiled, host: &str) -> Vec<String> {
         .collect()
 }
 
-/// A `kubernetes.io/tls` Secret for `names`, PEM in `data` as the API server returns it.
+/// A `kubernetes.io/tls` Secret for `names` in namespace `shop`.
 fn mk_tls_secret(name: &str, names: &[&str]) -> Secret {
-    let key = rcgen::KeyPair::generate().expect("a key");
-    let mut params =
-        rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).expect("valid names");
-    params.not_before = rcgen::date_time_ymd(2020, 1, 1);
-    params.not_after = rcgen::date_time_ymd(2040, 1, 1);
-    let cert = params.self_signed(&key).expect("a certificate");
-    let data = [("tls.crt", cert.pem()), ("tls.key", key.serialize_pem())]
-        .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())));
-    Secret {
-        metadata: mk_meta("shop", name),
-        type_: Some("kubernetes.io/tls".into()),
-        data: Some(BTreeMap::from(data)),
-        ..Default::default()
-    }
+    crate::fixtures::mk_tls_secret("shop", name, names)
 }
 
 const PLAIN: bool = false;
