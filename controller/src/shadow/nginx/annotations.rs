@@ -34,17 +34,14 @@ pub const NO_EFFECT: [&str; 15] = [
     "service-upstream",
 ];
 
-/// Timeouts at the values ingress-nginx's ConfigMap gives them (`proxy-connect-timeout` 5 s,
-/// `-read-` and `-send-` 60 s), which match shunt's own; any other value is refused.
-const DEFAULT_TIMEOUTS: [(&str, &str); 3] = [
+/// Timeouts and `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or ConfigMap
+/// keys of the same names: connect 5 s, read and send 60 s, which match shunt's own; retries of
+/// idempotent requests after an error or a timeout, three tries in all, as shunt's `--retries 2`.
+/// Any other value is refused.
+const PROXY_DEFAULTS: [(&str, &str); 6] = [
     ("proxy-connect-timeout", "5"),
     ("proxy-read-timeout", "60"),
     ("proxy-send-timeout", "60"),
-];
-
-/// `proxy-next-upstream*` at ingress-nginx's defaults: retry idempotent requests after an error or
-/// a timeout, three tries in all, as shunt's `--retries 2` does.
-const DEFAULT_NEXT_UPSTREAM: [(&str, &str); 3] = [
     ("proxy-next-upstream", "error timeout"),
     ("proxy-next-upstream-tries", "3"),
     ("proxy-next-upstream-timeout", "0"),
@@ -174,8 +171,7 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         "use-regex" => parsed.use_regex = flag(value)?,
         "rewrite-target" => parsed.rewrite_target = rewrite_target(value)?,
         "x-forwarded-prefix" => parsed.forwarded_prefix = Some(forwarded_prefix(value)?),
-        name if at_default(&DEFAULT_TIMEOUTS, name, value) => {}
-        name if at_default(&DEFAULT_NEXT_UPSTREAM, name, value) => {}
+        name if at_default(name, value) => {}
         // Only 1.1 is what shunt speaks upstream; 1.0 closes every connection and changes framing.
         "proxy-http-version" if value.trim() == "1.1" => {}
         "allowlist-source-range" => parsed.allow_ranges = ranges(value, false)?,
@@ -187,9 +183,9 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
     Ok(())
 }
 
-/// Whether `name` is one of `defaults` at its default value (surrounding blanks aside).
-fn at_default(defaults: &[(&str, &str)], name: &str, value: &str) -> bool {
-    defaults
+/// Whether `name` is one of [`PROXY_DEFAULTS`] at its default value (surrounding blanks aside).
+pub(super) fn at_default(name: &str, value: &str) -> bool {
+    PROXY_DEFAULTS
         .iter()
         .any(|(key, default)| *key == name && value.trim() == *default)
 }

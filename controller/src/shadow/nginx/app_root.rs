@@ -11,7 +11,7 @@ use shunt_proxy::routes::spec::{BodyLimit, Forwarding, PathKind, RedirectSpec, R
 
 use super::{
     Nginx,
-    claims::{Walk, host_name, unserved},
+    claims::{Walk, host_name, routes_on},
     config::NginxConfig,
     report,
 };
@@ -37,7 +37,7 @@ pub(super) fn claim(
         let Ok(host) = crate::compile::parse_host(raw) else {
             continue;
         };
-        if !nginx.problems.is_empty() || unserved(verdicts.get(&host_name(raw))) {
+        if !routes_on(nginx, verdicts, &host_name(raw)) {
             continue;
         }
         // On a host in regex mode every route is a regex: `$uri = /` is `^/$`, ahead of them all.

@@ -34,11 +34,6 @@ pub(super) fn claim(
     let Some(rules) = nginx.ingress.spec.as_ref().and_then(|spec| spec.rules.as_ref()) else {
         return;
     };
-    // What the Ingress asks that shunt cannot do may be an access rule (auth-url, source
-    // ranges): its paths are not routed at all, on any host.
-    if !nginx.problems.is_empty() {
-        return;
-    }
     for rule in rules {
         let raw = rule.host.as_deref().unwrap_or_default();
         let host = match crate::compile::parse_host(raw) {
@@ -50,7 +45,7 @@ pub(super) fn claim(
             }
         };
         let name = host_name(raw);
-        if walk.regex_hosts.contains(&name) || unserved(verdicts.get(&name)) {
+        if walk.regex_hosts.contains(&name) || !routes_on(nginx, verdicts, &name) {
             continue;
         }
         for path in rule.http.iter().flat_map(|http| &http.paths) {
@@ -70,11 +65,13 @@ pub(super) fn claim(
     }
 }
 
-/// Whether a host is refused for something other than a conflict over a path: then none of its
-/// paths is routed, so no caller reaching shunt by that name gets an answer without what an
-/// annotation asked for.
-pub(super) fn unserved(verdict: Option<&HostVerdict>) -> bool {
-    verdict.is_some_and(|verdict| verdict.reasons.iter().any(|reason| !reason.starts_with("Conflict:")))
+/// Whether the Ingress's paths on `host` are routed. Not when the Ingress asks what shunt cannot
+/// do (an access rule, such as auth-url or source ranges, on any host, named or not), nor on a
+/// host refused for anything but a conflict over a path: no caller reaching shunt by that name
+/// gets an answer without what an annotation asked for.
+pub(super) fn routes_on(nginx: &Nginx<'_>, verdicts: &BTreeMap<String, HostVerdict>, host: &str) -> bool {
+    let refused = |verdict: &HostVerdict| verdict.reasons.iter().any(|reason| !reason.starts_with("Conflict:"));
+    nginx.problems.is_empty() && !verdicts.get(host).is_some_and(refused)
 }
 
 /// A rule's host as verdicts key it.

@@ -7,7 +7,7 @@ use std::{collections::BTreeMap, sync::Arc};
 use k8s_openapi::api::core::v1::ConfigMap;
 use shunt_proxy::routes::spec::BodyLimit;
 
-use super::annotations::{body_size, flag};
+use super::annotations::{at_default, body_size, flag};
 
 /// ingress-nginx's Helm chart names its ConfigMap after the release and controller.
 pub fn default_configmap() -> (String, String) {
@@ -30,17 +30,13 @@ const NO_EFFECT: [&str; 12] = [
     "worker-processes",
 ];
 
-/// Keys whose values match what shunt does when they hold ingress-nginx's default (and only then).
-const AT_DEFAULT: [(&str, &str); 9] = [
+/// Keys whose values match what shunt does when they hold ingress-nginx's default (and only then);
+/// the timeouts and retries are the annotations' (`annotations::at_default`).
+const AT_DEFAULT: [(&str, &str); 4] = [
     ("generate-request-id", "true"),
     ("server-tokens", "false"),
     ("use-forwarded-headers", "false"),
     ("enable-underscores-in-headers", "false"),
-    ("proxy-connect-timeout", "5"),
-    ("proxy-read-timeout", "60"),
-    ("proxy-send-timeout", "60"),
-    ("proxy-next-upstream", "error timeout"),
-    ("proxy-next-upstream-tries", "3"),
 ];
 
 /// What happens to an Ingress carrying a `*-snippet` annotation (controller.go `CheckIngress`
@@ -125,7 +121,10 @@ impl NginxConfig {
                     config.no_tls_redirect = locations.map(str::to_string).collect();
                     Ok(())
                 }
-                "http-redirect-code" => redirect_code(value).map(|code| config.redirect_code = code),
+                "http-redirect-code" => {
+                    config.redirect_code = redirect_code(value);
+                    Ok(())
+                }
                 "hsts" => flag(value).map(|on| hsts.on = on).map_err(|_| Invalid),
                 "hsts-include-subdomains" => flag(value).map(|on| hsts.subdomains = on).map_err(|_| Invalid),
                 "hsts-preload" => flag(value).map(|on| hsts.preload = on).map_err(|_| Invalid),
@@ -152,6 +151,7 @@ impl NginxConfig {
                 "use-proxy-protocol" => flag(value).map(drop).map_err(|_| Invalid),
                 "proxy-real-ip-cidr" => Ok(()),
                 key if AT_DEFAULT.iter().any(|(k, default)| *k == key && *default == value) => Ok(()),
+                key if at_default(key, value) => Ok(()),
                 key if NO_EFFECT.contains(&key) => Ok(()),
                 _ => Err(Unsupported),
             };
@@ -180,13 +180,9 @@ use KeyRefusal::{Invalid, Unsupported};
 
 /// `http-redirect-code`: ingress-nginx takes 301, 302, 307 and 308 and keeps 308 for anything
 /// else, numbers or not (internal/ingress/controller/template/configmap.go, `ReadConfig`).
-fn redirect_code(value: &str) -> Result<u16, KeyRefusal> {
-    let code = value.parse::<u16>().unwrap_or(308);
-    Ok(if matches!(code, 301 | 302 | 307 | 308) {
-        code
-    } else {
-        308
-    })
+fn redirect_code(value: &str) -> u16 {
+    let valid = |code: &u16| matches!(code, 301 | 302 | 307 | 308);
+    value.parse::<u16>().ok().filter(valid).unwrap_or(308)
 }
 
 /// The HSTS keys (config.go: on, max-age 31536000, includeSubDomains, no preload).

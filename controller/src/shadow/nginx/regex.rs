@@ -25,7 +25,7 @@ use shunt_proxy::routes::{
 
 use super::{
     Nginx,
-    claims::{Walk, host_name, path_claim, route_options, settle, unserved},
+    claims::{Walk, host_name, path_claim, route_options, routes_on, settle},
 };
 use crate::shadow::HostVerdict;
 
@@ -73,12 +73,9 @@ pub(super) fn claim_host(
             ));
         }
     }
-    // Refused (by that, or by an annotation of an Ingress on the host): nothing is routed.
-    if unserved(verdicts.get(host)) {
-        return;
-    }
     for (index, location) in locations.iter().enumerate() {
-        if !location.nginx.problems.is_empty() {
+        // Refused (by that, or by an annotation of an Ingress on the host): nothing is routed.
+        if !routes_on(location.nginx, verdicts, host) {
             continue;
         }
         let annotations = &location.nginx.annotations;

@@ -243,10 +243,8 @@ fn is_zero(value: &u32) -> bool {
 impl SourceRanges {
     /// Whether a caller at `addr` is answered.
     pub fn admits(&self, addr: std::net::IpAddr) -> bool {
-        let addr = match addr {
-            std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(addr, std::net::IpAddr::V4),
-            v4 => v4,
-        };
+        // A dual-stack socket's IPv4-mapped peer is judged as the IPv4 address it is.
+        let addr = addr.to_canonical();
         if self.deny.iter().any(|range| range.contains(&addr)) {
             return false;
         }
