@@ -25,6 +25,10 @@ use crate::{
     upstream::{BoxError, EndpointGuard, UpstreamBody},
 };
 
+/// How long, and how much, an unread body is still read after its answer ([`ClientBody::linger`]).
+const LINGER_TIME: Duration = Duration::from_secs(5);
+const LINGER_BYTES: u64 = 8 << 20;
+
 /// Bytes of a request body kept for a retry; see the module docs.
 pub const REPLAY_LIMIT: usize = 64 * 1024;
 
@@ -258,6 +262,30 @@ impl RequestBodyError {
 impl ClientBody {
     pub fn empty() -> Self {
         ClientBody::Read(None)
+    }
+
+    /// Reads and drops what is left of a body answered before it was read (a 413, a redirect),
+    /// in the background, within [`LINGER_TIME`] and [`LINGER_BYTES`]: the client, still
+    /// sending it, then gets the answer instead of a reset (nginx's lingering close, for the
+    /// same reason).
+    pub fn linger(self) {
+        // A body our own loop read with the head is in memory already.
+        if !matches!(self, ClientBody::Hyper(_)) || self.is_end_stream() {
+            return;
+        }
+        let mut body = self;
+        tokio::spawn(async move {
+            let drain = async {
+                let mut read = 0u64;
+                while let Some(Ok(frame)) = http_body_util::BodyExt::frame(&mut body).await {
+                    read += frame.data_ref().map_or(0, |data| data.len() as u64);
+                    if read > LINGER_BYTES {
+                        break;
+                    }
+                }
+            };
+            drop(tokio::time::timeout(LINGER_TIME, drain).await);
+        });
     }
 }
 

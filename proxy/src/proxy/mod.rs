@@ -187,11 +187,11 @@ impl Proxy {
         let route = match routed {
             Ok(Routed::Forward(route)) => route,
             Ok(Routed::Answered(response)) => {
-                linger(req.into_body());
+                req.into_body().linger();
                 return Ok(response);
             }
             Err(error) => {
-                linger(req.into_body());
+                req.into_body().linger();
                 return Err(error);
             }
         };
@@ -200,33 +200,6 @@ impl Proxy {
         // By reference: the prepared request stays where it is while the attempts run.
         attempt::attempt(inner, &route, host_str, &mut prepared, outcome).await
     }
-}
-
-/// How long, and how much, a body answered before it was read (a 413, a redirect) is still read
-/// and thrown away, so the client, still sending it, gets the answer instead of a reset.
-const LINGER_TIME: Duration = Duration::from_secs(5);
-const LINGER_BYTES: u64 = 8 << 20;
-
-/// Reads and drops what is left of an unread body in the background, within [`LINGER_TIME`]
-/// and [`LINGER_BYTES`] (nginx's lingering close does the same for the same reason).
-fn linger(body: ClientBody) {
-    // A body our own loop read with the head is in memory already.
-    if !matches!(body, ClientBody::Hyper(_)) || http_body::Body::is_end_stream(&body) {
-        return;
-    }
-    tokio::spawn(async move {
-        let mut body = body;
-        let drain = async {
-            let mut read = 0u64;
-            while let Some(Ok(frame)) = http_body_util::BodyExt::frame(&mut body).await {
-                read += frame.data_ref().map_or(0, |data| data.len() as u64);
-                if read > LINGER_BYTES {
-                    break;
-                }
-            }
-        };
-        drop(tokio::time::timeout(LINGER_TIME, drain).await);
-    });
 }
 
 /// What a route's profile adds to every answer given for it, from the pod or from us (a redirect,
