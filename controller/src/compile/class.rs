@@ -27,6 +27,18 @@ pub enum Selection {
     Shadow(Profile),
 }
 
+// === impl Selection ===
+
+impl Selection {
+    /// The profile that compiles this Ingress itself, if one does.
+    pub fn own_profile(self) -> Option<Profile> {
+        match self {
+            Selection::Owned(profile) | Selection::Shadow(profile) if profile.compiles_own() => Some(profile),
+            _ => None,
+        }
+    }
+}
+
 /// Whose semantics a shadowed class is compiled with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Profile {
@@ -103,6 +115,12 @@ impl fmt::Display for ShadowClass {
 // === impl Profile ===
 
 impl Profile {
+    /// Whether the profile compiles its Ingresses itself, with a verdict per host, instead of
+    /// the Ingress spec's walk.
+    pub const fn compiles_own(self) -> bool {
+        !matches!(self, Profile::IngressSpec)
+    }
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Profile::IngressSpec => "ingress",

@@ -46,7 +46,7 @@ use shunt_proxy::routes::spec::TableSpec;
 
 use crate::{
     objects::{EndpointSlice, Service},
-    shadow::{HostVerdict, ShadowOptions, Shadowed},
+    shadow::{HostVerdict, ProfileConfig, ShadowOptions, Shadowed},
 };
 
 use self::class::{Classes, Selection};
@@ -162,7 +162,8 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         ingress::compile_ingress(ingress, &mut sink);
         certificates.ingress(ingress, &mut sink.diagnostics);
     }
-    let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &state.config_maps);
+    let config = ProfileConfig::find(options, &state.config_maps);
+    let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &config);
     let default_certificate_error = default_certificate_error(&mut certificates, options);
 
     let mut served: Vec<ServedIngress> = selected

@@ -45,6 +45,14 @@ pub struct ShadowOptions {
     pub nginx_configmap: (String, String),
 }
 
+/// What the profiles read besides the Ingresses and options: found once per compile, whatever
+/// the number of host groups compiled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProfileConfig {
+    /// ingress-nginx's ConfigMap (`--nginx-configmap`), or its defaults.
+    pub nginx: nginx::config::NginxConfig,
+}
+
 /// The shadowed Ingresses of the profiles that compile their own, in precedence order.
 #[derive(Default)]
 pub struct Shadowed<'i> {
@@ -85,19 +93,23 @@ impl<'i> Shadowed<'i> {
     /// Compiles the kept Ingresses into `sink` and `certificates`, after the Ingress-spec ones (a
     /// host both claim keeps their routes, and the shadowed one is refused); returns a verdict
     /// per host, sorted by host.
+    ///
+    /// The profile's diagnostics come last, ordered by Ingress (namespace, name), each Ingress's
+    /// in the order its profile found them: the same whether the kept Ingresses are all of them
+    /// (the full compile) or one host group (the incremental one).
     pub fn compile(
         self,
         sink: &mut Sink<'_>,
         certificates: &mut TlsBuilder<'_>,
         options: &ShadowOptions,
-        config_maps: &[Arc<ConfigMap>],
+        config: &ProfileConfig,
     ) -> Vec<HostVerdict> {
+        let first = sink.diagnostics.len();
         let mut verdicts = qcloud::compile(&self.qcloud, sink, certificates, options);
         if !self.nginx.is_empty() {
-            let config = nginx::config::NginxConfig::find(config_maps, &options.nginx_configmap);
-            say_missing_configmap(&config, &options.nginx_configmap);
-            verdicts.extend(nginx::compile(&self.nginx, sink, certificates, &config));
+            verdicts.extend(nginx::compile(&self.nginx, sink, certificates, &config.nginx));
         }
+        sink.diagnostics[first..].sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
         verdicts.sort_by(|a, b| a.host.cmp(&b.host));
         for verdict in &mut verdicts {
             let classes = verdict.ingresses.iter().filter_map(|source| self.classes.get(source));
@@ -108,6 +120,22 @@ impl<'i> Shadowed<'i> {
                 .collect();
         }
         verdicts
+    }
+}
+
+// === impl ProfileConfig ===
+
+impl ProfileConfig {
+    /// The configuration `options` point at in `config_maps`; a missing nginx ConfigMap is said
+    /// in the log when the nginx profile is served.
+    pub fn find(options: &CompileOptions, config_maps: &[Arc<ConfigMap>]) -> Self {
+        if !serves_nginx(options) {
+            return ProfileConfig::default();
+        }
+        let configmap = &options.shadow.nginx_configmap;
+        let nginx = nginx::config::NginxConfig::find(config_maps, configmap);
+        say_missing_configmap(&nginx, configmap);
+        ProfileConfig { nginx }
     }
 }
 
@@ -134,17 +162,6 @@ fn say_missing_configmap(config: &nginx::config::NginxConfig, (namespace, name):
             "ingress-nginx's ConfigMap not found: the nginx profile assumes ingress-nginx's defaults"
         );
     }
-}
-
-/// Whether a class of a profile that compiles its own Ingresses is served: then the compile
-/// has verdicts and a `/shadow` document, and is done whole (the incremental compile keeps no
-/// profile's state).
-pub fn compiles_own(options: &CompileOptions) -> bool {
-    options
-        .shadow_classes
-        .iter()
-        .chain(&options.class_profiles)
-        .any(|class| matches!(class.profile, Profile::Qcloud | Profile::Nginx))
 }
 
 /// Whether a class is compiled with the nginx profile: then its ConfigMap is read.

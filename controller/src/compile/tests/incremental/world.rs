@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use k8s_openapi::{
     ByteString,
     api::{
-        core::v1::Secret,
+        core::v1::{ConfigMap, Secret},
         networking::v1::{IngressClass, IngressTLS},
     },
 };
@@ -46,7 +46,30 @@ pub(super) struct World {
     slices: BTreeMap<(usize, usize), Arc<EndpointSlice>>,
     secrets: BTreeMap<(usize, usize), Arc<Secret>>,
     classes: BTreeMap<usize, Arc<IngressClass>>,
+    config_maps: Vec<Arc<ConfigMap>>,
 }
+
+/// Annotations of the profiles that tie Ingresses of one host together or read certificates:
+/// regex paths and rewrites, `app-root`, a shared or ambiguous load balancer, a certificate by
+/// annotation, and keys that refuse the host.
+const PROFILE_ANNOTATIONS: [&[(&str, &str)]; 9] = [
+    &[],
+    &[("nginx.ingress.kubernetes.io/use-regex", "true")],
+    &[("nginx.ingress.kubernetes.io/rewrite-target", "/$1")],
+    &[("nginx.ingress.kubernetes.io/app-root", "/api")],
+    &[("kubernetes.io/ingress.existLbId", "lb-1")],
+    &[
+        ("shunt.dev/tls-secret", "s0"),
+        ("kubernetes.io/ingress.rule-mix", "true"),
+    ],
+    &[("nginx.ingress.kubernetes.io/canary", "true")],
+    &[("nginx.ingress.kubernetes.io/force-ssl-redirect", "true")],
+    &[("ingress.cloud.tencent.com/direct-access", "true")],
+];
+
+/// Profiles the options can serve: none, each of them shadowing class `other`, and nginx
+/// taking over class `shunt` while qcloud shadows `other`.
+pub(super) const PROFILE_OPTIONS: usize = 4;
 
 impl World {
     pub(super) fn state(&self) -> ClusterState {
@@ -56,7 +79,7 @@ impl World {
             services: self.services.values().cloned().collect(),
             endpoint_slices: self.slices.values().cloned().collect(),
             secrets: self.secrets.values().cloned().collect(),
-            config_maps: Vec::new(),
+            config_maps: self.config_maps.clone(),
         }
     }
 
@@ -73,6 +96,7 @@ impl World {
                 default_backend,
                 tls,
                 ssl_redirect,
+                profile_annotations,
             } => {
                 let rules = rules
                     .into_iter()
@@ -104,12 +128,14 @@ impl World {
                         secret_name: Some(format!("s{secret}")),
                     }]);
                 }
+                let mut annotations: BTreeMap<String, String> = PROFILE_ANNOTATIONS[profile_annotations]
+                    .iter()
+                    .map(|(key, value)| (key.to_string(), value.to_string()))
+                    .collect();
                 if ssl_redirect {
-                    ingress.metadata.annotations = Some(BTreeMap::from([(
-                        "shunt.dev/ssl-redirect".to_string(),
-                        "maybe".to_string(),
-                    )]));
+                    annotations.insert("shunt.dev/ssl-redirect".to_string(), "maybe".to_string());
                 }
+                ingress.metadata.annotations = Some(annotations).filter(|a| !a.is_empty());
                 self.ingresses.insert((ns, name), Arc::new(ingress));
                 changes.ingresses.insert(key(ns, format!("i{name}")));
             }
@@ -195,6 +221,33 @@ impl World {
                 changes.ingress_classes = true;
             }
             Edit::ToggleWithoutClass => options.watch_ingress_without_class ^= true,
+            Edit::SetProfiles(choice) => {
+                let class = |spec: &str| spec.parse::<ShadowClass>().expect("a class profile");
+                (options.shadow_classes, options.class_profiles) = match choice {
+                    1 => (vec![class("other=qcloud")], vec![]),
+                    2 => (vec![class("other=nginx")], vec![]),
+                    3 => (vec![class("other=qcloud")], vec![class("shunt=nginx")]),
+                    _ => (vec![], vec![]),
+                };
+            }
+            Edit::PutNginxConfig(ssl_redirect) => {
+                let (namespace, name) = options.shadow.nginx_configmap.clone();
+                let data = BTreeMap::from([
+                    ("ssl-redirect".to_string(), ssl_redirect.to_string()),
+                    ("use-regex".to_string(), "false".to_string()),
+                ]);
+                self.config_maps = vec![Arc::new(ConfigMap {
+                    metadata: ObjectMeta {
+                        namespace: Some(namespace),
+                        name: Some(name),
+                        ..Default::default()
+                    },
+                    data: Some(data).filter(|_| ssl_redirect),
+                    ..Default::default()
+                })];
+                // `shunt serve` tells a ConfigMap change as it tells a class change.
+                changes.ingress_classes = true;
+            }
         }
     }
 }
