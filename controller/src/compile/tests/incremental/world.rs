@@ -264,7 +264,7 @@ fn mk_edited_secret(ns: usize, secret: usize, kind: usize) -> Arc<Secret> {
 /// An IPv4 slice `e{name}` of `SERVICES[service]` with `endpoints` as (address, ready).
 fn mk_edited_slice(ns: usize, name: usize, service: usize, endpoints: &[(u8, bool)]) -> EndpointSlice {
     let endpoints = endpoints
-        .into_iter()
+        .iter()
         .map(|&(host, ready)| mk_endpoint(&format!("10.0.0.{host}"), Some(ready), Some(true), Some(!ready)))
         .collect();
     let mut slice = mk_slice("x", "y", SERVICES[service], &[("http", 8080)], endpoints);
