@@ -39,8 +39,9 @@ impl Selection {
     }
 }
 
-/// Whose semantics a shadowed class is compiled with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Whose semantics a shadowed class is compiled with. Ordered as the profiles compile: one
+/// that compiles earlier holds a path two profiles' Ingresses claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Profile {
     /// The Ingress spec's, like our own classes.
     IngressSpec,
@@ -117,8 +118,17 @@ impl fmt::Display for ShadowClass {
 impl Profile {
     /// Whether the profile compiles its Ingresses itself, with a verdict per host, instead of
     /// the Ingress spec's walk.
-    pub const fn compiles_own(self) -> bool {
-        !matches!(self, Profile::IngressSpec)
+    pub fn compiles_own(self) -> bool {
+        self.own().is_some()
+    }
+
+    /// The profile's own compile; `None` for the Ingress spec's, which the compile walks itself.
+    pub fn own(self) -> Option<&'static dyn crate::shadow::OwnProfile> {
+        match self {
+            Profile::IngressSpec => None,
+            Profile::Qcloud => Some(&crate::shadow::qcloud::TkeClb),
+            Profile::Nginx => Some(&crate::shadow::nginx::IngressNginx),
+        }
     }
 
     pub const fn as_str(self) -> &'static str {

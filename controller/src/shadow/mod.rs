@@ -3,15 +3,15 @@
 //! have got, and a verdict per host saying whether shunt answers identically or why not.
 //!
 //! ```text
-//! compile (pure) ─ shadowed Ingresses by profile ─▶ Shadowed::compile ─▶ qcloud::compile ─▶ table claims
+//! compile (pure) ─ shadowed Ingresses by profile ─▶ Shadowed::compile ─▶ OwnProfile::compile ─▶ table claims
 //!                                                                       └─▶ HostVerdict per host (verdict.rs)
 //! verdicts ─▶ /shadow (report.rs), the log (log.rs), DNS refusals, metrics, diagnostics
 //! ```
 //! The verdicts, the report and the log are the same for every profile. A new profile plugs in
-//! here: a variant of [`Profile`], a module `shadow/NAME/` with a
-//! `compile(ingresses, sink, certificates, options) -> Vec<HostVerdict>` claiming its routes
-//! in the compile's table (route options go on its [`PathClaim`](crate::compile::PathClaim)s), and
-//! an arm in [`Shadowed::take`], [`Shadowed::compile`], [`compiles_own`] and [`report`].
+//! through [`OwnProfile`]: a module `shadow/NAME/` implementing it (its `compile` claims its
+//! routes in the compile's table, route options on its [`PathClaim`](crate::compile::PathClaim)s,
+//! and returns a verdict per host), and a variant of [`Profile`] whose [`Profile::own`] names it.
+//! The full compile and the incremental one (by host group) both call it through [`Shadowed`].
 
 pub mod log;
 pub mod nginx;
@@ -53,11 +53,35 @@ pub struct ProfileConfig {
     pub nginx: nginx::config::NginxConfig,
 }
 
+/// A profile that compiles its own Ingresses with the semantics of the controller it stands in
+/// for, and says per host whether shunt answers as that controller would.
+pub trait OwnProfile: Sync {
+    /// Its name in `--shadow-class NAME=PROFILE` and the `/shadow` document.
+    fn name(&self) -> &'static str;
+
+    /// What it assumes of that controller where its documentation is not precise; `/shadow`
+    /// lists it.
+    fn assumed(&self) -> &'static [&'static str];
+
+    /// Compiles `ingresses` (in precedence order) into `sink` and `certificates`, after the
+    /// Ingress-spec ones; returns a verdict per named host, sorted by host. Called with all of
+    /// the profile's Ingresses (the full compile) or with one host group's (the incremental one):
+    /// what it gives a host must depend only on the Ingresses naming that host.
+    fn compile(
+        &self,
+        ingresses: &[&Ingress],
+        sink: &mut Sink<'_>,
+        certificates: &mut TlsBuilder<'_>,
+        options: &ShadowOptions,
+        config: &ProfileConfig,
+    ) -> Vec<HostVerdict>;
+}
+
 /// The shadowed Ingresses of the profiles that compile their own, in precedence order.
 #[derive(Default)]
 pub struct Shadowed<'i> {
-    qcloud: Vec<&'i Ingress>,
-    nginx: Vec<&'i Ingress>,
+    /// By profile, in the order the profiles compile (qcloud, then nginx).
+    ingresses: BTreeMap<Profile, Vec<&'i Ingress>>,
     /// The class each kept Ingress (`namespace/name`) was selected by, for the report.
     classes: BTreeMap<String, String>,
 }
@@ -80,11 +104,10 @@ impl<'i> Shadowed<'i> {
     /// Keeps `ingress` for its profile's compile; false when the profile is the Ingress spec's,
     /// compiled like our own classes.
     pub fn take(&mut self, ingress: &'i Ingress, profile: Profile) -> bool {
-        match profile {
-            Profile::IngressSpec => return false,
-            Profile::Qcloud => self.qcloud.push(ingress),
-            Profile::Nginx => self.nginx.push(ingress),
+        if profile.own().is_none() {
+            return false;
         }
+        self.ingresses.entry(profile).or_default().push(ingress);
         let (namespace, name) = crate::compile::namespace_name(&ingress.metadata);
         self.classes.insert(format!("{namespace}/{name}"), class_label(ingress));
         true
@@ -105,9 +128,11 @@ impl<'i> Shadowed<'i> {
         config: &ProfileConfig,
     ) -> Vec<HostVerdict> {
         let first = sink.diagnostics.len();
-        let mut verdicts = qcloud::compile(&self.qcloud, sink, certificates, options);
-        if !self.nginx.is_empty() {
-            verdicts.extend(nginx::compile(&self.nginx, sink, certificates, &config.nginx));
+        let mut verdicts = Vec::new();
+        for (profile, ingresses) in &self.ingresses {
+            if let Some(own) = profile.own() {
+                verdicts.extend(own.compile(ingresses, sink, certificates, options, config));
+            }
         }
         sink.diagnostics[first..].sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
         verdicts.sort_by(|a, b| a.host.cmp(&b.host));
@@ -180,20 +205,15 @@ pub fn report(options: &CompileOptions, verdicts: &[HostVerdict]) -> Option<serd
 /// The name of the profiles with verdicts that `options` serve (`qcloud`, `nginx` or
 /// `qcloud+nginx`) and what they assume; `None` when none is served.
 pub fn served_profiles(options: &CompileOptions) -> Option<(String, Vec<&'static str>)> {
-    let served = |profile| {
-        (options.shadow_classes.iter())
-            .chain(&options.class_profiles)
-            .any(|class| class.profile == profile)
-    };
+    let served: std::collections::BTreeSet<Profile> = (options.shadow_classes.iter())
+        .chain(&options.class_profiles)
+        .map(|class| class.profile)
+        .collect();
     let mut names = Vec::new();
     let mut assumed = Vec::new();
-    if served(Profile::Qcloud) {
-        names.push(qcloud::PROFILE);
-        assumed.extend(qcloud::ASSUMED);
-    }
-    if served(Profile::Nginx) {
-        names.push(nginx::PROFILE);
-        assumed.extend(nginx::ASSUMED);
+    for own in served.into_iter().filter_map(Profile::own) {
+        names.push(own.name());
+        assumed.extend(own.assumed());
     }
     (!names.is_empty()).then(|| (names.join("+"), assumed))
 }
