@@ -285,7 +285,7 @@ impl Incremental {
             }
         }
         let (shadow, report) = match self.profiles.is_empty() && crate::shadow::served_profiles(options).is_none() {
-            true => (Vec::new(), None),
+            true => (Arc::from([]), None),
             false => self.profiles.shadow(options),
         };
         let mut table = TableSpec {

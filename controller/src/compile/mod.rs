@@ -120,7 +120,7 @@ pub struct Compiled {
     /// Why `--default-ssl-certificate` cannot be used, if it cannot: the self-signed fallback serves.
     pub default_certificate_error: Option<String>,
     /// A verdict per host of the Ingresses a shadow profile compiles, sorted by host (also `/shadow`).
-    pub shadow: Vec<HostVerdict>,
+    pub shadow: Arc<[HostVerdict]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -188,7 +188,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         diagnostics: sink.diagnostics,
         served,
         default_certificate_error,
-        shadow,
+        shadow: shadow.into(),
     }
 }
 

@@ -54,8 +54,8 @@ pub(super) struct Profiles {
     asking: BTreeSet<Key>,
     /// What the profiles were last compiled with; a change compiles every member again.
     config: Option<ProfileConfig>,
-    /// The verdicts sorted by host, and the `/shadow` document; `None` after a group changed.
-    shadow: Option<(Vec<HostVerdict>, Option<Value>)>,
+    /// The verdicts sorted by host, and the `/shadow` document; `None` after a verdict changed.
+    shadow: Option<(Arc<[HostVerdict]>, Option<Value>)>,
 }
 
 /// One Ingress a profile compiles.
@@ -174,7 +174,7 @@ impl Profiles {
     }
 
     /// The verdicts sorted by host, and the `/shadow` document for them.
-    pub(super) fn shadow(&mut self, options: &CompileOptions) -> (Vec<HostVerdict>, Option<Value>) {
+    pub(super) fn shadow(&mut self, options: &CompileOptions) -> (Arc<[HostVerdict]>, Option<Value>) {
         let outputs = &self.outputs;
         let (verdicts, report) = self.shadow.get_or_insert_with(|| {
             let mut verdicts: Vec<HostVerdict> = outputs
@@ -184,15 +184,15 @@ impl Profiles {
             // Stable: one host's verdicts keep their profiles' order (qcloud, then nginx).
             verdicts.sort_by(|a, b| a.host.cmp(&b.host));
             let report = crate::shadow::report(options, &verdicts);
-            (verdicts, report)
+            (verdicts.into(), report)
         });
         (verdicts.clone(), report.clone())
     }
 
-    /// Takes out what the last compile of `key`'s group gave for it.
-    fn forget_output(&mut self, key: &str, spec_changes: &mut SpecChanges) {
+    /// Takes out what the last compile of `key`'s group gave for it; returns its verdicts.
+    fn forget_output(&mut self, key: &str, spec_changes: &mut SpecChanges) -> Vec<HostVerdict> {
         let Some(output) = self.outputs.remove(key) else {
-            return;
+            return Vec::new();
         };
         for host in output.hosts {
             let Some(spec) = self.hosts.remove(&host) else {
@@ -204,7 +204,7 @@ impl Profiles {
             }
             spec_changes.hosts.insert(host);
         }
-        self.shadow = None;
+        output.verdicts
     }
 
     fn forget_member(&mut self, key: &Key, old_keys: &mut BTreeSet<String>) {
@@ -249,7 +249,6 @@ impl Profiles {
         diagnostics: Vec<Diagnostic>,
         spec_changes: &mut SpecChanges,
     ) {
-        self.shadow = None;
         let table = table.finish();
         for spec in table.hosts {
             for path in &spec.paths {
@@ -376,11 +375,19 @@ impl Incremental {
         if !redo.is_empty() {
             self.served = None;
         }
-        for key in &keys {
-            self.profiles.forget_output(key, spec_changes);
-        }
+        let before: Vec<Vec<HostVerdict>> = (keys.iter())
+            .map(|key| self.profiles.forget_output(key, spec_changes))
+            .collect();
         for group in groups(&self.profiles, selected) {
             self.compile_group(group, &mut inputs, spec_changes);
+        }
+        // An endpoint edit compiles a group again to the same verdicts: the report stands.
+        let outputs = &self.profiles.outputs;
+        let after = keys
+            .iter()
+            .map(|key| outputs.get(key).map_or(&[][..], |output| &output.verdicts));
+        if !after.eq(before.iter().map(Vec::as_slice)) {
+            self.profiles.shadow = None;
         }
     }
 
