@@ -131,7 +131,8 @@ impl RoutePublisher {
 
     /// [`RoutePublisher::publish`] told what changed since the live table's spec: only those
     /// hosts and backends are compared and built, the others are taken over unseen. Falls back
-    /// to the full publish when the tables split hosts by listener (or nothing is live yet).
+    /// to the full publish when one table splits hosts by listener and the other does not (or
+    /// nothing is live yet).
     pub fn publish_changed(&mut self, spec: TableSpec, changes: &SpecChanges) -> Published {
         let live = self.current.load_full();
         if !self.ready.load(Ordering::Acquire) || !RouteTable::rebuilds_changed(&spec, &live) {

@@ -221,11 +221,7 @@ impl RouteTable {
     /// from scratch with the same callbacks.
     pub fn rebuild(spec: Arc<TableSpec>, previous: Option<&RouteTable>, callbacks: impl BuildParts) -> Rebuilt {
         let mut parts = Parts::new(&spec, callbacks, spec.backends.len());
-        let scoped = spec
-            .hosts
-            .iter()
-            .flat_map(|vhost| &vhost.paths)
-            .any(|path| !path.options.listeners.is_both());
+        let scoped = changed::splits_listeners(&spec);
         // A table split by listener and one that is not keep their hosts in different places.
         let previous = previous.filter(|previous| previous.tls.is_some() == scoped);
         // Redirect routes forward nowhere; they share one upstream without endpoints.

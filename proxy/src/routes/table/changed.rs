@@ -18,22 +18,18 @@ use crate::{
 // === impl RouteTable ===
 
 impl RouteTable {
-    /// Whether [`RouteTable::rebuild_changed`] can build `spec` next to `previous`: neither
-    /// splits its hosts by listener.
+    /// Whether [`RouteTable::rebuild_changed`] can build `spec` next to `previous`: both split
+    /// their hosts by listener, or neither does (then they keep their hosts in the same places).
     pub fn rebuilds_changed(spec: &TableSpec, previous: &RouteTable) -> bool {
-        previous.tls.is_none()
-            && spec
-                .hosts
-                .iter()
-                .flat_map(|vhost| &vhost.paths)
-                .all(|path| path.options.listeners.is_both())
+        previous.tls.is_some() == splits_listeners(spec)
     }
 
     /// [`RouteTable::rebuild`] given that only `changed` hosts and `backends` differ between
     /// `previous`'s spec and `spec` (a superset is fine), and that the upstreams of `replaced` are
     /// the only ones the `upstream` callback no longer gives. Hosts routing to a replaced upstream
-    /// or to a backend that appeared or left are built again too. `None` when either table splits
-    /// its hosts by listener: then only the full rebuild applies.
+    /// or to a backend that appeared or left are built again too, on each listener's view when
+    /// the tables split hosts by listener. `None` when one table splits them and the other does
+    /// not: then only the full rebuild applies.
     pub fn rebuild_changed(
         spec: Arc<TableSpec>,
         previous: &RouteTable,
@@ -49,6 +45,7 @@ impl RouteTable {
         let mut redo: BTreeSet<HostMatch> = changed.clone();
         if !replaced.is_empty() {
             redo.extend(previous.plain.with_upstream_in(replaced));
+            redo.extend(previous.tls.iter().flat_map(|tls| tls.with_upstream_in(replaced)));
         }
         // A path naming a missing backend is left out with a warning: it changes with existence.
         let existence: BTreeSet<&BackendId> = backends
@@ -61,11 +58,18 @@ impl RouteTable {
             redo.extend(spec.hosts.iter().filter(names).map(|vhost| vhost.host.clone()));
         }
         let mut plain = previous.plain.clone();
+        let mut tls = previous.tls.clone();
+        let split = tls.is_some();
         let mut dropped = Vec::new();
         let mut warnings = Vec::new();
         let nowhere = previous.nowhere.clone();
+        let mut removed = 0;
         for host in &redo {
-            if let Some(old) = plain.remove(host) {
+            for old in [plain.remove(host), tls.as_mut().and_then(|tls| tls.remove(host))]
+                .into_iter()
+                .flatten()
+            {
+                removed += 1;
                 dropped.extend(old.routes.iter().map(stats_of));
             }
             let Ok(index) = spec.hosts.binary_search_by(|vhost| vhost.host.cmp(host)) else {
@@ -75,8 +79,13 @@ impl RouteTable {
             let before = warnings.len();
             let routes = build_routes(vhost, &nowhere, &mut parts, &mut warnings);
             let clean = warnings.len() == before;
-            if let Some(built) = VirtualHost::build(vhost, &routes, None, clean, &mut parts, &mut warnings) {
-                plain.insert(&vhost.host, Arc::new(built));
+            let views = [(&mut plain, split.then_some(false))]
+                .into_iter()
+                .chain(tls.as_mut().map(|tls| (tls, Some(true))));
+            for (hosts, view) in views {
+                if let Some(built) = VirtualHost::build(vhost, &routes, view, clean, &mut parts, &mut warnings) {
+                    hosts.insert(&vhost.host, Arc::new(built));
+                }
             }
         }
         let previous_default = previous.default_route.as_ref();
@@ -86,13 +95,14 @@ impl RouteTable {
         {
             dropped.push(stats_of(previous));
         }
-        let reused_hosts = previous.plain.len().saturating_sub(redo.len());
+        let before = previous.plain.len() + previous.tls.as_ref().map_or(0, Hosts::len);
+        let reused_hosts = before.saturating_sub(removed);
         // It borrows `spec`, which the table takes.
         drop(parts);
         let table = RouteTable {
             spec,
             plain,
-            tls: None,
+            tls,
             default_route,
             certificates: Default::default(),
             nowhere,
@@ -104,6 +114,14 @@ impl RouteTable {
             reused_hosts,
         })
     }
+}
+
+/// Whether some path of `spec` is served on one listener only: then the table keeps a view of
+/// its hosts per listener.
+pub(super) fn splits_listeners(spec: &TableSpec) -> bool {
+    (spec.hosts.iter())
+        .flat_map(|vhost| &vhost.paths)
+        .any(|path| !path.options.listeners.is_both())
 }
 
 // === impl Hosts ===
