@@ -221,7 +221,7 @@ fn note_changes(changes: &mut Changes, old: &[Object], new: &[Object]) {
     let keyed = |object: &Object| match object {
         Object::Ingress(o) => Some(key(0, o)),
         Object::IngressClass(o) => Some(key(1, o)),
-        // Read by the nginx profile, which compiles whole: a change compiles everything again.
+        // Read by the nginx profile: a change compiles everything again (changes are rare).
         Object::ConfigMap(o) => Some(key(1, o)),
         Object::Service(o) => Some(key(2, o)),
         Object::EndpointSlice(o) => Some(key(3, o)),
