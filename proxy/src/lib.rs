@@ -32,7 +32,6 @@ pub mod h1;
 pub mod headers;
 pub mod lograte;
 pub mod metrics;
-pub mod pages;
 pub mod proxy;
 pub mod publish;
 pub mod redirect;
