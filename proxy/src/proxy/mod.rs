@@ -1,12 +1,13 @@
-//! The request path as named phases, each in its own file and run in this order:
+//! The request path as named phases, each in its own file and run in this order (`finish` is
+//! `answer.rs`'s too, run on every answer given for a route, the pod's or ours):
 //!
 //! ```text
-//! request ─▶ admit ─▶ route ─▶ answer ─▶ prepare ─▶ attempt ─▶ respond ─▶ answer::finish ─▶ client
-//!             │ 400     │ 404    │ 413, CORS     │ headers,  │ pick an endpoint,  │ hop-by-hop │ answer style,
-//!             │         │        │ preflight,    │ body slot │ send; retry by     │ out, or a  │ HSTS, CORS
-//!             │         │        │ redirect, 403,│           │ upstream::retry    │ tunnel     │ fields
-//!             │         │        │ 503           │           │                    │            │
-//!             └─────────┴────────┴───────────────┴───────────┴── access_log: one line and the metrics, on drop
+//! request ─▶ admit ─▶ route ─▶ answer ────▶ prepare ──▶ attempt ───▶ respond ────▶ finish ──────▶ client
+//!            │ 400    │ 404    │ 413, CORS  │ fields,   │ endpoints, │ hop-by-hop, │ style, HSTS,
+//!            │        │        │ preflight, │ Host,     │ retries    │ tunnel      │ CORS fields
+//!            │        │        │ redirects, │ rewrite,  │            │             │
+//!            │        │        │ 403, 503   │ body slot │            │             │
+//!            └────────┴────────┴────────────┴───────────┴────────────┴─────────────┴─ access_log: on drop
 //! ```
 //!
 //! Where a new feature goes (an nginx annotation, a retry rule), by what it changes:
