@@ -97,21 +97,16 @@ fn cors(route: &Route, req: &http::Request<ClientBody>, outcome: &mut Outcome) -
 /// The route's redirect: plain HTTP to HTTPS first, then the one it is configured with.
 #[inline(always)]
 fn redirect(route: &Route, request: &Request<'_>) -> Option<Response<ResponseBody>> {
-    let Request {
-        req,
-        normalized,
-        host,
-        conn,
-    } = *request;
+    let (req, host, tls) = (request.req, request.host, request.conn.tls);
     let root = PathAndQuery::from_static("/");
-    if route.ssl_redirect && !conn.tls {
+    if route.ssl_redirect && !tls {
         let style = route.rules.https_redirect;
         let response = if style.trim_trailing_slash {
             // ingress-nginx's Location is built from the target as sent, not as normalised.
             let target = req.uri().path_and_query().unwrap_or(&root);
             redirect::to_https_trimmed(style.code, host, target)
         } else {
-            let target = normalized.or(req.uri().path_and_query()).unwrap_or(&root);
+            let target = request.normalized.or(req.uri().path_and_query()).unwrap_or(&root);
             let mut to_https = redirect::to_https();
             to_https.code = style.code;
             redirect::respond(&to_https, false, host, target)
@@ -120,7 +115,7 @@ fn redirect(route: &Route, request: &Request<'_>) -> Option<Response<ResponseBod
     }
     let redirect = route.redirect.as_ref()?;
     let target = req.uri().path_and_query().unwrap_or(&root);
-    Some(redirect::respond(redirect, conn.tls, host, target))
+    Some(redirect::respond(redirect, tls, host, target))
 }
 
 fn content_length(req: &http::Request<ClientBody>) -> Option<u64> {

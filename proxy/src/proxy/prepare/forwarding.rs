@@ -1,11 +1,11 @@
 //! The set of forwarding fields a route's pod gets, the behaviour its [`Forwarding`] names, and
 //! the request fields that go with the set. Each decision about a forwarding field is made here.
 
-use http::{HeaderMap, HeaderValue, header, uri::PathAndQuery};
+use http::{HeaderMap, HeaderName, HeaderValue, header, uri::PathAndQuery};
 
-use super::super::ProxyOptions;
 use crate::{
-    headers::{AddedFields, ForwardedContext, ReplaceContext, replace_forwarded, set_forwarded},
+    headers::{AddedFields, ForwardedContext, ReplaceContext, TrustedProxies, replace_forwarded, set_forwarded},
+    proxy::ProxyOptions,
     routes::{
         Route,
         spec::{Forwarding, UpstreamProtocol},
@@ -61,32 +61,35 @@ impl FieldSet {
         options: &ProxyOptions,
     ) -> HeaderValue {
         match self {
-            FieldSet::Chained => chained(headers, added, hop, route, options),
+            FieldSet::Chained => {
+                let protocol_field = route.client_protocol_header.as_ref();
+                chained(headers, added, hop, &options.trusted_proxies, protocol_field)
+            }
             FieldSet::Replaced { original_uri } => {
+                headers.remove(header::EXPECT);
+                if route.upstream.protocol != UpstreamProtocol::H2c {
+                    headers.remove(header::TE);
+                }
                 let request = ReplaceContext {
                     peer: hop.conn.peer.ip(),
                     tls: hop.conn.tls,
                     host: hop.host,
                     original_uri: original_uri.then(|| hop.target.map_or("/", PathAndQuery::as_str)),
                 };
-                headers.remove(header::EXPECT);
-                if route.upstream.protocol != UpstreamProtocol::H2c {
-                    headers.remove(header::TE);
-                }
                 replace_forwarded(headers, &request, added)
             }
         }
     }
 }
 
-/// shunt's own fields: forwarding fields and the route's protocol field.
+/// shunt's own fields: forwarding fields, and the route's protocol field (`http` or `https`).
 #[inline(always)]
 fn chained(
     headers: &mut HeaderMap,
     added: &mut AddedFields,
     hop: &Hop<'_>,
-    route: &Route,
-    options: &ProxyOptions,
+    trusted: &TrustedProxies,
+    protocol_field: Option<&HeaderName>,
 ) -> HeaderValue {
     let scheme = if hop.conn.tls { "https" } else { "http" };
     let forwarded = ForwardedContext {
@@ -94,8 +97,8 @@ fn chained(
         scheme,
         host: hop.host_str,
     };
-    let request_id = set_forwarded(headers, &forwarded, &options.trusted_proxies, added);
-    if let Some(name) = &route.client_protocol_header {
+    let request_id = set_forwarded(headers, &forwarded, trusted, added);
+    if let Some(name) = protocol_field {
         added.replace(headers, name.clone(), HeaderValue::from_static(scheme));
     }
     request_id
