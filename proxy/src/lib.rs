@@ -3,10 +3,10 @@
 //! ```text
 //!                       RoutePublisher ──store──▶ ArcSwap<RouteTable> ◀──load── RouteReader
 //!                                                        │
-//! client ─▶ server (h1/h2c, TLS) ─▶ proxy: admit ─▶ route ─▶ prepare ─▶ attempt ─▶ respond ─▶ client
-//!                                                    │ lookup(host, path)   │ Upstream::pick, pooled client
-//!                                                    ▼                      ▼
-//!                                                 routes/               upstream/ ─▶ endpoint (a pod)
+//! client ─▶ server (h1/h2c, TLS) ─▶ proxy: admit ─▶ route ─▶ answer ─▶ prepare ─▶ attempt ─▶ respond ─▶ answer::finish ─▶ client
+//!                                                    │ lookup(host, path)             │ Upstream::pick, pooled client
+//!                                                    ▼                                ▼
+//!                                                 routes/                         upstream/ ─▶ endpoint (a pod)
 //! ```
 //! Modules import downward: `server` → `proxy` → `routes` / `upstream`, with `h1` (the HTTP/1.1
 //! codec both sides share) beneath both; `dataplane` assembles the workers. Never depends on
@@ -32,7 +32,6 @@ pub mod h1;
 pub mod headers;
 pub mod lograte;
 pub mod metrics;
-pub mod pages;
 pub mod proxy;
 pub mod publish;
 pub mod redirect;

@@ -1,27 +1,34 @@
-//! The request path as named phases, each in its own file and run in this order:
+//! The request path as named phases, each in its own file and run in this order (`finish` is
+//! `answer.rs`'s too, run on every answer given for a route, the pod's or ours):
 //!
 //! ```text
-//! request ─▶ admit ─▶ route ─▶ prepare ─▶ attempt ─▶ respond ─▶ client
-//!             │ 400     │ 404, redirect,   │ headers,  │ pick an endpoint, send;     │ hop-by-hop out,
-//!             │         │ 503, 413         │ body slot │ retry by upstream::retry    │ or hand over a tunnel
-//!             └─────────┴──────────────────┴───────────┴── access_log: one line and the metrics, on drop
+//! request ─▶ admit ─▶ route ─▶ answer ────▶ prepare ──▶ attempt ───▶ respond ────▶ finish ──────▶ client
+//!            │ 400    │ 404    │ 413, CORS  │ fields,   │ endpoints, │ hop-by-hop, │ style, HSTS,
+//!            │        │        │ preflight, │ Host,     │ retries    │ tunnel      │ CORS fields
+//!            │        │        │ redirects, │ rewrite,  │            │             │
+//!            │        │        │ 403, 503   │ body slot │            │             │
+//!            └────────┴────────┴────────────┴───────────┴────────────┴─────────────┴─ access_log: on drop
 //! ```
 //!
 //! Where a new feature goes (an nginx annotation, a retry rule), by what it changes:
 //! - `admit.rs`: whether a request is acceptable at all, before any route is known (methods,
 //!   request targets, path normalisation, the host).
-//! - `route.rs`: what the route decides without asking a pod: lookup, redirects, answers made
-//!   here (access rules, CORS preflight), limits of the route (body size), canary choice.
-//! - `prepare.rs`: the request as the pod will see it: header rewrites, rewrite-target, CORS or
-//!   custom request headers, upgrade detection, the replayable body.
+//! - `route.rs`: which route the host and path lead to.
+//! - `answer.rs`: what the route answers without asking a pod (limits, CORS preflight,
+//!   redirects, access rules), and what it adds to every answer given for it, the pod's or ours
+//!   (`finish`: the answer style's pages and hidden fields, HSTS, CORS fields).
+//! - `prepare.rs`: the request as the pod will see it: the route's set of forwarding fields
+//!   (`prepare/forwarding.rs`), header rewrites, rewrite-target, upgrade detection, the
+//!   replayable body.
 //! - `attempt.rs`: the loop of tries against endpoints; which failures are retried is decided in
 //!   `upstream/retry.rs`, not here.
-//! - `respond.rs`: the response as the client will see it: hop-by-hop fields, response headers
-//!   (CORS), the upgrade hand-off to a tunnel.
+//! - `respond.rs`: the response as the client will see it: hop-by-hop fields, trailers, the
+//!   upgrade hand-off to a tunnel.
 //! - `access_log.rs`: what is logged and counted once the request is over.
 
 mod access_log;
 mod admit;
+mod answer;
 mod attempt;
 mod prepare;
 mod respond;
@@ -29,23 +36,22 @@ mod route;
 
 use std::{sync::Arc, time::Duration};
 
-use http::{HeaderValue, Request, Response};
+use http::{Request, Response};
 use tracing::{debug, warn};
 
 pub use self::access_log::count;
 use self::{
     access_log::{Outcome, Record},
     admit::Admitted,
-    route::Routed,
+    answer::Answer,
 };
 use crate::{
     body::{ClientBody, ResponseBody},
     error::{ErrorSource, ProxyError},
-    headers::{AllowedUpgrades, TrustedProxies, hide_upstream_fields},
+    headers::{AllowedUpgrades, TrustedProxies},
     lograte::LogRate,
     metrics::ProxyMetrics,
     publish::RouteReader,
-    routes::Route,
     server::ConnInfo,
     tunnel::Tunnels,
     upstream::{UpstreamClients, retry::RetryPolicy},
@@ -127,10 +133,10 @@ impl Proxy {
         req: Request<ClientBody>,
         conn: ConnInfo,
     ) -> impl Future<Output = Response<ResponseBody>> + Send + '_ {
-        Box::pin(self.answer(req, conn))
+        Box::pin(self.handle(req, conn))
     }
 
-    async fn answer(&self, req: Request<ClientBody>, conn: ConnInfo) -> Response<ResponseBody> {
+    async fn handle(&self, req: Request<ClientBody>, conn: ConnInfo) -> Response<ResponseBody> {
         let inner = &*self.0;
         let mut record = Record::start(&inner.metrics, conn, inner.options.access_log, &req);
         // Boxed apart: the forwarding future is kilobytes (the upstream exchange, its timeout,
@@ -154,7 +160,7 @@ impl Proxy {
         };
         if let Some(route) = record.outcome.route.as_deref() {
             let made_here = record.outcome.answered.is_none();
-            profile_answer(
+            answer::finish(
                 &mut response,
                 route,
                 conn.tls,
@@ -183,10 +189,11 @@ impl Proxy {
             host: host_str,
             conn,
         };
-        let routed = route::route(&inner.routes, &request, inner.options.max_body_size, outcome);
-        let route = match routed {
-            Ok(Routed::Forward(route)) => route,
-            Ok(Routed::Answered(response)) => {
+        let answered = route::route(&inner.routes, &request, outcome)
+            .and_then(|route| answer::answer(route, &request, inner.options.max_body_size, outcome));
+        let route = match answered {
+            Ok(Answer::Forward(route)) => route,
+            Ok(Answer::Answered(response)) => {
                 req.into_body().linger();
                 return Ok(response);
             }
@@ -199,38 +206,6 @@ impl Proxy {
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
         attempt::attempt(inner, &route, host_str, &mut prepared, outcome).await
-    }
-}
-
-/// What a route's profile adds to every answer given for it, from the pod or from us (a redirect,
-/// a 413, a 502): ingress-nginx's header filter runs on all of them, and nginx writes its own
-/// page for those it makes.
-#[inline(always)]
-fn profile_answer(
-    response: &mut Response<ResponseBody>,
-    route: &Route,
-    tls: bool,
-    made_here: bool,
-    cors_origin: Option<HeaderValue>,
-) {
-    if !route.rules.forwarding.is_standard() {
-        if made_here {
-            crate::pages::as_nginx_page(response);
-        } else {
-            hide_upstream_fields(response.headers_mut());
-        }
-    }
-    if tls && let Some(hsts) = &route.rules.hsts {
-        response
-            .headers_mut()
-            .insert(http::header::STRICT_TRANSPORT_SECURITY, hsts.clone());
-    }
-    // Set only when the route has CORS and allowed the Origin; not on a 413 for a declared
-    // length, which nginx answers before the location's `if`s run.
-    if let Some(origin) = cors_origin
-        && let Some(cors) = &route.rules.cors
-    {
-        cors.set_fields(response.headers_mut(), origin);
     }
 }
 

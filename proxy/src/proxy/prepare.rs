@@ -1,25 +1,23 @@
-//! Prepare: the request as the pod will see it. Hop-by-hop fields out, the forwarding fields
-//! (X-Forwarded-*, X-Request-Id) in, the route's header options and path rewrite, the upgrades and field names a
-//! pod may see (see `headers::upgrade`, `headers::fields`), and the body behind a slot that later
-//! attempts can replay, its trailers filtered.
+//! Prepare: the request as the pod will see it. Hop-by-hop fields out, the route's set of
+//! forwarding fields (X-Forwarded-*, X-Request-Id; see `forwarding`) in, the route's header
+//! options and path rewrite, the upgrades and field names a pod may see (see `headers::upgrade`,
+//! `headers::fields`), and the body behind a slot that later attempts can replay, its trailers
+//! filtered.
+
+mod forwarding;
 
 use std::sync::Arc;
 
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Version, header, uri::PathAndQuery};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, Version, header, uri::PathAndQuery};
 use hyper::upgrade::OnUpgrade;
 use tracing::debug;
 
+use self::forwarding::{FieldSet, Hop};
 use super::{Inner, ProxyOptions};
 use crate::{
     body::{BodySlot, ClientBody, RequestBody},
-    headers::{
-        AddedFields, ForwardedContext, NginxRequest, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies,
-        set_forwarded, set_nginx_forwarded, strip_hop_by_hop,
-    },
-    routes::{
-        Route,
-        spec::{Forwarding, UpstreamProtocol},
-    },
+    headers::{AddedFields, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies, strip_hop_by_hop},
+    routes::{Route, spec::UpstreamProtocol},
     server::ConnInfo,
     upstream::h1::WriteAt,
 };
@@ -69,57 +67,20 @@ pub(super) fn prepare(
     let accepts_trailers = headers.contains_key(header::TE);
     // Up to seven forwarding fields, a route's protocol field and room to spare.
     let mut added = AddedFields::with_capacity(9);
-    let request_id = match route.rules.forwarding {
-        Forwarding::Standard => rewrite_headers(&mut headers, &mut added, host_str, route, conn, options),
-        Forwarding::Nginx { original_uri } => {
-            let request = NginxRequest {
-                peer: conn.peer.ip(),
-                tls: conn.tls,
-                host,
-                original_uri: original_uri.then(|| parts.uri.path_and_query().map_or("/", PathAndQuery::as_str)),
-            };
-            // nginx's proxy module sends neither (`ngx_http_proxy_headers`); its gRPC module
-            // writes `te: trailers` itself.
-            headers.remove(header::EXPECT);
-            if route.upstream.protocol != UpstreamProtocol::H2c {
-                headers.remove(header::TE);
-            }
-            set_nginx_forwarded(&mut headers, &request, &mut added)
-        }
+    let hop = Hop {
+        conn,
+        host,
+        host_str,
+        target: parts.uri.path_and_query(),
     };
-    match &route.rules.upstream_host {
-        Some(upstream_host) => {
-            headers.insert(header::HOST, upstream_host.clone());
-        }
-        // An HTTP/1.1 client's Host is the host already (its absolute-form target aside).
-        None if headers.get(header::HOST) != Some(host) => {
-            headers.insert(header::HOST, host.clone());
-        }
-        None => {}
-    }
+    let fields = FieldSet::of(route.rules.forwarding);
+    let request_id = fields.apply(&mut headers, &mut added, &hop, route, options);
+    set_host(&mut headers, route, host);
     if let Some(protocol) = &upgrade {
         headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
         headers.insert(header::UPGRADE, protocol.clone());
     }
-    let mut path_and_query = normalized.unwrap_or_else(|| {
-        parts
-            .uri
-            .path_and_query()
-            .cloned()
-            .unwrap_or_else(|| PathAndQuery::from_static("/"))
-    });
-    if let Some(rewrite) = &route.rules.rewrite {
-        if let Some(prefix) = rewrite.forwarded_prefix() {
-            added.replace(
-                &mut headers,
-                HeaderName::from_static("x-forwarded-prefix"),
-                prefix.clone(),
-            );
-        }
-        if let Some(rewritten) = rewrite.apply(path_and_query.path(), path_and_query.query()) {
-            path_and_query = rewritten;
-        }
-    }
+    let path_and_query = upstream_target(normalized, &parts.uri, route, &mut headers, &mut added);
     // An HTTP/1 client's request was read alone: its write waits for the other ready ones.
     let write_at = if parts.version <= Version::HTTP_11 {
         WriteAt::AfterReadyConnections
@@ -129,14 +90,7 @@ pub(super) fn prepare(
     if route.upstream.protocol != UpstreamProtocol::H2c {
         join_cookies(&mut headers);
     }
-    let (body, slot) = if http_body::Body::is_end_stream(&body) {
-        (RequestBody::Empty, None)
-    } else {
-        let trailers = trailers.unwrap_or_default();
-        let limit = route.rules.body_limit(options.max_body_size);
-        let (body, slot) = RequestBody::stream(body, limit, options.client_body_timeout, trailers);
-        (body, Some(slot))
-    };
+    let (body, slot) = replayable_body(body, trailers, route, options);
     Prepared {
         method: parts.method,
         headers,
@@ -149,6 +103,64 @@ pub(super) fn prepare(
         body,
         slot,
     }
+}
+
+/// The pod's `Host`: the route's, or the client's.
+#[inline(always)]
+fn set_host(headers: &mut HeaderMap, route: &Route, host: &HeaderValue) {
+    match &route.rules.upstream_host {
+        Some(upstream_host) => {
+            headers.insert(header::HOST, upstream_host.clone());
+        }
+        // An HTTP/1.1 client's Host is the host already (its absolute-form target aside).
+        None if headers.get(header::HOST) != Some(host) => {
+            headers.insert(header::HOST, host.clone());
+        }
+        None => {}
+    }
+}
+
+/// The path and query the pod sees: the request's as normalised, then the route's rewrite
+/// (which may also send X-Forwarded-Prefix).
+#[inline(always)]
+fn upstream_target(
+    normalized: Option<PathAndQuery>,
+    uri: &Uri,
+    route: &Route,
+    headers: &mut HeaderMap,
+    added: &mut AddedFields,
+) -> PathAndQuery {
+    let mut path_and_query = normalized.unwrap_or_else(|| {
+        uri.path_and_query()
+            .cloned()
+            .unwrap_or_else(|| PathAndQuery::from_static("/"))
+    });
+    if let Some(rewrite) = &route.rules.rewrite {
+        if let Some(prefix) = rewrite.forwarded_prefix() {
+            added.replace(headers, HeaderName::from_static("x-forwarded-prefix"), prefix.clone());
+        }
+        if let Some(rewritten) = rewrite.apply(path_and_query.path(), path_and_query.query()) {
+            path_and_query = rewritten;
+        }
+    }
+    path_and_query
+}
+
+/// The first attempt's body, and the slot later attempts replay it from (`None` without a body).
+#[inline(always)]
+fn replayable_body(
+    body: ClientBody,
+    trailers: Option<TrailerFilter>,
+    route: &Route,
+    options: &ProxyOptions,
+) -> (RequestBody, Option<Arc<BodySlot>>) {
+    if http_body::Body::is_end_stream(&body) {
+        return (RequestBody::Empty, None);
+    }
+    let trailers = trailers.unwrap_or_default();
+    let limit = route.rules.body_limit(options.max_body_size);
+    let (body, slot) = RequestBody::stream(body, limit, options.client_body_timeout, trailers);
+    (body, Some(slot))
 }
 
 /// Removes what a pod must not see: hop-by-hop fields, `HTTP2-Settings` (hop-by-hop by
@@ -165,30 +177,6 @@ fn strip_unintended_fields(headers: &mut HeaderMap, conn: ConnInfo, inner: &Inne
             inner.metrics.dropped_fields(dropped);
         }
     }
-}
-
-/// shunt's own fields (the hop-by-hop ones are gone already): forwarding fields and the route's
-/// protocol field. Returns the request's X-Request-Id.
-#[inline(always)]
-fn rewrite_headers(
-    headers: &mut HeaderMap,
-    added: &mut AddedFields,
-    host_str: &str,
-    route: &Route,
-    conn: ConnInfo,
-    options: &ProxyOptions,
-) -> HeaderValue {
-    let scheme = if conn.tls { "https" } else { "http" };
-    let forwarded = ForwardedContext {
-        peer: conn.peer.ip(),
-        scheme,
-        host: host_str,
-    };
-    let request_id = set_forwarded(headers, &forwarded, &options.trusted_proxies, added);
-    if let Some(name) = &route.client_protocol_header {
-        added.replace(headers, name.clone(), HeaderValue::from_static(scheme));
-    }
-    request_id
 }
 
 /// The body for another attempt, from the start, or `None` when it cannot be sent again.

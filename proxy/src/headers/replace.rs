@@ -1,7 +1,8 @@
-//! The forwarding fields ingress-nginx's template writes on every proxied request
-//! (`nginx.tmpl`, the location block's `proxy_set_header` lines), for routes of the nginx
-//! profile: the pod gets the fields it got behind ingress-nginx, with ingress-nginx's defaults
-//! (`use-forwarded-headers: false`, so the caller's own fields never stand in for ours).
+//! The replaced set of forwarding fields: ours only, whoever the caller is, its own kept as
+//! X-Original-Forwarded-For/-Host. The set ingress-nginx's template writes on every proxied
+//! request (`nginx.tmpl`, the location block's `proxy_set_header` lines) with its defaults
+//! (`use-forwarded-headers: false`, so the caller's own fields never stand in for ours); routes
+//! of the nginx profile ask for it, so the pod gets the fields it got behind ingress-nginx.
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
@@ -38,8 +39,8 @@ const REPLACED: [&HeaderName; 11] = [
     &PROXY,
 ];
 
-/// The request as ingress-nginx describes it to the pod.
-pub struct NginxRequest<'a> {
+/// The request as the replaced set describes it to the pod.
+pub struct ReplaceContext<'a> {
     pub peer: std::net::IpAddr,
     pub tls: bool,
     /// `$best_http_host`: the Host as the client sent it (port included).
@@ -48,10 +49,10 @@ pub struct NginxRequest<'a> {
     pub original_uri: Option<&'a str>,
 }
 
-/// Replaces the client's forwarding fields with ingress-nginx's; returns the X-Request-ID.
-pub fn set_nginx_forwarded(
+/// Replaces the client's forwarding fields with ours; returns the X-Request-ID.
+pub fn replace_forwarded(
     headers: &mut HeaderMap,
-    request: &NginxRequest<'_>,
+    request: &ReplaceContext<'_>,
     added: &mut AddedFields,
 ) -> HeaderValue {
     // `$http_x_*` variables: every value the client sent, joined as nginx joins repeats.
@@ -99,25 +100,6 @@ pub fn set_nginx_forwarded(
         }
     }
     request_id
-}
-
-/// The pod's fields nginx's proxy module hides from the client (`proxy_hide_header`'s defaults:
-/// Date, Server, X-Pad, X-Accel-*), which ingress-nginx keeps hidden (`more_clear_headers
-/// Server`); our servers then write their own Date, as nginx does.
-pub fn hide_upstream_fields(headers: &mut HeaderMap) {
-    headers.remove(http::header::SERVER);
-    headers.remove(http::header::DATE);
-    headers.remove("x-pad");
-    if headers.keys().any(|name| name.as_str().starts_with("x-accel-")) {
-        let accel: Vec<HeaderName> = headers
-            .keys()
-            .filter(|name| name.as_str().starts_with("x-accel-"))
-            .cloned()
-            .collect();
-        for name in accel {
-            headers.remove(name);
-        }
-    }
 }
 
 #[cfg(test)]

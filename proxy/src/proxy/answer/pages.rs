@@ -1,10 +1,11 @@
-//! nginx's own answer pages (`ngx_http_special_response.c`, with `server_tokens off` as
-//! ingress-nginx sets it): the `text/html` body nginx gives the redirects and errors it makes
-//! itself. Routes of the nginx profile answer with them where shunt makes the answer (a redirect,
-//! a 413, a 403, a 502 or 503 of its own), so a caller reads the bytes ingress-nginx sent.
+//! The pages answer style: answers made here carry nginx's own pages (`ngx_http_special_response.c`,
+//! with `server_tokens off` as ingress-nginx sets it), the `text/html` body nginx gives the
+//! redirects and errors it makes itself; the pod's answers lose the fields nginx hides. Routes of
+//! the nginx profile answer in this style where shunt makes the answer (a redirect, a 413, a 403,
+//! a 502 or 503 of its own), so a caller reads the bytes ingress-nginx sent.
 
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, header};
 
 use crate::body::ResponseBody;
 
@@ -32,7 +33,7 @@ fn title(status: StatusCode) -> Option<&'static str> {
 }
 
 /// The page nginx sends with `status`.
-pub fn page(status: StatusCode) -> Option<Bytes> {
+fn page(status: StatusCode) -> Option<Bytes> {
     let title = title(status)?;
     Some(Bytes::from(format!(
         "<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n<center><h1>{title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
@@ -40,7 +41,7 @@ pub fn page(status: StatusCode) -> Option<Bytes> {
 }
 
 /// Gives an answer made here nginx's page and type, when nginx has one for its status.
-pub fn as_nginx_page(response: &mut Response<ResponseBody>) {
+pub(super) fn as_page(response: &mut Response<ResponseBody>) {
     let Some(body) = page(response.status()) else {
         return;
     };
@@ -48,6 +49,25 @@ pub fn as_nginx_page(response: &mut Response<ResponseBody>) {
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
     headers.remove(header::CONTENT_LENGTH);
     *response.body_mut() = ResponseBody::full(body);
+}
+
+/// The pod's fields nginx's proxy module hides from the client (`proxy_hide_header`'s defaults:
+/// Date, Server, X-Pad, X-Accel-*), which ingress-nginx keeps hidden (`more_clear_headers
+/// Server`); our servers then write their own Date, as nginx does.
+pub(super) fn hide_server_fields(headers: &mut HeaderMap) {
+    headers.remove(header::SERVER);
+    headers.remove(header::DATE);
+    headers.remove("x-pad");
+    if headers.keys().any(|name| name.as_str().starts_with("x-accel-")) {
+        let accel: Vec<HeaderName> = headers
+            .keys()
+            .filter(|name| name.as_str().starts_with("x-accel-"))
+            .cloned()
+            .collect();
+        for name in accel {
+            headers.remove(name);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -73,11 +93,30 @@ mod tests {
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; charset=utf-8"),
         );
-        as_nginx_page(&mut response);
+        as_page(&mut response);
         assert_eq!(response.headers()[header::CONTENT_TYPE], "text/html");
         let ResponseBody::Full(Some(body)) = response.body() else {
             panic!("a full body")
         };
         assert!(body.starts_with(b"<html>\r\n<head><title>413 Request Entity Too Large</title>"));
+    }
+
+    #[test]
+    fn the_pods_server_pad_and_accel_fields_are_hidden() {
+        let mut headers = HeaderMap::new();
+        for name in [
+            "server",
+            "x-pad",
+            "x-accel-buffering",
+            "x-accel-expires",
+            "x-accelerated",
+            "content-type",
+        ] {
+            headers.insert(HeaderName::from_static(name), HeaderValue::from_static("v"));
+        }
+        hide_server_fields(&mut headers);
+        let mut left: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
+        left.sort();
+        assert_eq!(left, ["content-type", "x-accelerated"]);
     }
 }

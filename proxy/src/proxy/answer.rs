@@ -1,0 +1,167 @@
+//! Answer: what the route answers without a pod, and what it adds to every answer given for it,
+//! the pod's or ours. In nginx's order, so a caller gets the answer ingress-nginx would give:
+//!
+//! ```text
+//! route ─▶ answer: 413 body declared too large ─▶ CORS: preflight 204, or the allowed Origin kept
+//!            ─▶ redirect (to HTTPS, configured) ─▶ 403 source ranges ─▶ 503 no endpoints ─▶ prepare
+//!
+//! any answer for the route ─▶ finish: answer style (pages, the pod's server fields hidden),
+//!                             HSTS on TLS, CORS fields for the kept Origin ─▶ client
+//! ```
+
+mod pages;
+
+use std::sync::Arc;
+
+use http::{HeaderValue, Method, Response, header, uri::PathAndQuery};
+
+use super::{access_log::Outcome, route::Request};
+use crate::{
+    body::{ClientBody, ResponseBody},
+    error::ProxyError,
+    redirect,
+    routes::{Route, spec::Forwarding},
+};
+
+/// Whether the request goes on to a pod, or was answered here.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "returned once per request and matched at once; a box would allocate for every redirect"
+)]
+pub(super) enum Answer {
+    Forward(Arc<Route>),
+    Answered(Response<ResponseBody>),
+}
+
+/// How the answers for a route look where they are not simply the pod's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AnswerStyle {
+    /// Ours in plain text, the pod's as it sent them.
+    Plain,
+    /// Ours as HTML pages, and none of the pod's fields that name its server (see `pages`).
+    Pages,
+}
+
+/// Answers here what needs no pod, or passes the route on to `prepare`.
+#[inline(always)]
+pub(super) fn answer(
+    route: Arc<Route>,
+    request: &Request<'_>,
+    max_body: Option<u64>,
+    outcome: &mut Outcome,
+) -> Result<Answer, ProxyError> {
+    let Request { req, conn, .. } = *request;
+    // Before any redirect, as nginx checks `client_max_body_size` when it picks the location.
+    if let Some(limit) = route.rules.body_limit(max_body)
+        && content_length(req).is_some_and(|len| len > limit)
+    {
+        return Err(ProxyError::BodyTooLarge { limit });
+    }
+    if let Some(preflight) = cors(&route, req, outcome) {
+        return Ok(Answer::Answered(preflight));
+    }
+    if let Some(redirect) = redirect(&route, request) {
+        return Ok(Answer::Answered(redirect));
+    }
+    // After the redirects, as nginx's access phase comes after its rewrite phase.
+    if let Some(ranges) = &route.rules.source_ranges
+        && !ranges.admits(conn.peer.ip())
+    {
+        return Err(ProxyError::SourceDenied);
+    }
+    if route.upstream.endpoints.is_empty() {
+        return Err(ProxyError::NoEndpoints {
+            backend: route.upstream.id.clone(),
+        });
+    }
+    Ok(Answer::Forward(route))
+}
+
+/// The preflight answer to an allowed `OPTIONS`; for another allowed request, its Origin kept
+/// in `outcome` for `finish`.
+///
+/// The template's CORS `if`s run in the location's rewrite phase: after the body limit
+/// (checked when the location is found), before lua_ingress.lua's HTTPS redirect (a
+/// `rewrite_by_lua` handler runs last in that phase) and the location's later `return`.
+#[inline(always)]
+fn cors(route: &Route, req: &http::Request<ClientBody>, outcome: &mut Outcome) -> Option<Response<ResponseBody>> {
+    let cors = route.rules.cors.as_ref()?;
+    let origin = cors.allowed_origin(req.headers())?;
+    if req.method() == Method::OPTIONS {
+        return Some(cors.preflight(origin));
+    }
+    outcome.cors_origin = Some(origin);
+    None
+}
+
+/// The route's redirect: plain HTTP to HTTPS first, then the one it is configured with.
+#[inline(always)]
+fn redirect(route: &Route, request: &Request<'_>) -> Option<Response<ResponseBody>> {
+    let (req, host, tls) = (request.req, request.host, request.conn.tls);
+    let root = PathAndQuery::from_static("/");
+    if route.ssl_redirect && !tls {
+        let style = route.rules.https_redirect;
+        let response = if style.trim_trailing_slash {
+            // ingress-nginx's Location is built from the target as sent, not as normalised.
+            let target = req.uri().path_and_query().unwrap_or(&root);
+            redirect::to_https_trimmed(style.code, host, target)
+        } else {
+            let target = request.normalized.or(req.uri().path_and_query()).unwrap_or(&root);
+            let mut to_https = redirect::to_https();
+            to_https.code = style.code;
+            redirect::respond(&to_https, false, host, target)
+        };
+        return Some(response);
+    }
+    let redirect = route.redirect.as_ref()?;
+    let target = req.uri().path_and_query().unwrap_or(&root);
+    Some(redirect::respond(redirect, tls, host, target))
+}
+
+fn content_length(req: &http::Request<ClientBody>) -> Option<u64> {
+    req.headers().get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+/// What the route adds to every answer given for it, from the pod or from us (a redirect, a
+/// 413, a 502): its answer style, HSTS on the TLS listener, and the CORS fields for an Origin
+/// `answer` allowed. `made_here`: no pod answered.
+#[inline(always)]
+pub(super) fn finish(
+    response: &mut Response<ResponseBody>,
+    route: &Route,
+    tls: bool,
+    made_here: bool,
+    cors_origin: Option<HeaderValue>,
+) {
+    match AnswerStyle::of(route.rules.forwarding) {
+        AnswerStyle::Plain => {}
+        AnswerStyle::Pages if made_here => pages::as_page(response),
+        AnswerStyle::Pages => pages::hide_server_fields(response.headers_mut()),
+    }
+    if tls && let Some(hsts) = &route.rules.hsts {
+        response
+            .headers_mut()
+            .insert(http::header::STRICT_TRANSPORT_SECURITY, hsts.clone());
+    }
+    // Set only when the route has CORS and allowed the Origin; not on a 413 for a declared
+    // length, which nginx answers before the location's `if`s run.
+    if let Some(origin) = cors_origin
+        && let Some(cors) = &route.rules.cors
+    {
+        cors.set_fields(response.headers_mut(), origin);
+    }
+}
+
+// === impl AnswerStyle ===
+
+impl AnswerStyle {
+    /// The style that goes with a route's forwarding fields: ingress-nginx's header filter runs
+    /// on every answer of a location, and nginx writes its own page for those it makes.
+    #[inline(always)]
+    fn of(forwarding: Forwarding) -> Self {
+        match forwarding {
+            Forwarding::Standard => AnswerStyle::Plain,
+            Forwarding::Nginx { .. } => AnswerStyle::Pages,
+        }
+    }
+}
