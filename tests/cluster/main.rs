@@ -1,8 +1,9 @@
-//! `shunt run`, the real binary, against Kubernetes API servers on loopback. `real::` tests use a
-//! real kube-apiserver and etcd (see `support/real`, and docs/testing.md for how the binaries are
-//! found); the other modules use the in-test server (`support/apiserver.rs`) for what a real one
-//! cannot stage on demand: black holes, stalls, slow or malformed answers, forced `410 Gone`,
-//! and the exact request log.
+//! `shunt run`, the real binary, against Kubernetes API servers on loopback, in two rooms:
+//! `real/` (test names `real::`) against a real kube-apiserver and etcd (`real/envtest`, and
+//! docs/testing.md for how the binaries are found); `mock/` (test names `mock::`) against the
+//! in-test server (`mock/apiserver`) for what a real one cannot stage on demand: black holes,
+//! stalls, slow or malformed answers, forced `410 Gone`, and the exact request log. `support/`
+//! holds what both share, over `tests/common` (the launcher and the fake pod).
 //!
 //! ```text
 //! test ─apply/delete/faults─▶ ApiServer (127.0.0.1:0) ◀─list/watch/lease/status/events─ shunt run (1 or 2)
@@ -13,15 +14,5 @@
 
 mod support;
 
-mod client;
-mod coredns;
-mod dns_guards;
-mod faults;
-mod leader;
-mod rbac;
+mod mock;
 mod real;
-mod routing;
-mod scale;
-mod shared_dns;
-mod startup;
-mod status;

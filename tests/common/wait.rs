@@ -1,5 +1,4 @@
-//! Waiting for a condition in tests: poll, never sleep a guessed time. Shared by the `e2e` and
-//! `cluster` test binaries (`#[path]`).
+//! Waiting for a condition in tests: poll, never sleep a guessed time.
 
 use std::time::Duration;
 

@@ -7,9 +7,10 @@ use std::time::Duration;
 use base64::{Engine as _, engine::general_purpose::STANDARD as BASE64};
 use serde_json::{Value, json};
 
-use crate::support::{
-    OURS, STATUS_ADDRESS, eventually, lb_status, mk_ingress, mk_service,
-    real::{CONTROLLER, Real},
+use super::{
+    OURS, STATUS_ADDRESS,
+    envtest::{CONTROLLER, Real},
+    eventually, lb_status, mk_ingress, mk_service,
 };
 
 const WITHIN: Duration = Duration::from_secs(15);

@@ -6,7 +6,7 @@ use std::time::Duration;
 use kube::api::{DynamicObject, PostParams};
 use serde_json::json;
 
-use crate::support::{OURS, eventually, mk_ingress, mk_service, real::Real};
+use super::{OURS, envtest::Real, eventually, mk_ingress, mk_service};
 
 const COREFILE: &str = ".:53 {\n    errors\n    forward . /etc/resolv.conf\n    cache 30\n    reload\n}\n";
 const WITHIN: Duration = Duration::from_secs(20);

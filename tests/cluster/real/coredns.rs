@@ -8,13 +8,14 @@ use std::{net::IpAddr, process::Stdio, sync::Arc, time::Duration};
 use hickory_client::proto::{op::ResponseCode, rr::RecordType};
 use serde_json::json;
 
-use crate::support::{
-    OURS, eventually, mk_ingress, mk_service,
-    real::{
+use super::{
+    OURS,
+    envtest::{
         Binaries, Real,
-        coredns::{CoreDns, PUBLIC_V4, SHUNT_V4, SHUNT_V6, cluster_corefile, query, write_zone},
+        dns_server::{CoreDns, PUBLIC_V4, SHUNT_V4, SHUNT_V6, cluster_corefile, query, write_zone},
         say_skipped,
     },
+    eventually, mk_ingress, mk_service,
 };
 
 const WITHIN: Duration = Duration::from_secs(20);
@@ -81,7 +82,7 @@ async fn the_block_shunt_dns_prints_works_in_a_real_coredns() {
     let ns = &real.ns;
     route_hosts(&real).await;
     let publish = format!("{ns}/shunt");
-    let output = tokio::process::Command::from(crate::support::launch::shunt())
+    let output = tokio::process::Command::from(super::launch::shunt())
         .arg("dns")
         .arg("--kubeconfig")
         .arg(real.kubeconfig())

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{OURS, eventually, mk_ingress, mk_service, poll_until, real::Real};
+use super::{OURS, envtest::Real, eventually, mk_ingress, mk_service, poll_until};
 
 const WITHIN: Duration = Duration::from_secs(15);
 
@@ -56,7 +56,7 @@ async fn a_broken_ingress_gets_a_warning_event_the_api_server_accepts() {
 
     // A new leader has no memory of what was sent: the repeat is a new Event, never an edit.
     shunt.terminate();
-    shunt.exited(WITHIN).await;
+    shunt.wait_exit(WITHIN).await;
     let _next = real.shunt("shunt-1", &["--retry-period", "500ms"]).await;
     let both = eventually("a second Event about broken", WITHIN, async || {
         let events = events_about(&real, "broken").await;

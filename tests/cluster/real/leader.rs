@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::{OURS, eventually, mk_ingress, mk_service, real::Real};
+use super::{OURS, envtest::Real, eventually, mk_ingress, mk_service};
 
 const WITHIN: Duration = Duration::from_secs(15);
 const FAST: [&str; 6] = [
@@ -42,7 +42,7 @@ async fn on_sigterm_the_leader_releases_the_lease_and_the_other_replica_takes_ov
     assert_eq!(first.metric("shunt_leader").await, Some(1.0));
 
     first.terminate();
-    first.exited(WITHIN).await;
+    first.wait_exit(WITHIN).await;
     eventually("shunt-1 to hold the Lease", Duration::from_secs(5), async || {
         (holder(&real).await.as_deref() == Some("shunt-1")).then_some(())
     })

@@ -1,6 +1,8 @@
-//! `shunt run` against a real kube-apiserver and etcd (see `support/real`): what the API server
+//! `shunt run` against a real kube-apiserver and etcd (`envtest/`): what the API server
 //! validates, authorizes and races, it does here as in a cluster. Every test name starts with
-//! `real::`, which `tests/run.sh` counts.
+//! `real::`, which `tests/run.sh` selects (in a network namespace) and counts.
+
+mod envtest;
 
 mod admission;
 mod conflicts;
@@ -13,3 +15,5 @@ mod restart;
 mod routing;
 mod scale;
 mod status;
+
+pub use crate::support::*;

@@ -8,9 +8,10 @@ use std::time::Duration;
 use kube::api::PostParams;
 use serde_json::{Value, json};
 
-use crate::support::{
-    OURS, eventually, mk_ingress, mk_service,
-    real::{Kube, Real, client},
+use super::{
+    OURS,
+    envtest::{Kube, Real, client},
+    eventually, mk_ingress, mk_service,
 };
 
 const TENCENT: &str = include_str!("../../../controller/src/dns/testdata/tencent-node-local-dns.Corefile");

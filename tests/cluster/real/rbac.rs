@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{
-    OURS, eventually, mk_ingress, mk_service,
-    real::{Kube, Real, client},
+use super::{
+    OURS,
+    envtest::{Kube, Real, client},
+    eventually, mk_ingress, mk_service,
 };
 
 const RULES: &str = include_str!("../../../deploy/helm/shunt/files/rbac-rules.yaml");

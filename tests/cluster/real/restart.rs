@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use crate::support::{
-    OURS, mk_ingress, mk_service,
-    real::{Real, mk_pod_slice},
-    until_served_by,
+use super::{
+    OURS,
+    envtest::{Real, mk_pod_slice},
+    mk_ingress, mk_service, until_served_by,
 };
 
 const WITHIN: Duration = Duration::from_secs(30);

@@ -7,10 +7,10 @@ use std::time::Duration;
 use http::StatusCode;
 use tokio::time::Instant;
 
-use crate::support::{
-    OURS, eventually, mk_ingress, mk_service,
-    real::{Real, mk_pod_slice},
-    until_served_by,
+use super::{
+    OURS,
+    envtest::{Real, mk_pod_slice},
+    eventually, mk_ingress, mk_service, until_served_by,
 };
 
 const WITHIN: Duration = Duration::from_secs(10);

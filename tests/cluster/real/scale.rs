@@ -9,12 +9,10 @@ use std::time::{Duration, Instant};
 use futures::{StreamExt, stream};
 use serde_json::{Value, json};
 
-use crate::{
-    scale::{memory, publishes},
-    support::{
-        OURS, eventually, mk_ingress, mk_service,
-        real::{Real, mk_pod_slice},
-    },
+use super::{
+    OURS,
+    envtest::{Real, mk_pod_slice},
+    eventually, memory, mk_ingress, mk_service, publishes,
 };
 
 /// `SCALE_INGRESSES` overrides it, for a quicker look.
@@ -74,7 +72,7 @@ async fn shunt_run_at_scale_on_the_real_api_server() {
 
     let started = Instant::now();
     let shunt = real.spawn_shunt(real.kubeconfig(), "scale", &[]).await;
-    let pid = shunt.pid().expect("shunt is running");
+    let pid = shunt.pid();
     eventually("the first table", READY_WITHIN, async || {
         (publishes(&shunt) >= 1).then_some(())
     })

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{
-    OURS, STATUS_ADDRESS, eventually, lb_status, mk_ingress, mk_ingress_class, mk_service,
-    real::{CONTROLLER, Real},
-    until_served_by,
+use super::{
+    OURS, STATUS_ADDRESS,
+    envtest::{CONTROLLER, Real},
+    eventually, lb_status, mk_ingress, mk_ingress_class, mk_service, until_served_by,
 };
 
 const WITHIN: Duration = Duration::from_secs(15);
@@ -32,7 +32,7 @@ async fn status_is_written_for_our_classes_only_and_cleared_when_one_leaves() {
     let edge = format!("edge-{ns}");
     real.apply(mk_ingress_class(&edge, CONTROLLER)).await;
     real.apply(mk_service(ns, "web")).await;
-    real.apply(crate::support::real::mk_pod_slice(ns, "web-1", "web", &origin))
+    real.apply(super::envtest::mk_pod_slice(ns, "web-1", "web", &origin))
         .await;
     real.apply(mk_ingress(ns, "web", OURS, "web.example", "web")).await;
     real.apply(mk_ingress(ns, "edge", &edge, "edge.example", "web")).await;

@@ -14,7 +14,7 @@ use tokio::{
     net::TcpStream,
 };
 
-use super::backend::{Body, BoxError, full};
+use super::{Body, BoxError, full};
 
 /// Bounds every request a test makes: a hung proxy fails the test instead of stalling the suite.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);

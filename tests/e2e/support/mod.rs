@@ -1,33 +1,26 @@
 //! The end-to-end harness: origins, manifests, the shunt process and clients to it.
 
-mod backend;
 mod client;
-#[path = "../../common/launch.rs"]
-pub mod launch;
+#[path = "../../common/mod.rs"]
+mod common;
 mod manifests;
 mod shunt;
 mod tls;
-#[path = "../../common/wait.rs"]
-mod wait;
 
 pub use self::{
-    backend::{Backend, Body, BoxError, echo, full, held_stream, text},
     client::{REQUEST_TIMEOUT, Reply, collect, curl, get, raw, send_h1, send_h2},
+    common::{
+        backend::{Backend, Body, BoxError, echo, fnv64, full, held_stream, text},
+        launch::{self, sample},
+        wait::eventually,
+    },
     manifests::{
         CONTROLLER, EndpointSlice, Ingress, Manifest, Manifests, mk_backend_service, mk_default_ingress_class,
         mk_ingress, mk_ingress_class, mk_path, mk_service, mk_service_on_ports, mk_slice, to_yaml,
     },
-    shunt::{Shunt, sample},
+    shunt::Shunt,
     tls::{Leaf, TestCa, TlsBackend, TlsClient, leaf_names, mk_string_secret, mk_tls_secret, with_tls},
-    wait::eventually,
 };
-
-/// FNV-1a, 64 bits: enough to tell two multi-megabyte bodies apart without another crate.
-pub fn fnv64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
 
 /// A loopback port that refuses connections: bound but never listening, so no other test can
 /// take it while this is alive.

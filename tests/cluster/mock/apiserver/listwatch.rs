@@ -12,8 +12,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::{
-    apiserver::{Body, Gone, Shared, json_response, status},
+    Body, Gone, Shared, json_response,
     request::{Params, Target},
+    status,
 };
 
 pub(super) async fn list(shared: &Arc<Shared>, target: &Target, params: &Params) -> Response<Body> {

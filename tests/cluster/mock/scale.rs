@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::*;
+use super::*;
 
 const INGRESSES: usize = 10_000;
 const ENDPOINTS_PER_SERVICE: usize = 5;
@@ -65,38 +65,6 @@ fn mk_app(index: usize) -> [Value; 3] {
     [ingress, service, slice]
 }
 
-/// VmRSS and VmHWM of the process, and VmRSS split into heap and stacks (RssAnon) and the
-/// binary's mapped pages (RssFile), in MiB.
-pub(crate) fn memory(pid: u32) -> String {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("reading /proc/PID/status");
-    status
-        .lines()
-        .filter(|line| {
-            ["VmRSS", "VmHWM", "RssAnon", "RssFile"]
-                .iter()
-                .any(|name| line.starts_with(name))
-        })
-        .map(|line| {
-            let kib: f64 = line
-                .split_whitespace()
-                .nth(1)
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0.0);
-            let name = line.split(':').next().unwrap_or_default();
-            format!("{name} {:.0} MiB", kib / 1024.0)
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-pub(crate) fn publishes(shunt: &Shunt) -> usize {
-    shunt
-        .logs()
-        .iter()
-        .filter(|line| line.contains("Published route table"))
-        .count()
-}
-
 #[tokio::test]
 async fn a_first_list_of_several_pages_serves_objects_from_its_last_page() {
     let cluster = Cluster::start(&["web"]).await;
@@ -133,7 +101,7 @@ async fn shunt_run_memory_with_ten_thousand_ingresses() {
     }
     let dir = tempfile::tempdir().expect("a scratch directory");
     let shunt = Shunt::spawn(&api, dir.path(), "scale", &[]).await;
-    let pid = shunt.pid().expect("shunt is running");
+    let pid = shunt.pid();
     eventually("the first table", READY_WITHIN, async || {
         (publishes(&shunt) >= 1).then_some(())
     })

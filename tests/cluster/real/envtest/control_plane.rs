@@ -159,7 +159,7 @@ fn ready(url: &str, token: &str, ca_pem: &str) -> bool {
             .enable_all()
             .build()
             .expect("a probe runtime");
-        runtime.block_on(super::client::readyz(&url, &token, &ca_pem))
+        runtime.block_on(super::kube::readyz(&url, &token, &ca_pem))
     })
     .join()
     .expect("the readiness probe does not panic")

@@ -11,9 +11,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::support::{
-    Cluster, OURS, STATUS_ADDRESS, Shunt, Stall, eventually, host, lb_status, mk_ingress, until_served_by,
-};
+use super::{Cluster, OURS, STATUS_ADDRESS, Shunt, Stall, eventually, host, lb_status, mk_ingress, until_served_by};
 
 const WITHIN: Duration = Duration::from_secs(5);
 /// Short election timings, so takeovers happen within seconds: lease 3 s, renew deadline 2 s,
@@ -85,7 +83,7 @@ fn assert_never_two_leaders(replicas: &[(&Shunt, Timestamp)]) -> usize {
 async fn a_renew_deadline_not_below_the_lease_duration_fails_start_up_with_one_line() {
     let cluster = Cluster::start(&[]).await;
     let kubeconfig = cluster.api.kubeconfig(cluster.dir.path(), "shunt-a");
-    let run = tokio::process::Command::from(crate::support::launch::shunt())
+    let run = tokio::process::Command::from(super::launch::shunt())
         .arg("run")
         .arg("--kubeconfig")
         .arg(&kubeconfig)
@@ -307,7 +305,7 @@ async fn on_sigterm_the_leader_releases_the_lease_and_the_other_replica_leads_wi
         (b.metric("shunt_leader").await? == 1.0).then_some(())
     })
     .await;
-    assert!(a.exited(Duration::from_secs(10)).await.success());
+    assert!(a.wait_exit(Duration::from_secs(10)).await.success());
 
     let requests = cluster.api.requests();
     let release = requests

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use http::StatusCode;
 
-use crate::support::{Cluster, Shunt, eventually, host, until_served_by};
+use super::{Cluster, Shunt, eventually, host, until_served_by};
 
 #[tokio::test]
 async fn routes_are_published_only_after_every_first_list() {

@@ -132,7 +132,7 @@ fn resource(kind: &str) -> (ApiResource, bool) {
             "clusterrolebindings",
             false,
         ),
-        other => panic!("tests/cluster/support/real/client.rs knows no kind {other}"),
+        other => panic!("tests/cluster/real/envtest/kube.rs knows no kind {other}"),
     };
     let gvk = GroupVersionKind::gvk(group, version, kind);
     (ApiResource::from_gvk_with_plural(&gvk, plural), namespaced)

@@ -7,9 +7,9 @@ use std::time::Duration;
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::support::{Cluster, OURS, Recorded, eventually, host, mk_ingress};
+use super::{Cluster, OURS, Recorded, eventually, host, mk_ingress};
 
-const TKE_COREFILE: &str = include_str!("../../controller/src/dns/testdata/tke.Corefile");
+const TKE_COREFILE: &str = include_str!("../../../controller/src/dns/testdata/tke.Corefile");
 /// A compile after an Ingress change, then the leader's write.
 const WITHIN: Duration = Duration::from_secs(5);
 

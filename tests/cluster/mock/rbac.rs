@@ -8,9 +8,9 @@ use http::Method;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::support::{Cluster, OURS, Recorded, host, mk_ingress, poll_until};
+use super::{Cluster, OURS, Recorded, host, mk_ingress, poll_until};
 
-const RULES: &str = include_str!("../../deploy/helm/shunt/files/rbac-rules.yaml");
+const RULES: &str = include_str!("../../../deploy/helm/shunt/files/rbac-rules.yaml");
 /// The namespace `--pod-namespace` gives every replica in these tests: where the Lease lives.
 const RELEASE_NAMESPACE: &str = "shunt-system";
 /// A leader renews its Lease every 2 s.
@@ -104,7 +104,7 @@ async fn every_request_shunt_run_makes_is_allowed_by_the_chart_rbac_rules() {
     let rules: Rules = serde_saphyr::from_str(RULES).expect("rbac-rules.yaml parses");
     let cluster = Cluster::start(&["web"]).await;
     let api = &cluster.api;
-    let mut service = crate::support::mk_service(RELEASE_NAMESPACE, "shunt");
+    let mut service = super::mk_service(RELEASE_NAMESPACE, "shunt");
     service["spec"]["clusterIPs"] = json!(["10.96.0.20"]);
     api.apply(service);
     // The longest name an Ingress may have: its Event must still be created (named by the server).

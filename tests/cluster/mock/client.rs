@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Cluster, OURS, host, mk_ingress, until_served_by};
+use super::{Cluster, OURS, host, mk_ingress, until_served_by};
 
 /// Longer than the API client's read timeout (10 s, `cluster::API_READ_TIMEOUT`).
 const SILENCE: Duration = Duration::from_secs(12);

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::{Cluster, OURS, eventually, host, mk_ingress};
+use super::{Cluster, OURS, eventually, host, mk_ingress};
 
-const TKE_COREFILE: &str = include_str!("../../controller/src/dns/testdata/tke.Corefile");
+const TKE_COREFILE: &str = include_str!("../../../controller/src/dns/testdata/tke.Corefile");
 const TARGET: &str = "shunt.shunt-system.svc.cluster.local";
 const WITHIN: Duration = Duration::from_secs(5);
 

@@ -6,9 +6,9 @@ use std::{process::Stdio, time::Duration};
 
 use serde_json::{Value, json};
 
-use crate::support::{Cluster, OURS, eventually, host, mk_ingress};
+use super::{Cluster, OURS, eventually, host, mk_ingress};
 
-const TKE_COREFILE: &str = include_str!("../../controller/src/dns/testdata/tke.Corefile");
+const TKE_COREFILE: &str = include_str!("../../../controller/src/dns/testdata/tke.Corefile");
 const TARGET: &str = "shunt.shunt-system.svc.cluster.local";
 /// The markers of the release `--publish-service shunt-system/shunt` names.
 const BEGIN: &str = "# BEGIN shunt shunt-system/shunt";
@@ -122,13 +122,13 @@ async fn without_the_flag_coredns_is_never_touched() {
     cluster
         .api
         .apply(mk_config_map("coredns", json!({"Corefile": TKE_COREFILE})));
-    cluster.api.apply(crate::support::mk_service("shunt-system", "shunt"));
+    cluster.api.apply(super::mk_service("shunt-system", "shunt"));
     let shunt = cluster
         .shunt("shunt-0", &["--publish-service", "shunt-system/shunt"])
         .await;
     // The leader has written status by the time the Ingress shows our address.
     eventually("status written", WITHIN, async || {
-        (crate::support::lb_status(&cluster.api.get("Ingress", "shop", "web")?) != json!(null)).then_some(())
+        (super::lb_status(&cluster.api.get("Ingress", "shop", "web")?) != json!(null)).then_some(())
     })
     .await;
     drop(shunt);
@@ -139,7 +139,7 @@ async fn without_the_flag_coredns_is_never_touched() {
 async fn shunt_dns_prints_the_rules_for_what_the_api_serves() {
     let cluster = Cluster::start(&["web", "api"]).await;
     let kubeconfig = cluster.api.kubeconfig(cluster.dir.path(), "shunt-dns");
-    let output = tokio::process::Command::from(crate::support::launch::shunt())
+    let output = tokio::process::Command::from(super::launch::shunt())
         .arg("dns")
         .arg("--kubeconfig")
         .arg(kubeconfig)

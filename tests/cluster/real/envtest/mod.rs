@@ -10,9 +10,9 @@
 //! ```
 
 mod binaries;
-mod client;
 mod control_plane;
-pub mod coredns;
+pub mod dns_server;
+mod kube;
 mod pki;
 mod process;
 
@@ -29,8 +29,8 @@ use serde_json::{Value, json};
 
 pub use self::{
     binaries::{Binaries, say_skipped, skip},
-    client::{Kube, client},
     control_plane::ControlPlane,
+    kube::{Kube, client},
     pki::Pki,
     process::Guarded,
 };
@@ -136,7 +136,7 @@ impl Real {
         static NEXT: AtomicU8 = AtomicU8::new(0);
         let host = 1 + NEXT.fetch_add(1, Ordering::Relaxed) % 250;
         let ip = IpAddr::V4(Ipv4Addr::new(10, 244, 0, host));
-        match Backend::start_on(ip, name).await {
+        match Backend::pod(name).on(ip).try_start().await {
             Ok(backend) => Some(backend),
             Err(error) => {
                 let why = format!(

@@ -1,19 +1,17 @@
-//! In-process origins on `127.0.0.1:0`: hyper servers that say who they are and what they saw.
+//! The fake pod: an in-process origin (port 0 on loopback, or on a pod address) that says who it
+//! is and what it saw, and remembers when each request arrived.
 //!
 //! ```text
-//! shunt ─▶ Backend (HTTP/1.1 with upgrades, or h2c only) ─▶ hits += 1 ─▶ delay ─▶ handler
-//!                                                   default handler: JSON echo of the request
+//! shunt ─▶ Backend (HTTP/1.1 with upgrades, h2c only, or either) ─▶ arrival noted ─▶ delay ─▶ handler
+//!          default handler: JSON echo of the request (e2e), or its name alone (Backend::pod)
 //! ```
 
 use std::{
     convert::Infallible,
     future::Future,
-    net::SocketAddr,
+    net::{IpAddr, Ipv4Addr, SocketAddr},
     pin::Pin,
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
@@ -23,9 +21,7 @@ use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::{body::Incoming, service::service_fn};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Map, Value, json};
-use tokio::{net::TcpListener, task::JoinHandle};
-
-use super::fnv64;
+use tokio::{net::TcpListener, task::JoinHandle, time::Instant};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// What handlers answer with, and what clients send.
@@ -37,13 +33,26 @@ type Handler = Arc<dyn Fn(Request<Incoming>) -> BoxFuture + Send + Sync>;
 pub struct Backend {
     pub name: String,
     pub addr: SocketAddr,
-    hits: Arc<AtomicUsize>,
+    /// When each request arrived, oldest first.
+    arrivals: Arc<Mutex<Vec<Instant>>>,
     accept: JoinHandle<()>,
+}
+
+/// The HTTP versions an origin speaks.
+#[derive(Clone, Copy)]
+enum Speaks {
+    /// HTTP/1.1, with upgrades.
+    Http1,
+    /// HTTP/2 with prior knowledge only.
+    H2c,
+    /// Either, told apart by the preface.
+    Any,
 }
 
 pub struct BackendBuilder {
     name: String,
-    h2c: bool,
+    ip: IpAddr,
+    speaks: Speaks,
     delay: Duration,
     handler: Option<Handler>,
 }
@@ -59,7 +68,8 @@ impl Backend {
     pub fn http1(name: &str) -> BackendBuilder {
         BackendBuilder {
             name: name.to_string(),
-            h2c: false,
+            ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            speaks: Speaks::Http1,
             delay: Duration::ZERO,
             handler: None,
         }
@@ -68,9 +78,22 @@ impl Backend {
     /// Speaks HTTP/2 with prior knowledge only: an HTTP/1.1 request on it fails.
     pub fn h2c(name: &str) -> BackendBuilder {
         BackendBuilder {
-            h2c: true,
+            speaks: Speaks::H2c,
             ..Backend::http1(name)
         }
+    }
+
+    /// A pod as the cluster tests see it: any HTTP version, the body of every answer its name.
+    pub fn pod(name: &str) -> BackendBuilder {
+        let body = Bytes::from(name.to_string());
+        BackendBuilder {
+            speaks: Speaks::Any,
+            ..Backend::http1(name)
+        }
+        .handler(move |_req| {
+            let body = body.clone();
+            async move { Response::new(full(body)) }
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -79,7 +102,17 @@ impl Backend {
 
     /// Requests that reached this origin (counted on arrival, before any delay).
     pub fn hits(&self) -> usize {
-        self.hits.load(Ordering::SeqCst)
+        self.arrivals.lock().expect("arrivals lock").len()
+    }
+
+    /// When the first request at or after `since` arrived.
+    pub fn first_hit_since(&self, since: Instant) -> Option<Instant> {
+        self.arrivals
+            .lock()
+            .expect("arrivals lock")
+            .iter()
+            .copied()
+            .find(|at| *at >= since)
     }
 }
 
@@ -98,6 +131,13 @@ impl BackendBuilder {
         self
     }
 
+    /// Listens on `ip` instead of loopback: a pod address for the real API server, which
+    /// refuses loopback endpoints.
+    pub fn on(mut self, ip: IpAddr) -> Self {
+        self.ip = ip;
+        self
+    }
+
     pub fn handler<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(Request<Incoming>) -> Fut + Send + Sync + 'static,
@@ -108,54 +148,85 @@ impl BackendBuilder {
     }
 
     pub async fn start(self) -> Backend {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("binding a backend on loopback");
+        self.try_start().await.expect("binding a backend")
+    }
+
+    /// [`BackendBuilder::start`], or why its address cannot be bound.
+    pub async fn try_start(self) -> std::io::Result<Backend> {
+        let listener = TcpListener::bind(SocketAddr::new(self.ip, 0)).await?;
         let addr = listener.local_addr().expect("a bound listener has an address");
-        let hits = Arc::new(AtomicUsize::new(0));
+        let arrivals = Arc::new(Mutex::new(Vec::new()));
         let handler = self.handler.unwrap_or_else(|| {
             let name = self.name.clone();
             Arc::new(move |req| Box::pin(echo(name.clone(), req)))
         });
-        let accept = tokio::spawn(accept_loop(listener, self.h2c, self.delay, handler, hits.clone()));
-        Backend {
+        let accept = tokio::spawn(accept_loop(
+            listener,
+            self.speaks,
+            self.delay,
+            handler,
+            arrivals.clone(),
+        ));
+        Ok(Backend {
             name: self.name,
             addr,
-            hits,
+            arrivals,
             accept,
-        }
+        })
     }
 }
 
-async fn accept_loop(listener: TcpListener, h2c: bool, delay: Duration, handler: Handler, hits: Arc<AtomicUsize>) {
+async fn accept_loop(
+    listener: TcpListener,
+    speaks: Speaks,
+    delay: Duration,
+    handler: Handler,
+    arrivals: Arc<Mutex<Vec<Instant>>>,
+) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             // Out of file descriptors, say: back off instead of spinning.
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
-        let (handler, hits) = (handler.clone(), hits.clone());
+        let (handler, arrivals) = (handler.clone(), arrivals.clone());
         let service = service_fn(move |req| {
-            let (handler, hits) = (handler.clone(), hits.clone());
+            let (handler, arrivals) = (handler.clone(), arrivals.clone());
             async move {
-                hits.fetch_add(1, Ordering::SeqCst);
+                arrivals.lock().expect("arrivals lock").push(Instant::now());
                 tokio::time::sleep(delay).await;
                 Ok::<_, Infallible>(handler(req).await)
             }
         });
         let io = TokioIo::new(stream);
         // Connection errors (a client that went away) are part of several tests: ignore them.
-        if h2c {
-            let connection =
-                hyper::server::conn::http2::Builder::new(TokioExecutor::new()).serve_connection(io, service);
-            tokio::spawn(async move { drop(connection.await) });
-        } else {
-            let connection = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .with_upgrades();
-            tokio::spawn(async move { drop(connection.await) });
+        match speaks {
+            Speaks::Http1 => {
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .with_upgrades();
+                tokio::spawn(async move { drop(connection.await) });
+            }
+            Speaks::H2c => {
+                let connection =
+                    hyper::server::conn::http2::Builder::new(TokioExecutor::new()).serve_connection(io, service);
+                tokio::spawn(async move { drop(connection.await) });
+            }
+            Speaks::Any => {
+                tokio::spawn(async move {
+                    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                    drop(builder.serve_connection(io, service).await)
+                });
+            }
         }
     }
+}
+
+/// FNV-1a, 64 bits: enough to tell two multi-megabyte bodies apart without another crate.
+pub fn fnv64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The default answer: `{"backend", "method", "path_and_query", "authority", "version", "headers",

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Backend, Cluster, OURS, host, mk_ingress, mk_service, mk_slice, until_served_by};
+use super::{Backend, Cluster, OURS, host, mk_ingress, mk_service, mk_slice, until_served_by};
 use http::StatusCode;
 
 const PER_UPDATE: Duration = Duration::from_secs(5);
@@ -11,7 +11,7 @@ const PER_UPDATE: Duration = Duration::from_secs(5);
 #[tokio::test]
 async fn only_the_watched_namespaces_are_listed_watched_and_served() {
     let cluster = Cluster::start(&["web"]).await;
-    let elsewhere = Backend::start("elsewhere").await;
+    let elsewhere = Backend::pod("elsewhere").start().await;
     cluster.api.apply(mk_service("other", "elsewhere"));
     cluster
         .api

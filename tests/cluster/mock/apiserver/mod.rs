@@ -13,7 +13,11 @@
 //! connections, slow or malformed answers, a forced `410 Gone`, held-back lists, and the exact log
 //! of requests (the RBAC rules are checked against it verb by verb). It validates little and
 //! authorizes nothing, so behaviour the API server judges (names, RBAC, conflicts, admission) is
-//! tested on the real one (`support/real`, the `real::` tests).
+//! tested on the real one (`real/envtest`, the `real::` tests).
+
+mod listwatch;
+mod request;
+mod store;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -37,8 +41,7 @@ use tokio::{
     time::Instant,
 };
 
-use super::{
-    listwatch,
+use self::{
     request::{Params, parse_path},
     store::{Key, Refused, Resource, Store},
 };

@@ -6,9 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::{
-    Cluster, OURS, STATUS_ADDRESS, eventually, host, lb_status, mk_ingress, poll_until, until_served_by,
-};
+use super::{Cluster, OURS, STATUS_ADDRESS, eventually, host, lb_status, mk_ingress, poll_until, until_served_by};
 
 const WITHIN: Duration = Duration::from_secs(5);
 
@@ -16,7 +14,7 @@ const WITHIN: Duration = Duration::from_secs(5);
 async fn status_follows_the_publish_service_cluster_ip() {
     let cluster = Cluster::start(&["web"]).await;
     let api = &cluster.api;
-    let mut service = crate::support::mk_service("shunt-system", "shunt");
+    let mut service = super::mk_service("shunt-system", "shunt");
     service["spec"]["clusterIP"] = json!("10.96.0.10");
     service["spec"]["clusterIPs"] = json!(["10.96.0.10"]);
     api.apply(service.clone());
@@ -51,7 +49,7 @@ async fn our_own_status_write_is_not_repeated_before_its_watch_event_arrives() {
     })
     .await;
     // Within the lag: an unrelated change makes shunt compile and sync again.
-    let other = crate::support::Backend::start("web-2").await;
+    let other = super::Backend::pod("web-2").start().await;
     cluster.point("web", &other);
     until_served_by(&shunt, &host("web"), "web-2", WITHIN).await;
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Backend, Cluster, Gone, Load, LoadReport, Recorded, Shunt, eventually, host, until_served_by};
+use super::{Backend, Cluster, Gone, Load, LoadReport, Recorded, Shunt, eventually, host, until_served_by};
 
 /// kube-runtime's default backoff grows from 0.8 s with jitter; a few retries fit in this.
 const RECOVERY: Duration = Duration::from_secs(15);
@@ -26,7 +26,7 @@ impl UnderLoad {
         let cluster = Cluster::start(&["web"]).await;
         let shunt = cluster.shunt("shunt-0", &[]).await;
         let load = shunt.load(&host("web"));
-        let next = Backend::start("web-2").await;
+        let next = Backend::pod("web-2").start().await;
         UnderLoad {
             cluster,
             shunt,
