@@ -39,7 +39,7 @@ use super::{Backend, OURS, STATUS_ADDRESS, Shunt, mk_ingress_class};
 /// The tier's name in skip lines.
 const TIER: &str = "real kube-apiserver tier";
 const HOW: &str =
-    "no kube-apiserver and etcd in $KUBEBUILDER_ASSETS or .k8s-bin/ (tests/run.sh unpacks ../shared/k8s there)";
+    "no kube-apiserver and etcd in $KUBEBUILDER_ASSETS or .k8s-bin/ (tests/install.sh unpacks ../shared/k8s there)";
 /// The controller name of shunt's IngressClass.
 pub const CONTROLLER: &str = "shunt.dev/ingress-controller";
 
