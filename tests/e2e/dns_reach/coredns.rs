@@ -1,5 +1,5 @@
 //! Real CoreDNS processes for the DNS tests: the binary found the way the real control-plane
-//! tier finds its programs (`$KUBEBUILDER_ASSETS`, then `.k8s-bin/`, which `tests/run.sh`
+//! tier finds its programs (`$KUBEBUILDER_ASSETS`, then `.k8s-bin/`, which `tests/install.sh`
 //! unpacks), else unpacked here from `../shared/k8s/coredns.xz`; each process on its own
 //! loopback port, killed when dropped.
 

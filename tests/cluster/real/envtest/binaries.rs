@@ -1,5 +1,5 @@
 //! Where the real control-plane programs come from: a `KUBEBUILDER_ASSETS` directory (envtest's
-//! convention), else `.k8s-bin/` at the top of the repository, which `tests/run.sh` unpacks from
+//! convention), else `.k8s-bin/` at the top of the repository, which `tests/install.sh` unpacks from
 //! `../shared/k8s` and checks against its `SHA256SUMS`.
 
 use std::{
