@@ -309,6 +309,27 @@ impl Drop for Process {
     }
 }
 
+/// Gives a tier's wrapper of [`Process`] (a struct with a `process` field) the process's
+/// methods (logs, pid, signals, exit, readiness) by deref.
+macro_rules! deref_process {
+    ($wrapper:ty) => {
+        impl std::ops::Deref for $wrapper {
+            type Target = Process;
+
+            fn deref(&self) -> &Process {
+                &self.process
+            }
+        }
+
+        impl std::ops::DerefMut for $wrapper {
+            fn deref_mut(&mut self) -> &mut Process {
+                &mut self.process
+            }
+        }
+    };
+}
+pub(crate) use deref_process;
+
 /// The value of the first sample of `name` whose labels include every `labels` pair.
 pub fn sample(metrics: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     metrics.lines().filter(|line| !line.starts_with('#')).find_map(|line| {

@@ -7,13 +7,7 @@
 //!    └ Shunt: http, admin ─▶ get/backend_for/metric, load(host) ─▶ LoadReport
 //! ```
 
-use std::{
-    collections::BTreeMap,
-    net::SocketAddr,
-    ops::{Deref, DerefMut},
-    path::PathBuf,
-    time::Duration,
-};
+use std::{collections::BTreeMap, net::SocketAddr, path::PathBuf, time::Duration};
 
 use bytes::Bytes;
 use http::{Request, StatusCode, header};
@@ -27,7 +21,7 @@ use tokio::{sync::watch, task::JoinHandle};
 
 use super::common::{
     backend::BoxError,
-    launch::{Launch, Process, sample},
+    launch::{Launch, Process, deref_process, sample},
 };
 
 /// Starting (both listeners) and the first table must each fit in this.
@@ -160,19 +154,7 @@ impl Shunt {
     }
 }
 
-impl Deref for Shunt {
-    type Target = Process;
-
-    fn deref(&self) -> &Process {
-        &self.process
-    }
-}
-
-impl DerefMut for Shunt {
-    fn deref_mut(&mut self) -> &mut Process {
-        &mut self.process
-    }
-}
+deref_process!(Shunt);
 
 async fn request(
     client: &Client<HttpConnector, Empty<Bytes>>,

@@ -6,16 +6,12 @@
 //!    └ Shunt: http, https, admin ─▶ get/send/send_h2, admin /routes /metrics
 //! ```
 
-use std::{
-    net::SocketAddr,
-    ops::{Deref, DerefMut},
-    path::Path,
-};
+use std::{net::SocketAddr, path::Path};
 
 use http::{Request, StatusCode};
 use serde_json::Value;
 
-use super::common::launch::{Launch, Process};
+use super::common::launch::{Launch, Process, deref_process};
 use super::{Body, BoxError, Reply, collect, get, send_h1, send_h2};
 
 /// A running `shunt serve`; killed when dropped. Its [`Process`] (logs, pid, signals, exit)
@@ -99,16 +95,4 @@ impl Shunt {
     }
 }
 
-impl Deref for Shunt {
-    type Target = Process;
-
-    fn deref(&self) -> &Process {
-        &self.process
-    }
-}
-
-impl DerefMut for Shunt {
-    fn deref_mut(&mut self) -> &mut Process {
-        &mut self.process
-    }
-}
+deref_process!(Shunt);
