@@ -6,10 +6,8 @@ use std::{collections::BTreeMap, hint::black_box, sync::Arc};
 use criterion::{Criterion, criterion_group, criterion_main};
 use shunt_proxy::{
     metrics::{RouteStats, UpstreamStats},
-    routes::{
-        RouteTable,
-        spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
-    },
+    routes::RouteTable,
+    spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
     upstream::Upstream,
 };
 

@@ -20,16 +20,25 @@ use tokio::{
 use tracing::info;
 
 use crate::{
-    Registry,
     admin::Admin,
-    metrics::{MetricsOptions, ProxyMetrics},
-    proxy::{Proxy, ProxyOptions},
+    proxy::Proxy,
     publish::{RoutePublisher, RouteReader},
-    server::{self, Connections, ServerOptions, metrics::ServerMetrics},
+    server::{self, Connections},
     tls::{self, TlsAcceptor},
-    tunnel::Tunnels,
-    upstream::{ClientOptions, UpstreamClients},
+    upstream::UpstreamClients,
 };
+
+/// The options [`DataplaneOptions`] gathers, and the metrics a caller registers beside its own.
+pub use crate::{
+    headers::AllowedUpgrades,
+    metrics::{MetricsOptions, ProxyMetrics, gauge_value, register},
+    proxy::ProxyOptions,
+    server::{ServerOptions, metrics::ServerMetrics},
+    tls::{RootCertStore, client_config, roots_from_pem},
+    tunnel::Tunnels,
+    upstream::ClientOptions,
+};
+pub use prometheus_client::registry::Registry;
 
 /// Connections the admin listener (probes, scrapes) may have open at once.
 const ADMIN_MAX_CONNECTIONS: usize = 256;

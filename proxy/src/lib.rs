@@ -10,7 +10,7 @@
 //! ```
 //! Modules import downward: `server` → `proxy` → `routes` / `upstream`, with `h1` (the HTTP/1.1
 //! codec both sides share) beneath both; `dataplane` assembles the workers. Never depends on
-//! kube: the controller turns cluster objects into a [`routes::spec::TableSpec`].
+//! kube: the controller turns cluster objects into a [`spec::TableSpec`].
 //!
 //! # Vocabulary
 //! - **route**: what a host and path lead to ([`routes::Route`]): an upstream, or a redirect.
@@ -43,4 +43,4 @@ pub mod tls;
 pub mod tunnel;
 pub mod upstream;
 
-pub use prometheus_client::registry::Registry;
+pub use shunt_spec as spec;

@@ -98,7 +98,7 @@ impl Tunnels {
 
 impl Default for Tunnels {
     fn default() -> Self {
-        Tunnels::new(Duration::from_secs(3600), ServerMetrics::default())
+        Tunnels::new(crate::spec::defaults::TUNNEL_IDLE_TIMEOUT, ServerMetrics::default())
     }
 }
 

@@ -2,7 +2,10 @@
 //! admin listener) with this binary's own metrics added, until shutdown.
 
 pub use shunt_proxy::dataplane::{Dataplane, Shutdown};
-use shunt_proxy::{Registry, dataplane::DataplaneOptions, metrics::ProxyMetrics, publish::RouteReader};
+use shunt_proxy::{
+    dataplane::{DataplaneOptions, ProxyMetrics, Registry},
+    publish::RouteReader,
+};
 
 use super::ProxyArgs;
 

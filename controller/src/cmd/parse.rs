@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use shunt_proxy::headers::TrustedProxies;
+use shunt_spec::TrustedProxies;
 
 pub(super) fn parse_namespaced(s: &str) -> Result<(String, String), String> {
     match s.split_once('/') {

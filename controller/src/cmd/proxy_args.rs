@@ -4,13 +4,10 @@
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::Args;
-use shunt_proxy::{
-    headers::{AllowedUpgrades, TrustedProxies},
-    proxy::ProxyOptions,
-    server::ServerOptions,
-    tls,
-    upstream::{BudgetOptions, ClientOptions, OutlierOptions, Topology, retry::RetryPolicy},
+use shunt_proxy::dataplane::{
+    self as tls, AllowedUpgrades, ClientOptions, MetricsOptions, ProxyOptions, ServerOptions,
 };
+use shunt_spec::{BudgetOptions, OutlierOptions, RetryPolicy, Topology, TrustedProxies};
 
 use super::parse::{parse_duration, parse_size, parse_trusted};
 
@@ -132,8 +129,8 @@ pub struct ProxyArgs {
 }
 
 impl ProxyArgs {
-    pub fn metrics_options(&self) -> shunt_proxy::metrics::MetricsOptions {
-        shunt_proxy::metrics::MetricsOptions {
+    pub fn metrics_options(&self) -> MetricsOptions {
+        MetricsOptions {
             per_route_latency: self.metrics_per_route_latency,
         }
     }

@@ -12,7 +12,7 @@ use std::{path::PathBuf, time::Duration};
 use anyhow::Context as _;
 use clap::Args;
 use kube::Client;
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 use tokio::{sync::watch, time::Instant};
 use tracing::{info, warn};
 
@@ -180,7 +180,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let clients = Clients::connect(args.kubeconfig.as_deref()).await?;
     let elector = Elector::new(clients.api.clone(), lease)?;
     let client = clients.api;
-    let mut registry = shunt_proxy::Registry::default();
+    let mut registry = shunt_proxy::dataplane::Registry::default();
     let mut dataplane = Dataplane::new(&mut registry, args.proxy.metrics_options());
     let place = topology::resolve(&client, args.proxy.topology()).await;
     dataplane.publisher.set_topology(place);

@@ -46,7 +46,7 @@ pub async fn serve_manifests(
     options: CompileOptions,
     poll_interval: Duration,
 ) -> anyhow::Result<()> {
-    let mut registry = shunt_proxy::Registry::default();
+    let mut registry = shunt_proxy::dataplane::Registry::default();
     let mut dataplane = Dataplane::new(&mut registry, proxy.metrics_options());
     dataplane.publisher.set_topology(proxy.topology());
     let metrics = ControllerMetrics::register(&mut registry);

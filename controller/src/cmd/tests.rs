@@ -4,10 +4,7 @@
 use std::time::Duration;
 
 use clap::Parser;
-use shunt_proxy::{
-    metrics::MetricsOptions, proxy::ProxyOptions, server::ServerOptions, server::metrics::ServerMetrics,
-    tunnel::Tunnels, upstream::ClientOptions,
-};
+use shunt_proxy::dataplane::{ClientOptions, MetricsOptions, ProxyOptions, ServerMetrics, ServerOptions, Tunnels};
 
 use super::{
     parse::{parse_duration, parse_size},

@@ -16,11 +16,9 @@ use crate::{
         AddedFields, ForwardedContext, NginxRequest, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies,
         set_forwarded, set_nginx_forwarded, strip_hop_by_hop,
     },
-    routes::{
-        Route,
-        spec::{Forwarding, UpstreamProtocol},
-    },
+    routes::Route,
     server::ConnInfo,
+    spec::{Forwarding, UpstreamProtocol},
     upstream::h1::WriteAt,
 };
 

@@ -34,6 +34,7 @@ use self::{
 };
 use crate::{
     body::{ClientBody, ResponseBody},
+    spec::defaults,
     tunnel::Tunnels,
 };
 
@@ -72,15 +73,15 @@ pub struct ServerOptions {
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
-            max_header_size: 32 * 1024,
-            drain_timeout: Duration::from_secs(30),
-            handshake_timeout: Duration::from_secs(10),
-            header_timeout: Duration::from_secs(60),
-            idle_timeout: Duration::from_secs(75),
-            max_connections: 16384,
-            http2_max_concurrent_streams: 128,
-            http2_keep_alive_interval: Duration::from_secs(30),
-            http2_keep_alive_timeout: Duration::from_secs(20),
+            max_header_size: defaults::MAX_HEADER_SIZE as usize,
+            drain_timeout: defaults::DRAIN_TIMEOUT,
+            handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
+            header_timeout: defaults::CLIENT_HEADER_TIMEOUT,
+            idle_timeout: defaults::CLIENT_IDLE_TIMEOUT,
+            max_connections: defaults::MAX_CONNECTIONS as usize,
+            http2_max_concurrent_streams: defaults::HTTP2_MAX_CONCURRENT_STREAMS,
+            http2_keep_alive_interval: defaults::HTTP2_KEEP_ALIVE_INTERVAL,
+            http2_keep_alive_timeout: defaults::HTTP2_KEEP_ALIVE_TIMEOUT,
         }
     }
 }

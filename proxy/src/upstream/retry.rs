@@ -21,30 +21,12 @@ use std::{error::Error as StdError, fmt, io, time::Instant};
 use h2::Reason;
 use http::{HeaderMap, Method};
 
-use super::{BudgetOptions, OutlierOptions, Upstream, UpstreamError, h1::H1Error};
+use super::{Upstream, UpstreamError, h1::H1Error};
 use crate::{
     body::{RequestBody, RequestBodyError},
     error::ProxyError,
+    spec::RetryPolicy,
 };
-
-/// How failed tries are sent again and counted against endpoints; one per proxy.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RetryPolicy {
-    /// Extra tries of an idempotent request after a reset or a timeout (`--retries`).
-    pub retries: usize,
-    pub budget: BudgetOptions,
-    pub outlier: OutlierOptions,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            retries: 2,
-            budget: BudgetOptions::default(),
-            outlier: OutlierOptions::default(),
-        }
-    }
-}
 
 /// What one failed try leads to.
 pub enum Decision {

@@ -12,8 +12,8 @@ use shunt_proxy::{
     metrics::ProxyMetrics,
     proxy::{Proxy, ProxyOptions},
     publish::RoutePublisher,
-    routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
     server::{self, ServerOptions},
+    spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
     upstream::{ClientOptions, UpstreamClients},
 };
 use tokio::{

@@ -5,10 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_proxy::{
-    cors::CorsSpec,
-    routes::spec::{BodyLimit, UpstreamProtocol},
-};
+use shunt_spec::{BodyLimit, CorsSpec, RewriteTarget, UpstreamProtocol};
 
 use super::{cors::CorsKeys, source_ranges::RangeList};
 
@@ -68,7 +65,7 @@ pub struct NginxAnnotations {
     /// `use-regex: "true"`: the Ingress's paths are regular expressions.
     pub use_regex: bool,
     /// `rewrite-target`: the path the pod sees, `$1`..`$9` from the location's match.
-    pub rewrite_target: Option<String>,
+    pub rewrite_target: Option<RewriteTarget>,
     /// `x-forwarded-prefix`: sent as X-Forwarded-Prefix where the path is rewritten.
     pub forwarded_prefix: Option<String>,
     /// `allowlist-source-range` (or, when it is absent, `whitelist-source-range`): `None` admits
@@ -274,15 +271,14 @@ fn path_with_capture(value: &str) -> bool {
 
 /// `rewrite-target`: what nginx's `rewrite` writes; `$` other than before a group number would be
 /// an nginx variable, and a target without a leading `/` no path.
-fn rewrite_target(value: &str) -> Result<Option<String>, Refusal> {
+fn rewrite_target(value: &str) -> Result<Option<RewriteTarget>, Refusal> {
     if value.is_empty() {
         return Ok(None);
     }
     if !path_with_capture(value) {
         return Err(Refusal::Invalid);
     }
-    shunt_proxy::routes::parse_target(value).map_err(|_| Refusal::Unsupported)?;
-    Ok(Some(value.to_string()))
+    value.parse().map(Some).map_err(|_| Refusal::Unsupported)
 }
 
 /// `x-forwarded-prefix`: quoted into `proxy_set_header X-Forwarded-Prefix "..."`.
@@ -361,11 +357,13 @@ impl NginxAnnotations {
     /// ingress-nginx's `needsRewrite` (controller/location.go): a target that differs from the
     /// location's path.
     pub fn rewrites(&self, path: &str) -> bool {
-        self.rewrite_target.as_deref().is_some_and(|target| target != path)
+        self.rewrite_target
+            .as_ref()
+            .is_some_and(|target| target.as_str() != path)
     }
 
     /// The caller addresses the Ingress's routes answer (`None`: all).
-    pub fn source_ranges(&self) -> Option<shunt_proxy::routes::spec::SourceRanges> {
+    pub fn source_ranges(&self) -> Option<shunt_spec::SourceRanges> {
         let allow = self.allow_ranges.clone().or_else(|| self.whitelist_ranges.clone());
         super::source_ranges::rule(allow, self.deny_ranges.clone())
     }
