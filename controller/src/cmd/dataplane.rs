@@ -28,7 +28,7 @@ pub async fn serve(
         server: args.server_options(),
         client: args.client_options()?,
         proxy: args.proxy_options(),
-        tunnel_idle_timeout: args.tunnel_idle_timeout,
+        tunnel_idle_timeout: args.tunnel_idle_timeout.0,
     };
     let bound = Dataplane::bind(options, reader, metrics, &mut registry).await?;
     crate::telemetry::register(&mut registry);

@@ -131,7 +131,7 @@ fn the_proxy_options_built_from_no_flags_are_the_proxy_crates_defaults() {
             "--allow-underscores-in-headers"
         );
         // The tunnels are built from --tunnel-idle-timeout where the listeners are.
-        let tunnels = Tunnels::new(args.tunnel_idle_timeout, ServerMetrics::default());
+        let tunnels = Tunnels::new(args.tunnel_idle_timeout.0, ServerMetrics::default());
         assert_eq!(
             format!("{tunnels:?}"),
             format!("{:?}", default.tunnels),

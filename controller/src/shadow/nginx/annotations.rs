@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_spec::{BodyLimit, CorsSpec, RewriteTarget, UpstreamProtocol};
+use shunt_spec::{BodyLimit, CorsSpec, RewriteTarget, UpstreamProtocol, defaults};
 
 use super::{cors::CorsKeys, source_ranges::RangeList};
 
@@ -32,17 +32,21 @@ pub const NO_EFFECT: [&str; 15] = [
 ];
 
 /// Timeouts and `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or ConfigMap
-/// keys of the same names: connect 5 s, read and send 60 s, which match shunt's own; retries of
-/// idempotent requests after an error or a timeout, three tries in all, as shunt's `--retries 2`.
-/// Any other value is refused.
-const PROXY_DEFAULTS: [(&str, &str); 6] = [
-    ("proxy-connect-timeout", "5"),
-    ("proxy-read-timeout", "60"),
-    ("proxy-send-timeout", "60"),
-    ("proxy-next-upstream", "error timeout"),
-    ("proxy-next-upstream-tries", "3"),
-    ("proxy-next-upstream-timeout", "0"),
-];
+/// keys of the same names, which are shunt's own ([`defaults`]): connect 5 s, read and send 60 s;
+/// retries of idempotent requests after an error or a timeout, three tries in all, as shunt's
+/// `--retries 2`; no time limit on the tries. Any other value is refused.
+fn proxy_default(name: &str) -> Option<String> {
+    let seconds = |duration: std::time::Duration| duration.as_secs().to_string();
+    Some(match name {
+        "proxy-connect-timeout" => seconds(defaults::CONNECT_TIMEOUT),
+        "proxy-read-timeout" | "proxy-send-timeout" => seconds(defaults::UPSTREAM_TIMEOUT),
+        "proxy-next-upstream" => "error timeout".to_string(),
+        "proxy-next-upstream-tries" => (defaults::RETRIES + 1).to_string(),
+        // nginx's "no limit".
+        "proxy-next-upstream-timeout" => "0".to_string(),
+        _ => return None,
+    })
+}
 
 /// What one Ingress's annotations ask of its routes, and the keys its hosts are refused for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -180,11 +184,9 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
     Ok(())
 }
 
-/// Whether `name` is one of [`PROXY_DEFAULTS`] at its default value (surrounding blanks aside).
+/// Whether `name` is one of [`proxy_default`]'s keys at its default value (surrounding blanks aside).
 pub(super) fn at_default(name: &str, value: &str) -> bool {
-    PROXY_DEFAULTS
-        .iter()
-        .any(|(key, default)| *key == name && value.trim() == *default)
+    proxy_default(name).is_some_and(|default| value.trim() == default)
 }
 
 /// ingress-nginx parses booleans with Go's `strconv.ParseBool`
