@@ -72,3 +72,8 @@ pub const HTTP2_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(30);
 pub const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 /// One log line per request.
 pub const ACCESS_LOG: bool = true;
+
+// === profiles ===
+
+/// The redirect code of qcloud `auto-rewrite` when `auto-rewrite-code` gives none.
+pub const QCLOUD_AUTO_REWRITE_CODE: u16 = 302;

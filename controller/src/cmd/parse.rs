@@ -38,8 +38,12 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|error| format!("invalid duration {s:?}: {error}"))
 }
 
-/// A duration as [`parse_duration`] reads it, optionally negative (`-60s`).
+/// A duration as [`parse_duration`] reads it, optionally negative (`-60s`), or as jiff writes
+/// one (`PT0S`, how clap shows a default).
 pub(super) fn parse_signed_duration(s: &str) -> Result<k8s_openapi::jiff::SignedDuration, String> {
+    if let Ok(duration) = s.trim().parse() {
+        return Ok(duration);
+    }
     let (negative, magnitude) = match s.trim().strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, s),
