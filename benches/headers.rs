@@ -8,7 +8,7 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use http::{HeaderMap, HeaderValue, header};
 use shunt_proxy::{
-    headers::{AddedFields, ForwardedContext, drop_underscored, set_forwarded, strip_hop_by_hop},
+    dataplane::internals::{AddedFields, ForwardedContext, drop_underscored, set_forwarded, strip_hop_by_hop},
     spec::TrustedProxies,
 };
 

@@ -8,11 +8,11 @@ use std::{collections::BTreeMap, hint::black_box, net::SocketAddr, sync::Arc, ti
 use criterion::{Criterion, criterion_group, criterion_main};
 use http::StatusCode;
 use shunt_proxy::{
-    dataplane::Registry,
-    metrics::{MetricsOptions, ProxyMetrics},
-    proxy::count,
+    dataplane::{
+        MetricsOptions, ProxyMetrics, Registry,
+        internals::{Route, count},
+    },
     publish::RoutePublisher,
-    routes::Route,
     spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
 };
 

@@ -40,6 +40,29 @@ pub use crate::{
 };
 pub use prometheus_client::registry::Registry;
 
+/// For `benches/` and `proxy/tests/`, which measure and drive the parts on their own: not an
+/// API. The controller uses the options above, [`crate::publish`] and the contract only.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::{
+        headers::{AddedFields, ForwardedContext, drop_underscored, set_forwarded, strip_hop_by_hop},
+        metrics::{RouteStats, UpstreamStats},
+        proxy::{Proxy, count},
+        request::normalize_path,
+        routes::{Route, RouteTable},
+        server::http1::{head, response},
+        upstream::{
+            Upstream, UpstreamClients,
+            h1::{Framing, encode_head, parse_head},
+        },
+    };
+
+    /// The accept loop, as the proxy's own listeners run it.
+    pub mod server {
+        pub use crate::server::{Connections, serve};
+    }
+}
+
 /// Connections the admin listener (probes, scrapes) may have open at once.
 const ADMIN_MAX_CONNECTIONS: usize = 256;
 

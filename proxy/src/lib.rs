@@ -23,24 +23,24 @@
 //! (`shunt_backend_*`, `backend="..."`) and error messages, which operators rely on; "pod" only
 //! in prose, for what an endpoint is.
 
-pub mod admin;
-pub mod body;
-pub mod cors;
 pub mod dataplane;
-pub mod error;
-pub mod h1;
-pub mod headers;
-pub mod lograte;
-pub mod metrics;
-pub mod pages;
-pub mod proxy;
 pub mod publish;
-pub mod redirect;
-pub mod request;
-pub mod routes;
-pub mod server;
-pub mod tls;
-pub mod tunnel;
-pub mod upstream;
-
 pub use shunt_spec as spec;
+
+mod admin;
+mod body;
+mod cors;
+mod error;
+mod h1;
+mod headers;
+mod lograte;
+mod metrics;
+mod pages;
+mod proxy;
+mod redirect;
+mod request;
+mod routes;
+mod server;
+mod tls;
+mod tunnel;
+mod upstream;

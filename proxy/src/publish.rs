@@ -31,13 +31,17 @@ mod route_stats;
 /// compile asks before it puts a certificate or a regex location into a spec.
 pub use crate::{
     metrics::RouteStats,
-    redirect,
     routes::{Route, RouteTable, location_regex},
     tls::LoadedCertificate,
     upstream::Upstream,
 };
 
 use route_stats::RouteStatsIndex;
+
+/// The redirect answers of a route, as the proxy writes them.
+pub mod redirect {
+    pub use crate::redirect::{location, respond, to_https, to_https_trimmed};
+}
 
 /// Keys from our own configuration (backend ids, pod addresses), never a client's: no flood to resist.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;

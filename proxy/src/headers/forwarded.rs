@@ -279,10 +279,5 @@ pub(super) fn push_request_id(out: &mut Vec<u8>) {
     out.extend((0..32).map(|i| HEX[((bits >> (4 * i)) & 0xf) as usize]));
 }
 
-/// Keep the `Host` header a backend sees the caller's, even when the caller spoke HTTP/2.
-pub fn host_header(host: &str) -> Option<HeaderValue> {
-    HeaderValue::from_str(host).ok()
-}
-
 #[cfg(test)]
 mod tests;

@@ -16,7 +16,5 @@ mod rules;
 mod table;
 
 pub use host::{authority_host, normalize_host};
-pub use regex::{location_regex, rewrite_regex};
-pub use rewrite::Rewrite;
-pub use rules::RouteRules;
-pub use table::{BuildParts, BuildWarning, Rebuilt, Route, RouteTable};
+pub use regex::location_regex;
+pub use table::{BuildWarning, Rebuilt, Route, RouteTable};

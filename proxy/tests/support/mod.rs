@@ -9,12 +9,12 @@ use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::{client::legacy::Client, rt::TokioExecutor};
 use shunt_proxy::{
-    metrics::ProxyMetrics,
-    proxy::{Proxy, ProxyOptions},
+    dataplane::{
+        ClientOptions, ProxyMetrics, ProxyOptions, ServerOptions,
+        internals::{Proxy, UpstreamClients, server},
+    },
     publish::RoutePublisher,
-    server::{self, ServerOptions},
     spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
-    upstream::{ClientOptions, UpstreamClients},
 };
 use tokio::{
     io::AsyncReadExt,
