@@ -33,9 +33,9 @@ pub use crate::{
     headers::AllowedUpgrades,
     metrics::{MetricsOptions, ProxyMetrics, gauge_value, register},
     proxy::ProxyOptions,
+    server::tunnel::Tunnels,
     server::{ServerOptions, metrics::ServerMetrics},
     tls::{RootCertStore, client_config, roots_from_pem},
-    tunnel::Tunnels,
     upstream::ClientOptions,
 };
 pub use prometheus_client::registry::Registry;
@@ -160,7 +160,7 @@ impl Dataplane {
             },
             server_options: options.server.clone(),
             connections,
-            acceptor: tls::acceptor(reader.clone(), tls::self_signed()),
+            acceptor: tls::acceptor(reader.certificate_resolver(tls::self_signed())),
         };
         let workers = (0..workers)
             .map(|_| Ok((worker.clone(), (http.try_clone()?, https.try_clone()?))))

@@ -42,5 +42,4 @@ mod request;
 mod routes;
 mod server;
 mod tls;
-mod tunnel;
 mod upstream;

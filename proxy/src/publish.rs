@@ -24,6 +24,7 @@ use crate::{
     upstream::{Endpoint, classify},
 };
 
+mod resolver;
 mod route_stats;
 
 /// What a published table answers, for a caller that previews one (the controller's profile

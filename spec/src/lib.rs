@@ -30,13 +30,13 @@ pub use self::{
     options::{
         BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,
     },
-    retry::{BudgetOptions, OutlierOptions, RetryPolicy},
+    retry::{BudgetOptions, OutlierOptions, RetryPolicy, RetryReason},
     rewrite::{InvalidRewriteTarget, RewritePart, RewriteTarget},
     table::{
         BackendId, BackendSpec, EndpointTopology, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec,
         push_port,
     },
     tls::{CertificateId, CertificateSpec, TlsSpec},
-    topology::Topology,
+    topology::{Locality, Topology},
     trusted::TrustedProxies,
 };

@@ -1,7 +1,7 @@
 //! How failed tries are sent again and counted against endpoints: the retries, their budget
 //! per upstream, and outlier ejection (`--retries`, `--retry-budget-*`, `--eject-*`).
 
-use std::time::Duration;
+use std::{fmt, time::Duration};
 
 use crate::defaults;
 
@@ -63,5 +63,45 @@ impl Default for OutlierOptions {
             base_ejection: defaults::EJECT_TIME,
             max_ejected_percent: defaults::EJECT_MAX_PERCENT,
         }
+    }
+}
+
+/// RetryReason a failed try is sent again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryReason {
+    ConnectFailed,
+    NeverProcessed,
+    /// Reset or closed before any byte of a response (often a pooled connection the pod closed).
+    StaleConnection,
+    Timeout,
+}
+
+impl RetryReason {
+    pub const ALL: [RetryReason; 4] = [
+        RetryReason::ConnectFailed,
+        RetryReason::NeverProcessed,
+        RetryReason::StaleConnection,
+        RetryReason::Timeout,
+    ];
+
+    /// The `reason` label of `shunt_upstream_retries`.
+    pub const fn as_label(self) -> &'static str {
+        match self {
+            RetryReason::ConnectFailed => "connect",
+            RetryReason::NeverProcessed => "never_processed",
+            RetryReason::StaleConnection => "reset",
+            RetryReason::Timeout => "timeout",
+        }
+    }
+}
+
+impl fmt::Display for RetryReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RetryReason::ConnectFailed => "connect failed, trying another endpoint",
+            RetryReason::NeverProcessed => "the pod did not process the request, retrying once",
+            RetryReason::StaleConnection => "reset before any response byte, trying another endpoint",
+            RetryReason::Timeout => "no response head in time, trying another endpoint",
+        })
     }
 }

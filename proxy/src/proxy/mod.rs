@@ -47,8 +47,8 @@ use crate::{
     publish::RouteReader,
     routes::Route,
     server::ConnInfo,
+    server::tunnel::Tunnels,
     spec::{RetryPolicy, TrustedProxies, defaults},
-    tunnel::Tunnels,
     upstream::UpstreamClients,
 };
 

@@ -13,6 +13,7 @@ pub mod http1;
 pub mod limits;
 pub mod metrics;
 mod streams;
+pub mod tunnel;
 pub mod watchdog;
 
 use std::{future::Future, io, net::SocketAddr, sync::Arc, time::Duration};
@@ -26,6 +27,7 @@ use tokio::{
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, info, warn};
 
+use self::tunnel::Tunnels;
 use self::{
     conn::{ConnTask, handshake},
     limits::{ConnLimit, accept_backoff},
@@ -35,7 +37,6 @@ use self::{
 use crate::{
     body::{ClientBody, ResponseBody},
     spec::defaults,
-    tunnel::Tunnels,
 };
 
 /// After a timeout, how long a connection gets to send its GOAWAY or 408 before it is dropped;

@@ -2,17 +2,9 @@
 //! prefers (EndpointSlice hints: `forNodes` before `forZones`) and where each endpoint is (the
 //! hints name its own node and zone).
 
-use std::{collections::BTreeMap, fmt, net::SocketAddr};
+use std::{collections::BTreeMap, net::SocketAddr};
 
-use crate::spec::{EndpointTopology, Topology};
-
-/// Where an endpoint is, seen from this proxy (the `locality` label of the request counts).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Locality {
-    SameNode,
-    SameZone,
-    Other,
-}
+use crate::spec::{EndpointTopology, Locality, Topology};
 
 /// The indexes of `endpoints` to prefer and each one's locality. Preferred: those whose
 /// `forNodes` hint names this node; if none, those whose `forZones` names this zone; if none,
@@ -47,26 +39,6 @@ pub fn classify(
         })
         .collect();
     (preferred, locality)
-}
-
-// === impl Locality ===
-
-impl Locality {
-    pub const ALL: [Locality; 3] = [Locality::SameNode, Locality::SameZone, Locality::Other];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Locality::SameNode => "same_node",
-            Locality::SameZone => "same_zone",
-            Locality::Other => "other",
-        }
-    }
-}
-
-impl fmt::Display for Locality {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 #[cfg(test)]

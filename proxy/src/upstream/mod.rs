@@ -33,9 +33,10 @@ pub use self::{
     budget::RetryBudget,
     client::{ClientOptions, Lease, UpstreamClients},
     health::Health,
-    locality::{Locality, classify},
+    locality::classify,
     outgoing::Outgoing,
 };
+pub use crate::spec::Locality;
 use crate::{h1::decimal_digits, metrics::UpstreamStats, spec::UpstreamProtocol};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -26,7 +26,7 @@ use tokio::{
 };
 use tracing::debug;
 
-use crate::server::metrics::{CloseReason, ServerMetrics};
+use super::metrics::{CloseReason, ServerMetrics};
 
 /// The open tunnels of a process; clones share them.
 #[derive(Clone)]
