@@ -9,8 +9,12 @@
 //!                                                 routes/               upstream/ ─▶ endpoint (a pod)
 //! ```
 //! Modules import downward: `server` → `proxy` → `routes` / `upstream`, with `h1` (the HTTP/1.1
-//! codec both sides share) beneath both; `dataplane` assembles the workers. Never depends on
-//! kube: the controller turns cluster objects into a [`spec::TableSpec`].
+//! codec both sides share) beneath both, and the contract ([`spec`], the `shunt-spec` crate)
+//! beneath everything; `dataplane` assembles the workers. Never depends on kube: the controller
+//! turns cluster objects into a [`spec::TableSpec`].
+//!
+//! Public: [`dataplane`] (the entry point and its options), [`publish`] (the table's writer and
+//! reader) and [`spec`]; every other module is private to the crate.
 //!
 //! # Vocabulary
 //! - **route**: what a host and path lead to ([`routes::Route`]): an upstream, or a redirect.
