@@ -57,6 +57,11 @@ fn mk_path(path: &str, service: &str) -> HTTPIngressPath {
 }
 
 pub fn mk_state() -> ClusterState {
+    mk_state_of_class("shunt")
+}
+
+/// [`mk_state`] with every Ingress of `class`.
+fn mk_state_of_class(class: &str) -> ClusterState {
     let mut state = ClusterState::default();
     for i in 0..INGRESSES {
         let ns = format!("team-{}", i % 100);
@@ -64,7 +69,7 @@ pub fn mk_state() -> ClusterState {
         state.ingresses.push(Arc::new(Ingress {
             metadata: meta(&ns, &name, None),
             spec: Some(IngressSpec {
-                ingress_class_name: Some("shunt".into()),
+                ingress_class_name: Some(class.into()),
                 rules: Some(vec![IngressRule {
                     host: Some(format!("{name}.example.com")),
                     http: Some(HTTPIngressRuleValue {
@@ -260,6 +265,45 @@ fn bench_compile(c: &mut Criterion) {
             let mut flip = true;
             b.iter(|| {
                 // Alternate the two states so every publish is a one-object change.
+                flip = !flip;
+                let next = if flip { &edited } else { &state };
+                let published = edit_step(&mut incremental, &mut publisher, next, &options);
+                assert!(matches!(published, Published::Swapped { .. }));
+            })
+        });
+    }
+    // The same edit where a profile compiles the Ingresses: shadowed (TKE's class, the README's
+    // quick start) and taken over with ingress-nginx's semantics.
+    for (name, class, options) in [
+        (
+            "incremental: one endpoint slice edited, compile + publish, 10k qcloud ingresses shadowed",
+            "qcloud",
+            CompileOptions {
+                shadow_classes: vec!["qcloud".into()],
+                ..CompileOptions::default()
+            },
+        ),
+        (
+            "incremental: one endpoint slice edited, compile + publish, 10k ingresses of class nginx=nginx",
+            "nginx",
+            CompileOptions {
+                ingress_classes: vec!["nginx".into()],
+                class_profiles: vec!["nginx=nginx".parse().expect("a class profile")],
+                ..CompileOptions::default()
+            },
+        ),
+    ] {
+        let state = mk_state_of_class(class);
+        let edited = mk_endpoint_edit(&state);
+        group.bench_function(name, |b| {
+            let (mut publisher, _reader) = RoutePublisher::new(ProxyMetrics::detached());
+            let mut incremental = Incremental::default();
+            let first = incremental.compile(&state, &options);
+            assert_eq!(first.table.hosts.len(), INGRESSES);
+            assert_eq!(first, compile(&state, &options));
+            publisher.publish(first.table);
+            let mut flip = false;
+            b.iter(|| {
                 flip = !flip;
                 let next = if flip { &edited } else { &state };
                 let published = edit_step(&mut incremental, &mut publisher, next, &options);

@@ -9,6 +9,12 @@
 #   INGRESSES=20000 ENDPOINTS_PER_SERVICE=5 FILES=200 EDITS=5 benches/scale.sh
 #   SHUNT_BIN=/work/bench-target/release/shunt benches/scale.sh
 #
+# CLASS picks whose Ingresses they are and how shunt compiles them: `shunt` (shunt's own class,
+# the default), `qcloud` (TKE's class, shadowed: --shadow-class qcloud, the README's quick start)
+# or `nginx` (class nginx taken over with ingress-nginx's semantics: --class-profile nginx=nginx).
+#
+#   for class in shunt qcloud nginx; do CLASS=$class EDITS=5 benches/scale.sh; done
+#
 # RUN=1 ends with `shunt run` on the same objects in a real kube-apiserver and etcd (binaries as
 # docs/testing.md says: $KUBEBUILDER_ASSETS or .k8s-bin/, which tests/run.sh fills), inside a
 # network namespace (root, or unprivileged user namespaces): start to first publish, memory after
@@ -23,6 +29,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source benches/common.sh
 
+CLASS=${CLASS:-shunt}
+case $CLASS in
+    shunt) class_args=() ;;
+    qcloud) class_args=(--shadow-class qcloud) ;;
+    nginx) class_args=(--ingress-class nginx --class-profile nginx=nginx) ;;
+    *) echo "CLASS=$CLASS: shunt, qcloud or nginx" >&2; exit 1 ;;
+esac
 INGRESSES=${INGRESSES:-10000}
 ENDPOINTS_PER_SERVICE=${ENDPOINTS_PER_SERVICE:-5}
 FILES=${FILES:-100}
@@ -39,13 +52,13 @@ need_commands curl:curl
 if [ -n "${GENERATE_ONLY:-}" ]; then rmdir "$work"; work=$GENERATE_ONLY; trap - EXIT; else SHUNT_BIN=$(shunt_bin); fi
 
 mkdir -p "$work/manifests"
-awk -v n="$INGRESSES" -v e="$ENDPOINTS_PER_SERVICE" -v files="$FILES" -v dir="$work/manifests" 'BEGIN {
+awk -v n="$INGRESSES" -v class="$CLASS" -v e="$ENDPOINTS_PER_SERVICE" -v files="$FILES" -v dir="$work/manifests" 'BEGIN {
     per = int((n + files - 1) / files)
     for (i = 0; i < n; i++) {
         f = sprintf("%s/apps-%04d.yaml", dir, int(i / per))
         ns = "team-" (i % 100); name = "app-" i
         printf "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: %s, namespace: %s}\n", name, ns > f
-        printf "spec:\n  ingressClassName: shunt\n  rules:\n    - host: %s.example.com\n      http:\n        paths:\n", name > f
+        printf "spec:\n  ingressClassName: %s\n  rules:\n    - host: %s.example.com\n      http:\n        paths:\n", class, name > f
         printf "          - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}\n---\n", name > f
         printf "apiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s}\nspec: {ports: [{name: http, port: 80}]}\n---\n", name, ns > f
         printf "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n" > f
@@ -56,7 +69,7 @@ awk -v n="$INGRESSES" -v e="$ENDPOINTS_PER_SERVICE" -v files="$FILES" -v dir="$w
         printf "---\n" > f
     }
 }'
-echo "manifests: $INGRESSES Ingresses, $INGRESSES Services, $((INGRESSES * ENDPOINTS_PER_SERVICE)) endpoints in" \
+echo "manifests: $INGRESSES Ingresses of class $CLASS (shunt ${class_args[*]:-with no class flags}), $INGRESSES Services, $((INGRESSES * ENDPOINTS_PER_SERVICE)) endpoints in" \
     "$(ls "$work/manifests" | wc -l) files, $(du -sh "$work/manifests" | cut -f1)"
 [ -z "${GENERATE_ONLY:-}" ] || exit 0
 
@@ -81,7 +94,7 @@ memory() { awk '/^(Vm(RSS|HWM)|Rss(Anon|File))/ { printf "%s %.1f MiB  ", $1, $2
 cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$shunt_pid/stat"; }
 
 start=$(now)
-RUST_LOG=info NO_COLOR=1 "$SHUNT_BIN" serve --manifests "$work/manifests" --poll-interval "$POLL_INTERVAL" \
+RUST_LOG=info NO_COLOR=1 "$SHUNT_BIN" serve --manifests "$work/manifests" --poll-interval "$POLL_INTERVAL" "${class_args[@]}" \
     --http-addr "$SHUNT_HTTP" --https-addr "$SHUNT_HTTPS" --admin-addr "$SHUNT_ADMIN" --access-log false \
     2>"$work/shunt.log" &
 shunt_pid=$!

@@ -27,8 +27,21 @@ pub enum Selection {
     Shadow(Profile),
 }
 
-/// Whose semantics a shadowed class is compiled with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+// === impl Selection ===
+
+impl Selection {
+    /// The profile that compiles this Ingress itself, if one does.
+    pub fn own_profile(self) -> Option<Profile> {
+        match self {
+            Selection::Owned(profile) | Selection::Shadow(profile) if profile.compiles_own() => Some(profile),
+            _ => None,
+        }
+    }
+}
+
+/// Whose semantics a shadowed class is compiled with. Ordered as the profiles compile: one
+/// that compiles earlier holds a path two profiles' Ingresses claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Profile {
     /// The Ingress spec's, like our own classes.
     IngressSpec,
@@ -103,6 +116,21 @@ impl fmt::Display for ShadowClass {
 // === impl Profile ===
 
 impl Profile {
+    /// Whether the profile compiles its Ingresses itself, with a verdict per host, instead of
+    /// the Ingress spec's walk.
+    pub fn compiles_own(self) -> bool {
+        self.own().is_some()
+    }
+
+    /// The profile's own compile; `None` for the Ingress spec's, which the compile walks itself.
+    pub fn own(self) -> Option<&'static dyn crate::shadow::OwnProfile> {
+        match self {
+            Profile::IngressSpec => None,
+            Profile::Qcloud => Some(&crate::shadow::qcloud::TkeClb),
+            Profile::Nginx => Some(&crate::shadow::nginx::IngressNginx),
+        }
+    }
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Profile::IngressSpec => "ingress",

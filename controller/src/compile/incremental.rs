@@ -26,16 +26,22 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
 };
 use shunt_proxy::publish::SpecChanges;
-use shunt_spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec};
+use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec};
 
 mod apply;
 mod diff;
 mod plan;
+mod profiles;
 mod reads;
 mod settle;
 
 pub use self::reads::Reads;
-use self::{diff::Seen, plan::Plan, settle::Touched};
+use self::{
+    diff::Seen,
+    plan::Plan,
+    profiles::{GroupInputs, Profiles},
+    settle::Touched,
+};
 use super::{
     ClusterState, CompileOptions, Compiled, Diagnostic, Precedence, ServedIngress,
     backend::{Backends, Resolved},
@@ -45,7 +51,7 @@ use super::{
     namespace_name, precedence,
     tls::TlsBuilder,
 };
-use crate::objects::EndpointSlice;
+use crate::{objects::EndpointSlice, shadow::ProfileConfig};
 
 /// Namespace and name.
 pub type Key = (String, String);
@@ -98,6 +104,8 @@ pub struct Incremental {
     tls: usize,
     /// `Compiled::served`, redone when an Ingress comes or goes.
     served: Option<Vec<ServedIngress>>,
+    /// The Ingresses of profiles that compile their own (qcloud, nginx), by host group.
+    profiles: Profiles,
 }
 
 /// An Ingress's [`precedence`], owned so the kept claims can be ordered by it.
@@ -130,10 +138,12 @@ impl Incremental {
     /// which objects its files changed, and keeps no objects between compiles).
     pub fn compile_changes(&mut self, state: &ClusterState, options: &CompileOptions, changes: &Changes) -> Compiled {
         let plan = self.plan(options, changes, &state.endpoint_slices);
+        let config = ProfileConfig::find(options, &state.config_maps);
         // The Ingresses by name, to redo some or walk TLS; a duplicate name comes with a change.
         let index = match &plan {
-            Plan::Full => None,
-            Plan::Redo { ingresses, .. } if ingresses.is_empty() && self.tls == 0 => Some(Index::default()),
+            Plan::Redo { ingresses, .. } if ingresses.is_empty() && self.tls == 0 && self.profiles.is_empty() => {
+                Some(Index::default())
+            }
             _ => index(&state.ingresses),
         };
         let Some(index) = index else {
@@ -141,29 +151,58 @@ impl Incremental {
             return compile(state, options);
         };
         let everything = matches!(plan, Plan::Everything);
-        let redo = match plan {
+        let (redo, profile_redo) = match plan {
             Plan::Redo {
-                ingresses, labelled, ..
+                ingresses,
+                services,
+                labelled,
             } => {
                 self.track_slices(changes, labelled);
-                ingresses
+                let now = |(namespace, name): &Key| index.get(&(namespace.as_str(), name.as_str())).copied();
+                let mut profile_redo = self.profile_redo(&changes.ingresses, &ingresses, &services, now);
+                if self.profiles.config_changed(&config) {
+                    profile_redo.extend(self.profiles.keys().cloned());
+                }
+                (ingresses, profile_redo)
             }
-            _ => self.restart(state, options, &index),
+            Plan::Everything => {
+                let all = self.restart(state, options, &index);
+                (all.clone(), all)
+            }
         };
         let mut touched = Touched::default();
+        let classes = Classes::new(&state.ingress_classes, options);
         // Indexing the Services looks at each of the cluster's: not when nothing is redone.
-        if !redo.is_empty() {
-            let backends = if everything {
+        let mut backends = (!redo.is_empty() || !profile_redo.is_empty()).then(|| {
+            if everything {
                 Backends::new(state)
             } else {
-                Backends::only(state, &named_services(&redo, &index))
-            };
-            let classes = Classes::new(&state.ingress_classes, options);
+                let mut named = named_services(&redo, &index);
+                named.extend(named_services(&profile_redo, &index));
+                Backends::only(state, &named)
+            }
+        });
+        if let Some(backends) = backends.as_mut()
+            && !redo.is_empty()
+        {
             self.apply(redo, &index, &classes, backends, &mut touched);
         }
-        let spec_changes = self.settle(touched);
+        let mut spec_changes = self.settle(touched);
+        let mut certificates = TlsBuilder::new(state, options.now);
+        let diagnostics = self.walk_tls(&mut certificates, &index);
+        if !profile_redo.is_empty() {
+            let inputs = GroupInputs {
+                index: &index,
+                classes: &classes,
+                backends,
+                certificates: &mut certificates,
+                options,
+                config: &config,
+            };
+            self.compile_profiles(&profile_redo, inputs, &mut spec_changes);
+        }
         self.spec_changes = (!everything).then_some(spec_changes);
-        self.finish(state, options, &index)
+        self.finish(options, certificates, diagnostics)
     }
 
     /// The hosts and backends the last compile changed in the table, unless it compiled
@@ -206,9 +245,8 @@ impl Incremental {
             .map(|(_, ingress)| &ingress.key)
     }
 
-    /// The result, from what is kept plus the TLS walk.
-    fn finish(&mut self, state: &ClusterState, options: &CompileOptions, index: &Index<'_>) -> Compiled {
-        let mut certificates = TlsBuilder::new(state, options.now);
+    /// The standard layer's diagnostics with its TLS walk's, in precedence order.
+    fn walk_tls(&self, certificates: &mut TlsBuilder<'_>, index: &Index<'_>) -> Vec<Diagnostic> {
         let mut diagnostics = Vec::new();
         for rank in &self.notable {
             let Some(entry) = self.entries.get(&rank.key) else {
@@ -221,38 +259,64 @@ impl Incremental {
                 certificates.ingress(ingress, &mut diagnostics);
             }
         }
+        diagnostics
+    }
+
+    /// The result, from what is kept: the standard layer's, then the profiles'.
+    fn finish(
+        &mut self,
+        options: &CompileOptions,
+        mut certificates: TlsBuilder<'_>,
+        mut diagnostics: Vec<Diagnostic>,
+    ) -> Compiled {
+        diagnostics.extend(self.profiles.diagnostics().cloned());
         let served = self.served().to_vec();
         let default_certificate_error = default_certificate_error(&mut certificates, options);
-        let table = TableSpec {
-            hosts: self.hosts.values().cloned().collect(),
+        let mut backends: BTreeMap<BackendId, BackendSpec> = self
+            .backends
+            .iter()
+            .map(|(id, (_, backend))| (id.clone(), backend.spec.clone()))
+            .collect();
+        for (id, spec) in self.profiles.backends() {
+            if !backends.contains_key(id) {
+                backends.insert(id.clone(), spec.clone());
+            }
+        }
+        let (shadow, report) = match self.profiles.is_empty() && crate::shadow::served_profiles(options).is_none() {
+            true => (Arc::from([]), None),
+            false => self.profiles.shadow(options),
+        };
+        let mut table = TableSpec {
+            hosts: self.profiles.merge_hosts(&self.hosts),
             default_backend: self.default_backend.as_ref().map(|backend| backend.id.clone()),
-            backends: self
-                .backends
-                .iter()
-                .map(|(id, (_, backend))| (id.clone(), backend.spec.clone()))
-                .collect(),
+            backends,
             tls: certificates.finish(),
             documents: Default::default(),
         };
+        if let Some(report) = report {
+            table.documents.insert("shadow".to_string(), report);
+        }
         Compiled {
             table,
             diagnostics,
             served,
             default_certificate_error,
-            shadow: Vec::new(),
+            shadow,
         }
     }
 
     /// `Compiled::served`, sorted once per Ingress coming or going.
     fn served(&mut self) -> &[ServedIngress] {
         let entries = &self.entries;
+        let profiles = &self.profiles;
         self.served.get_or_insert_with(|| {
-            let mut served: Vec<ServedIngress> = entries
-                .iter()
-                .map(|((namespace, name), entry)| ServedIngress {
+            let standard = entries.iter().map(|(key, entry)| (key, entry.shadow));
+            let mut served: Vec<ServedIngress> = standard
+                .chain(profiles.served())
+                .map(|((namespace, name), shadow)| ServedIngress {
                     namespace: namespace.clone(),
                     name: name.clone(),
-                    shadow: entry.shadow,
+                    shadow,
                 })
                 .collect();
             served.sort();

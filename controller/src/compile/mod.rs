@@ -46,7 +46,7 @@ use shunt_spec::TableSpec;
 
 use crate::{
     objects::{EndpointSlice, Service},
-    shadow::{HostVerdict, ShadowOptions, Shadowed},
+    shadow::{HostVerdict, ProfileConfig, ShadowOptions, Shadowed},
 };
 
 use self::class::{Classes, Selection};
@@ -120,7 +120,7 @@ pub struct Compiled {
     /// Why `--default-ssl-certificate` cannot be used, if it cannot: the self-signed fallback serves.
     pub default_certificate_error: Option<String>,
     /// A verdict per host of the Ingresses a shadow profile compiles, sorted by host (also `/shadow`).
-    pub shadow: Vec<HostVerdict>,
+    pub shadow: Arc<[HostVerdict]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -162,7 +162,8 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         ingress::compile_ingress(ingress, &mut sink);
         certificates.ingress(ingress, &mut sink.diagnostics);
     }
-    let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &state.config_maps);
+    let config = ProfileConfig::find(options, &state.config_maps);
+    let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &config);
     let default_certificate_error = default_certificate_error(&mut certificates, options);
 
     let mut served: Vec<ServedIngress> = selected
@@ -187,7 +188,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         diagnostics: sink.diagnostics,
         served,
         default_certificate_error,
-        shadow,
+        shadow: shadow.into(),
     }
 }
 

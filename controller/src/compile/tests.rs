@@ -161,7 +161,7 @@ fn an_empty_state_compiles_to_an_empty_table() {
             diagnostics: vec![],
             served: vec![],
             default_certificate_error: None,
-            shadow: vec![],
+            shadow: Arc::from([]),
         }
     );
 }

@@ -2,7 +2,10 @@
 //! their hosts to a `kubernetes.io/tls` Secret in the Ingress's namespace. A missing, broken,
 //! expired or non-covering Secret is a diagnostic, and its hosts fall back to the default.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, btree_map::Entry};
+use std::{
+    cell::Cell,
+    collections::{BTreeMap, BTreeSet, HashMap, btree_map::Entry},
+};
 
 use k8s_openapi::{
     api::{
@@ -30,6 +33,10 @@ pub struct TlsBuilder<'a> {
     hosts: BTreeMap<HostMatch, (CertificateId, String)>,
     certificates: BTreeMap<CertificateId, CertificateSpec>,
     default: Option<CertificateId>,
+    /// How many times a profile's compile asked about certificates (`ingress` with `spec.tls`,
+    /// `serves`, `bind`): a host group that asked depends on Secrets and the clock, which the
+    /// incremental compile does not track, so it is compiled again every time.
+    asked: Cell<usize>,
 }
 
 /// Why a Secret cannot serve.
@@ -55,6 +62,7 @@ impl<'a> TlsBuilder<'a> {
             hosts: BTreeMap::new(),
             certificates: BTreeMap::new(),
             default: None,
+            asked: Cell::new(0),
         }
     }
 
@@ -68,6 +76,7 @@ impl<'a> TlsBuilder<'a> {
         else {
             return;
         };
+        self.asked.set(self.asked.get() + 1);
         let source = format!("{namespace}/{name}");
         let mut report = |reason, message| diagnostics.push(Diagnostic::new(namespace, name, reason, message));
         for entry in spec.tls.iter().flatten() {
@@ -133,10 +142,12 @@ impl<'a> TlsBuilder<'a> {
     /// profile's explicit mapping). Why not, when not: missing, unusable, not covering, taken.
     /// Whether a certificate is bound to exactly `host` (not the default certificate).
     pub fn serves(&self, host: &HostMatch) -> bool {
+        self.asked.set(self.asked.get() + 1);
         self.hosts.contains_key(host)
     }
 
     pub fn bind(&mut self, host: &HostMatch, namespace: &str, name: &str, source: &str) -> Result<(), String> {
+        self.asked.set(self.asked.get() + 1);
         if let Some(secret) = self.secrets.get(&(namespace, name))
             && secret_key(secret, QCLOUD_CERT_ID).is_some()
         {
@@ -167,6 +178,11 @@ impl<'a> TlsBuilder<'a> {
                 held.get().1
             )),
         }
+    }
+
+    /// How many questions about certificates this builder has answered so far.
+    pub fn asked(&self) -> usize {
+        self.asked.get()
     }
 
     /// `--default-ssl-certificate`: for SNI names nothing covers and clients without SNI.

@@ -360,9 +360,8 @@ fn an_empty_file_or_a_byte_order_mark_is_fine() {
     assert_eq!(labels(&parse(&format!("\u{feff}{SERVICE}"))), vec!["Service shop/web"]);
 }
 
-#[test]
-fn a_kubectl_get_ingress_yaml_parses() {
-    let text = r#"apiVersion: networking.k8s.io/v1
+/// `kubectl get ingress -o yaml` output, server-side fields and all.
+const KUBECTL_GET_INGRESS: &str = r#"apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
   annotations:
@@ -423,6 +422,10 @@ status:
       - port: 443
         protocol: TCP
 "#;
+
+#[test]
+fn a_kubectl_get_ingress_yaml_parses() {
+    let text = KUBECTL_GET_INGRESS;
     let objects = parse(text);
     let [Object::Ingress(ingress)] = &objects[..] else {
         panic!("one Ingress: {objects:?}")

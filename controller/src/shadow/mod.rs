@@ -3,15 +3,15 @@
 //! have got, and a verdict per host saying whether shunt answers identically or why not.
 //!
 //! ```text
-//! compile (pure) ─ shadowed Ingresses by profile ─▶ Shadowed::compile ─▶ qcloud::compile ─▶ table claims
+//! compile (pure) ─ shadowed Ingresses by profile ─▶ Shadowed::compile ─▶ OwnProfile::compile ─▶ table claims
 //!                                                                       └─▶ HostVerdict per host (verdict.rs)
 //! verdicts ─▶ /shadow (report.rs), the log (log.rs), DNS refusals, metrics, diagnostics
 //! ```
 //! The verdicts, the report and the log are the same for every profile. A new profile plugs in
-//! here: a variant of [`Profile`], a module `shadow/NAME/` with a
-//! `compile(ingresses, sink, certificates, options) -> Vec<HostVerdict>` claiming its routes
-//! in the compile's table (route options go on its [`PathClaim`](crate::compile::PathClaim)s), and
-//! an arm in [`Shadowed::take`], [`Shadowed::compile`], [`compiles_own`] and [`report`].
+//! through [`OwnProfile`]: a module `shadow/NAME/` implementing it (its `compile` claims its
+//! routes in the compile's table, route options on its [`PathClaim`](crate::compile::PathClaim)s,
+//! and returns a verdict per host), and a variant of [`Profile`] whose [`Profile::own`] names it.
+//! The full compile and the incremental one (by host group) both call it through [`Shadowed`].
 
 pub mod log;
 pub mod nginx;
@@ -45,11 +45,43 @@ pub struct ShadowOptions {
     pub nginx_configmap: (String, String),
 }
 
+/// What the profiles read besides the Ingresses and options: found once per compile, whatever
+/// the number of host groups compiled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProfileConfig {
+    /// ingress-nginx's ConfigMap (`--nginx-configmap`), or its defaults.
+    pub nginx: nginx::config::NginxConfig,
+}
+
+/// A profile that compiles its own Ingresses with the semantics of the controller it stands in
+/// for, and says per host whether shunt answers as that controller would.
+pub trait OwnProfile: Sync {
+    /// Its name in `--shadow-class NAME=PROFILE` and the `/shadow` document.
+    fn name(&self) -> &'static str;
+
+    /// What it assumes of that controller where its documentation is not precise; `/shadow`
+    /// lists it.
+    fn assumed(&self) -> &'static [&'static str];
+
+    /// Compiles `ingresses` (in precedence order) into `sink` and `certificates`, after the
+    /// Ingress-spec ones; returns a verdict per named host, sorted by host. Called with all of
+    /// the profile's Ingresses (the full compile) or with one host group's (the incremental one):
+    /// what it gives a host must depend only on the Ingresses naming that host.
+    fn compile(
+        &self,
+        ingresses: &[&Ingress],
+        sink: &mut Sink<'_>,
+        certificates: &mut TlsBuilder<'_>,
+        options: &ShadowOptions,
+        config: &ProfileConfig,
+    ) -> Vec<HostVerdict>;
+}
+
 /// The shadowed Ingresses of the profiles that compile their own, in precedence order.
 #[derive(Default)]
 pub struct Shadowed<'i> {
-    qcloud: Vec<&'i Ingress>,
-    nginx: Vec<&'i Ingress>,
+    /// By profile, in the order the profiles compile (qcloud, then nginx).
+    ingresses: BTreeMap<Profile, Vec<&'i Ingress>>,
     /// The class each kept Ingress (`namespace/name`) was selected by, for the report.
     classes: BTreeMap<String, String>,
 }
@@ -72,11 +104,10 @@ impl<'i> Shadowed<'i> {
     /// Keeps `ingress` for its profile's compile; false when the profile is the Ingress spec's,
     /// compiled like our own classes.
     pub fn take(&mut self, ingress: &'i Ingress, profile: Profile) -> bool {
-        match profile {
-            Profile::IngressSpec => return false,
-            Profile::Qcloud => self.qcloud.push(ingress),
-            Profile::Nginx => self.nginx.push(ingress),
+        if profile.own().is_none() {
+            return false;
         }
+        self.ingresses.entry(profile).or_default().push(ingress);
         let (namespace, name) = crate::compile::namespace_name(&ingress.metadata);
         self.classes.insert(format!("{namespace}/{name}"), class_label(ingress));
         true
@@ -85,19 +116,25 @@ impl<'i> Shadowed<'i> {
     /// Compiles the kept Ingresses into `sink` and `certificates`, after the Ingress-spec ones (a
     /// host both claim keeps their routes, and the shadowed one is refused); returns a verdict
     /// per host, sorted by host.
+    ///
+    /// The profile's diagnostics come last, ordered by Ingress (namespace, name), each Ingress's
+    /// in the order its profile found them: the same whether the kept Ingresses are all of them
+    /// (the full compile) or one host group (the incremental one).
     pub fn compile(
         self,
         sink: &mut Sink<'_>,
         certificates: &mut TlsBuilder<'_>,
         options: &ShadowOptions,
-        config_maps: &[Arc<ConfigMap>],
+        config: &ProfileConfig,
     ) -> Vec<HostVerdict> {
-        let mut verdicts = qcloud::compile(&self.qcloud, sink, certificates, options);
-        if !self.nginx.is_empty() {
-            let config = nginx::config::NginxConfig::find(config_maps, &options.nginx_configmap);
-            say_missing_configmap(&config, &options.nginx_configmap);
-            verdicts.extend(nginx::compile(&self.nginx, sink, certificates, &config));
+        let first = sink.diagnostics.len();
+        let mut verdicts = Vec::new();
+        for (profile, ingresses) in &self.ingresses {
+            if let Some(own) = profile.own() {
+                verdicts.extend(own.compile(ingresses, sink, certificates, options, config));
+            }
         }
+        sink.diagnostics[first..].sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
         verdicts.sort_by(|a, b| a.host.cmp(&b.host));
         for verdict in &mut verdicts {
             let classes = verdict.ingresses.iter().filter_map(|source| self.classes.get(source));
@@ -108,6 +145,22 @@ impl<'i> Shadowed<'i> {
                 .collect();
         }
         verdicts
+    }
+}
+
+// === impl ProfileConfig ===
+
+impl ProfileConfig {
+    /// The configuration `options` point at in `config_maps`; a missing nginx ConfigMap is said
+    /// in the log when the nginx profile is served.
+    pub fn find(options: &CompileOptions, config_maps: &[Arc<ConfigMap>]) -> Self {
+        if !serves_nginx(options) {
+            return ProfileConfig::default();
+        }
+        let configmap = &options.shadow.nginx_configmap;
+        let nginx = nginx::config::NginxConfig::find(config_maps, configmap);
+        say_missing_configmap(&nginx, configmap);
+        ProfileConfig { nginx }
     }
 }
 
@@ -136,17 +189,6 @@ fn say_missing_configmap(config: &nginx::config::NginxConfig, (namespace, name):
     }
 }
 
-/// Whether a class of a profile that compiles its own Ingresses is served: then the compile
-/// has verdicts and a `/shadow` document, and is done whole (the incremental compile keeps no
-/// profile's state).
-pub fn compiles_own(options: &CompileOptions) -> bool {
-    options
-        .shadow_classes
-        .iter()
-        .chain(&options.class_profiles)
-        .any(|class| matches!(class.profile, Profile::Qcloud | Profile::Nginx))
-}
-
 /// Whether a class is compiled with the nginx profile: then its ConfigMap is read.
 pub fn serves_nginx(options: &CompileOptions) -> bool {
     (options.shadow_classes.iter())
@@ -163,20 +205,15 @@ pub fn report(options: &CompileOptions, verdicts: &[HostVerdict]) -> Option<serd
 /// The name of the profiles with verdicts that `options` serve (`qcloud`, `nginx` or
 /// `qcloud+nginx`) and what they assume; `None` when none is served.
 pub fn served_profiles(options: &CompileOptions) -> Option<(String, Vec<&'static str>)> {
-    let served = |profile| {
-        (options.shadow_classes.iter())
-            .chain(&options.class_profiles)
-            .any(|class| class.profile == profile)
-    };
+    let served: std::collections::BTreeSet<Profile> = (options.shadow_classes.iter())
+        .chain(&options.class_profiles)
+        .map(|class| class.profile)
+        .collect();
     let mut names = Vec::new();
     let mut assumed = Vec::new();
-    if served(Profile::Qcloud) {
-        names.push(qcloud::PROFILE);
-        assumed.extend(qcloud::ASSUMED);
-    }
-    if served(Profile::Nginx) {
-        names.push(nginx::PROFILE);
-        assumed.extend(nginx::ASSUMED);
+    for own in served.into_iter().filter_map(Profile::own) {
+        names.push(own.name());
+        assumed.extend(own.assumed());
     }
     (!names.is_empty()).then(|| (names.join("+"), assumed))
 }

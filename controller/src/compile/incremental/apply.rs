@@ -23,7 +23,7 @@ impl Incremental {
         redo: BTreeSet<Key>,
         index: &Index<'_>,
         classes: &Classes<'_>,
-        mut backends: Backends<'_>,
+        backends: &mut Backends<'_>,
         touched: &mut Touched,
     ) {
         for key in redo {
@@ -31,9 +31,11 @@ impl Incremental {
                 self.forget(&old, touched);
                 old.shadow
             });
+            // Ingresses a profile compiles itself are kept by the profiles' layer (profiles.rs).
             let selected = index
                 .get(&(key.0.as_str(), key.1.as_str()))
-                .and_then(|&ingress| Some((ingress, classes.select(ingress)?)));
+                .and_then(|&ingress| Some((ingress, classes.select(ingress)?)))
+                .filter(|(_, selection)| selection.own_profile().is_none());
             // `served` lists the entries and their shadow flags: an Ingress edited in place
             // keeps it (rebuilding it sorted 10k names per edit).
             if was != selected.map(|(_, selection)| matches!(selection, Selection::Shadow(_))) {
@@ -42,7 +44,7 @@ impl Incremental {
             let Some((ingress, selection)) = selected else {
                 continue;
             };
-            let contribution = ingress::contribution(ingress, &mut backends);
+            let contribution = ingress::contribution(ingress, backends);
             self.add(key, ingress, selection, contribution, touched);
         }
     }

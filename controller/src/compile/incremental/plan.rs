@@ -1,9 +1,8 @@
 //! What a compile of some changes does, decided in one place for the compile itself and for
-//! the reads of `shunt serve` ([`Incremental::reads`]): the full compile, everything again, or
-//! the Ingresses to redo.
+//! the reads of `shunt serve` ([`Incremental::reads`]): everything again, or the Ingresses to
+//! redo (the profiles' layer adds its host groups: [`Incremental::profile_redo`]).
 //!
 //! ```text
-//! a shadow profile compiling its own Ingresses (qcloud) ─▶ Full
 //! first compile, unknown changes, classes or options changed, duplicate slices ─▶ Everything
 //! otherwise ─▶ Redo { changed Ingresses + users of changed Services and of changed slices' Services }
 //! ```
@@ -14,9 +13,6 @@ use super::{Changes, Incremental, Key, key_of, service_of};
 use crate::{compile::CompileOptions, objects::EndpointSlice};
 
 pub(super) enum Plan {
-    /// The full compile, not the incremental one: a shadow profile that compiles its own
-    /// Ingresses (qcloud) is served; it compiles them together, after the others.
-    Full,
     /// Reset, then apply every Ingress.
     Everything,
     /// Apply again the Ingresses that changed and those naming a Service whose object or
@@ -44,9 +40,6 @@ pub(super) fn kept(options: &CompileOptions) -> CompileOptions {
 impl Incremental {
     /// The plan for `changes`, given the changed slices as they are now among `slices`.
     pub(super) fn plan(&self, options: &CompileOptions, changes: &Changes, slices: &[Arc<EndpointSlice>]) -> Plan {
-        if crate::shadow::compiles_own(options) {
-            return Plan::Full;
-        }
         if changes.everything
             || changes.ingress_classes
             || self.duplicate_slices

@@ -122,6 +122,7 @@ impl Incremental {
         // A changed Ingress names what its new object names; an unchanged one what its kept
         // contribution resolved (the walk resolves each backend whatever the others resolve to).
         // The changed Services too (with their slices), though only their users' names matter.
+        let services_before = services.clone();
         let mut named: HashSet<Key> = services.into_iter().collect();
         for ingress in &changed.ingresses {
             if changes.ingresses.contains(&key_of(&ingress.metadata)) {
@@ -133,8 +134,21 @@ impl Incremental {
                 named.extend(entry.contribution.services.iter().cloned());
             }
         }
+        // The profiles' host groups to compile again, and what their kept members name.
+        let now: HashMap<Key, &Ingress> = (changed.ingresses.iter())
+            .map(|ingress| (key_of(&ingress.metadata), &**ingress))
+            .collect();
+        let profile_redo = self.profile_redo(&changes.ingresses, &ingresses, &services_before, |key| {
+            now.get(key).copied()
+        });
+        let unchanged = profile_redo
+            .iter()
+            .filter(|key| !changes.ingresses.contains(*key))
+            .cloned()
+            .collect();
+        named.extend(self.profiles.services_of(&unchanged).cloned());
         Some(Reads {
-            ingresses: ingresses.into_iter().collect(),
+            ingresses: ingresses.into_iter().chain(profile_redo).collect(),
             services: named.into_iter().collect(),
             endpoint_slices: changes.endpoint_slices.iter().cloned().collect(),
         })

@@ -119,7 +119,7 @@ impl Incremental {
     }
 
     /// The kept event an attempt names.
-    fn event(&self, (rank, index): &Attempt) -> Option<&Event> {
+    pub(super) fn event(&self, (rank, index): &Attempt) -> Option<&Event> {
         self.entries.get(&rank.key)?.contribution.events.get(*index)
     }
 

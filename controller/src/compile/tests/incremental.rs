@@ -36,6 +36,8 @@ enum Edit {
         default_backend: Option<(usize, usize)>,
         tls: Option<(usize, usize)>,
         ssl_redirect: bool,
+        /// One of the world's profile annotation sets.
+        profile_annotations: usize,
     },
     RemoveIngress(usize, usize),
     PutService(usize, usize, usize),
@@ -52,6 +54,10 @@ enum Edit {
     PutClass(usize, bool, bool),
     RemoveClass(usize),
     ToggleWithoutClass,
+    /// One of the world's choices of profiles served.
+    SetProfiles(usize),
+    /// ingress-nginx's ConfigMap: `ssl-redirect` off, or none of its keys set.
+    PutNginxConfig(bool),
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
@@ -62,18 +68,21 @@ fn edit() -> impl Strategy<Value = Edit> {
         prop::collection::vec(rule, 0..3),
         prop::option::of((0..SERVICES.len(), 0..3usize)),
         prop::option::of((0..HOSTS.len(), 0..3usize)),
-        any::<bool>(),
+        (any::<bool>(), prop_oneof![2 => Just(0usize), 3 => 1..9usize]),
     )
         .prop_map(
-            |((ns, name, created, class), rules, default_backend, tls, ssl_redirect)| Edit::PutIngress {
-                ns,
-                name,
-                created,
-                class,
-                rules,
-                default_backend,
-                tls,
-                ssl_redirect,
+            |((ns, name, created, class), rules, default_backend, tls, (ssl_redirect, profile_annotations))| {
+                Edit::PutIngress {
+                    ns,
+                    name,
+                    created,
+                    class,
+                    rules,
+                    default_backend,
+                    tls,
+                    ssl_redirect,
+                    profile_annotations,
+                }
             },
         );
     prop_oneof![
@@ -89,6 +98,8 @@ fn edit() -> impl Strategy<Value = Edit> {
         1 => (0..2usize, any::<bool>(), any::<bool>()).prop_map(|(c, ours, default)| Edit::PutClass(c, ours, default)),
         1 => (0..2usize).prop_map(Edit::RemoveClass),
         1 => Just(Edit::ToggleWithoutClass),
+        1 => (0..world::PROFILE_OPTIONS).prop_map(Edit::SetProfiles),
+        1 => any::<bool>().prop_map(Edit::PutNginxConfig),
     ]
 }
 
@@ -101,6 +112,22 @@ proptest! {
         default_certificate in any::<bool>(),
     ) {
         each_step_equals_a_full_compile(&edits, default_certificate)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// The general proptest serves a profile only after its rare `SetProfiles` edit; here one is
+    /// served from the start, so edits land on the profiles' host groups.
+    #[test]
+    fn with_a_profile_served_an_incremental_compile_after_any_edits_equals_a_full_compile(
+        profiles in 1..world::PROFILE_OPTIONS,
+        edits in prop::collection::vec(edit(), 1..40),
+    ) {
+        let mut all = vec![Edit::SetProfiles(profiles)];
+        all.extend(edits);
+        each_step_equals_a_full_compile(&all, false)?;
     }
 }
 
@@ -133,6 +160,7 @@ fn ingresses_naming_every_service() -> Vec<Edit> {
         default_backend: None,
         tls: None,
         ssl_redirect: false,
+        profile_annotations: 0,
     }));
     setup
 }
@@ -270,6 +298,7 @@ fn removing_one_of_two_slices_with_one_name_redoes_both_services() {
             default_backend: None,
             tls: None,
             ssl_redirect: false,
+            profile_annotations: 0,
         },
         Edit::PutSlice {
             ns: 0,
@@ -349,4 +378,50 @@ fn redone(incremental: &Incremental) -> Vec<*const crate::compile::backend::Reso
                 .expect("a claim")
         })
         .collect()
+}
+
+/// A host both layers claim: the standard Ingress holds `/`, the shadowed one is refused. When
+/// the standard one moves to another host, the shadowed one's group must be compiled again
+/// although none of its own inputs changed.
+#[test]
+fn a_standard_ingress_leaving_a_host_hands_its_path_to_the_shadowed_one() {
+    let options = CompileOptions {
+        shadow_classes: vec!["other=nginx".parse().expect("a class profile")],
+        ..Default::default()
+    };
+    let ours = |host: &str| mk_ingress("shop", "ours", vec![mk_rule(host, vec![mk_prefix("/", "web", 80)])]);
+    let theirs = with_class(
+        mk_ingress(
+            "shop",
+            "theirs",
+            vec![mk_rule("a.example.com", vec![mk_prefix("/", "api", 80)])],
+        ),
+        Some("other"),
+    );
+    let mut state = world_with(vec![ours("a.example.com"), theirs]);
+    let mut incremental = Incremental::default();
+    let before = incremental.compile(&state, &options);
+    assert_eq!(before, compile(&state, &options));
+    assert_eq!(
+        before.shadow[0].verdict,
+        crate::shadow::Verdict::Refused,
+        "{:?}",
+        before.shadow
+    );
+
+    state.ingresses[0] = Arc::new(ours("b.example.com"));
+    let after = incremental.compile(&state, &options);
+    assert_eq!(after, compile(&state, &options));
+    assert_eq!(
+        after.shadow[0].verdict,
+        crate::shadow::Verdict::Identical,
+        "{:?}",
+        after.shadow
+    );
+    let host_a = after
+        .table
+        .hosts
+        .iter()
+        .find(|host| host.host == HostMatch::Exact("a.example.com".into()));
+    assert_eq!(host_a.expect("a.example.com is served").paths[0].source, "shop/theirs");
 }

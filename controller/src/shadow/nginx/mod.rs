@@ -35,7 +35,7 @@ use self::{
     annotations::NginxAnnotations,
     config::{NginxConfig, SnippetPolicy},
 };
-use super::{HostVerdict, verdict};
+use super::{HostVerdict, OwnProfile, verdict};
 use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name};
 
 /// The profile's name in `--shadow-class NAME=nginx` and the `/shadow` document.
@@ -72,9 +72,33 @@ struct Nginx<'i> {
     problems: Vec<String>,
 }
 
+/// ingress-nginx ([`OwnProfile`]), with its ConfigMap's keys.
+pub struct IngressNginx;
+
+impl OwnProfile for IngressNginx {
+    fn name(&self) -> &'static str {
+        PROFILE
+    }
+
+    fn assumed(&self) -> &'static [&'static str] {
+        &ASSUMED
+    }
+
+    fn compile(
+        &self,
+        ingresses: &[&Ingress],
+        sink: &mut Sink<'_>,
+        certificates: &mut TlsBuilder<'_>,
+        _: &super::ShadowOptions,
+        config: &super::ProfileConfig,
+    ) -> Vec<HostVerdict> {
+        compile(ingresses, sink, certificates, &config.nginx)
+    }
+}
+
 /// Compiles `ingresses` (in precedence order) into `sink` and `certificates`; returns a verdict
 /// per named host, sorted by host.
-pub fn compile(
+fn compile(
     ingresses: &[&Ingress],
     sink: &mut Sink<'_>,
     certificates: &mut TlsBuilder<'_>,

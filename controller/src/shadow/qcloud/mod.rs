@@ -25,7 +25,7 @@ use k8s_openapi::api::networking::v1::Ingress;
 use shunt_spec::{HostMatch, PathKind};
 
 use self::rules::ClbRule;
-use super::{HostVerdict, ShadowOptions};
+use super::{HostVerdict, OwnProfile, ProfileConfig, ShadowOptions};
 use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name, paths};
 
 /// The profile's name in the `/shadow` document.
@@ -60,9 +60,33 @@ struct Lb<'i> {
     tls_secret: Option<String>,
 }
 
+/// TKE's CLB ([`OwnProfile`]).
+pub struct TkeClb;
+
+impl OwnProfile for TkeClb {
+    fn name(&self) -> &'static str {
+        PROFILE
+    }
+
+    fn assumed(&self) -> &'static [&'static str] {
+        &ASSUMED
+    }
+
+    fn compile(
+        &self,
+        ingresses: &[&Ingress],
+        sink: &mut Sink<'_>,
+        certificates: &mut TlsBuilder<'_>,
+        options: &ShadowOptions,
+        _: &ProfileConfig,
+    ) -> Vec<HostVerdict> {
+        compile(ingresses, sink, certificates, options)
+    }
+}
+
 /// Compiles `ingresses` (in precedence order) into `sink` and `certificates`; returns a verdict
 /// per named host, sorted by host.
-pub fn compile(
+fn compile(
     ingresses: &[&Ingress],
     sink: &mut Sink<'_>,
     certificates: &mut TlsBuilder<'_>,

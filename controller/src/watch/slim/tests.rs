@@ -92,22 +92,7 @@ fn mk_state() -> Full {
         }),
         ..Default::default()
     });
-    let mut endpoint = mk_api_ready("10.1.0.5");
-    endpoint.addresses.push("10.1.0.99".into());
-    endpoint.target_ref = Some(ObjectReference {
-        kind: Some("Pod".into()),
-        name: Some("web-abcde".into()),
-        ..Default::default()
-    });
-    endpoint.node_name = Some("node-1".into());
-    endpoint.zone = Some("zone-a".into());
-    let mut slice = mk_api_slice(
-        "shop",
-        "web-1",
-        "web",
-        &[("http", 8080)],
-        vec![endpoint, mk_api_ready("10.1.0.6")],
-    );
+    let mut slice = mk_full_slice();
     let secret = Secret {
         metadata: mk_meta("shop", "tls"),
         type_: Some("kubernetes.io/tls".into()),
@@ -143,6 +128,26 @@ fn mk_state() -> Full {
         services: vec![service],
         slices: vec![slice],
     }
+}
+
+/// A slice with every field an endpoint can carry that compile does not read.
+fn mk_full_slice() -> k8s_openapi::api::discovery::v1::EndpointSlice {
+    let mut endpoint = mk_api_ready("10.1.0.5");
+    endpoint.addresses.push("10.1.0.99".into());
+    endpoint.target_ref = Some(ObjectReference {
+        kind: Some("Pod".into()),
+        name: Some("web-abcde".into()),
+        ..Default::default()
+    });
+    endpoint.node_name = Some("node-1".into());
+    endpoint.zone = Some("zone-a".into());
+    mk_api_slice(
+        "shop",
+        "web-1",
+        "web",
+        &[("http", 8080)],
+        vec![endpoint, mk_api_ready("10.1.0.6")],
+    )
 }
 
 fn slimmed(mut state: ClusterState) -> ClusterState {

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use k8s_openapi::{
     ByteString,
     api::{
-        core::v1::Secret,
+        core::v1::{ConfigMap, Secret},
         networking::v1::{IngressClass, IngressTLS},
     },
 };
@@ -46,7 +46,30 @@ pub(super) struct World {
     slices: BTreeMap<(usize, usize), Arc<EndpointSlice>>,
     secrets: BTreeMap<(usize, usize), Arc<Secret>>,
     classes: BTreeMap<usize, Arc<IngressClass>>,
+    config_maps: Vec<Arc<ConfigMap>>,
 }
+
+/// Annotations of the profiles that tie Ingresses of one host together or read certificates:
+/// regex paths and rewrites, `app-root`, a shared or ambiguous load balancer, a certificate by
+/// annotation, and keys that refuse the host.
+const PROFILE_ANNOTATIONS: [&[(&str, &str)]; 9] = [
+    &[],
+    &[("nginx.ingress.kubernetes.io/use-regex", "true")],
+    &[("nginx.ingress.kubernetes.io/rewrite-target", "/$1")],
+    &[("nginx.ingress.kubernetes.io/app-root", "/api")],
+    &[("kubernetes.io/ingress.existLbId", "lb-1")],
+    &[
+        ("shunt.dev/tls-secret", "s0"),
+        ("kubernetes.io/ingress.rule-mix", "true"),
+    ],
+    &[("nginx.ingress.kubernetes.io/canary", "true")],
+    &[("nginx.ingress.kubernetes.io/force-ssl-redirect", "true")],
+    &[("ingress.cloud.tencent.com/direct-access", "true")],
+];
+
+/// Profiles the options can serve: none, each of them shadowing class `other`, and nginx
+/// taking over class `shunt` while qcloud shadows `other`.
+pub(super) const PROFILE_OPTIONS: usize = 4;
 
 impl World {
     pub(super) fn state(&self) -> ClusterState {
@@ -56,7 +79,7 @@ impl World {
             services: self.services.values().cloned().collect(),
             endpoint_slices: self.slices.values().cloned().collect(),
             secrets: self.secrets.values().cloned().collect(),
-            config_maps: Vec::new(),
+            config_maps: self.config_maps.clone(),
         }
     }
 
@@ -64,53 +87,8 @@ impl World {
     pub(super) fn apply(&mut self, edit: &Edit, options: &mut CompileOptions, changes: &mut Changes) {
         let key = |ns: usize, name: String| (NAMESPACES[ns].unwrap_or(DEFAULT_NAMESPACE).to_string(), name);
         match edit.clone() {
-            Edit::PutIngress {
-                ns,
-                name,
-                created,
-                class,
-                rules,
-                default_backend,
-                tls,
-                ssl_redirect,
-            } => {
-                let rules = rules
-                    .into_iter()
-                    .map(|(host, paths)| {
-                        let paths = paths
-                            .into_iter()
-                            .map(|(path, exact, service, port)| {
-                                let backend = mk_backend(SERVICES[service], [80, 81, 0][port]);
-                                mk_path(PATHS[path], if exact { "Exact" } else { "Prefix" }, backend)
-                            })
-                            .collect();
-                        let mut rule = mk_rule(HOSTS[host], paths);
-                        rule.host = Some(HOSTS[host].to_string()).filter(|h| !h.is_empty());
-                        rule
-                    })
-                    .collect();
-                let mut ingress = mk_ingress("x", &format!("i{name}"), rules);
-                ingress.metadata = meta(ns, format!("i{name}"));
-                let mut ingress = with_class(ingress, [Some("shunt"), Some("other"), None][class]);
-                if let Some(seconds) = created {
-                    ingress = created_at(ingress, seconds);
-                }
-                if let Some((service, port)) = default_backend {
-                    ingress = with_default_backend(ingress, mk_backend(SERVICES[service], [80, 81, 0][port]));
-                }
-                if let Some((host, secret)) = tls {
-                    ingress.spec.get_or_insert_default().tls = Some(vec![IngressTLS {
-                        hosts: Some(vec![HOSTS[host].to_string()]).filter(|_| !HOSTS[host].is_empty()),
-                        secret_name: Some(format!("s{secret}")),
-                    }]);
-                }
-                if ssl_redirect {
-                    ingress.metadata.annotations = Some(BTreeMap::from([(
-                        "shunt.dev/ssl-redirect".to_string(),
-                        "maybe".to_string(),
-                    )]));
-                }
-                self.ingresses.insert((ns, name), Arc::new(ingress));
+            Edit::PutIngress { ns, name, .. } => {
+                self.ingresses.insert((ns, name), Arc::new(mk_edited_ingress(edit)));
                 changes.ingresses.insert(key(ns, format!("i{name}")));
             }
             Edit::RemoveIngress(ns, name) => {
@@ -136,16 +114,9 @@ impl World {
                 ns,
                 name,
                 service,
-                endpoints,
+                ref endpoints,
             } => {
-                let endpoints = endpoints
-                    .into_iter()
-                    .map(|(host, ready)| mk_endpoint(&format!("10.0.0.{host}"), Some(ready), Some(true), Some(!ready)))
-                    .collect();
-                let mut slice = mk_slice("x", "y", SERVICES[service], &[("http", 8080)], endpoints);
-                slice.address_type = "IPv4".into();
-                slice.metadata.namespace = NAMESPACES[ns].map(str::to_string);
-                slice.metadata.name = Some(format!("e{name}"));
+                let slice = mk_edited_slice(ns, name, service, endpoints);
                 self.slices.insert((ns, name), Arc::new(slice));
                 changes.endpoint_slices.insert(key(ns, format!("e{name}")));
             }
@@ -154,23 +125,7 @@ impl World {
                 changes.endpoint_slices.insert(key(ns, format!("e{name}")));
             }
             Edit::PutSecret(ns, secret, kind) => {
-                let (chain, pem_key) = &pems()[kind.min(1)];
-                let mut data = BTreeMap::from(
-                    [("tls.crt", chain), ("tls.key", pem_key)]
-                        .map(|(k, v)| (k.to_string(), ByteString(v.clone().into_bytes()))),
-                );
-                if kind == 2 {
-                    data.remove("tls.key");
-                }
-                self.secrets.insert(
-                    (ns, secret),
-                    Arc::new(Secret {
-                        metadata: meta(ns, format!("s{secret}")),
-                        type_: Some("kubernetes.io/tls".into()),
-                        data: Some(data),
-                        ..Default::default()
-                    }),
-                );
+                self.secrets.insert((ns, secret), mk_edited_secret(ns, secret, kind));
             }
             Edit::RemoveSecret(ns, secret) => {
                 self.secrets.remove(&(ns, secret));
@@ -195,6 +150,126 @@ impl World {
                 changes.ingress_classes = true;
             }
             Edit::ToggleWithoutClass => options.watch_ingress_without_class ^= true,
+            Edit::SetProfiles(choice) => set_profiles(options, choice),
+            Edit::PutNginxConfig(ssl_redirect) => {
+                self.config_maps = vec![mk_nginx_config(options, ssl_redirect)];
+                // `shunt serve` tells a ConfigMap change as it tells a class change.
+                changes.ingress_classes = true;
+            }
         }
     }
+}
+
+/// The Ingress a `PutIngress` edit puts.
+fn mk_edited_ingress(edit: &Edit) -> Ingress {
+    let Edit::PutIngress {
+        ns,
+        name,
+        created,
+        class,
+        rules,
+        default_backend,
+        tls,
+        ssl_redirect,
+        profile_annotations,
+    } = edit.clone()
+    else {
+        unreachable!("only a PutIngress edit puts an Ingress");
+    };
+    let rules = rules
+        .into_iter()
+        .map(|(host, paths)| {
+            let paths = paths
+                .into_iter()
+                .map(|(path, exact, service, port)| {
+                    let backend = mk_backend(SERVICES[service], [80, 81, 0][port]);
+                    mk_path(PATHS[path], if exact { "Exact" } else { "Prefix" }, backend)
+                })
+                .collect();
+            let mut rule = mk_rule(HOSTS[host], paths);
+            rule.host = Some(HOSTS[host].to_string()).filter(|h| !h.is_empty());
+            rule
+        })
+        .collect();
+    let mut ingress = mk_ingress("x", &format!("i{name}"), rules);
+    ingress.metadata = meta(ns, format!("i{name}"));
+    let mut ingress = with_class(ingress, [Some("shunt"), Some("other"), None][class]);
+    if let Some(seconds) = created {
+        ingress = created_at(ingress, seconds);
+    }
+    if let Some((service, port)) = default_backend {
+        ingress = with_default_backend(ingress, mk_backend(SERVICES[service], [80, 81, 0][port]));
+    }
+    if let Some((host, secret)) = tls {
+        ingress.spec.get_or_insert_default().tls = Some(vec![IngressTLS {
+            hosts: Some(vec![HOSTS[host].to_string()]).filter(|_| !HOSTS[host].is_empty()),
+            secret_name: Some(format!("s{secret}")),
+        }]);
+    }
+    let mut annotations: BTreeMap<String, String> = PROFILE_ANNOTATIONS[profile_annotations]
+        .iter()
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect();
+    if ssl_redirect {
+        annotations.insert("shunt.dev/ssl-redirect".to_string(), "maybe".to_string());
+    }
+    ingress.metadata.annotations = Some(annotations).filter(|a| !a.is_empty());
+    ingress
+}
+
+/// Serves one of the [`PROFILE_OPTIONS`] choices of profiles.
+fn set_profiles(options: &mut CompileOptions, choice: usize) {
+    let class = |spec: &str| spec.parse::<ShadowClass>().expect("a class profile");
+    (options.shadow_classes, options.class_profiles) = match choice {
+        1 => (vec![class("other=qcloud")], vec![]),
+        2 => (vec![class("other=nginx")], vec![]),
+        3 => (vec![class("other=qcloud")], vec![class("shunt=nginx")]),
+        _ => (vec![], vec![]),
+    };
+}
+
+/// ingress-nginx's ConfigMap where `options` look for it: `ssl-redirect` off, or no keys.
+fn mk_nginx_config(options: &CompileOptions, ssl_redirect_off: bool) -> Arc<ConfigMap> {
+    let (namespace, name) = options.shadow.nginx_configmap.clone();
+    let data = BTreeMap::from([("ssl-redirect".to_string(), "false".to_string())]);
+    Arc::new(ConfigMap {
+        metadata: ObjectMeta {
+            namespace: Some(namespace),
+            name: Some(name),
+            ..Default::default()
+        },
+        data: Some(data).filter(|_| ssl_redirect_off),
+        ..Default::default()
+    })
+}
+
+/// A `kubernetes.io/tls` Secret: the example hosts' certificate (kind 0), another domain's
+/// (1), or the first without its key (2).
+fn mk_edited_secret(ns: usize, secret: usize, kind: usize) -> Arc<Secret> {
+    let (chain, pem_key) = &pems()[kind.min(1)];
+    let mut data = BTreeMap::from(
+        [("tls.crt", chain), ("tls.key", pem_key)].map(|(k, v)| (k.to_string(), ByteString(v.clone().into_bytes()))),
+    );
+    if kind == 2 {
+        data.remove("tls.key");
+    }
+    Arc::new(Secret {
+        metadata: meta(ns, format!("s{secret}")),
+        type_: Some("kubernetes.io/tls".into()),
+        data: Some(data),
+        ..Default::default()
+    })
+}
+
+/// An IPv4 slice `e{name}` of `SERVICES[service]` with `endpoints` as (address, ready).
+fn mk_edited_slice(ns: usize, name: usize, service: usize, endpoints: &[(u8, bool)]) -> EndpointSlice {
+    let endpoints = endpoints
+        .iter()
+        .map(|&(host, ready)| mk_endpoint(&format!("10.0.0.{host}"), Some(ready), Some(true), Some(!ready)))
+        .collect();
+    let mut slice = mk_slice("x", "y", SERVICES[service], &[("http", 8080)], endpoints);
+    slice.address_type = "IPv4".into();
+    slice.metadata.namespace = NAMESPACES[ns].map(str::to_string);
+    slice.metadata.name = Some(format!("e{name}"));
+    slice
 }

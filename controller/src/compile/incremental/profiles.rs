@@ -1,0 +1,546 @@
+//! The profiles that compile their own Ingresses (qcloud, nginx) in the incremental compile:
+//! their Ingresses kept by host, compiled again one host group at a time.
+//!
+//! ```text
+//! changed Ingresses, users of changed Services, hosts whose standard claims changed, groups
+//!   that asked about certificates ─closure over shared hosts─▶ Ingresses to redo
+//! each host group (Ingresses linked by a host they name) ─Shadowed::compile into a table
+//!   seeded with the standard claims on its hosts─▶ its hosts, verdicts and diagnostics, kept
+//! ```
+//! A profile's answer for a host depends on the Ingresses naming that host (a qcloud host two
+//! load balancers claim, an nginx host with a regex path, the hosts of a certificate) and on
+//! the standard claims on it, which go first; never on another host. So a group of Ingresses
+//! linked by the hosts they name compiles alone to what the full compile gives for its hosts.
+//! A group that asked about certificates is compiled again at every compile, as the standard
+//! TLS walk is done whole: Secrets and the clock are not tracked.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
+
+use k8s_openapi::api::networking::v1::Ingress;
+use serde_json::Value;
+use shunt_proxy::publish::SpecChanges;
+use shunt_spec::{BackendId, BackendSpec, HostMatch, VirtualHostSpec};
+
+use super::{Incremental, Index, Key, Rank, backend_services, key_of, source};
+use crate::{
+    compile::{
+        CompileOptions, Diagnostic, Profile, Sink, TlsBuilder, backend::Backends, class::Classes, ingress::Event,
+        namespace_name, paths::parse_host, table::TableBuilder,
+    },
+    shadow::{HostVerdict, ProfileConfig, Shadowed},
+};
+
+/// What the incremental compile keeps of the Ingresses a profile compiles itself.
+#[derive(Default)]
+pub(super) struct Profiles {
+    members: BTreeMap<Key, Member>,
+    /// (host key, Ingress) for each host key a member names.
+    by_host: BTreeSet<(String, Key)>,
+    /// (Service, Ingress) for each Service a member's backends name.
+    users: BTreeSet<(Key, Key)>,
+    /// What the last compile of each host key's group gave.
+    outputs: BTreeMap<String, Output>,
+    /// The table's hosts on a key some member names: the standard claims on them and the
+    /// profiles' claims after them. They replace the standard layer's hosts of the same name.
+    hosts: BTreeMap<HostMatch, Arc<VirtualHostSpec>>,
+    /// Backends those hosts name, with how many paths name each.
+    backends: BTreeMap<BackendId, (usize, BackendSpec)>,
+    /// Members of groups that asked about certificates: compiled again each time.
+    asking: BTreeSet<Key>,
+    /// What the profiles were last compiled with; a change compiles every member again.
+    config: Option<ProfileConfig>,
+    /// The verdicts sorted by host, and the `/shadow` document; `None` after a verdict changed.
+    shadow: Option<(Arc<[HostVerdict]>, Option<Value>)>,
+}
+
+/// One Ingress a profile compiles.
+struct Member {
+    shadow: bool,
+    /// The host keys it names ([`host_key`]).
+    keys: Vec<String>,
+    services: Vec<Key>,
+    /// In the order its profile found them.
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// A host key's part of its group's result.
+#[derive(Default)]
+struct Output {
+    hosts: Vec<HostMatch>,
+    verdicts: Vec<HostVerdict>,
+}
+
+/// What compiling groups needs besides the kept state.
+pub(super) struct GroupInputs<'s, 'c> {
+    pub index: &'c Index<'s>,
+    pub classes: &'c Classes<'s>,
+    pub backends: Option<Backends<'s>>,
+    pub certificates: &'c mut TlsBuilder<'s>,
+    pub options: &'c CompileOptions,
+    pub config: &'c ProfileConfig,
+}
+
+/// One Ingress of a group about to be compiled.
+struct Selected<'s> {
+    rank: Rank,
+    ingress: &'s Ingress,
+    profile: Profile,
+}
+
+// === impl Profiles ===
+
+impl Profiles {
+    pub(super) fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    fn members_on<'a>(&'a self, host: &'a str) -> impl Iterator<Item = &'a Key> + 'a {
+        let from = (host.to_string(), (String::new(), String::new()));
+        self.by_host
+            .range(from..)
+            .take_while(move |(named, _)| named == host)
+            .map(|(_, key)| key)
+    }
+
+    fn users_of<'a>(&'a self, service: &'a Key) -> impl Iterator<Item = &'a Key> + 'a {
+        let from = (service.clone(), (String::new(), String::new()));
+        self.users
+            .range(from..)
+            .take_while(move |(named, _)| named == service)
+            .map(|(_, key)| key)
+    }
+
+    /// The Services the members among `keys` named at their last compile.
+    pub(super) fn services_of<'a>(&'a self, keys: &'a BTreeSet<Key>) -> impl Iterator<Item = &'a Key> + 'a {
+        keys.iter()
+            .filter_map(|key| self.members.get(key))
+            .flat_map(|member| &member.services)
+    }
+
+    /// Whether the last compile's configuration differs from `config`.
+    pub(super) fn config_changed(&self, config: &ProfileConfig) -> bool {
+        !self.members.is_empty() && self.config.as_ref() != Some(config)
+    }
+
+    pub(super) fn keys(&self) -> impl Iterator<Item = &Key> {
+        self.members.keys()
+    }
+
+    /// Each member as `Compiled::served` lists it.
+    pub(super) fn served(&self) -> impl Iterator<Item = (&Key, bool)> {
+        self.members.iter().map(|(key, member)| (key, member.shadow))
+    }
+
+    /// The members' diagnostics, by Ingress (namespace, name), as the full compile orders them.
+    pub(super) fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.members.values().flat_map(|member| &member.diagnostics)
+    }
+
+    /// The table's hosts with the standard layer's `standard` ones: a host the profiles' groups
+    /// compiled replaces the standard one of the same name. Sorted by host.
+    pub(super) fn merge_hosts(
+        &self,
+        standard: &BTreeMap<HostMatch, Arc<VirtualHostSpec>>,
+    ) -> Vec<Arc<VirtualHostSpec>> {
+        if self.hosts.is_empty() {
+            return standard.values().cloned().collect();
+        }
+        let mut hosts = Vec::with_capacity(standard.len() + self.hosts.len());
+        let mut ours = self.hosts.iter().peekable();
+        for (host, spec) in standard {
+            while let Some((next, _)) = ours.peek()
+                && *next < host
+            {
+                hosts.extend(ours.next().map(|(_, spec)| spec.clone()));
+            }
+            if ours.peek().is_some_and(|(next, _)| *next == host) {
+                hosts.extend(ours.next().map(|(_, spec)| spec.clone()));
+            } else {
+                hosts.push(spec.clone());
+            }
+        }
+        hosts.extend(ours.map(|(_, spec)| spec.clone()));
+        hosts
+    }
+
+    /// The backends the profiles' hosts name.
+    pub(super) fn backends(&self) -> impl Iterator<Item = (&BackendId, &BackendSpec)> {
+        self.backends.iter().map(|(id, (_, spec))| (id, spec))
+    }
+
+    /// The verdicts sorted by host, and the `/shadow` document for them.
+    pub(super) fn shadow(&mut self, options: &CompileOptions) -> (Arc<[HostVerdict]>, Option<Value>) {
+        let outputs = &self.outputs;
+        let (verdicts, report) = self.shadow.get_or_insert_with(|| {
+            let mut verdicts: Vec<HostVerdict> = outputs
+                .values()
+                .flat_map(|output| output.verdicts.iter().cloned())
+                .collect();
+            // Stable: one host's verdicts keep their profiles' order (qcloud, then nginx).
+            verdicts.sort_by(|a, b| a.host.cmp(&b.host));
+            let report = crate::shadow::report(options, &verdicts);
+            (verdicts.into(), report)
+        });
+        (verdicts.clone(), report.clone())
+    }
+
+    /// Takes out what the last compile of `key`'s group gave for it; returns its verdicts.
+    fn forget_output(&mut self, key: &str, spec_changes: &mut SpecChanges) -> Vec<HostVerdict> {
+        let Some(output) = self.outputs.remove(key) else {
+            return Vec::new();
+        };
+        for host in output.hosts {
+            let Some(spec) = self.hosts.remove(&host) else {
+                continue;
+            };
+            for path in &spec.paths {
+                release(&mut self.backends, &path.backend);
+                spec_changes.backends.insert(path.backend.clone());
+            }
+            spec_changes.hosts.insert(host);
+        }
+        output.verdicts
+    }
+
+    fn forget_member(&mut self, key: &Key, old_keys: &mut BTreeSet<String>) {
+        let Some(member) = self.members.remove(key) else {
+            return;
+        };
+        for host in member.keys {
+            self.by_host.remove(&(host.clone(), key.clone()));
+            old_keys.insert(host);
+        }
+        for service in member.services {
+            self.users.remove(&(service, key.clone()));
+        }
+        self.asking.remove(key);
+    }
+
+    fn add_member(&mut self, key: Key, ingress: &Ingress, shadow: bool) {
+        let keys: Vec<String> = ingress_host_keys(ingress).into_iter().collect();
+        let services: BTreeSet<Key> = backend_services(ingress)
+            .map(|(namespace, name)| (namespace.to_string(), name.to_string()))
+            .collect();
+        for host in &keys {
+            self.by_host.insert((host.clone(), key.clone()));
+        }
+        for service in &services {
+            self.users.insert((service.clone(), key.clone()));
+        }
+        let member = Member {
+            shadow,
+            keys,
+            services: services.into_iter().collect(),
+            diagnostics: Vec::new(),
+        };
+        self.members.insert(key, member);
+    }
+
+    /// Keeps a group's table, verdicts and diagnostics under the host keys they belong to.
+    fn keep(
+        &mut self,
+        table: TableBuilder,
+        verdicts: Vec<HostVerdict>,
+        diagnostics: Vec<Diagnostic>,
+        spec_changes: &mut SpecChanges,
+    ) {
+        let table = table.finish();
+        for spec in table.hosts {
+            for path in &spec.paths {
+                if let Some(backend) = table.backends.get(&path.backend) {
+                    hold(&mut self.backends, &path.backend, backend);
+                }
+                spec_changes.backends.insert(path.backend.clone());
+            }
+            spec_changes.hosts.insert(spec.host.clone());
+            self.outputs
+                .entry(match_key(&spec.host))
+                .or_default()
+                .hosts
+                .push(spec.host.clone());
+            self.hosts.insert(spec.host.clone(), spec);
+        }
+        for verdict in verdicts {
+            self.outputs
+                .entry(host_key(&verdict.host))
+                .or_default()
+                .verdicts
+                .push(verdict);
+        }
+        for diagnostic in diagnostics {
+            let key = (diagnostic.namespace.clone(), diagnostic.name.clone());
+            if let Some(member) = self.members.get_mut(&key) {
+                member.diagnostics.push(diagnostic);
+            }
+        }
+    }
+}
+
+// === impl Incremental ===
+
+impl Incremental {
+    /// The Ingresses whose profile compile must run again: the `changed` ones, the members
+    /// naming a changed Service, the members of groups that ask about certificates, and every
+    /// member sharing a host with one of them or with a claim of the `standard` Ingresses being
+    /// redone. `now` gives a changed Ingress as it is now.
+    pub(super) fn profile_redo<'i>(
+        &self,
+        changed: &BTreeSet<Key>,
+        standard: &BTreeSet<Key>,
+        services: &BTreeSet<Key>,
+        now: impl Fn(&Key) -> Option<&'i Ingress>,
+    ) -> BTreeSet<Key> {
+        let profiles = &self.profiles;
+        let mut hosts: Vec<String> = Vec::new();
+        for key in standard.iter().chain(changed) {
+            let events = self.entries.get(key).map(|entry| &entry.contribution.events);
+            hosts.extend(events.into_iter().flatten().filter_map(|event| match event {
+                Event::Path(claim) => Some(match_key(&claim.host)),
+                _ => None,
+            }));
+        }
+        let mut ingresses: Vec<Key> = changed.iter().cloned().collect();
+        for service in services {
+            ingresses.extend(profiles.users_of(service).cloned());
+        }
+        ingresses.extend(profiles.asking.iter().cloned());
+        let mut redo = BTreeSet::new();
+        let mut seen_hosts = BTreeSet::new();
+        loop {
+            if let Some(key) = ingresses.pop() {
+                if redo.contains(&key) {
+                    continue;
+                }
+                if let Some(member) = profiles.members.get(&key) {
+                    hosts.extend(member.keys.iter().cloned());
+                }
+                if changed.contains(&key)
+                    && let Some(ingress) = now(&key)
+                {
+                    hosts.extend(ingress_host_keys(ingress));
+                }
+                redo.insert(key);
+            } else if let Some(host) = hosts.pop() {
+                if seen_hosts.contains(&host) {
+                    continue;
+                }
+                ingresses.extend(profiles.members_on(&host).filter(|key| !redo.contains(*key)).cloned());
+                seen_hosts.insert(host);
+            } else {
+                return redo;
+            }
+        }
+    }
+
+    /// Compiles again the profile Ingresses among `redo` (a set closed over shared hosts, see
+    /// [`Incremental::profile_redo`]), group by group, after the standard layer has settled.
+    pub(super) fn compile_profiles(
+        &mut self,
+        redo: &BTreeSet<Key>,
+        mut inputs: GroupInputs<'_, '_>,
+        spec_changes: &mut SpecChanges,
+    ) {
+        if self.profiles.config.as_ref() != Some(inputs.config) {
+            self.profiles.config = Some(inputs.config.clone());
+        }
+        let mut keys = BTreeSet::new();
+        for key in redo {
+            self.profiles.forget_member(key, &mut keys);
+        }
+        let mut selected = Vec::new();
+        for key in redo {
+            let Some(&ingress) = inputs.index.get(&(key.0.as_str(), key.1.as_str())) else {
+                continue;
+            };
+            let Some(selection) = inputs.classes.select(ingress) else {
+                continue;
+            };
+            let Some(profile) = selection.own_profile() else {
+                continue;
+            };
+            let shadow = matches!(selection, crate::compile::class::Selection::Shadow(_));
+            self.profiles.add_member(key.clone(), ingress, shadow);
+            keys.extend(self.profiles.members[key].keys.iter().cloned());
+            selected.push(Selected {
+                rank: Rank::new(&ingress.metadata),
+                ingress,
+                profile,
+            });
+        }
+        if !redo.is_empty() {
+            self.served = None;
+        }
+        let before: Vec<Vec<HostVerdict>> = (keys.iter())
+            .map(|key| self.profiles.forget_output(key, spec_changes))
+            .collect();
+        for group in groups(&self.profiles, selected) {
+            self.compile_group(group, &mut inputs, spec_changes);
+        }
+        // An endpoint edit compiles a group again to the same verdicts: the report stands.
+        let outputs = &self.profiles.outputs;
+        let after = keys
+            .iter()
+            .map(|key| outputs.get(key).map_or(&[][..], |output| &output.verdicts));
+        if !after.eq(before.iter().map(Vec::as_slice)) {
+            self.profiles.shadow = None;
+        }
+    }
+
+    /// Compiles one host group, its Ingresses in precedence order, into a table holding the
+    /// standard claims on its hosts first, as the full compile's table does.
+    fn compile_group(
+        &mut self,
+        mut group: Vec<Selected<'_>>,
+        inputs: &mut GroupInputs<'_, '_>,
+        spec_changes: &mut SpecChanges,
+    ) {
+        group.sort_by(|a, b| a.rank.cmp(&b.rank));
+        let mut host_keys = BTreeSet::new();
+        let mut shadowed = Shadowed::default();
+        for selected in &group {
+            host_keys.extend(ingress_host_keys(selected.ingress));
+            shadowed.take(selected.ingress, selected.profile);
+        }
+        let mut table = TableBuilder::default();
+        for host in host_keys.iter().flat_map(|key| key_matches(key)) {
+            self.claim_standard(&host, &mut table);
+        }
+        let mut sink = Sink {
+            backends: inputs.backends.take().expect("backends are put back after each group"),
+            table,
+            diagnostics: Vec::new(),
+        };
+        let asked = inputs.certificates.asked();
+        let verdicts = shadowed.compile(&mut sink, inputs.certificates, &inputs.options.shadow, inputs.config);
+        let Sink {
+            backends,
+            table,
+            diagnostics,
+        } = sink;
+        inputs.backends = Some(backends);
+        if inputs.certificates.asked() != asked {
+            self.profiles
+                .asking
+                .extend(group.iter().map(|selected| key_of(&selected.ingress.metadata)));
+        }
+        self.profiles.keep(table, verdicts, diagnostics, spec_changes);
+    }
+
+    /// Feeds the standard layer's claims on `host` into `table`, in precedence order.
+    fn claim_standard(&self, host: &HostMatch, table: &mut TableBuilder) {
+        let attempts = self
+            .claims
+            .range((host.clone(), (Arc::new(Rank::FIRST), 0))..)
+            .take_while(|(claimed, _)| claimed == host);
+        for (_, attempt) in attempts {
+            if let Some(Event::Path(claim)) = self.event(attempt) {
+                // Settled already: the standard layer knows who won.
+                let _ = table.claim(claim, &source(&attempt.0.key));
+            }
+        }
+    }
+}
+
+/// `selected` split into groups linked by a host key they share.
+fn groups<'s>(profiles: &Profiles, selected: Vec<Selected<'s>>) -> Vec<Vec<Selected<'s>>> {
+    let mut parent: Vec<usize> = (0..selected.len()).collect();
+    fn root(parent: &mut [usize], mut at: usize) -> usize {
+        while parent[at] != at {
+            parent[at] = parent[parent[at]];
+            at = parent[at];
+        }
+        at
+    }
+    let mut first_on: BTreeMap<&str, usize> = BTreeMap::new();
+    for (at, one) in selected.iter().enumerate() {
+        let (namespace, name) = namespace_name(&one.ingress.metadata);
+        let keys = profiles
+            .members
+            .get(&(namespace.to_string(), name.to_string()))
+            .map(|member| member.keys.as_slice())
+            .unwrap_or_default();
+        for host in keys {
+            let other = *first_on.entry(host.as_str()).or_insert(at);
+            let (a, b) = (root(&mut parent, at), root(&mut parent, other));
+            parent[a] = b;
+        }
+    }
+    let mut by_root: BTreeMap<usize, Vec<Selected<'s>>> = BTreeMap::new();
+    for (at, one) in selected.into_iter().enumerate() {
+        by_root.entry(root(&mut parent, at)).or_default().push(one);
+    }
+    by_root.into_values().collect()
+}
+
+/// The host keys an Ingress names: its rules' hosts (`""` for a rule without one, or a default
+/// backend) and its `spec.tls` hosts. Every host its profile claims or gives a verdict for
+/// has one of these keys.
+fn ingress_host_keys(ingress: &Ingress) -> BTreeSet<String> {
+    let Some(spec) = ingress.spec.as_ref() else {
+        return BTreeSet::new();
+    };
+    let rules = spec
+        .rules
+        .iter()
+        .flatten()
+        .map(|rule| rule.host.as_deref().unwrap_or_default());
+    let tls = spec.tls.iter().flatten().flat_map(|entry| entry.hosts.iter().flatten());
+    let mut keys: BTreeSet<String> = rules.chain(tls.map(String::as_str)).map(host_key).collect();
+    if spec.default_backend.is_some() {
+        keys.insert(String::new());
+    }
+    keys
+}
+
+/// The key of a host as an Ingress spells it: every spelling of one table host shares it, and
+/// a wildcard's key is the same whether a profile reads it as one label or many.
+fn host_key(raw: &str) -> String {
+    match parse_host(raw) {
+        Ok(host) => match_key(&host),
+        Err(_) => raw.to_ascii_lowercase(),
+    }
+}
+
+fn match_key(host: &HostMatch) -> String {
+    match host {
+        HostMatch::Exact(name) => name.clone(),
+        HostMatch::Wildcard(suffix) | HostMatch::DeepWildcard(suffix) => format!("*.{suffix}"),
+        HostMatch::Any => String::new(),
+    }
+}
+
+/// The table hosts with `key`.
+fn key_matches(key: &str) -> Vec<HostMatch> {
+    match key.strip_prefix("*.") {
+        _ if key.is_empty() => vec![HostMatch::Any],
+        Some(suffix) => vec![
+            HostMatch::Wildcard(suffix.to_string()),
+            HostMatch::DeepWildcard(suffix.to_string()),
+        ],
+        None => vec![HostMatch::Exact(key.to_string())],
+    }
+}
+
+fn hold(backends: &mut BTreeMap<BackendId, (usize, BackendSpec)>, id: &BackendId, spec: &BackendSpec) {
+    match backends.get_mut(id) {
+        Some((count, held)) => {
+            *count += 1;
+            if held != spec {
+                *held = spec.clone();
+            }
+        }
+        None => _ = backends.insert(id.clone(), (1, spec.clone())),
+    }
+}
+
+fn release(backends: &mut BTreeMap<BackendId, (usize, BackendSpec)>, id: &BackendId) {
+    if let Some((count, _)) = backends.get_mut(id) {
+        *count -= 1;
+        if *count == 0 {
+            backends.remove(id);
+        }
+    }
+}
