@@ -19,7 +19,7 @@ use k8s_openapi::{
 };
 use shunt_controller::compile::{ClusterState, CompileOptions, Incremental, compile};
 use shunt_proxy::{
-    metrics::ProxyMetrics,
+    dataplane::ProxyMetrics,
     publish::{Published, RoutePublisher},
 };
 

@@ -8,12 +8,11 @@ use std::hint::black_box;
 use bytes::BytesMut;
 use criterion::{Criterion, criterion_group, criterion_main};
 use http::{HeaderMap, Method, StatusCode};
-use shunt_proxy::{
-    server::http1::{
-        head::{self, Parsed},
-        response::{self, BodyShape},
-    },
-    upstream::h1::{Framing, encode_head, parse_head},
+use shunt_proxy::dataplane::internals::{
+    Framing, encode_head,
+    head::{self, Parsed},
+    parse_head,
+    response::{self, BodyShape},
 };
 
 /// What a small web app behind the proxy answers (the shape of the benches' backends).

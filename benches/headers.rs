@@ -7,8 +7,9 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use http::{HeaderMap, HeaderValue, header};
-use shunt_proxy::headers::{
-    AddedFields, ForwardedContext, TrustedProxies, drop_underscored, set_forwarded, strip_hop_by_hop,
+use shunt_proxy::{
+    dataplane::internals::{AddedFields, ForwardedContext, drop_underscored, set_forwarded, strip_hop_by_hop},
+    spec::TrustedProxies,
 };
 
 mod browser;

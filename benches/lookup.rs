@@ -5,12 +5,8 @@ use std::{collections::BTreeMap, hint::black_box, sync::Arc};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use shunt_proxy::{
-    metrics::{RouteStats, UpstreamStats},
-    routes::{
-        RouteTable,
-        spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
-    },
-    upstream::Upstream,
+    dataplane::internals::{RouteStats, RouteTable, Upstream, UpstreamStats},
+    spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
 };
 
 const HOSTS: usize = 1_000;

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use shunt_proxy::request::normalize_path;
+use shunt_proxy::dataplane::internals::normalize_path;
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("normalize_path");

@@ -8,14 +8,12 @@ use std::{collections::BTreeMap, hint::black_box, net::SocketAddr, sync::Arc, ti
 use criterion::{Criterion, criterion_group, criterion_main};
 use http::StatusCode;
 use shunt_proxy::{
-    Registry,
-    metrics::{MetricsOptions, ProxyMetrics},
-    proxy::count,
-    publish::RoutePublisher,
-    routes::{
-        Route,
-        spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
+    dataplane::{
+        MetricsOptions, ProxyMetrics, Registry,
+        internals::{Route, count},
     },
+    publish::RoutePublisher,
+    spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
 };
 
 const HOST: &str = "app-42.example.com";

@@ -13,12 +13,12 @@ use http_body_util::{BodyExt, Empty, Full};
 use hyper::{client::conn::http1, service::service_fn};
 use hyper_util::rt::TokioIo;
 use shunt_proxy::{
-    metrics::ProxyMetrics,
-    proxy::{Proxy, ProxyOptions},
+    dataplane::{
+        ClientOptions, ProxyMetrics, ProxyOptions, ServerOptions,
+        internals::{Proxy, UpstreamClients, server},
+    },
     publish::RoutePublisher,
-    routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
-    server::{self, ServerOptions},
-    upstream::{ClientOptions, UpstreamClients},
+    spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
 };
 use tokio::net::{TcpListener, TcpStream};
 

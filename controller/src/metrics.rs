@@ -6,7 +6,7 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use shunt_proxy::metrics::{gauge_value, register};
+use shunt_proxy::dataplane::{gauge_value, register};
 
 use crate::{
     compile::{Diagnostic, Reason},

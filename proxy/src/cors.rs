@@ -8,40 +8,12 @@
 //!                                       └ other ──▶ set_fields() on the answer, whoever made it
 //! ```
 
+use crate::{
+    body::ResponseBody,
+    spec::{AllowOrigin, CorsSpec},
+};
 use bytes::{BufMut, BytesMut};
 use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, header};
-use serde::Serialize;
-
-use crate::body::ResponseBody;
-
-/// A route's CORS as ingress-nginx's annotations give it (after its validation and defaults).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct CorsSpec {
-    pub allow_origin: AllowOrigin,
-    /// `Access-Control-Allow-Methods`, verbatim.
-    pub allow_methods: String,
-    /// `Access-Control-Allow-Headers`, verbatim.
-    pub allow_headers: String,
-    /// `Access-Control-Allow-Credentials: true` is sent.
-    pub allow_credentials: bool,
-    /// `Access-Control-Expose-Headers`, verbatim; not sent when `None`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expose_headers: Option<String>,
-    /// `Access-Control-Max-Age`, in seconds, as Go prints an int.
-    pub max_age: i64,
-}
-
-/// Which requests get CORS fields.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AllowOrigin {
-    /// `*`: every request, with an Origin or not, answered `Access-Control-Allow-Origin: *`
-    /// (the template's `set $http_origin *; set $cors 'true';`).
-    Any,
-    /// Origins such as `https://a.example`, `https://*.example:8443` or `null`, matched as the
-    /// template's `if ($http_origin ~* ((o1)|(o2))$ )` does; the Origin is echoed. Must not be empty.
-    List(Vec<String>),
-}
 
 /// [`CorsSpec`] ready for requests: patterns split once, field values parsed once.
 #[derive(Clone, Debug)]

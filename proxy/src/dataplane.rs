@@ -20,16 +20,48 @@ use tokio::{
 use tracing::info;
 
 use crate::{
-    Registry,
     admin::Admin,
-    metrics::{MetricsOptions, ProxyMetrics},
-    proxy::{Proxy, ProxyOptions},
+    proxy::Proxy,
     publish::{RoutePublisher, RouteReader},
-    server::{self, Connections, ServerOptions, metrics::ServerMetrics},
+    server::{self, Connections},
     tls::{self, TlsAcceptor},
-    tunnel::Tunnels,
-    upstream::{ClientOptions, UpstreamClients},
+    upstream::UpstreamClients,
 };
+
+/// The options [`DataplaneOptions`] gathers, and the metrics a caller registers beside its own.
+pub use crate::{
+    headers::AllowedUpgrades,
+    metrics::{MetricsOptions, ProxyMetrics, gauge_value, register},
+    proxy::ProxyOptions,
+    server::tunnel::Tunnels,
+    server::{ServerOptions, metrics::ServerMetrics},
+    tls::{RootCertStore, client_config, roots_from_pem},
+    upstream::ClientOptions,
+};
+pub use prometheus_client::registry::Registry;
+
+/// For `benches/` and `proxy/tests/`, which measure and drive the parts on their own: not an
+/// API. The controller uses the options above, [`crate::publish`] and the contract only.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::{
+        headers::{AddedFields, ForwardedContext, drop_underscored, set_forwarded, strip_hop_by_hop},
+        metrics::{RouteStats, UpstreamStats},
+        proxy::{Proxy, count},
+        request::normalize_path,
+        routes::{Route, RouteTable},
+        server::http1::{head, response},
+        upstream::{
+            Upstream, UpstreamClients,
+            h1::{Framing, encode_head, parse_head},
+        },
+    };
+
+    /// The accept loop, as the proxy's own listeners run it.
+    pub mod server {
+        pub use crate::server::{Connections, serve};
+    }
+}
 
 /// Connections the admin listener (probes, scrapes) may have open at once.
 const ADMIN_MAX_CONNECTIONS: usize = 256;
@@ -128,7 +160,7 @@ impl Dataplane {
             },
             server_options: options.server.clone(),
             connections,
-            acceptor: tls::acceptor(reader.clone(), tls::self_signed()),
+            acceptor: tls::acceptor(reader.certificate_resolver(tls::self_signed())),
         };
         let workers = (0..workers)
             .map(|_| Ok((worker.clone(), (http.try_clone()?, https.try_clone()?))))

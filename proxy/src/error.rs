@@ -121,9 +121,9 @@ impl ProxyError {
     }
 
     /// A short plain-text answer: the status line's reason and what failed, no internals.
-    pub fn into_response(&self) -> Response<ResponseBody> {
+    pub fn into_response(self) -> Response<ResponseBody> {
         let status = self.status();
-        let reason = match self {
+        let reason = match &self {
             ProxyError::UpstreamFailed { backend, .. } => format!("backend {backend} failed"),
             ProxyError::Unreachable { backend, .. } => format!("backend {backend} unreachable"),
             other => other.to_string(),

@@ -9,8 +9,12 @@
 //!                                                 routes/                         upstream/ ─▶ endpoint (a pod)
 //! ```
 //! Modules import downward: `server` → `proxy` → `routes` / `upstream`, with `h1` (the HTTP/1.1
-//! codec both sides share) beneath both; `dataplane` assembles the workers. Never depends on
-//! kube: the controller turns cluster objects into a [`routes::spec::TableSpec`].
+//! codec both sides share) beneath both, and the contract ([`spec`], the `shunt-spec` crate)
+//! beneath everything; `dataplane` assembles the workers. Never depends on kube: the controller
+//! turns cluster objects into a [`spec::TableSpec`].
+//!
+//! Public: [`dataplane`] (the entry point and its options), [`publish`] (the table's writer and
+//! reader) and [`spec`]; every other module is private to the crate.
 //!
 //! # Vocabulary
 //! - **route**: what a host and path lead to ([`routes::Route`]): an upstream, or a redirect.
@@ -23,23 +27,22 @@
 //! (`shunt_backend_*`, `backend="..."`) and error messages, which operators rely on; "pod" only
 //! in prose, for what an endpoint is.
 
-pub mod admin;
-pub mod body;
-pub mod cors;
 pub mod dataplane;
-pub mod error;
-pub mod h1;
-pub mod headers;
-pub mod lograte;
-pub mod metrics;
-pub mod proxy;
 pub mod publish;
-pub mod redirect;
-pub mod request;
-pub mod routes;
-pub mod server;
-pub mod tls;
-pub mod tunnel;
-pub mod upstream;
+pub use shunt_spec as spec;
 
-pub use prometheus_client::registry::Registry;
+mod admin;
+mod body;
+mod cors;
+mod error;
+mod h1;
+mod headers;
+mod lograte;
+mod metrics;
+mod proxy;
+mod redirect;
+mod request;
+mod routes;
+mod server;
+mod tls;
+mod upstream;

@@ -29,7 +29,7 @@ use prometheus_client::{
     registry::Registry,
 };
 
-pub use histogram::{Histogram, LATENCY_BOUNDS};
+pub use histogram::Histogram;
 pub use register::{gauge_value, register};
 pub use seconds::Seconds;
 

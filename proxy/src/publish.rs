@@ -18,17 +18,31 @@ use rustls::sign::CertifiedKey;
 
 use crate::{
     metrics::ProxyMetrics,
-    routes::{
-        BuildWarning, Rebuilt, RouteTable,
-        spec::{BackendId, BackendSpec, CertificateId, CertificateSpec, HostMatch, TableSpec, TlsSpec},
-    },
-    tls::{CertificateIndex, LoadedCertificate},
-    upstream::{Endpoint, Topology, Upstream},
+    routes::{BuildWarning, Rebuilt},
+    spec::{BackendId, BackendSpec, CertificateId, CertificateSpec, HostMatch, TableSpec, TlsSpec, Topology},
+    tls::CertificateIndex,
+    upstream::{Endpoint, classify},
 };
 
+mod resolver;
 mod route_stats;
 
+/// What a published table answers, for a caller that previews one (the controller's profile
+/// tests look up routes and their redirects), and the data plane's own parsers, which the
+/// compile asks before it puts a certificate or a regex location into a spec.
+pub use crate::{
+    metrics::RouteStats,
+    routes::{Route, RouteTable, location_regex},
+    tls::LoadedCertificate,
+    upstream::Upstream,
+};
+
 use route_stats::RouteStatsIndex;
+
+/// The redirect answers of a route, as the proxy writes them.
+pub mod redirect {
+    pub use crate::redirect::{location, respond, to_https, to_https_trimmed};
+}
 
 /// Keys from our own configuration (backend ids, pod addresses), never a client's: no flood to resist.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
@@ -329,7 +343,7 @@ impl RoutePublisher {
             // was never listed): only a backend that gains its first or loses its last endpoint
             // changes it, so a new backend costs no label lookup.
             let was_empty = live.get(*id).is_some_and(|old| old.endpoints.is_empty());
-            let (preferred, locality) = self.topology.classify(&backend.endpoints, &backend.topology);
+            let (preferred, locality) = classify(&self.topology, &backend.endpoints, &backend.topology);
             let upstream = Upstream::new(id, backend.protocol, members, stats).with_topology(preferred, locality);
             made.push((
                 (*id).clone(),

@@ -5,10 +5,8 @@ use http::{HeaderValue, Response, StatusCode, header, uri::PathAndQuery};
 
 use crate::{
     body::ResponseBody,
-    routes::{
-        authority_host,
-        spec::{RedirectSpec, Scheme},
-    },
+    routes::authority_host,
+    spec::{RedirectSpec, Scheme},
 };
 
 /// `ssl-redirect`: 308 (method and body kept) to the same URL over HTTPS on the standard port,

@@ -18,7 +18,7 @@ use hyper_util::{
     client::legacy::Client,
     rt::{TokioExecutor, TokioIo},
 };
-use shunt_proxy::routes::spec::UpstreamProtocol;
+use shunt_proxy::spec::UpstreamProtocol;
 use support::{get, mk_spec, read_request_head, send, start_proxy};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},

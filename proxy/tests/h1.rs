@@ -16,7 +16,7 @@ use bytes::Bytes;
 use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Empty, Full, StreamBody};
 use hyper_util::{client::legacy::Client, rt::TokioExecutor};
-use shunt_proxy::routes::spec::UpstreamProtocol;
+use shunt_proxy::spec::UpstreamProtocol;
 use support::{get, mk_spec, respond, start_proxy};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},

@@ -23,7 +23,7 @@ use shunt_controller::dns::{
     services::{HOSTNAME_ANNOTATION, ServiceName},
     view,
 };
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use self::coredns::{CoreDns, free_port};
 use crate::support::*;

@@ -1,6 +1,7 @@
 //! Which Ingresses are ours (classes, shadowed classes) and the options of the compile.
 
 use clap::Args;
+use shunt_spec::defaults;
 
 use super::parse::parse_namespaced;
 use crate::compile::CompileOptions;
@@ -31,7 +32,7 @@ pub struct ClassArgs {
     pub shadow_tls: Vec<(String, (String, String))>,
     /// The redirect code of qcloud `auto-rewrite` when `auto-rewrite-code` gives none (TKE does
     /// not document it precisely).
-    #[arg(long, default_value_t = 302, value_parser = parse_rewrite_code)]
+    #[arg(long, default_value_t = defaults::QCLOUD_AUTO_REWRITE_CODE, value_parser = parse_rewrite_code)]
     pub shadow_rewrite_code: u16,
     /// ingress-nginx's ConfigMap, read by the nginx profile (its keys change answers); missing
     /// means ingress-nginx's defaults.

@@ -2,7 +2,10 @@
 //! admin listener) with this binary's own metrics added, until shutdown.
 
 pub use shunt_proxy::dataplane::{Dataplane, Shutdown};
-use shunt_proxy::{Registry, dataplane::DataplaneOptions, metrics::ProxyMetrics, publish::RouteReader};
+use shunt_proxy::{
+    dataplane::{DataplaneOptions, ProxyMetrics, Registry},
+    publish::RouteReader,
+};
 
 use super::ProxyArgs;
 
@@ -25,7 +28,7 @@ pub async fn serve(
         server: args.server_options(),
         client: args.client_options()?,
         proxy: args.proxy_options(),
-        tunnel_idle_timeout: args.tunnel_idle_timeout,
+        tunnel_idle_timeout: args.tunnel_idle_timeout.0,
     };
     let bound = Dataplane::bind(options, reader, metrics, &mut registry).await?;
     crate::telemetry::register(&mut registry);

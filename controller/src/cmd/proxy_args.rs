@@ -1,78 +1,76 @@
 //! The proxy's listeners, limits and timeouts, and the proxy crate's options built from them.
-//! Every default here is the `Default` of the option it sets (a unit test holds them together).
+//! Every default comes from `shunt_spec::defaults`, as the `Default` of the option it sets does
+//! (a unit test holds them together).
 
-use std::{net::SocketAddr, path::PathBuf, time::Duration};
+use std::{net::SocketAddr, path::PathBuf};
 
 use clap::Args;
-use shunt_proxy::{
-    headers::{AllowedUpgrades, TrustedProxies},
-    proxy::ProxyOptions,
-    server::ServerOptions,
-    tls,
-    upstream::{BudgetOptions, ClientOptions, OutlierOptions, Topology, retry::RetryPolicy},
+use shunt_proxy::dataplane::{
+    self as tls, AllowedUpgrades, ClientOptions, MetricsOptions, ProxyOptions, ServerOptions,
 };
+use shunt_spec::{BudgetOptions, OutlierOptions, RetryPolicy, Topology, TrustedProxies, defaults};
 
-use super::parse::{parse_duration, parse_size, parse_trusted};
+use super::parse::{Span, parse_size, parse_trusted, percent, positive};
 
 #[derive(Clone, Debug, Args)]
 pub struct ProxyArgs {
     /// Plain HTTP listener (HTTP/1.1 and h2c).
-    #[arg(long, default_value = "0.0.0.0:8080", env = "SHUNT_HTTP_ADDR")]
+    #[arg(long, default_value_t = defaults::HTTP_ADDR, env = "SHUNT_HTTP_ADDR")]
     pub http_addr: SocketAddr,
     /// HTTPS listener: TLS 1.2/1.3, certificate by SNI, HTTP/2 or HTTP/1.1 by ALPN.
-    #[arg(long, default_value = "0.0.0.0:8443", env = "SHUNT_HTTPS_ADDR")]
+    #[arg(long, default_value_t = defaults::HTTPS_ADDR, env = "SHUNT_HTTPS_ADDR")]
     pub https_addr: SocketAddr,
     /// PEM CA bundle: HTTPS backends must present a chain to one of these. Without it, backend
     /// TLS is encrypted but unauthenticated (pod IPs are never in a certificate's names).
     #[arg(long, value_name = "FILE")]
     pub upstream_ca_bundle: Option<PathBuf>,
     /// Admin listener: /healthz, /readyz, /metrics, /routes.
-    #[arg(long, default_value = "0.0.0.0:9090", env = "SHUNT_ADMIN_ADDR")]
+    #[arg(long, default_value_t = defaults::ADMIN_ADDR, env = "SHUNT_ADMIN_ADDR")]
     pub admin_addr: SocketAddr,
     /// Peers whose X-Forwarded-* headers are kept (CIDRs or addresses, comma-separated).
     #[arg(long, default_value = "", value_parser = parse_trusted)]
     pub trusted_proxies: TrustedProxies,
     /// Time allowed for a backend's response head.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub upstream_timeout: Duration,
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
-    pub connect_timeout: Duration,
+    #[arg(long, default_value_t = Span(defaults::UPSTREAM_TIMEOUT))]
+    pub upstream_timeout: Span,
+    #[arg(long, default_value_t = Span(defaults::CONNECT_TIMEOUT))]
+    pub connect_timeout: Span,
     /// Idle pooled connections are closed after this; keep it below your backends' keep-alive timeouts.
-    #[arg(long, default_value = "4s", value_parser = parse_duration)]
-    pub upstream_idle_timeout: Duration,
+    #[arg(long, default_value_t = Span(defaults::UPSTREAM_IDLE_TIMEOUT))]
+    pub upstream_idle_timeout: Span,
     /// HTTP/1 connections per backend endpoint per worker thread; a request beyond it waits for
     /// a free one up to --connect-timeout, then gets 503.
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = defaults::UPSTREAM_MAX_CONNECTIONS, value_parser = positive::<u32>())]
     pub upstream_max_connections: u32,
     /// Endpoints one request may try when connecting fails.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, default_value_t = defaults::CONNECT_ATTEMPTS, value_parser = positive::<u16>())]
     pub connect_attempts: u16,
     /// Extra tries of an idempotent request (GET, HEAD, OPTIONS, TRACE, PUT, DELETE, or with an
     /// Idempotency-Key) on another endpoint after a reset or a timeout before any response byte.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = defaults::RETRIES)]
     pub retries: u16,
     /// Retries per backend allowed as a share of its requests over the last second.
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = defaults::RETRY_BUDGET_RATIO)]
     pub retry_budget_ratio: f64,
     /// Retries per backend and second allowed whatever its request rate.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = defaults::RETRY_BUDGET_MIN)]
     pub retry_budget_min: u32,
     /// Failed tries in a row (connect failures, resets, timeouts) that eject an endpoint from the
     /// choice; 0 turns ejection off.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = defaults::EJECT_AFTER)]
     pub eject_after: u32,
     /// Count 5xx answers as failed tries for ejection.
     #[arg(long)]
     pub eject_5xx: bool,
     /// How long a first ejection lasts; the n-th lasts n times as long (at most 10 times).
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    pub eject_time: Duration,
+    #[arg(long, default_value_t = Span(defaults::EJECT_TIME))]
+    pub eject_time: Span,
     /// The largest share of a backend's endpoints ejected at once, in percent.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(long, default_value_t = defaults::EJECT_MAX_PERCENT, value_parser = percent())]
     pub eject_max_percent: u8,
     /// A new endpoint's share of requests grows over this window (0s: full share at once).
-    #[arg(long, default_value = "0s", value_parser = parse_duration)]
-    pub slow_start: Duration,
+    #[arg(long, default_value_t = Span(defaults::SLOW_START))]
+    pub slow_start: Span,
     /// The node this proxy runs on (the chart sets it from the downward API): endpoints hinted
     /// `forNodes` this node are preferred.
     #[arg(long, env = "SHUNT_NODE_NAME")]
@@ -85,41 +83,41 @@ pub struct ProxyArgs {
     #[arg(long, value_parser = parse_size)]
     pub max_body_size: Option<u64>,
     /// Request heads larger than this get 431.
-    #[arg(long, default_value = "32Ki", value_parser = parse_size)]
+    #[arg(long, default_value_t = defaults::MAX_HEADER_SIZE, value_parser = parse_size)]
     pub max_header_size: u64,
     /// On SIGTERM, how long in-flight requests may take to finish.
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
-    pub drain_timeout: Duration,
+    #[arg(long, default_value_t = Span(defaults::DRAIN_TIMEOUT))]
+    pub drain_timeout: Span,
     /// One log line per request (target `shunt::access`).
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, default_value_t = defaults::ACCESS_LOG, action = clap::ArgAction::Set)]
     pub access_log: bool,
     /// A latency histogram per route in /metrics (about 20 series per route that served);
     /// per-backend latency is always there.
     #[arg(long)]
     pub metrics_per_route_latency: bool,
     /// Proxy worker threads, each serving its own connections; defaults to the available cores.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_parser = positive::<u16>())]
     pub threads: Option<u16>,
     /// From accept (or the TLS handshake's end) to a complete first request head, and from the
     /// first byte of each later HTTP/1.1 head to its end; then the connection is closed (408
     /// where a request line started). Bounds HTTP/1.1-or-HTTP/2 detection too.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub client_header_timeout: Duration,
+    #[arg(long, default_value_t = Span(defaults::CLIENT_HEADER_TIMEOUT))]
+    pub client_header_timeout: Span,
     /// A keep-alive connection with no request in flight for this long is closed (HTTP/2: GOAWAY).
-    #[arg(long, default_value = "75s", value_parser = parse_duration)]
-    pub client_idle_timeout: Duration,
+    #[arg(long, default_value_t = Span(defaults::CLIENT_IDLE_TIMEOUT))]
+    pub client_idle_timeout: Span,
     /// Longest wait between two reads of a request body; then 408 and the backend request ends.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub client_body_timeout: Duration,
+    #[arg(long, default_value_t = Span(defaults::CLIENT_BODY_TIMEOUT))]
+    pub client_body_timeout: Span,
     /// An upgraded connection (WebSocket) with no bytes either way for this long is closed.
-    #[arg(long, default_value = "1h", value_parser = parse_duration)]
-    pub tunnel_idle_timeout: Duration,
+    #[arg(long, default_value_t = Span(defaults::TUNNEL_IDLE_TIMEOUT))]
+    pub tunnel_idle_timeout: Span,
     /// Open client connections per process (all listeners and threads); more are closed at
     /// accept. Keep it below the pod's file-descriptor limit (`ulimit -n`) minus upstream sockets.
-    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = defaults::MAX_CONNECTIONS, value_parser = positive::<u32>())]
     pub max_connections: u32,
     /// Streams one HTTP/2 client connection may have open at once.
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = defaults::HTTP2_MAX_CONCURRENT_STREAMS, value_parser = positive::<u32>())]
     pub http2_max_concurrent_streams: u32,
     /// Also forward this upgrade protocol (repeatable); only `websocket` is forwarded otherwise,
     /// and any other `Upgrade` (such as `h2c`) is removed so the pod answers the request itself.
@@ -132,8 +130,8 @@ pub struct ProxyArgs {
 }
 
 impl ProxyArgs {
-    pub fn metrics_options(&self) -> shunt_proxy::metrics::MetricsOptions {
-        shunt_proxy::metrics::MetricsOptions {
+    pub fn metrics_options(&self) -> MetricsOptions {
+        MetricsOptions {
             per_route_latency: self.metrics_per_route_latency,
         }
     }
@@ -141,15 +139,15 @@ impl ProxyArgs {
     pub fn proxy_options(&self) -> ProxyOptions {
         ProxyOptions {
             trusted_proxies: self.trusted_proxies.clone(),
-            upstream_timeout: self.upstream_timeout,
+            upstream_timeout: self.upstream_timeout.0,
             max_body_size: self.max_body_size,
             connect_attempts: usize::from(self.connect_attempts),
             access_log: self.access_log,
-            client_body_timeout: self.client_body_timeout,
+            client_body_timeout: self.client_body_timeout.0,
             allowed_upgrades: AllowedUpgrades::new(&self.allow_upgrade),
             underscores_in_headers: self.allow_underscores_in_headers,
             retry: self.retry_policy(),
-            slow_start: (!self.slow_start.is_zero()).then_some(self.slow_start),
+            slow_start: (!self.slow_start.0.is_zero()).then_some(self.slow_start.0),
             ..ProxyOptions::default()
         }
     }
@@ -164,7 +162,7 @@ impl ProxyArgs {
             outlier: OutlierOptions {
                 consecutive_failures: self.eject_after,
                 count_5xx: self.eject_5xx,
-                base_ejection: self.eject_time,
+                base_ejection: self.eject_time.0,
                 max_ejected_percent: self.eject_max_percent,
             },
         }
@@ -190,8 +188,8 @@ impl ProxyArgs {
             None => tls::RootCertStore::empty(),
         };
         Ok(ClientOptions {
-            connect_timeout: self.connect_timeout,
-            pool_idle_timeout: self.upstream_idle_timeout,
+            connect_timeout: self.connect_timeout.0,
+            pool_idle_timeout: self.upstream_idle_timeout.0,
             max_connections_per_endpoint: usize::try_from(self.upstream_max_connections).unwrap_or(usize::MAX),
             tls: tls::client_config(roots),
         })
@@ -208,9 +206,9 @@ impl ProxyArgs {
     pub fn server_options(&self) -> ServerOptions {
         ServerOptions {
             max_header_size: usize::try_from(self.max_header_size).unwrap_or(usize::MAX),
-            drain_timeout: self.drain_timeout,
-            header_timeout: self.client_header_timeout,
-            idle_timeout: self.client_idle_timeout,
+            drain_timeout: self.drain_timeout.0,
+            header_timeout: self.client_header_timeout.0,
+            idle_timeout: self.client_idle_timeout.0,
             max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
             http2_max_concurrent_streams: self.http2_max_concurrent_streams,
             ..ServerOptions::default()

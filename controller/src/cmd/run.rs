@@ -12,14 +12,14 @@ use std::{path::PathBuf, time::Duration};
 use anyhow::Context as _;
 use clap::Args;
 use kube::Client;
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 use tokio::{sync::watch, time::Instant};
 use tracing::{info, warn};
 
 use super::{
     ClassArgs, DnsRuleArgs, LogArgs, ProxyArgs,
     clients::Clients,
-    parse::{parse_duration, parse_namespaced, parse_signed_duration},
+    parse::{Span, parse_namespaced, parse_signed_duration},
 };
 use crate::{
     cmd::dataplane::{Dataplane, Shutdown},
@@ -88,8 +88,8 @@ pub struct RunArgs {
     pub manage_node_local_dns: bool,
     /// A change that would remove more than half of the managed DNS rules (or all) waits this
     /// long, and happens only if the hosts are still absent then.
-    #[arg(long, default_value = "5m", value_parser = parse_duration)]
-    pub dns_prune_delay: Duration,
+    #[arg(long, default_value_t = Span(DNS_PRUNE_DELAY))]
+    pub dns_prune_delay: Span,
     #[command(flatten)]
     pub dns_rules: DnsRuleArgs,
     #[command(flatten)]
@@ -107,9 +107,9 @@ impl RunArgs {
             namespace: self.pod_namespace.clone(),
             name: self.election_id.clone(),
             identity,
-            lease_duration: self.election.lease_duration,
-            renew_deadline: self.election.renew_deadline,
-            retry_period: self.election.retry_period,
+            lease_duration: self.election.lease_duration.0,
+            renew_deadline: self.election.renew_deadline.0,
+            retry_period: self.election.retry_period.0,
             clock: WallClock {
                 offset: self.election.lease_clock_offset,
             },
@@ -133,22 +133,29 @@ impl RunArgs {
     }
 }
 
+/// `--dns-prune-delay`.
+const DNS_PRUNE_DELAY: Duration = Duration::from_secs(5 * 60);
+/// client-go's leaderelection defaults: `--lease-duration`, `--renew-deadline`, `--retry-period`.
+const LEASE_DURATION: Duration = Duration::from_secs(15);
+const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+const RETRY_PERIOD: Duration = Duration::from_secs(2);
+
 /// Leader election timing, as client-go's leaderelection has it.
 #[derive(Clone, Debug, Args)]
 pub struct ElectionArgs {
     /// How long followers wait, after the Lease last changed, before taking it over.
-    #[arg(long, default_value = "15s", value_parser = parse_duration)]
-    pub lease_duration: Duration,
+    #[arg(long, default_value_t = Span(LEASE_DURATION))]
+    pub lease_duration: Span,
     /// The leader stops leading when it has not renewed for this long (counted from the start of
     /// its last successful renewal); shorter than --lease-duration.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    pub renew_deadline: Duration,
+    #[arg(long, default_value_t = Span(RENEW_DEADLINE))]
+    pub renew_deadline: Span,
     /// Time between election rounds.
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
-    pub retry_period: Duration,
+    #[arg(long, default_value_t = Span(RETRY_PERIOD))]
+    pub retry_period: Span,
     /// Tests only: shifts the wall clock used for the times written into the Lease (e.g. `60s`,
     /// `-60s`), to play replicas whose clocks disagree.
-    #[arg(long, hide = true, default_value = "0s", allow_hyphen_values = true, value_parser = parse_signed_duration)]
+    #[arg(long, hide = true, default_value_t = k8s_openapi::jiff::SignedDuration::ZERO, allow_hyphen_values = true, value_parser = parse_signed_duration)]
     pub lease_clock_offset: k8s_openapi::jiff::SignedDuration,
 }
 
@@ -180,7 +187,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let clients = Clients::connect(args.kubeconfig.as_deref()).await?;
     let elector = Elector::new(clients.api.clone(), lease)?;
     let client = clients.api;
-    let mut registry = shunt_proxy::Registry::default();
+    let mut registry = shunt_proxy::dataplane::Registry::default();
     let mut dataplane = Dataplane::new(&mut registry, args.proxy.metrics_options());
     let place = topology::resolve(&client, args.proxy.topology()).await;
     dataplane.publisher.set_topology(place);
@@ -218,7 +225,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let served = super::dataplane::serve(&args.proxy, dataplane.reader, dataplane.metrics, registry, shutdown).await;
     // The elector saw the same shutdown and is releasing the Lease (bounded by a retry period):
     // let it finish, so the next replica leads at once instead of after a lease duration.
-    let release = args.election.retry_period + Duration::from_secs(1);
+    let release = args.election.retry_period.0 + Duration::from_secs(1);
     if tokio::time::timeout(release, &mut election).await.is_err() {
         election.abort();
     }
@@ -248,7 +255,7 @@ fn managed_dns(client: &Client, args: &RunArgs, metrics: crate::dns::DnsMetrics)
         coredns_version: args.coredns_version,
         node_local: args.node_local_dns_configmap.clone(),
         manage_node_local: args.manage_node_local_dns,
-        prune_delay: args.dns_prune_delay,
+        prune_delay: args.dns_prune_delay.0,
         metrics,
     };
     Ok(Some(ManagedDns::new(client.clone(), config)))

@@ -8,7 +8,7 @@ use std::{path::PathBuf, time::Duration};
 
 use clap::Args;
 
-use super::{ClassArgs, LogArgs, ProxyArgs, parse::parse_duration};
+use super::{ClassArgs, LogArgs, ProxyArgs, parse::Span};
 use crate::{
     cmd::dataplane::{Dataplane, Shutdown},
     compile::CompileOptions,
@@ -17,14 +17,17 @@ use crate::{
     metrics::ControllerMetrics,
 };
 
+/// `--poll-interval`.
+const POLL_INTERVAL: Duration = Duration::from_millis(250);
+
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Manifest file or directory (YAML or JSON, as `kubectl get -o yaml` writes them); repeatable.
     #[arg(long = "manifests", short = 'f', required = true, value_name = "PATH")]
     pub manifests: Vec<PathBuf>,
     /// How often manifest files are checked for changes.
-    #[arg(long, default_value = "250ms", value_parser = parse_duration)]
-    pub poll_interval: Duration,
+    #[arg(long, default_value_t = Span(POLL_INTERVAL))]
+    pub poll_interval: Span,
     #[command(flatten)]
     pub proxy: ProxyArgs,
     #[command(flatten)]
@@ -36,7 +39,13 @@ pub struct ServeArgs {
 /// Serves `args.manifests` until SIGTERM/SIGINT.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let watcher = ManifestWatcher::new(args.manifests)?;
-    serve_manifests(watcher, &args.proxy, args.classes.compile_options(), args.poll_interval).await
+    serve_manifests(
+        watcher,
+        &args.proxy,
+        args.classes.compile_options(),
+        args.poll_interval.0,
+    )
+    .await
 }
 
 /// Serves what `watcher` finds, checking for changes every `poll_interval`, until SIGTERM/SIGINT.
@@ -46,7 +55,7 @@ pub async fn serve_manifests(
     options: CompileOptions,
     poll_interval: Duration,
 ) -> anyhow::Result<()> {
-    let mut registry = shunt_proxy::Registry::default();
+    let mut registry = shunt_proxy::dataplane::Registry::default();
     let mut dataplane = Dataplane::new(&mut registry, proxy.metrics_options());
     dataplane.publisher.set_topology(proxy.topology());
     let metrics = ControllerMetrics::register(&mut registry);

@@ -4,13 +4,10 @@
 use std::time::Duration;
 
 use clap::Parser;
-use shunt_proxy::{
-    metrics::MetricsOptions, proxy::ProxyOptions, server::ServerOptions, server::metrics::ServerMetrics,
-    tunnel::Tunnels, upstream::ClientOptions,
-};
+use shunt_proxy::dataplane::{ClientOptions, MetricsOptions, ProxyOptions, ServerMetrics, ServerOptions, Tunnels};
 
 use super::{
-    parse::{parse_duration, parse_size},
+    parse::{Span, parse_duration, parse_size},
     *,
 };
 use crate::compile::CompileOptions;
@@ -28,6 +25,20 @@ fn durations_and_sizes_parse_with_units() {
     assert_eq!(parse_size("1000"), Ok(1000));
     assert!(parse_size("1Ti").is_err());
     assert!(parse_size("99999999999Gi").is_err());
+}
+
+#[test]
+fn duration_defaults_show_in_the_largest_whole_unit_and_parse_back() {
+    for (duration, text) in [
+        (Duration::ZERO, "0s"),
+        (Duration::from_millis(250), "250ms"),
+        (Duration::from_secs(75), "75s"),
+        (Duration::from_secs(300), "5m"),
+        (Duration::from_secs(3600), "1h"),
+    ] {
+        assert_eq!(Span(duration).to_string(), text);
+        assert_eq!(text.parse::<Span>(), Ok(Span(duration)));
+    }
 }
 
 fn mk_run_args(args: &[&str]) -> RunArgs {
@@ -62,7 +73,7 @@ fn the_published_hostname_follows_the_cluster_domain() {
 fn election_timings_default_to_client_go_and_the_clock_offset_may_be_negative() {
     let args = mk_run_args(&[]).election;
     assert_eq!(
-        (args.lease_duration, args.renew_deadline, args.retry_period),
+        (args.lease_duration.0, args.renew_deadline.0, args.retry_period.0),
         (Duration::from_secs(15), Duration::from_secs(10), Duration::from_secs(2))
     );
     let args = mk_run_args(&["--lease-clock-offset", "-60s"]).election;
@@ -134,7 +145,7 @@ fn the_proxy_options_built_from_no_flags_are_the_proxy_crates_defaults() {
             "--allow-underscores-in-headers"
         );
         // The tunnels are built from --tunnel-idle-timeout where the listeners are.
-        let tunnels = Tunnels::new(args.tunnel_idle_timeout, ServerMetrics::default());
+        let tunnels = Tunnels::new(args.tunnel_idle_timeout.0, ServerMetrics::default());
         assert_eq!(
             format!("{tunnels:?}"),
             format!("{:?}", default.tunnels),

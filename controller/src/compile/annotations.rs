@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_proxy::routes::spec::UpstreamProtocol;
+use shunt_spec::UpstreamProtocol;
 
 pub const SSL_REDIRECT: &str = "shunt.dev/ssl-redirect";
 pub const BACKEND_PROTOCOL: &str = "shunt.dev/backend-protocol";

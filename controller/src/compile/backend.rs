@@ -14,7 +14,7 @@ use std::{
 };
 
 use k8s_openapi::api::networking::v1::IngressBackend;
-use shunt_proxy::routes::spec::{BackendId, BackendSpec, EndpointTopology, UpstreamProtocol};
+use shunt_spec::{BackendId, BackendSpec, EndpointTopology, UpstreamProtocol};
 
 use crate::objects::{Endpoint, EndpointPort, EndpointSlice, HintName, Service, ServicePort};
 
@@ -165,7 +165,7 @@ impl<'a> Backends<'a> {
         id.push_str(service);
         id.push(':');
         match &port {
-            PortRef::Number(number) => shunt_proxy::h1::push_decimal(id, *number),
+            PortRef::Number(number) => shunt_spec::push_port(id, *number),
             PortRef::Name(name) => id.push_str(name),
         }
         if let Some(protocol) = protocol {

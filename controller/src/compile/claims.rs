@@ -10,7 +10,7 @@
 
 use std::{borrow::Borrow, collections::BTreeMap, sync::Arc};
 
-use shunt_proxy::routes::spec::{HostMatch, Listeners, PathKind, PathSpec, RouteOptions, VirtualHostSpec};
+use shunt_spec::{HostMatch, Listeners, PathKind, PathSpec, RouteOptions, VirtualHostSpec};
 
 use super::backend::Resolved;
 

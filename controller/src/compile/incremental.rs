@@ -25,10 +25,8 @@ use k8s_openapi::{
     api::networking::v1::Ingress,
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
 };
-use shunt_proxy::{
-    publish::SpecChanges,
-    routes::spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec},
-};
+use shunt_proxy::publish::SpecChanges;
+use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec};
 
 mod apply;
 mod diff;

@@ -10,7 +10,7 @@
 use std::{collections::BTreeSet, fmt, sync::Arc};
 
 use k8s_openapi::api::networking::v1::{HTTPIngressPath, Ingress, IngressBackend, IngressRule};
-use shunt_proxy::routes::spec::{BackendId, HostMatch, PathKind};
+use shunt_spec::{BackendId, HostMatch, PathKind};
 
 use super::{
     Diagnostic, Reason,

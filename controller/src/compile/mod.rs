@@ -42,7 +42,7 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use serde::Serialize;
-use shunt_proxy::routes::spec::TableSpec;
+use shunt_spec::TableSpec;
 
 use crate::{
     objects::{EndpointSlice, Service},

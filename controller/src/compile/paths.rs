@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use shunt_proxy::routes::spec::{HostMatch, PathKind};
+use shunt_spec::{HostMatch, PathKind};
 
 /// Longest DNS name (RFC 1123) and label.
 const MAX_NAME: usize = 253;

@@ -7,7 +7,7 @@ use std::{
     sync::Arc,
 };
 
-use shunt_proxy::routes::spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec};
+use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec};
 
 use super::{
     backend::Resolved,

@@ -9,9 +9,7 @@ mod incremental;
 mod precedence;
 mod tls;
 
-use shunt_proxy::routes::spec::{
-    BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec,
-};
+use shunt_spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec};
 
 use super::*;
 use crate::fixtures::*;

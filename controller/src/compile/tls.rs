@@ -14,10 +14,8 @@ use k8s_openapi::{
     },
     jiff::Timestamp,
 };
-use shunt_proxy::{
-    routes::spec::{CertificateId, CertificateSpec, HostMatch, TlsSpec},
-    tls::LoadedCertificate,
-};
+use shunt_proxy::publish::LoadedCertificate;
+use shunt_spec::{CertificateId, CertificateSpec, HostMatch, TlsSpec};
 
 use super::{ClusterState, Diagnostic, Reason, namespace_name, paths};
 

@@ -9,7 +9,7 @@ use std::{
     },
 };
 
-use shunt_proxy::metrics::ProxyMetrics;
+use shunt_proxy::dataplane::ProxyMetrics;
 use tokio::sync::{mpsc, oneshot};
 
 use super::*;

@@ -5,7 +5,7 @@
 use std::{fmt, net::IpAddr};
 
 use serde::Serialize;
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::{policy::Refusal, services::ServiceName, stanza::Stanza};
 

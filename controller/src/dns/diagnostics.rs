@@ -4,7 +4,7 @@
 
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::ResourceExt;
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 use tracing::warn;
 
 use super::policy::{Refusal, RefusalReason};

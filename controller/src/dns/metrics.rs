@@ -2,7 +2,7 @@
 //! while it lasts (node-local-dns left alone, a Corefile that never reloads, a prune on hold).
 
 use prometheus_client::{metrics::gauge::Gauge, registry::Registry};
-use shunt_proxy::metrics::register;
+use shunt_proxy::dataplane::register;
 
 #[derive(Clone, Debug, Default)]
 pub struct DnsMetrics {

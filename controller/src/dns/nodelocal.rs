@@ -12,7 +12,7 @@
 //! The `bind` and `forward` lines are copied from `cluster.local:53 {` as written, node-cache's
 //! `__PILLAR__` placeholders included (node-cache fills them in when it loads the Corefile).
 
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::{
     corefile::{

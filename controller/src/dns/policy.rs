@@ -9,7 +9,7 @@
 
 use std::{fmt, str::FromStr};
 
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::stanza::DnsExclude;
 use crate::compile::parse_host;

@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use crate::{compile::parse_host, objects::Service};
 

@@ -3,7 +3,7 @@
 
 use std::{fmt, str::FromStr};
 
-use shunt_proxy::routes::spec::{HostMatch, TableSpec};
+use shunt_spec::{HostMatch, TableSpec};
 
 use super::{
     policy::{DnsPolicy, Plan, Refusal, RefusalReason},

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use kube::Client;
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 use tokio::time::Instant;
 use tracing::{info, warn};
 

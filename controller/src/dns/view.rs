@@ -12,7 +12,7 @@
 //! view last, so this block must come before `.:53 {` (CoreDNS refuses it after). `view` arrived
 //! in CoreDNS 1.10.0.
 
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::{
     corefile::{

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use crate::compile::{Diagnostic, Reason};
 

@@ -1,12 +1,6 @@
 //! Numbers written as ASCII digits without a formatter: lengths and chunk sizes in heads,
 //! ports in addresses and backend names.
 
-/// Appends `number` in decimal, without a formatter (publishing writes one per endpoint, and
-/// compile one per backend id).
-pub fn push_decimal(out: &mut String, number: u16) {
-    decimal_digits(number, |digit| out.push(char::from(digit)));
-}
-
 /// Gives `number`'s decimal digits to `push`, most significant first.
 pub fn decimal_digits(number: u16, push: impl FnMut(u8)) {
     digits(number.into(), 10, push);

@@ -16,7 +16,7 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-use super::TrustedProxies;
+use crate::spec::TrustedProxies;
 
 /// The client address for a request from `peer` (trusted) carrying `chain`.
 pub(super) fn client_from_chain(chain: &str, peer: IpAddr, trusted: &TrustedProxies) -> IpAddr {

@@ -3,11 +3,10 @@
 //! Incoming forwarding headers are believed only from peers in `--trusted-proxies`; from anyone
 //! else they are replaced, so a caller cannot forge its address to the backend.
 
-use std::{net::IpAddr, ops::Range, str::FromStr};
+use std::{net::IpAddr, ops::Range};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, header};
-use ipnet::IpNet;
 
 use super::{
     added::AddedFields,
@@ -15,6 +14,7 @@ use super::{
     ip_text::{MAX_LEN, push_ip},
     rfc7239::push_element,
 };
+use crate::spec::TrustedProxies;
 
 pub(super) static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 pub(super) static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
@@ -23,10 +23,6 @@ pub(super) static X_FORWARDED_PORT: HeaderName = HeaderName::from_static("x-forw
 pub(super) static X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
 pub(super) static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// CIDRs whose forwarding headers we keep. Empty by default: trust nobody.
-#[derive(Clone, Debug, Default)]
-pub struct TrustedProxies(Vec<IpNet>);
-
 /// What we know about the hop the request arrived on.
 pub struct ForwardedContext<'a> {
     pub peer: IpAddr,
@@ -34,35 +30,6 @@ pub struct ForwardedContext<'a> {
     pub scheme: &'static str,
     /// The Host (or `:authority`) as the caller sent it, port included.
     pub host: &'a str,
-}
-
-impl TrustedProxies {
-    pub fn new(nets: Vec<IpNet>) -> Self {
-        TrustedProxies(nets)
-    }
-
-    pub fn contains(&self, ip: IpAddr) -> bool {
-        let ip = canonical(ip);
-        self.0.iter().any(|net| net.contains(&ip))
-    }
-}
-
-impl FromStr for TrustedProxies {
-    type Err = ipnet::AddrParseError;
-
-    /// Comma-separated CIDRs or bare addresses.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let nets = s
-            .split(',')
-            .map(str::trim)
-            .filter(|part| !part.is_empty())
-            .map(|part| {
-                part.parse::<IpNet>()
-                    .or_else(|e| part.parse::<IpAddr>().map(IpNet::from).map_err(|_| e))
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(TrustedProxies(nets))
-    }
 }
 
 /// An IPv4-mapped IPv6 peer (dual-stack sockets) is matched as the IPv4 address it is.
@@ -310,11 +277,6 @@ pub(super) fn push_request_id(out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bits = fastrand::u128(..);
     out.extend((0..32).map(|i| HEX[((bits >> (4 * i)) & 0xf) as usize]));
-}
-
-/// Keep the `Host` header a backend sees the caller's, even when the caller spoke HTTP/2.
-pub fn host_header(host: &str) -> Option<HeaderValue> {
-    HeaderValue::from_str(host).ok()
 }
 
 #[cfg(test)]

@@ -17,10 +17,10 @@ mod upgrade;
 
 pub use added::AddedFields;
 pub use cookie::join_cookies;
-pub use fields::{drop_underscored, is_token};
-pub use forwarded::{ForwardedContext, TrustedProxies, host_header, set_forwarded};
+pub use fields::drop_underscored;
+pub use forwarded::{ForwardedContext, set_forwarded};
 pub use framing::drop_length_beside_transfer_encoding;
 pub use hop::{is_connection_or_framing_field, strip_hop_by_hop, upgrade_protocol};
 pub use replace::{ReplaceContext, replace_forwarded};
-pub use trailers::{TrailerFilter, filter_trailers};
+pub use trailers::TrailerFilter;
 pub use upgrade::{AllowedUpgrades, forwarded_upgrade};

@@ -8,7 +8,7 @@ use prometheus_client::{
 };
 
 use super::{BackendLabels, UpstreamStats, register};
-use crate::upstream::{Locality, retry::Why};
+use crate::spec::{Locality, RetryReason as Why};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RetryLabels {

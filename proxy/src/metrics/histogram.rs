@@ -93,6 +93,7 @@ impl Histogram {
     }
 
     /// Observations so far.
+    #[cfg(test)]
     pub fn count(&self) -> u64 {
         self.counts().iter().sum()
     }

@@ -8,9 +8,7 @@ use prometheus_client::{encoding::text::encode, registry::Registry};
 use super::*;
 use crate::{
     publish::RoutePublisher,
-    routes::spec::{
-        BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, UpstreamProtocol, VirtualHostSpec,
-    },
+    spec::{BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
 };
 
 /// One host per app, `{app}.example.com/` to backend `ns/{app}:80` with one endpoint.

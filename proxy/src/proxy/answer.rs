@@ -20,7 +20,8 @@ use crate::{
     body::{ClientBody, ResponseBody},
     error::ProxyError,
     redirect,
-    routes::{Route, spec::Forwarding},
+    routes::Route,
+    spec::Forwarding,
 };
 
 /// Whether the request goes on to a pod, or was answered here.

@@ -48,13 +48,14 @@ use self::{
 use crate::{
     body::{ClientBody, ResponseBody},
     error::{ErrorSource, ProxyError},
-    headers::{AllowedUpgrades, TrustedProxies},
+    headers::AllowedUpgrades,
     lograte::LogRate,
     metrics::ProxyMetrics,
     publish::RouteReader,
     server::ConnInfo,
-    tunnel::Tunnels,
-    upstream::{UpstreamClients, retry::RetryPolicy},
+    server::tunnel::Tunnels,
+    spec::{RetryPolicy, TrustedProxies, defaults},
+    upstream::UpstreamClients,
 };
 
 #[derive(Clone, Debug)]
@@ -84,11 +85,11 @@ impl Default for ProxyOptions {
     fn default() -> Self {
         ProxyOptions {
             trusted_proxies: TrustedProxies::default(),
-            upstream_timeout: Duration::from_secs(60),
+            upstream_timeout: defaults::UPSTREAM_TIMEOUT,
             max_body_size: None,
-            connect_attempts: 3,
-            access_log: true,
-            client_body_timeout: Duration::from_secs(60),
+            connect_attempts: usize::from(defaults::CONNECT_ATTEMPTS),
+            access_log: defaults::ACCESS_LOG,
+            client_body_timeout: defaults::CLIENT_BODY_TIMEOUT,
             tunnels: Tunnels::default(),
             allowed_upgrades: AllowedUpgrades::default(),
             underscores_in_headers: false,

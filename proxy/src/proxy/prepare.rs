@@ -17,8 +17,9 @@ use super::{Inner, ProxyOptions};
 use crate::{
     body::{BodySlot, ClientBody, RequestBody},
     headers::{AddedFields, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies, strip_hop_by_hop},
-    routes::{Route, spec::UpstreamProtocol},
+    routes::Route,
     server::ConnInfo,
+    spec::UpstreamProtocol,
     upstream::h1::WriteAt,
 };
 

@@ -10,7 +10,7 @@ use tracing::debug;
 use crate::{
     body::ResponseBody,
     headers::{TrailerFilter, drop_length_beside_transfer_encoding, strip_hop_by_hop},
-    tunnel::Tunnels,
+    server::tunnel::Tunnels,
     upstream::{EndpointGuard, UpstreamBody, h1::Upgraded},
 };
 

@@ -6,8 +6,8 @@ use std::{net::SocketAddr, sync::Arc};
 use proptest::prelude::*;
 
 use super::*;
-use crate::routes::{
-    Route,
+use crate::{
+    routes::Route,
     spec::{
         BackendSpec, HostMatch, Listeners, PathKind, PathSpec, RedirectSpec, RouteOptions, TableSpec, UpstreamProtocol,
         VirtualHostSpec,

@@ -8,5 +8,5 @@
 mod path;
 mod target;
 
-pub use path::{PathError, normalize_path};
+pub use path::normalize_path;
 pub use target::{ALLOWED_METHODS, TargetError, check_method, check_target, normalized_path_and_query};

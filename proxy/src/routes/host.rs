@@ -32,7 +32,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::routes::spec::HostMatch;
+    use crate::spec::HostMatch;
 
     #[test]
     fn ports_case_and_trailing_dots_are_ignored() {

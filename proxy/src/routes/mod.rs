@@ -13,11 +13,8 @@ mod paths;
 mod regex;
 mod rewrite;
 mod rules;
-pub mod spec;
 mod table;
 
 pub use host::{authority_host, normalize_host};
-pub use regex::{location_regex, rewrite_regex};
-pub use rewrite::{Part as RewritePart, Rewrite, parse_target};
-pub use rules::RouteRules;
-pub use table::{BuildParts, BuildWarning, Rebuilt, Route, RouteTable};
+pub use regex::location_regex;
+pub use table::{BuildWarning, Rebuilt, Route, RouteTable};

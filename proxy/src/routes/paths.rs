@@ -25,7 +25,8 @@
 
 use std::{borrow::Cow, collections::BTreeMap, sync::Arc};
 
-use super::{regex::RegexPaths, spec::PathKind, table::Route};
+use super::{regex::RegexPaths, table::Route};
+use crate::spec::PathKind;
 
 pub(super) enum PathTable {
     /// The host's only rule is `Prefix /`.

@@ -7,68 +7,22 @@
 use http::{HeaderValue, uri::PathAndQuery};
 use regex::bytes::Regex;
 
-use super::{regex::rewrite_regex, spec::RewriteSpec};
+use super::regex::rewrite_regex;
+use crate::spec::{RewritePart, RewriteSpec};
 
 /// A rewrite ready for requests.
 #[derive(Debug)]
 pub struct Rewrite {
     regex: Regex,
-    target: Box<[Part]>,
+    target: Box<[RewritePart]>,
     forwarded_prefix: Option<HeaderValue>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Part {
-    Text(Box<str>),
-    /// `$1`..`$9`.
-    Group(usize),
-}
-
-/// The parts of a target: text and `$N` groups. A target must start with `/` and hold no `?`,
-/// `#`, whitespace or control character; a `$` must be followed by a digit 1-9.
-pub fn parse_target(target: &str) -> Result<Vec<Part>, String> {
-    if !target.starts_with('/') {
-        return Err(format!("target {target:?} does not start with /"));
-    }
-    if let Some(bad) = target
-        .chars()
-        .find(|c| matches!(c, '?' | '#') || c.is_whitespace() || c.is_control())
-    {
-        return Err(format!("target {target:?} holds {bad:?}"));
-    }
-    let mut parts = Vec::new();
-    let mut text = String::new();
-    let mut chars = target.chars();
-    while let Some(c) = chars.next() {
-        if c != '$' {
-            text.push(c);
-            continue;
-        }
-        match chars.next().and_then(|d| d.to_digit(10)).filter(|d| *d >= 1) {
-            Some(group) => {
-                if !text.is_empty() {
-                    parts.push(Part::Text(std::mem::take(&mut text).into()));
-                }
-                parts.push(Part::Group(group as usize));
-            }
-            None => {
-                return Err(format!(
-                    "target {target:?}: '$' not followed by a group number 1-9 (an nginx variable)"
-                ));
-            }
-        }
-    }
-    if !text.is_empty() {
-        parts.push(Part::Text(text.into()));
-    }
-    Ok(parts)
 }
 
 impl Rewrite {
     pub fn new(spec: &RewriteSpec) -> Result<Self, String> {
         let regex =
             rewrite_regex(&spec.pattern).map_err(|error| format!("rewrite pattern {:?}: {error}", spec.pattern))?;
-        let target = parse_target(&spec.target)?.into_boxed_slice();
+        let target = spec.target.parts().into();
         let forwarded_prefix = match &spec.forwarded_prefix {
             None => None,
             Some(prefix) => Some(
@@ -90,8 +44,8 @@ impl Rewrite {
         let mut out = Vec::with_capacity(path.len() + 16);
         for part in &self.target {
             match part {
-                Part::Text(text) => out.extend_from_slice(text.as_bytes()),
-                Part::Group(group) => {
+                RewritePart::Text(text) => out.extend_from_slice(text.as_bytes()),
+                RewritePart::Group(group) => {
                     if let Some(found) = captures.get(*group) {
                         out.extend_from_slice(found.as_bytes());
                     }

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use http::HeaderValue;
 
-use super::{
-    rewrite::Rewrite,
+use super::rewrite::Rewrite;
+use crate::{
+    cors::Cors,
     spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges},
 };
-use crate::cors::Cors;
 
 /// What a profile changes about a route's requests and answers; the default changes nothing.
 #[derive(Clone, Debug, Default)]

@@ -11,9 +11,14 @@ use http::HeaderName;
 use super::{
     paths::{PathTable, PathTableBuilder},
     rules::RouteRules,
-    spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
 };
-use crate::{headers::is_connection_or_framing_field, metrics::RouteStats, tls::CertificateIndex, upstream::Upstream};
+use crate::{
+    headers::is_connection_or_framing_field,
+    metrics::RouteStats,
+    spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
+    tls::CertificateIndex,
+    upstream::Upstream,
+};
 
 /// What a request that matched needs: where to go and what to count.
 pub struct Route {

@@ -13,6 +13,7 @@ pub mod http1;
 pub mod limits;
 pub mod metrics;
 mod streams;
+pub mod tunnel;
 pub mod watchdog;
 
 use std::{future::Future, io, net::SocketAddr, sync::Arc, time::Duration};
@@ -26,6 +27,7 @@ use tokio::{
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, info, warn};
 
+use self::tunnel::Tunnels;
 use self::{
     conn::{ConnTask, handshake},
     limits::{ConnLimit, accept_backoff},
@@ -34,7 +36,7 @@ use self::{
 };
 use crate::{
     body::{ClientBody, ResponseBody},
-    tunnel::Tunnels,
+    spec::defaults,
 };
 
 /// After a timeout, how long a connection gets to send its GOAWAY or 408 before it is dropped;
@@ -72,15 +74,15 @@ pub struct ServerOptions {
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
-            max_header_size: 32 * 1024,
-            drain_timeout: Duration::from_secs(30),
-            handshake_timeout: Duration::from_secs(10),
-            header_timeout: Duration::from_secs(60),
-            idle_timeout: Duration::from_secs(75),
-            max_connections: 16384,
-            http2_max_concurrent_streams: 128,
-            http2_keep_alive_interval: Duration::from_secs(30),
-            http2_keep_alive_timeout: Duration::from_secs(20),
+            max_header_size: defaults::MAX_HEADER_SIZE as usize,
+            drain_timeout: defaults::DRAIN_TIMEOUT,
+            handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
+            header_timeout: defaults::CLIENT_HEADER_TIMEOUT,
+            idle_timeout: defaults::CLIENT_IDLE_TIMEOUT,
+            max_connections: defaults::MAX_CONNECTIONS as usize,
+            http2_max_concurrent_streams: defaults::HTTP2_MAX_CONCURRENT_STREAMS,
+            http2_keep_alive_interval: defaults::HTTP2_KEEP_ALIVE_INTERVAL,
+            http2_keep_alive_timeout: defaults::HTTP2_KEEP_ALIVE_TIMEOUT,
         }
     }
 }

@@ -9,7 +9,7 @@ use rustls::{
     sign::CertifiedKey,
 };
 
-use crate::routes::spec::HostMatch;
+use crate::spec::HostMatch;
 
 /// A parsed, usable certificate.
 #[derive(Debug, Clone)]

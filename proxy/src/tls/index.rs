@@ -6,7 +6,7 @@ use std::{collections::HashMap, sync::Arc};
 
 use rustls::sign::CertifiedKey;
 
-use crate::routes::spec::HostMatch;
+use crate::spec::HostMatch;
 
 #[derive(Default)]
 pub struct CertificateIndex {

@@ -15,8 +15,8 @@ pub use rustls::RootCertStore;
 pub use tokio_rustls::TlsAcceptor;
 
 pub use self::{
-    acceptor::{FALLBACK_NAME, acceptor, self_signed},
-    certificate::{CertificateError, LoadedCertificate, provider},
+    acceptor::{acceptor, self_signed},
+    certificate::LoadedCertificate,
     index::CertificateIndex,
-    upstream::{CaBundleError, client_config, roots_from_pem},
+    upstream::{client_config, roots_from_pem},
 };

@@ -10,23 +10,7 @@ use std::{
     time::Instant,
 };
 
-/// How many retries an upstream may send (`--retry-budget-*` flags).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BudgetOptions {
-    /// Retries per request over the last second, e.g. 0.2 for one retry per five requests.
-    pub ratio: f64,
-    /// Retries per second allowed whatever the request rate.
-    pub min_per_second: u32,
-}
-
-impl Default for BudgetOptions {
-    fn default() -> Self {
-        BudgetOptions {
-            ratio: 0.2,
-            min_per_second: 10,
-        }
-    }
-}
+use crate::spec::BudgetOptions;
 
 /// Requests and retries counted per second; races between workers only blur a count by a few.
 #[derive(Debug, Default)]

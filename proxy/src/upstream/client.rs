@@ -12,7 +12,10 @@ use super::{
     h2::H2Connections,
     pool::{Checkout, Pool, PoolOptions, Pooled},
 };
-use crate::{body::RequestBody, routes::spec::UpstreamProtocol};
+use crate::{
+    body::RequestBody,
+    spec::{UpstreamProtocol, defaults},
+};
 
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
@@ -30,9 +33,9 @@ pub struct ClientOptions {
 impl Default for ClientOptions {
     fn default() -> Self {
         ClientOptions {
-            connect_timeout: Duration::from_secs(5),
-            pool_idle_timeout: Duration::from_secs(4),
-            max_connections_per_endpoint: 256,
+            connect_timeout: defaults::CONNECT_TIMEOUT,
+            pool_idle_timeout: defaults::UPSTREAM_IDLE_TIMEOUT,
+            max_connections_per_endpoint: defaults::UPSTREAM_MAX_CONNECTIONS as usize,
             tls: crate::tls::client_config(rustls::RootCertStore::empty()),
         }
     }

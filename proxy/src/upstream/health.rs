@@ -12,39 +12,16 @@ use std::{
         OnceLock,
         atomic::{AtomicU32, AtomicU64, Ordering},
     },
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use tracing::{info, warn};
 
 use super::Upstream;
-
-/// How failures take an endpoint out of the choice (`--eject-*` flags).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OutlierOptions {
-    /// Failed tries in a row that eject an endpoint; 0 turns ejection off.
-    pub consecutive_failures: u32,
-    /// Whether a 5xx answer counts as a failed try (a connect failure or a reset always does).
-    pub count_5xx: bool,
-    /// The first ejection's length; the n-th lasts n times as long, at most `MAX_EJECTIONS` times.
-    pub base_ejection: Duration,
-    /// The largest share of an upstream's endpoints out at once, in percent (rounded down).
-    pub max_ejected_percent: u8,
-}
+use crate::spec::OutlierOptions;
 
 /// An endpoint ejected this many times stays out `MAX_EJECTIONS × base` at the longest.
 const MAX_EJECTIONS: u32 = 10;
-
-impl Default for OutlierOptions {
-    fn default() -> Self {
-        OutlierOptions {
-            consecutive_failures: 5,
-            count_5xx: false,
-            base_ejection: Duration::from_secs(10),
-            max_ejected_percent: 50,
-        }
-    }
-}
 
 /// One endpoint's failures and ejection, updated by every worker with relaxed atomics.
 #[derive(Debug, Default)]
@@ -86,7 +63,7 @@ impl Health {
 
     /// Takes the endpoint out for `length` from now, as an ejection would (for tests).
     #[cfg(test)]
-    pub(crate) fn eject_for(&self, length: Duration) {
+    pub(crate) fn eject_for(&self, length: std::time::Duration) {
         let until = nanos_since_epoch(Instant::now() + length);
         self.ejected_until.store(until, Ordering::Relaxed);
     }

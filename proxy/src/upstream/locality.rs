@@ -2,82 +2,43 @@
 //! prefers (EndpointSlice hints: `forNodes` before `forZones`) and where each endpoint is (the
 //! hints name its own node and zone).
 
-use std::{collections::BTreeMap, fmt, net::SocketAddr};
+use std::{collections::BTreeMap, net::SocketAddr};
 
-use crate::routes::spec::EndpointTopology;
+use crate::spec::{EndpointTopology, Locality, Topology};
 
-/// This proxy's place in the cluster (`--node-name`, `--zone`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Topology {
-    pub node: Option<String>,
-    pub zone: Option<String>,
-}
-
-/// Where an endpoint is, seen from this proxy (the `locality` label of the request counts).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Locality {
-    SameNode,
-    SameZone,
-    Other,
-}
-
-// === impl Topology ===
-
-impl Topology {
-    /// The indexes of `endpoints` to prefer and each one's locality. Preferred: those whose
-    /// `forNodes` hint names this node; if none, those whose `forZones` names this zone; if none,
-    /// no preference (every endpoint alike).
-    pub fn classify(
-        &self,
-        endpoints: &[SocketAddr],
-        topology: &BTreeMap<SocketAddr, EndpointTopology>,
-    ) -> (Vec<usize>, Vec<Locality>) {
-        if topology.is_empty() || (self.node.is_none() && self.zone.is_none()) {
-            return (Vec::new(), Vec::new());
-        }
-        let of = |addr: &SocketAddr| topology.get(addr);
-        let hinted = |names: fn(&EndpointTopology) -> &[String], ours: &Option<String>| -> Vec<usize> {
-            let Some(ours) = ours else { return Vec::new() };
-            (0..endpoints.len())
-                .filter(|&i| of(&endpoints[i]).is_some_and(|t| names(t).iter().any(|name| name == ours)))
-                .collect()
-        };
-        let mut preferred = hinted(|t| &t.for_nodes, &self.node);
-        if preferred.is_empty() {
-            preferred = hinted(|t| &t.for_zones, &self.zone);
-        }
-        // The hints name the endpoint's own node and zone (the EndpointSlice controller's rule).
-        let names = |names: &[String], ours: &Option<String>| ours.as_ref().is_some_and(|o| names.contains(o));
-        let locality = endpoints
-            .iter()
-            .map(|addr| match of(addr) {
-                Some(t) if names(&t.for_nodes, &self.node) => Locality::SameNode,
-                Some(t) if names(&t.for_zones, &self.zone) => Locality::SameZone,
-                _ => Locality::Other,
-            })
-            .collect();
-        (preferred, locality)
+/// The indexes of `endpoints` to prefer and each one's locality. Preferred: those whose
+/// `forNodes` hint names this node; if none, those whose `forZones` names this zone; if none,
+/// no preference (every endpoint alike).
+pub fn classify(
+    us: &Topology,
+    endpoints: &[SocketAddr],
+    topology: &BTreeMap<SocketAddr, EndpointTopology>,
+) -> (Vec<usize>, Vec<Locality>) {
+    if topology.is_empty() || (us.node.is_none() && us.zone.is_none()) {
+        return (Vec::new(), Vec::new());
     }
-}
-
-// === impl Locality ===
-
-impl Locality {
-    pub const ALL: [Locality; 3] = [Locality::SameNode, Locality::SameZone, Locality::Other];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Locality::SameNode => "same_node",
-            Locality::SameZone => "same_zone",
-            Locality::Other => "other",
-        }
+    let of = |addr: &SocketAddr| topology.get(addr);
+    let hinted = |names: fn(&EndpointTopology) -> &[String], ours: &Option<String>| -> Vec<usize> {
+        let Some(ours) = ours else { return Vec::new() };
+        (0..endpoints.len())
+            .filter(|&i| of(&endpoints[i]).is_some_and(|t| names(t).iter().any(|name| name == ours)))
+            .collect()
+    };
+    let mut preferred = hinted(|t| &t.for_nodes, &us.node);
+    if preferred.is_empty() {
+        preferred = hinted(|t| &t.for_zones, &us.zone);
     }
-}
-
-impl fmt::Display for Locality {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+    // The hints name the endpoint's own node and zone (the EndpointSlice controller's rule).
+    let names = |names: &[String], ours: &Option<String>| ours.as_ref().is_some_and(|o| names.contains(o));
+    let locality = endpoints
+        .iter()
+        .map(|addr| match of(addr) {
+            Some(t) if names(&t.for_nodes, &us.node) => Locality::SameNode,
+            Some(t) if names(&t.for_zones, &us.zone) => Locality::SameZone,
+            _ => Locality::Other,
+        })
+        .collect();
+    (preferred, locality)
 }
 
 #[cfg(test)]

@@ -30,13 +30,14 @@ use http::uri::Authority;
 pub use self::{
     balance::EndpointGuard,
     body::UpstreamBody,
-    budget::{BudgetOptions, RetryBudget},
+    budget::RetryBudget,
     client::{ClientOptions, Lease, UpstreamClients},
-    health::{Health, OutlierOptions},
-    locality::{Locality, Topology},
+    health::Health,
+    locality::classify,
     outgoing::Outgoing,
 };
-use crate::{h1::decimal_digits, metrics::UpstreamStats, routes::spec::UpstreamProtocol};
+pub use crate::spec::Locality;
+use crate::{h1::decimal_digits, metrics::UpstreamStats, spec::UpstreamProtocol};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

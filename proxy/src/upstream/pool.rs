@@ -192,6 +192,7 @@ where
     }
 
     /// Idle connections to `key` right now.
+    #[cfg(test)]
     pub fn idle(&self, key: &K) -> usize {
         self.shared.lock().endpoints.get(key).map_or(0, |slot| slot.idle.len())
     }

@@ -16,35 +16,20 @@
 //! the request body again; a body already sent past what was kept
 //! cannot be. A response head ends the tries: nothing is retried once the client may have a byte.
 //! A failure that is the pod's counts towards its ejection ([`super::health`]).
-use std::{error::Error as StdError, fmt, io, time::Instant};
+use std::{error::Error as StdError, io, time::Instant};
 
 use h2::Reason;
 use http::{HeaderMap, Method};
 
-use super::{BudgetOptions, OutlierOptions, Upstream, UpstreamError, h1::H1Error};
+use super::{Upstream, UpstreamError, h1::H1Error};
 use crate::{
     body::{RequestBody, RequestBodyError},
     error::ProxyError,
+    spec::RetryPolicy,
 };
 
-/// How failed tries are sent again and counted against endpoints; one per proxy.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RetryPolicy {
-    /// Extra tries of an idempotent request after a reset or a timeout (`--retries`).
-    pub retries: usize,
-    pub budget: BudgetOptions,
-    pub outlier: OutlierOptions,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            retries: 2,
-            budget: BudgetOptions::default(),
-            outlier: OutlierOptions::default(),
-        }
-    }
-}
+/// Why a failed try is sent again (the contract's word, also a metric label).
+pub use crate::spec::RetryReason as Why;
 
 /// What one failed try leads to.
 pub enum Decision {
@@ -56,16 +41,6 @@ pub enum Decision {
     },
     /// Give up: the answer is this error's.
     Fail(ProxyError),
-}
-
-/// Why a failed try is sent again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Why {
-    ConnectFailed,
-    NeverProcessed,
-    /// Reset or closed before any byte of a response (often a pooled connection the pod closed).
-    StaleConnection,
-    Timeout,
 }
 
 /// The retries one request has left, and the endpoints it failed on.
@@ -222,36 +197,6 @@ impl<'a> Retries<'a> {
             Why::NeverProcessed => self.never_processed = false,
             Why::StaleConnection | Why::Timeout => self.left -= 1,
         }
-    }
-}
-
-impl Why {
-    pub const ALL: [Why; 4] = [
-        Why::ConnectFailed,
-        Why::NeverProcessed,
-        Why::StaleConnection,
-        Why::Timeout,
-    ];
-
-    /// The `reason` label of `shunt_upstream_retries`.
-    pub const fn as_label(self) -> &'static str {
-        match self {
-            Why::ConnectFailed => "connect",
-            Why::NeverProcessed => "never_processed",
-            Why::StaleConnection => "reset",
-            Why::Timeout => "timeout",
-        }
-    }
-}
-
-impl fmt::Display for Why {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Why::ConnectFailed => "connect failed, trying another endpoint",
-            Why::NeverProcessed => "the pod did not process the request, retrying once",
-            Why::StaleConnection => "reset before any response byte, trying another endpoint",
-            Why::Timeout => "no response head in time, trying another endpoint",
-        })
     }
 }
 

@@ -9,12 +9,12 @@ use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::{client::legacy::Client, rt::TokioExecutor};
 use shunt_proxy::{
-    metrics::ProxyMetrics,
-    proxy::{Proxy, ProxyOptions},
+    dataplane::{
+        ClientOptions, ProxyMetrics, ProxyOptions, ServerOptions,
+        internals::{Proxy, UpstreamClients, server},
+    },
     publish::RoutePublisher,
-    routes::spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
-    server::{self, ServerOptions},
-    upstream::{ClientOptions, UpstreamClients},
+    spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec},
 };
 use tokio::{
     io::AsyncReadExt,

@@ -6,7 +6,7 @@
 use std::{collections::BTreeMap, io::Write as _, net::IpAddr, path::PathBuf};
 
 use clap::Args;
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::{Compiled, DnsSource, config_map_corefile};
 use crate::{

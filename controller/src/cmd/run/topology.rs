@@ -3,7 +3,7 @@
 
 use k8s_openapi::api::core::v1::Node;
 use kube::{Api, Client};
-use shunt_proxy::upstream::Topology;
+use shunt_spec::Topology;
 use tracing::{info, warn};
 
 /// How long start-up waits for the Node before serving without its zone.

@@ -21,10 +21,8 @@ use std::{
 
 use k8s_openapi::api::networking::v1::Ingress;
 use serde_json::Value;
-use shunt_proxy::{
-    publish::SpecChanges,
-    routes::spec::{BackendId, BackendSpec, HostMatch, VirtualHostSpec},
-};
+use shunt_proxy::publish::SpecChanges;
+use shunt_spec::{BackendId, BackendSpec, HostMatch, VirtualHostSpec};
 
 use super::{Incremental, Index, Key, Rank, backend_services, key_of, source};
 use crate::{

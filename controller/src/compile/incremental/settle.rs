@@ -7,10 +7,8 @@ use std::{
     sync::Arc,
 };
 
-use shunt_proxy::{
-    publish::SpecChanges,
-    routes::spec::{BackendId, HostMatch},
-};
+use shunt_proxy::publish::SpecChanges;
+use shunt_spec::{BackendId, HostMatch};
 
 use super::{Attempt, Incremental, Key, Rank, source};
 use crate::compile::{

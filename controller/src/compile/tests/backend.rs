@@ -324,7 +324,7 @@ proptest::proptest! {
 fn endpoint_hints_reach_the_backend_for_its_ready_endpoints_only() {
     use std::{collections::BTreeMap, net::SocketAddr};
 
-    use shunt_proxy::routes::spec::EndpointTopology;
+    use shunt_spec::EndpointTopology;
 
     use crate::objects::{EndpointHints, HintName};
     let service = mk_service("shop", "svc", &[("http", 80)]);

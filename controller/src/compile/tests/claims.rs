@@ -1,7 +1,7 @@
 //! The one rule both compiles settle a host's claims by: the first claim of a path and kind
 //! holds it on every listener it overlaps; a host becomes its held slots in order.
 
-use shunt_proxy::routes::spec::{HostMatch, Listeners, PathKind};
+use shunt_spec::{HostMatch, Listeners, PathKind};
 
 use crate::compile::claims::{HostSlots, RouteSettings};
 

@@ -2,7 +2,7 @@
 //! pre-identity blocks, and properties over generated Corefiles.
 
 use proptest::prelude::*;
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::*;
 use crate::dns::{DnsPolicy, Release};

@@ -3,7 +3,7 @@
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::*;
 

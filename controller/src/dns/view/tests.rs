@@ -2,7 +2,7 @@
 //! (before `.:53 {`, with `.:53`'s `bind` and `forward` copied), and that it is replaced in place.
 
 use regex::Regex;
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::*;
 

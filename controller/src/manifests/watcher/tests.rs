@@ -3,7 +3,7 @@
 
 use std::{path::Path, time::Duration};
 
-use shunt_proxy::{metrics::ProxyMetrics, publish::RoutePublisher};
+use shunt_proxy::{dataplane::ProxyMetrics, publish::RoutePublisher};
 use tokio::sync::oneshot;
 
 use super::*;

@@ -5,10 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_proxy::{
-    cors::CorsSpec,
-    routes::spec::{BodyLimit, UpstreamProtocol},
-};
+use shunt_spec::{BodyLimit, CorsSpec, RewriteTarget, UpstreamProtocol, defaults};
 
 use super::{cors::CorsKeys, source_ranges::RangeList};
 
@@ -35,17 +32,21 @@ pub const NO_EFFECT: [&str; 15] = [
 ];
 
 /// Timeouts and `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or ConfigMap
-/// keys of the same names: connect 5 s, read and send 60 s, which match shunt's own; retries of
-/// idempotent requests after an error or a timeout, three tries in all, as shunt's `--retries 2`.
-/// Any other value is refused.
-const PROXY_DEFAULTS: [(&str, &str); 6] = [
-    ("proxy-connect-timeout", "5"),
-    ("proxy-read-timeout", "60"),
-    ("proxy-send-timeout", "60"),
-    ("proxy-next-upstream", "error timeout"),
-    ("proxy-next-upstream-tries", "3"),
-    ("proxy-next-upstream-timeout", "0"),
-];
+/// keys of the same names, which are shunt's own ([`defaults`]): connect 5 s, read and send 60 s;
+/// retries of idempotent requests after an error or a timeout, three tries in all, as shunt's
+/// `--retries 2`; no time limit on the tries. Any other value is refused.
+fn proxy_default(name: &str) -> Option<String> {
+    let seconds = |duration: std::time::Duration| duration.as_secs().to_string();
+    Some(match name {
+        "proxy-connect-timeout" => seconds(defaults::CONNECT_TIMEOUT),
+        "proxy-read-timeout" | "proxy-send-timeout" => seconds(defaults::UPSTREAM_TIMEOUT),
+        "proxy-next-upstream" => "error timeout".to_string(),
+        "proxy-next-upstream-tries" => (defaults::RETRIES + 1).to_string(),
+        // nginx's "no limit".
+        "proxy-next-upstream-timeout" => "0".to_string(),
+        _ => return None,
+    })
+}
 
 /// What one Ingress's annotations ask of its routes, and the keys its hosts are refused for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -68,7 +69,7 @@ pub struct NginxAnnotations {
     /// `use-regex: "true"`: the Ingress's paths are regular expressions.
     pub use_regex: bool,
     /// `rewrite-target`: the path the pod sees, `$1`..`$9` from the location's match.
-    pub rewrite_target: Option<String>,
+    pub rewrite_target: Option<RewriteTarget>,
     /// `x-forwarded-prefix`: sent as X-Forwarded-Prefix where the path is rewritten.
     pub forwarded_prefix: Option<String>,
     /// `allowlist-source-range` (or, when it is absent, `whitelist-source-range`): `None` admits
@@ -183,11 +184,9 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
     Ok(())
 }
 
-/// Whether `name` is one of [`PROXY_DEFAULTS`] at its default value (surrounding blanks aside).
+/// Whether `name` is one of [`proxy_default`]'s keys at its default value (surrounding blanks aside).
 pub(super) fn at_default(name: &str, value: &str) -> bool {
-    PROXY_DEFAULTS
-        .iter()
-        .any(|(key, default)| *key == name && value.trim() == *default)
+    proxy_default(name).is_some_and(|default| value.trim() == default)
 }
 
 /// ingress-nginx parses booleans with Go's `strconv.ParseBool`
@@ -274,15 +273,14 @@ fn path_with_capture(value: &str) -> bool {
 
 /// `rewrite-target`: what nginx's `rewrite` writes; `$` other than before a group number would be
 /// an nginx variable, and a target without a leading `/` no path.
-fn rewrite_target(value: &str) -> Result<Option<String>, Refusal> {
+fn rewrite_target(value: &str) -> Result<Option<RewriteTarget>, Refusal> {
     if value.is_empty() {
         return Ok(None);
     }
     if !path_with_capture(value) {
         return Err(Refusal::Invalid);
     }
-    shunt_proxy::routes::parse_target(value).map_err(|_| Refusal::Unsupported)?;
-    Ok(Some(value.to_string()))
+    value.parse().map(Some).map_err(|_| Refusal::Unsupported)
 }
 
 /// `x-forwarded-prefix`: quoted into `proxy_set_header X-Forwarded-Prefix "..."`.
@@ -361,11 +359,13 @@ impl NginxAnnotations {
     /// ingress-nginx's `needsRewrite` (controller/location.go): a target that differs from the
     /// location's path.
     pub fn rewrites(&self, path: &str) -> bool {
-        self.rewrite_target.as_deref().is_some_and(|target| target != path)
+        self.rewrite_target
+            .as_ref()
+            .is_some_and(|target| target.as_str() != path)
     }
 
     /// The caller addresses the Ingress's routes answer (`None`: all).
-    pub fn source_ranges(&self) -> Option<shunt_proxy::routes::spec::SourceRanges> {
+    pub fn source_ranges(&self) -> Option<shunt_spec::SourceRanges> {
         let allow = self.allow_ranges.clone().or_else(|| self.whitelist_ranges.clone());
         super::source_ranges::rule(allow, self.deny_ranges.clone())
     }

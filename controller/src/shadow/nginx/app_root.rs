@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use shunt_proxy::routes::spec::{BodyLimit, Forwarding, PathKind, RedirectSpec, RouteOptions};
+use shunt_spec::{BodyLimit, Forwarding, PathKind, RedirectSpec, RouteOptions};
 
 use super::{
     Nginx,

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::networking::v1::HTTPIngressPath;
-use shunt_proxy::routes::spec::{Forwarding, HostMatch, HttpsRedirect, PathKind, RedirectSpec, RouteOptions};
+use shunt_spec::{Forwarding, HostMatch, HttpsRedirect, PathKind, RedirectSpec, RouteOptions};
 
 use super::{Nginx, Redirects, annotations::NginxAnnotations, config::NginxConfig, paths, report};
 use crate::{

@@ -5,7 +5,7 @@
 use std::{collections::BTreeMap, sync::Arc};
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use shunt_proxy::routes::spec::BodyLimit;
+use shunt_spec::BodyLimit;
 
 use super::annotations::{at_default, body_size, flag};
 

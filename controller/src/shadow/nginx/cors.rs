@@ -2,7 +2,7 @@
 //! (internal/ingress/annotations/cors/main.go: its validators, then `Parse` with its defaults),
 //! into the [`CorsSpec`] the proxy serves. A value main.go's validator rejects refuses the hosts.
 
-use shunt_proxy::cors::{AllowOrigin, CorsSpec};
+use shunt_spec::{AllowOrigin, CorsSpec};
 
 use super::annotations::{Refusal, flag};
 

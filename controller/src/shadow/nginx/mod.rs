@@ -28,7 +28,7 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use self::claims::Walk;
 use self::{

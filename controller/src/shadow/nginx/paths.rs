@@ -1,7 +1,7 @@
 //! Ingress paths as ingress-nginx turns them into nginx locations
 //! (internal/k8s/main.go, internal/ingress/controller/location.go).
 
-use shunt_proxy::routes::spec::PathKind;
+use shunt_spec::PathKind;
 
 use crate::compile::paths::{PathError, parse_path};
 

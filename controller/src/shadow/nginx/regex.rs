@@ -18,10 +18,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::networking::v1::HTTPIngressPath;
-use shunt_proxy::routes::{
-    location_regex,
-    spec::{PathKind, RewriteSpec},
-};
+use shunt_proxy::publish::location_regex;
+use shunt_spec::{PathKind, RewriteSpec};
 
 use super::{
     Nginx,
@@ -82,10 +80,12 @@ pub(super) fn claim_host(
         let mut options = route_options(annotations, walk.config);
         // Rank 0 is app-root's.
         options.rank = index as u32 + 1;
-        if annotations.rewrites(&location.path) {
+        if let Some(target) = &annotations.rewrite_target
+            && annotations.rewrites(&location.path)
+        {
             options.rewrite = Some(RewriteSpec {
                 pattern: location.path.clone(),
-                target: annotations.rewrite_target.clone().unwrap_or_default(),
+                target: target.clone(),
                 forwarded_prefix: annotations.forwarded_prefix.clone(),
             });
         }

@@ -9,7 +9,7 @@
 //! reproduced; a list naming such a range could tell a node from a pod, and refuses the host.
 
 use ipnet::IpNet;
-use shunt_proxy::routes::spec::SourceRanges;
+use shunt_spec::SourceRanges;
 
 /// What a range list is to the profile.
 #[derive(Debug, PartialEq, Eq)]

@@ -13,7 +13,7 @@ mod snippets;
 
 use std::{path::Path, sync::Arc};
 
-use shunt_proxy::{metrics::RouteStats, redirect, routes::RouteTable, upstream::Upstream};
+use shunt_proxy::publish::{RouteStats, RouteTable, Upstream, redirect};
 
 use crate::{
     compile::{ClusterState, CompileOptions, Compiled, ShadowClass, compile},

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::{HostVerdict, Lb, ShadowOptions, annotations::TLS_SECRET, host_match};
 use crate::compile::TlsBuilder;

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use shunt_proxy::routes::spec::Listeners;
+use shunt_spec::Listeners;
 
 use super::{HostVerdict, Lb, host_match};
 use crate::compile::Diagnostic;

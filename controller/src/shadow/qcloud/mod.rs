@@ -22,7 +22,7 @@ mod rules;
 mod tests;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_proxy::routes::spec::{HostMatch, PathKind};
+use shunt_spec::{HostMatch, PathKind};
 
 use self::rules::ClbRule;
 use super::{HostVerdict, OwnProfile, ProfileConfig, ShadowOptions};

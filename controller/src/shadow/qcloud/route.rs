@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use shunt_proxy::routes::spec::{HostMatch, Listeners, RouteOptions};
+use shunt_spec::{HostMatch, Listeners, RouteOptions};
 
 use super::{
     CLIENT_PROTO_HEADER, HostVerdict, Lb, clb_path, host_match,

@@ -3,7 +3,7 @@
 //! entries and `auto-rewrite`. Pure: raw hosts and paths out, validated by the caller.
 
 use k8s_openapi::api::networking::v1::{Ingress, IngressBackend, IngressServiceBackend, ServiceBackendPort};
-use shunt_proxy::routes::spec::{Listeners, RedirectSpec, Scheme};
+use shunt_spec::{Listeners, RedirectSpec, Scheme};
 
 use super::annotations::{
     EntryBackend, HTTP_RULES, HTTPS_RULES, PortValue, QcloudAnnotations, REWRITE_SUPPORT, RuleEntry,

@@ -10,12 +10,8 @@ mod redirects;
 use std::{collections::BTreeMap, path::Path, sync::Arc};
 
 use k8s_openapi::api::core::v1::Secret;
-use shunt_proxy::{
-    metrics::RouteStats,
-    redirect,
-    routes::{RouteTable, spec::HostMatch},
-    upstream::Upstream,
-};
+use shunt_proxy::publish::{RouteStats, RouteTable, Upstream, redirect};
+use shunt_spec::HostMatch;
 
 use super::*;
 use crate::{

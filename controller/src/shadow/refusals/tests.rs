@@ -1,6 +1,6 @@
 //! Which verdicts become DNS refusals, and what a refusal says.
 
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::*;
 

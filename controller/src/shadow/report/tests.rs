@@ -1,4 +1,4 @@
-use shunt_proxy::routes::spec::HostMatch;
+use shunt_spec::HostMatch;
 
 use super::*;
 

@@ -4,13 +4,11 @@
 use http::{HeaderMap, HeaderName, HeaderValue, header, uri::PathAndQuery};
 
 use crate::{
-    headers::{AddedFields, ForwardedContext, ReplaceContext, TrustedProxies, replace_forwarded, set_forwarded},
+    headers::{AddedFields, ForwardedContext, ReplaceContext, replace_forwarded, set_forwarded},
     proxy::ProxyOptions,
-    routes::{
-        Route,
-        spec::{Forwarding, UpstreamProtocol},
-    },
+    routes::Route,
     server::ConnInfo,
+    spec::{Forwarding, TrustedProxies, UpstreamProtocol},
 };
 
 /// Which forwarding fields the pod sees.

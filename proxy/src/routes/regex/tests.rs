@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::{metrics::RouteStats, routes::RouteRules, upstream::Upstream};
+use crate::{metrics::RouteStats, routes::rules::RouteRules, upstream::Upstream};
 
 fn mk_route(name: &str, rank: u32) -> Arc<Route> {
     Arc::new(Route {

@@ -11,7 +11,7 @@ use super::{
     BuildParts, FastMap, Hosts, Parts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, stats_of,
 };
 use crate::{
-    routes::spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
+    spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
     upstream::Upstream,
 };
 

@@ -5,7 +5,7 @@ use std::{collections::BTreeMap, sync::Arc};
 use super::*;
 use crate::{
     metrics::{ProxyMetrics, RouteStats, UpstreamStats},
-    routes::spec::{
+    spec::{
         BackendSpec, HostMatch, Listeners, PathKind, PathSpec, RouteOptions, TableSpec, UpstreamProtocol,
         VirtualHostSpec,
     },

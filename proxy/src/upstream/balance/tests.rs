@@ -3,7 +3,7 @@ use std::{collections::BTreeSet, time::Duration};
 use proptest::prelude::*;
 
 use super::*;
-use crate::{metrics::UpstreamStats, routes::spec::UpstreamProtocol, upstream::Locality};
+use crate::{metrics::UpstreamStats, spec::UpstreamProtocol, upstream::Locality};
 
 fn mk_upstream(n: u16) -> Upstream {
     let endpoints = (0..n)

@@ -18,9 +18,8 @@ use std::io;
 pub use self::{
     body::{Body, Upgraded},
     conn::{Hold, Http1, Stream, WriteAt, send},
-    encode::{Framing, encode_head, request_framing},
-    framing::{Decoded, Decoder},
-    parse::{Head, MAX_HEAD, MAX_HEADERS, parse_head},
+    encode::{Framing, encode_head},
+    parse::{MAX_HEAD, parse_head},
 };
 
 /// What went wrong on one HTTP/1.1 exchange with a pod.

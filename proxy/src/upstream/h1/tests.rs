@@ -4,7 +4,7 @@ use bytes::BytesMut;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use proptest::prelude::*;
 
-use super::{Decoded, H1Error, parse_head};
+use super::{H1Error, framing::Decoded, parse::Head, parse_head};
 
 #[derive(Debug, Clone)]
 enum Wire {
@@ -17,7 +17,7 @@ enum Wire {
 }
 
 /// Reads a head, then the body, from `wire` split at `cuts`: what a connection would see.
-fn mk_read(wire: &[u8], cuts: &[usize], head_request: bool) -> Result<(super::Head, Vec<u8>, HeaderMap), H1Error> {
+fn mk_read(wire: &[u8], cuts: &[usize], head_request: bool) -> Result<(Head, Vec<u8>, HeaderMap), H1Error> {
     let mut points: Vec<usize> = cuts.iter().map(|c| c % (wire.len() + 1)).collect();
     points.push(wire.len());
     points.sort_unstable();

@@ -27,7 +27,7 @@ fn zone_hints_naming_our_zone_are_preferred() {
         (mk_addr(2), mk_topology(&[], &["b"])),
         (mk_addr(3), mk_topology(&[], &["a"])),
     ]);
-    let (preferred, locality) = mk_us("n9", "a").classify(&endpoints, &topology);
+    let (preferred, locality) = classify(&mk_us("n9", "a"), &endpoints, &topology);
     assert_eq!(preferred, vec![0, 2]);
     assert_eq!(locality, vec![Locality::SameZone, Locality::Other, Locality::SameZone]);
 }
@@ -39,11 +39,11 @@ fn node_hints_come_before_zone_hints() {
         (mk_addr(1), mk_topology(&["n1"], &["a"])),
         (mk_addr(2), mk_topology(&["n2"], &["a"])),
     ]);
-    let (preferred, locality) = mk_us("n2", "a").classify(&endpoints, &topology);
+    let (preferred, locality) = classify(&mk_us("n2", "a"), &endpoints, &topology);
     assert_eq!(preferred, vec![1]);
     assert_eq!(locality, vec![Locality::SameZone, Locality::SameNode]);
     // No endpoint hinted for our node: the zone's hints decide.
-    let (preferred, _) = mk_us("n7", "a").classify(&endpoints, &topology);
+    let (preferred, _) = classify(&mk_us("n7", "a"), &endpoints, &topology);
     assert_eq!(preferred, vec![0, 1]);
 }
 
@@ -51,10 +51,10 @@ fn node_hints_come_before_zone_hints() {
 fn without_hints_for_us_or_a_place_of_our_own_nothing_is_preferred() {
     let endpoints = [mk_addr(1), mk_addr(2)];
     let topology = BTreeMap::from([(mk_addr(1), mk_topology(&[], &["a"]))]);
-    assert!(mk_us("n1", "b").classify(&endpoints, &topology).0.is_empty());
-    let (preferred, locality) = Topology::default().classify(&endpoints, &topology);
+    assert!(classify(&mk_us("n1", "b"), &endpoints, &topology).0.is_empty());
+    let (preferred, locality) = classify(&Topology::default(), &endpoints, &topology);
     assert!(preferred.is_empty() && locality.is_empty());
-    assert!(mk_us("n1", "a").classify(&endpoints, &BTreeMap::new()).0.is_empty());
+    assert!(classify(&mk_us("n1", "a"), &endpoints, &BTreeMap::new()).0.is_empty());
 }
 
 #[test]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::spec::{BudgetOptions, OutlierOptions};
 
 fn mk_error(source: impl StdError + Send + Sync + 'static) -> UpstreamError {
     UpstreamError::Request(Box::new(source))

@@ -1,7 +1,7 @@
 //! `enable-cors` and `cors-*`: main.go's defaults and parsing into the routes' CORS, and the
 //! values its validators reject refusing the hosts.
 
-use shunt_proxy::cors::{AllowOrigin, CorsSpec};
+use shunt_spec::{AllowOrigin, CorsSpec};
 
 use super::*;
 

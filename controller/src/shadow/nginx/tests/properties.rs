@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 
 use super::super::{annotations, paths::nginx_path};
-use shunt_proxy::routes::spec::PathKind;
+use shunt_spec::PathKind;
 
 proptest! {
     #[test]

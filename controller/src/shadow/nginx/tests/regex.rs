@@ -2,7 +2,7 @@
 //! case-insensitive regex anchored at the start, tried in ingress-nginx's order.
 
 use proptest::prelude::*;
-use shunt_proxy::routes::spec::PathKind;
+use shunt_spec::PathKind;
 
 use super::*;
 

@@ -1,7 +1,7 @@
 //! What every route of an nginx Ingress carries besides its backend: ingress-nginx's request
 //! fields, the body limit (ConfigMap and annotation), HSTS, `upstream-vhost`.
 
-use shunt_proxy::routes::spec::{BodyLimit, Forwarding, RouteOptions};
+use shunt_spec::{BodyLimit, Forwarding, RouteOptions};
 
 use super::*;
 

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::cors::CorsSpec;
+use crate::{CorsSpec, RewriteTarget};
 
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -66,8 +66,7 @@ pub struct SourceRanges {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RewriteSpec {
     pub pattern: String,
-    /// Starts with `/`; `$` only before a group number.
-    pub target: String,
+    pub target: RewriteTarget,
     /// Sent as `X-Forwarded-Prefix` with rewritten requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forwarded_prefix: Option<String>,

@@ -1,15 +1,11 @@
 //! The plain description of a route table: what `compile` produces, what `/routes` shows,
 //! and what the publisher compares to skip no-op publishes. No indexes, no runtime state.
 
-use std::{collections::BTreeMap, fmt, net::SocketAddr, sync::Arc};
+use std::{collections::BTreeMap, net::SocketAddr, sync::Arc};
 
 use serde::{Serialize, Serializer};
 
-pub use self::options::{
-    BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,
-};
-
-mod options;
+use crate::{HostMatch, RouteOptions, TlsSpec};
 
 /// Names a backend: `namespace/service:port`, the port as the Ingress spelled it.
 pub type BackendId = String;
@@ -30,46 +26,6 @@ pub struct TableSpec {
     /// Published with the table, so they always describe the routes being served.
     #[serde(skip)]
     pub documents: BTreeMap<String, serde_json::Value>,
-}
-
-/// Names a certificate: `namespace/secret`.
-pub type CertificateId = String;
-
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct TlsSpec {
-    /// Which certificate each host's handshake gets (exact or wildcard hosts only).
-    pub hosts: BTreeMap<HostMatch, CertificateId>,
-    /// For SNI names nothing covers and clients that send none (`--default-ssl-certificate`).
-    pub default: Option<CertificateId>,
-    /// Every certificate `hosts` or `default` names.
-    pub certificates: BTreeMap<CertificateId, CertificateSpec>,
-}
-
-/// A certificate as PEM, checked by compile (parses, key matches, covers its hosts, not expired).
-/// Equality is on the PEM, so a rotated Secret is a change and an untouched one is not.
-#[derive(Clone, PartialEq, Eq, Serialize)]
-pub struct CertificateSpec {
-    #[serde(skip)]
-    pub chain_pem: Vec<u8>,
-    #[serde(skip)]
-    pub key_pem: Vec<u8>,
-    /// DNS names of the leaf, for `/routes`.
-    pub names: Vec<String>,
-    /// RFC 3339, for `/routes`.
-    pub not_after: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum HostMatch {
-    /// A lowercase DNS name, no port, no trailing dot.
-    Exact(String),
-    /// `*.example.com` stored as `example.com`: matches exactly one extra label.
-    Wildcard(String),
-    /// `*.example.com` as cloud load balancers and nginx read it, stored as `example.com`:
-    /// matches one or more extra labels. Shown as `**.example.com`.
-    DeepWildcard(String),
-    /// Rules without a host.
-    Any,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -187,86 +143,19 @@ impl UpstreamProtocol {
     }
 }
 
-// === impl CertificateSpec ===
-
-impl CertificateSpec {
-    pub fn new(chain_pem: Vec<u8>, key_pem: Vec<u8>, names: Vec<String>, not_after: String) -> Self {
-        CertificateSpec {
-            chain_pem,
-            key_pem,
-            names,
-            not_after,
+/// Appends `port` in decimal, as a [`BackendId`] ends: without a formatter (`format!` was a
+/// tenth of a 10k-Ingress compile).
+pub fn push_port(id: &mut String, port: u16) {
+    let mut digits = [0u8; 5];
+    let mut at = digits.len();
+    let mut rest = port;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
         }
     }
-}
-
-impl fmt::Debug for CertificateSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Never the key, not even in a debug log.
-        f.debug_struct("CertificateSpec")
-            .field("names", &self.names)
-            .field("not_after", &self.not_after)
-            .finish_non_exhaustive()
-    }
-}
-
-// === impl HostMatch ===
-
-impl HostMatch {
-    /// Parses an Ingress rule host: `""` is `Any`, `*.a.b` a wildcard, anything else exact.
-    /// Lowercases; validation of the DNS name is the caller's job.
-    pub fn from_rule_host(host: &str) -> Self {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
-        if host.is_empty() {
-            HostMatch::Any
-        } else if let Some(suffix) = host.strip_prefix("*.") {
-            HostMatch::Wildcard(suffix.to_string())
-        } else {
-            HostMatch::Exact(host)
-        }
-    }
-}
-
-impl HostMatch {
-    /// Whether `self`, read as a certificate name or a host pattern, covers `host`: equal
-    /// names, or a wildcard and a name exactly one label below it. `Any` covers nothing.
-    pub fn covers(&self, host: &HostMatch) -> bool {
-        match (self, host) {
-            (HostMatch::Any, _) | (_, HostMatch::Any) => false,
-            (pattern, host) if pattern == host => true,
-            (HostMatch::Wildcard(suffix), HostMatch::Exact(name)) => HostMatch::wildcard_suffix(name) == Some(suffix),
-            (HostMatch::DeepWildcard(suffix), HostMatch::Exact(name) | HostMatch::Wildcard(name)) => name
-                .strip_suffix(suffix.as_str())
-                .is_some_and(|labels| labels.len() > 1 && labels.ends_with('.')),
-            (HostMatch::DeepWildcard(suffix), HostMatch::DeepWildcard(name)) => name
-                .strip_suffix(suffix.as_str())
-                .is_some_and(|labels| labels.ends_with('.')),
-            _ => false,
-        }
-    }
-
-    /// The suffix a `*.` pattern must have to cover `host`: what follows its first label, which
-    /// must not be empty (`.example.com` is not one label below `example.com`). The one rule
-    /// for certificate names, `--dns-exclude` patterns and route lookup.
-    pub fn wildcard_suffix(host: &str) -> Option<&str> {
-        host.split_once('.')
-            .and_then(|(label, rest)| (!label.is_empty()).then_some(rest))
-    }
-}
-
-impl fmt::Display for HostMatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HostMatch::Exact(host) => f.write_str(host),
-            HostMatch::Wildcard(suffix) => write!(f, "*.{suffix}"),
-            HostMatch::DeepWildcard(suffix) => write!(f, "**.{suffix}"),
-            HostMatch::Any => f.write_str("*"),
-        }
-    }
-}
-
-impl Serialize for HostMatch {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
+    digits[at..].iter().for_each(|&digit| id.push(char::from(digit)));
 }

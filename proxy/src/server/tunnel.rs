@@ -26,7 +26,7 @@ use tokio::{
 };
 use tracing::debug;
 
-use crate::server::metrics::{CloseReason, ServerMetrics};
+use super::metrics::{CloseReason, ServerMetrics};
 
 /// The open tunnels of a process; clones share them.
 #[derive(Clone)]
@@ -98,7 +98,7 @@ impl Tunnels {
 
 impl Default for Tunnels {
     fn default() -> Self {
-        Tunnels::new(Duration::from_secs(3600), ServerMetrics::default())
+        Tunnels::new(crate::spec::defaults::TUNNEL_IDLE_TIMEOUT, ServerMetrics::default())
     }
 }
 

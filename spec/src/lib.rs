@@ -1,0 +1,42 @@
+//! shunt's contract: every type the controller writes and the proxy reads, and the one set of
+//! defaults. Plain data, imported by both sides and importing neither.
+//!
+//! ```text
+//! controller: cluster objects ──compile──▶ TableSpec ──publish──▶ proxy: RouteTable
+//!                flags ──────────────────▶ RetryPolicy, TrustedProxies, Topology, defaults
+//! ```
+//! - [`TableSpec`]: hosts ([`HostMatch`]) with their paths ([`PathSpec`]), each naming a
+//!   backend ([`BackendSpec`]: protocol, endpoints, topology hints) and carrying its route
+//!   behaviours ([`RouteOptions`]: listeners, redirects, rewrites, forwarding fields, body
+//!   limit, source ranges, [`CorsSpec`]); server certificates ([`TlsSpec`]).
+//! - The proxy's own knobs the controller sets: [`RetryPolicy`], [`TrustedProxies`], [`Topology`].
+//! - [`defaults`]: the value of every knob when nothing sets it.
+
+pub mod defaults;
+
+mod cors;
+mod host;
+mod options;
+mod retry;
+mod rewrite;
+mod table;
+mod tls;
+mod topology;
+mod trusted;
+
+pub use self::{
+    cors::{AllowOrigin, CorsSpec},
+    host::HostMatch,
+    options::{
+        BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,
+    },
+    retry::{BudgetOptions, OutlierOptions, RetryPolicy, RetryReason},
+    rewrite::{InvalidRewriteTarget, RewritePart, RewriteTarget},
+    table::{
+        BackendId, BackendSpec, EndpointTopology, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec,
+        push_port,
+    },
+    tls::{CertificateId, CertificateSpec, TlsSpec},
+    topology::{Locality, Topology},
+    trusted::TrustedProxies,
+};
