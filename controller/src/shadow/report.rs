@@ -121,3 +121,9 @@ pub fn markdown(profile: &str, verdicts: &[HostVerdict]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// A report as the table keeps it and `/shadow` serves it: indented JSON text.
+pub fn text(report: &serde_json::Value) -> std::sync::Arc<str> {
+    // A `Value` always serializes: its map keys are strings.
+    serde_json::to_string_pretty(report).unwrap_or_default().into()
+}

@@ -20,7 +20,6 @@ use std::{
 };
 
 use k8s_openapi::api::networking::v1::Ingress;
-use serde_json::Value;
 use shunt_proxy::publish::SpecChanges;
 use shunt_spec::{BackendId, BackendSpec, HostMatch, VirtualHostSpec};
 
@@ -53,7 +52,7 @@ pub(super) struct Profiles {
     /// What the profiles were last compiled with; a change compiles every member again.
     config: Option<ProfileConfig>,
     /// The verdicts sorted by host, and the `/shadow` document; `None` after a verdict changed.
-    shadow: Option<(Arc<[HostVerdict]>, Option<Value>)>,
+    shadow: Option<(Arc<[HostVerdict]>, Option<Arc<str>>)>,
 }
 
 /// One Ingress a profile compiles.
@@ -172,7 +171,7 @@ impl Profiles {
     }
 
     /// The verdicts sorted by host, and the `/shadow` document for them.
-    pub(super) fn shadow(&mut self, options: &CompileOptions) -> (Arc<[HostVerdict]>, Option<Value>) {
+    pub(super) fn shadow(&mut self, options: &CompileOptions) -> (Arc<[HostVerdict]>, Option<Arc<str>>) {
         let outputs = &self.outputs;
         let (verdicts, report) = self.shadow.get_or_insert_with(|| {
             let mut verdicts: Vec<HostVerdict> = outputs
@@ -181,7 +180,7 @@ impl Profiles {
                 .collect();
             // Stable: one host's verdicts keep their profiles' order (qcloud, then nginx).
             verdicts.sort_by(|a, b| a.host.cmp(&b.host));
-            let report = crate::shadow::report(options, &verdicts);
+            let report = crate::shadow::report(options, &verdicts).map(|report| crate::shadow::report::text(&report));
             (verdicts.into(), report)
         });
         (verdicts.clone(), report.clone())
