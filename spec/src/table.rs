@@ -55,7 +55,7 @@ pub struct PathSpec {
     pub ssl_redirect: bool,
     /// What profiles other than Ingress-spec add; the default changes nothing.
     #[serde(flatten)]
-    pub options: RouteOptions,
+    pub options: Arc<RouteOptions>,
 }
 
 /// The shared hosts as a list of hosts (serde's own `Arc` support is a crate feature that would

@@ -14,6 +14,9 @@ use shunt_spec::{HostMatch, Listeners, PathKind, PathSpec, RouteOptions, Virtual
 
 use super::backend::Resolved;
 
+/// Most paths set no option: their specs share one allocation (a `RouteOptions` is ~400 B).
+static DEFAULT_OPTIONS: std::sync::LazyLock<Arc<RouteOptions>> = std::sync::LazyLock::new(Default::default);
+
 /// A (host, path, kind) slot an Ingress wants, and the route it asks for there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathClaim {
@@ -33,7 +36,7 @@ pub struct RouteSettings {
     pub ssl_redirect: bool,
     /// `None` is the default options. Boxed: the incremental compile keeps every claim between
     /// compiles, and most routes set none.
-    pub options: Option<Box<RouteOptions>>,
+    pub options: Option<Arc<RouteOptions>>,
 }
 
 /// The claims on one host, by path, then by kind and listeners. `P` is the path: owned where
@@ -66,7 +69,8 @@ impl RouteSettings {
             backend: backend.map(|backend| backend.id.clone()).unwrap_or_default(),
             source,
             ssl_redirect: self.ssl_redirect,
-            options: self.options.as_deref().cloned().unwrap_or_default(),
+            // Shared with the claim, or the one default every plain path points at.
+            options: self.options.clone().unwrap_or_else(|| DEFAULT_OPTIONS.clone()),
         }
     }
 }
@@ -75,7 +79,7 @@ impl From<RouteOptions> for RouteSettings {
     fn from(options: RouteOptions) -> Self {
         RouteSettings {
             ssl_redirect: false,
-            options: (options != RouteOptions::default()).then(|| Box::new(options)),
+            options: (options != RouteOptions::default()).then(|| Arc::new(options)),
         }
     }
 }

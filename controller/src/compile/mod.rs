@@ -181,7 +181,9 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     let mut table = sink.table.finish();
     table.tls = certificates.finish();
     if let Some(report) = crate::shadow::report(options, &shadow) {
-        table.documents.insert("shadow".to_string(), crate::shadow::report::text(&report));
+        table
+            .documents
+            .insert("shadow".to_string(), crate::shadow::report::text(&report));
     }
     Compiled {
         table,

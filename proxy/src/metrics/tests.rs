@@ -166,7 +166,7 @@ fn per_route_latency_is_a_histogram_per_route_when_asked_for() {
 fn a_redirect_counts_for_its_route_and_no_backend() {
     let (registry, mut publisher) = mk_publisher(MetricsOptions::default());
     let mut spec = mk_spec(&["old"]);
-    Arc::make_mut(&mut spec.hosts[0]).paths[0].options.redirect = Some(RedirectSpec {
+    Arc::make_mut(&mut Arc::make_mut(&mut spec.hosts[0]).paths[0].options).redirect = Some(RedirectSpec {
         code: 301,
         scheme: None,
         host: Some("new.example.com".into()),

@@ -40,7 +40,7 @@ fn mk_path(path: &str, kind: PathKind, backend: &str, source: &str) -> PathSpec 
         backend: backend.to_string(),
         source: source.to_string(),
         ssl_redirect: false,
-        options: RouteOptions::default(),
+        options: Default::default(),
     }
 }
 
@@ -149,7 +149,8 @@ fn arb_path() -> impl Strategy<Value = PathSpec> {
                 }),
                 client_protocol_header: header.map(str::to_string),
                 ..RouteOptions::default()
-            },
+            }
+            .into(),
             ..mk_path(PATHS[path], kind, BACKENDS[backend], ["ns/one", "ns/two"][source])
         })
 }
@@ -256,7 +257,7 @@ fn on_both(mut spec: TableSpec, keep: usize) -> TableSpec {
     for vhost in &mut spec.hosts {
         let vhost = Arc::make_mut(vhost);
         for path in &mut vhost.paths {
-            path.options.listeners = Listeners::Both;
+            Arc::make_mut(&mut path.options).listeners = Listeners::Both;
         }
         vhost.paths.dedup_by(|a, b| (&a.path, a.kind) == (&b.path, b.kind));
     }

@@ -52,8 +52,11 @@ pub(super) struct Profiles {
     /// What the profiles were last compiled with; a change compiles every member again.
     config: Option<ProfileConfig>,
     /// The verdicts sorted by host, and the `/shadow` document; `None` after a verdict changed.
-    shadow: Option<(Arc<[HostVerdict]>, Option<Arc<str>>)>,
+    shadow: Option<Shadow>,
 }
+
+/// The verdicts sorted by host, and the `/shadow` document's text.
+pub(super) type Shadow = (Arc<[HostVerdict]>, Option<Arc<str>>);
 
 /// One Ingress a profile compiles.
 struct Member {
@@ -171,7 +174,7 @@ impl Profiles {
     }
 
     /// The verdicts sorted by host, and the `/shadow` document for them.
-    pub(super) fn shadow(&mut self, options: &CompileOptions) -> (Arc<[HostVerdict]>, Option<Arc<str>>) {
+    pub(super) fn shadow(&mut self, options: &CompileOptions) -> Shadow {
         let outputs = &self.outputs;
         let (verdicts, report) = self.shadow.get_or_insert_with(|| {
             let mut verdicts: Vec<HostVerdict> = outputs

@@ -292,7 +292,7 @@ fn paths_naming_unknown_backends_are_reported_not_built() {
 fn a_client_protocol_header_naming_a_connection_or_framing_field_is_reported_not_built() {
     let built = |name: &str| {
         let mut path = mk_path("/", Prefix, "web", Listeners::default());
-        path.options.client_protocol_header = Some(name.into());
+        Arc::make_mut(&mut path.options).client_protocol_header = Some(name.into());
         let (table, warnings) = build_profile_table(vec![(HostMatch::Any, false, vec![path])]);
         (hit(&table, "x", "/"), warnings.len())
     };
@@ -372,7 +372,8 @@ fn mk_path(path: &str, kind: PathKind, backend: &str, listeners: Listeners) -> P
         options: RouteOptions {
             listeners,
             ..Default::default()
-        },
+        }
+        .into(),
     }
 }
 

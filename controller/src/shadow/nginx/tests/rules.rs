@@ -25,7 +25,7 @@ fn options_of(compiled: &Compiled, host: &str, path: &str) -> RouteOptions {
         .iter()
         .find(|p| p.path == path)
         .unwrap_or_else(|| panic!("no path {path}"));
-    route.options.clone()
+    RouteOptions::clone(&route.options)
 }
 
 fn one(annotations: &str, config: Option<&str>) -> Compiled {
