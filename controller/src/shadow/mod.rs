@@ -91,7 +91,7 @@ pub struct Shadowed<'i> {
 impl Default for ShadowOptions {
     fn default() -> Self {
         ShadowOptions {
-            default_rewrite_code: 302,
+            default_rewrite_code: shunt_spec::defaults::QCLOUD_AUTO_REWRITE_CODE,
             tls: BTreeMap::new(),
             nginx_configmap: nginx::config::default_configmap(),
         }
