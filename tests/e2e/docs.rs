@@ -285,7 +285,7 @@ const LINKED: [&str; 9] = [
 ];
 
 /// The top-level folders a path in the docs may name something in.
-const SOURCE_DIRS: [&str; 6] = ["proxy", "controller", "tests", "benches", "deploy", "examples"];
+const SOURCE_DIRS: [&str; 7] = ["spec", "proxy", "controller", "tests", "benches", "deploy", "examples"];
 
 /// Every file and folder under `dir` (relative to the repository, `/`-separated, folders with
 /// a trailing `/`), skipping build output and hidden entries.
