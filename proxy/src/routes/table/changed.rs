@@ -41,22 +41,8 @@ impl RouteTable {
         if !Self::rebuilds_changed(&spec, previous) {
             return None;
         }
+        let redo = hosts_to_rebuild(&spec, previous, changed, backends, replaced);
         let mut parts = Parts::new(&spec, callbacks, 0);
-        let mut redo: BTreeSet<HostMatch> = changed.clone();
-        if !replaced.is_empty() {
-            redo.extend(previous.plain.with_upstream_in(replaced));
-            redo.extend(previous.tls.iter().flat_map(|tls| tls.with_upstream_in(replaced)));
-        }
-        // A path naming a missing backend is left out with a warning: it changes with existence.
-        let existence: BTreeSet<&BackendId> = backends
-            .iter()
-            .filter(|id| previous.spec.backends.contains_key(*id) != spec.backends.contains_key(*id))
-            .collect();
-        if !existence.is_empty() {
-            let names =
-                |vhost: &&Arc<VirtualHostSpec>| vhost.paths.iter().any(|path| existence.contains(&path.backend));
-            redo.extend(spec.hosts.iter().filter(names).map(|vhost| vhost.host.clone()));
-        }
         let mut plain = previous.plain.clone();
         let mut tls = previous.tls.clone();
         let split = tls.is_some();
@@ -114,6 +100,31 @@ impl RouteTable {
             reused_hosts,
         })
     }
+}
+
+/// The `changed` hosts, those routing to a `replaced` upstream, and those naming a backend
+/// that appeared or left (a path naming a missing backend is left out with a warning).
+fn hosts_to_rebuild(
+    spec: &TableSpec,
+    previous: &RouteTable,
+    changed: &BTreeSet<HostMatch>,
+    backends: &BTreeSet<BackendId>,
+    replaced: &HashSet<*const Upstream>,
+) -> BTreeSet<HostMatch> {
+    let mut redo: BTreeSet<HostMatch> = changed.clone();
+    if !replaced.is_empty() {
+        redo.extend(previous.plain.with_upstream_in(replaced));
+        redo.extend(previous.tls.iter().flat_map(|tls| tls.with_upstream_in(replaced)));
+    }
+    let existence: BTreeSet<&BackendId> = backends
+        .iter()
+        .filter(|id| previous.spec.backends.contains_key(*id) != spec.backends.contains_key(*id))
+        .collect();
+    if !existence.is_empty() {
+        let names = |vhost: &&Arc<VirtualHostSpec>| vhost.paths.iter().any(|path| existence.contains(&path.backend));
+        redo.extend(spec.hosts.iter().filter(names).map(|vhost| vhost.host.clone()));
+    }
+    redo
 }
 
 /// Whether some path of `spec` is served on one listener only: then the table keeps a view of
