@@ -11,15 +11,19 @@ use std::{
 use http::Response;
 use tracing::debug;
 
-use super::{Inner, access_log::Outcome, prepare, prepare::Prepared, respond};
+use super::{
+    Inner,
+    access_log::Outcome,
+    prepare,
+    prepare::Prepared,
+    respond,
+    retry::{self, Decision, Retries},
+};
 use crate::{
     body::{RequestBody, ResponseBody},
     error::ProxyError,
     routes::Route,
-    upstream::{
-        EndpointGuard, Outgoing, UpstreamClients, UpstreamError,
-        retry::{self, Decision, Retries},
-    },
+    upstream::{EndpointGuard, Outgoing, UpstreamClients, UpstreamError},
 };
 
 pub(super) async fn attempt(

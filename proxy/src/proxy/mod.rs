@@ -21,7 +21,8 @@
 //!   (`prepare/forwarding.rs`), header rewrites, rewrite-target, upgrade detection, the
 //!   replayable body.
 //! - `attempt.rs`: the loop of tries against endpoints; which failures are retried is decided in
-//!   `upstream/retry.rs`, not here.
+//!   `retry.rs` (by error type, with the endpoint's and upstream's state), which turns the rest
+//!   into a `ProxyError`: below it, `upstream` never names the proxy's errors.
 //! - `respond.rs`: the response as the client will see it: hop-by-hop fields, trailers, the
 //!   upgrade hand-off to a tunnel.
 //! - `access_log.rs`: what is logged and counted once the request is over.
@@ -32,6 +33,7 @@ mod answer;
 mod attempt;
 mod prepare;
 mod respond;
+mod retry;
 mod route;
 
 use std::{sync::Arc, time::Duration};

@@ -21,7 +21,7 @@ use std::{
 use http::{Request, Response};
 use hyper::{body::Incoming, client::conn::http2::SendRequest};
 
-use super::{UpstreamError, connect, retry};
+use super::{UpstreamError, connect, is_going_away};
 use crate::{body::RequestBody, metrics::UpstreamStats};
 
 #[derive(Clone)]
@@ -59,7 +59,7 @@ impl H2Connections {
             sender.send_request(req).await
         };
         sent.await.map_err(|error| {
-            if retry::is_going_away(&error) {
+            if is_going_away(&error) {
                 self.forget(addr, id);
             }
             UpstreamError::Request(error.into())

@@ -4,6 +4,7 @@
 mod balance;
 mod body;
 pub mod budget;
+mod chain;
 mod client;
 mod connect;
 pub mod h1;
@@ -12,7 +13,6 @@ pub mod health;
 pub mod locality;
 mod outgoing;
 pub mod pool;
-pub mod retry;
 
 use std::{
     fmt,
@@ -31,6 +31,7 @@ pub use self::{
     balance::EndpointGuard,
     body::UpstreamBody,
     budget::RetryBudget,
+    chain::{chain_has, is_going_away},
     client::{ClientOptions, Lease, UpstreamClients},
     health::Health,
     locality::classify,
@@ -62,7 +63,7 @@ impl UpstreamError {
         matches!(self, UpstreamError::Connect(_))
     }
 
-    fn connect_timeout() -> Self {
+    pub(crate) fn connect_timeout() -> Self {
         UpstreamError::Connect(std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out").into())
     }
 }

@@ -1,5 +1,6 @@
 use super::*;
 use crate::spec::{BudgetOptions, OutlierOptions};
+use crate::upstream::is_going_away;
 
 fn mk_error(source: impl StdError + Send + Sync + 'static) -> UpstreamError {
     UpstreamError::Request(Box::new(source))

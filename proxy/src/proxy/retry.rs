@@ -12,16 +12,16 @@
 //!   `proxy_next_upstream error timeout`).
 //!
 //! Every retry goes to an endpoint this request has not tried (if one is left), needs the
-//! upstream's retry budget ([`super::budget`]; a failed connect, which sent nothing, does not) and
+//! upstream's retry budget ([`crate::upstream::budget`]; a failed connect, which sent nothing, does not) and
 //! the request body again; a body already sent past what was kept
 //! cannot be. A response head ends the tries: nothing is retried once the client may have a byte.
-//! A failure that is the pod's counts towards its ejection ([`super::health`]).
+//! A failure that is the pod's counts towards its ejection ([`crate::upstream::health`]).
 use std::{error::Error as StdError, io, time::Instant};
 
 use h2::Reason;
 use http::{HeaderMap, Method};
 
-use super::{Upstream, UpstreamError, h1::H1Error};
+use crate::upstream::{Upstream, UpstreamError, chain_has, h1::H1Error};
 use crate::{
     body::{RequestBody, RequestBodyError},
     error::ProxyError,
@@ -219,11 +219,6 @@ pub fn never_processed(error: &(dyn StdError + 'static)) -> bool {
         || chain_has(error, |e: &H1Error| matches!(e, H1Error::NotWritten(_)))
 }
 
-/// The pod's connection is going away: new streams must go to a new one.
-pub fn is_going_away(error: &(dyn StdError + 'static)) -> bool {
-    chain_has(error, |e: &h2::Error| e.is_go_away())
-}
-
 /// A reused connection the backend closed as we wrote to it: nothing of a response came back.
 pub fn is_stale_connection(error: &(dyn StdError + 'static)) -> bool {
     chain_has(error, |e: &H1Error| matches!(e, H1Error::ClosedBeforeResponse))
@@ -244,17 +239,6 @@ pub fn find_in_chain<'a, E: StdError + 'static>(error: &'a (dyn StdError + 'stat
         current = error.source();
     }
     None
-}
-
-pub fn chain_has<E: StdError + 'static>(error: &(dyn StdError + 'static), test: impl Fn(&E) -> bool) -> bool {
-    let mut current = Some(error);
-    while let Some(error) = current {
-        if error.downcast_ref::<E>().is_some_and(&test) {
-            return true;
-        }
-        current = error.source();
-    }
-    false
 }
 
 #[cfg(test)]
