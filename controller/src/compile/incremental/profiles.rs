@@ -296,6 +296,10 @@ impl Incremental {
         now: impl Fn(&Key) -> Option<&'i Ingress>,
     ) -> BTreeSet<Key> {
         let profiles = &self.profiles;
+        // No member, no host group: only a changed Ingress can become one.
+        if profiles.members.is_empty() {
+            return changed.clone();
+        }
         let mut hosts: Vec<String> = Vec::new();
         for key in standard.iter().chain(changed) {
             let events = self.entries.get(key).map(|entry| &entry.contribution.events);
@@ -349,7 +353,11 @@ impl Incremental {
             self.profiles.config = Some(inputs.config.clone());
         }
         let mut keys = BTreeSet::new();
+        let mut members_before: Vec<(Key, bool)> = Vec::new();
         for key in redo {
+            if let Some(member) = self.profiles.members.get(key) {
+                members_before.push((key.clone(), member.shadow));
+            }
             self.profiles.forget_member(key, &mut keys);
         }
         let mut selected = Vec::new();
@@ -372,7 +380,11 @@ impl Incremental {
                 profile,
             });
         }
-        if !redo.is_empty() {
+        // `served` lists the members and their shadow flags: sorted again only when they change.
+        let members_after = redo
+            .iter()
+            .filter_map(|key| Some((key, self.profiles.members.get(key)?.shadow)));
+        if !members_after.eq(members_before.iter().map(|(key, shadow)| (key, *shadow))) {
             self.served = None;
         }
         let before: Vec<Vec<HostVerdict>> = (keys.iter())
