@@ -22,6 +22,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::{
     headers::TrailerFilter,
+    limits::InProgress,
     upstream::{BoxError, EndpointGuard, UpstreamBody},
 };
 
@@ -104,6 +105,9 @@ pub enum ResponseBody {
         trailers: TrailerFilter,
         /// Keeps the endpoint's in-flight count until the body is done.
         _guard: Option<EndpointGuard>,
+        /// Keeps the caller's place under the route's requests-in-progress limit, as nginx
+        /// counts a request until its response is sent.
+        _in_progress: Option<InProgress>,
     },
 }
 
@@ -354,6 +358,13 @@ impl SlotState {
 impl ResponseBody {
     pub fn full(bytes: impl Into<Bytes>) -> Self {
         ResponseBody::Full(Some(bytes.into()))
+    }
+
+    /// Holds `in_progress` until the pod's body is done; an answer made here is done already.
+    pub fn hold(&mut self, in_progress: InProgress) {
+        if let ResponseBody::Upstream { _in_progress, .. } = self {
+            *_in_progress = Some(in_progress);
+        }
     }
 
     pub fn empty() -> Self {

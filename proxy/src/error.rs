@@ -6,6 +6,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 
 use crate::{
     body::ResponseBody,
+    limits::{LimitKind, Limited},
     request::{ALLOWED_METHODS, TargetError},
     upstream::h1::H1Error,
 };
@@ -24,6 +25,9 @@ pub enum ProxyError {
     /// The route's source ranges do not admit the caller's address.
     #[error("client address not allowed by the route's source ranges")]
     SourceDenied,
+    /// The route's rate or requests-in-progress limit for the caller's address.
+    #[error("client address over the route's {} limit", match .0.kind { LimitKind::Rate => "rate", LimitKind::Connections => "connections" })]
+    Limited(Limited),
     #[error("request body stalled for {timeout:?}")]
     BodyTimeout { timeout: Duration },
     #[error("backend {backend} has no ready endpoints")]
@@ -77,6 +81,7 @@ impl ProxyError {
             ProxyError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProxyError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ProxyError::SourceDenied => StatusCode::FORBIDDEN,
+            ProxyError::Limited(limited) => limited.status,
             ProxyError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ProxyError::NoEndpoints { .. } | ProxyError::PoolExhausted { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ProxyError::ClientAborted => CLIENT_CLOSED_REQUEST,
@@ -92,6 +97,7 @@ impl ProxyError {
             | ProxyError::BadRequest(_)
             | ProxyError::BodyTooLarge { .. }
             | ProxyError::SourceDenied
+            | ProxyError::Limited(_)
             | ProxyError::BodyTimeout { .. }
             | ProxyError::ClientAborted
             | ProxyError::MalformedBody => ErrorSource::Client,

@@ -37,6 +37,7 @@ mod cors;
 mod error;
 mod h1;
 mod headers;
+mod limits;
 mod lograte;
 mod metrics;
 mod proxy;

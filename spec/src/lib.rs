@@ -8,7 +8,7 @@
 //! - [`TableSpec`]: hosts ([`HostMatch`]) with their paths ([`PathSpec`]), each naming a
 //!   backend ([`BackendSpec`]: protocol, endpoints, topology hints) and carrying its route
 //!   behaviours ([`RouteOptions`]: listeners, redirects, rewrites, forwarding fields, body
-//!   limit, source ranges, [`CorsSpec`]); server certificates ([`TlsSpec`]).
+//!   limit, source ranges, [`CorsSpec`], [`RateLimits`]); server certificates ([`TlsSpec`]).
 //! - The proxy's own knobs the controller sets: [`RetryPolicy`], [`TrustedProxies`], [`Topology`].
 //! - [`defaults`]: the value of every knob when nothing sets it.
 
@@ -16,6 +16,7 @@ pub mod defaults;
 
 mod cors;
 mod host;
+mod limits;
 mod options;
 mod retry;
 mod rewrite;
@@ -27,6 +28,7 @@ mod trusted;
 pub use self::{
     cors::{AllowOrigin, CorsSpec},
     host::HostMatch,
+    limits::{RateLimits, RatePeriod, RequestRate},
     options::{
         BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,
     },

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::{CorsSpec, RewriteTarget};
+use crate::{CorsSpec, RateLimits, RewriteTarget};
 
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -47,6 +47,9 @@ pub struct RouteOptions {
     /// ingress-nginx's CORS: the preflight answered here, the fields set on allowed answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cors: Option<CorsSpec>,
+    /// Requests and requests in progress per caller address (ingress-nginx's `limit-*`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<RateLimits>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any

@@ -1,6 +1,7 @@
 //! Access log: once a request is over, its line (`--access-log`) and its counts in the route's
 //! and the upstream's metrics.
 
+use crate::limits::InProgress;
 use std::{net::SocketAddr, sync::Arc, time::Instant};
 
 use http::{HeaderValue, Method, Request, StatusCode};
@@ -21,6 +22,8 @@ pub(super) struct Outcome {
     pub answered: Option<Instant>,
     /// Tries sent upstream, retries included (0: none was sent).
     pub attempts: u32,
+    /// The request's place under its route's requests-in-progress limit, handed to the body.
+    pub in_progress: Option<InProgress>,
 }
 
 /// Counts and logs a request when dropped: after its response head, or when hyper drops the

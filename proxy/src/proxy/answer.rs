@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! route ─▶ answer: 413 body declared too large ─▶ CORS: preflight 204, or the allowed Origin kept
-//!            ─▶ redirect (to HTTPS, configured) ─▶ 403 source ranges ─▶ 503 no endpoints ─▶ prepare
+//!            ─▶ redirect (to HTTPS, configured) ─▶ 503 rate and requests-in-progress limits
+//!            ─▶ 403 source ranges ─▶ 503 no endpoints ─▶ prepare
 //!
 //! any answer for the route ─▶ finish: answer style (pages, the pod's server fields hidden),
 //!                             HSTS on TLS, CORS fields for the kept Origin ─▶ client
@@ -63,6 +64,10 @@ pub(super) fn answer(
     }
     if let Some(redirect) = redirect(&route, request) {
         return Ok(Answer::Answered(redirect));
+    }
+    // nginx's preaccess phase: after the rewrite phase's redirects, before the access rules.
+    if let Some(limiter) = &route.rules.limits {
+        outcome.in_progress = limiter.admit(conn.peer.ip()).map_err(ProxyError::Limited)?;
     }
     // After the redirects, as nginx's access phase comes after its rewrite phase.
     if let Some(ranges) = &route.rules.source_ranges

@@ -171,6 +171,9 @@ impl Proxy {
                 record.outcome.cors_origin.take(),
             );
         }
+        if let Some(in_progress) = record.outcome.in_progress.take() {
+            response.body_mut().hold(in_progress);
+        }
         record.status = Some(response.status());
         response
     }

@@ -57,6 +57,7 @@ pub(super) fn respond(
         body,
         trailers,
         _guard: Some(guard),
+        _in_progress: None,
     })
 }
 

@@ -8,6 +8,7 @@ use http::HeaderValue;
 use super::rewrite::Rewrite;
 use crate::{
     cors::Cors,
+    limits::{Limiter, limiter_for},
     spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges},
 };
 
@@ -28,6 +29,8 @@ pub struct RouteRules {
     pub source_ranges: Option<Arc<SourceRanges>>,
     /// Shared: a table build clones the rules into each route of a path.
     pub cors: Option<Arc<Cors>>,
+    /// The zone the route counts its callers in; equal specs share one across tables.
+    pub limits: Option<Arc<Limiter>>,
 }
 
 impl RouteRules {
@@ -52,6 +55,7 @@ impl RouteRules {
                 .as_ref()
                 .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
                 .transpose()?,
+            limits: options.limits.as_ref().map(limiter_for),
         })
     }
 
