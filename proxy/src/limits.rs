@@ -23,8 +23,8 @@ use std::{
 
 use http::StatusCode;
 
-pub use self::{registry::limiter_for, stats::register};
 use self::{bucket::Bucket, keys::Keys, stats::STATS};
+pub use self::{registry::limiter_for, stats::register};
 use crate::spec::RateLimits;
 
 /// Caller states one rate of one zone holds at most: what nginx's 5 MB zone holds of
@@ -110,7 +110,9 @@ impl Limiter {
                 status: status(self.spec.rate_status),
             });
         }
-        let Some(most) = self.spec.connections else { return Ok(None) };
+        let Some(most) = self.spec.connections else {
+            return Ok(None);
+        };
         let mut in_progress = lock(&self.in_progress);
         let count = in_progress.entry(addr).or_default();
         if *count >= most {
@@ -165,13 +167,19 @@ impl Limiter {
 
 impl std::fmt::Debug for Limiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Limiter").field("zone", &self.spec.zone).finish_non_exhaustive()
+        f.debug_struct("Limiter")
+            .field("zone", &self.spec.zone)
+            .finish_non_exhaustive()
     }
 }
 
 impl Drop for Limiter {
     fn drop(&mut self) {
-        let held: usize = self.rates.iter_mut().map(|rate| rate.states.get_mut().map_or(0, |s| s.len())).sum();
+        let held: usize = self
+            .rates
+            .iter_mut()
+            .map(|rate| rate.states.get_mut().map_or(0, |s| s.len()))
+            .sum();
         STATS.states_dropped(held);
     }
 }

@@ -29,13 +29,7 @@ impl<V> Keys<V> {
 
     /// Inserts `value` for a new `addr`, making room first; returns how many states were
     /// evicted. `expired` says which states answer as new ones would; `last` when each was used.
-    pub fn insert(
-        &mut self,
-        addr: IpAddr,
-        value: V,
-        expired: impl Fn(&V) -> bool,
-        last: impl Fn(&V) -> u64,
-    ) -> usize {
+    pub fn insert(&mut self, addr: IpAddr, value: V, expired: impl Fn(&V) -> bool, last: impl Fn(&V) -> u64) -> usize {
         let before = self.map.len();
         if before >= self.cap {
             self.map.retain(|_, state| !expired(state));

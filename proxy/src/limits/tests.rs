@@ -62,7 +62,10 @@ fn requests_in_progress_are_counted_until_their_guard_drops() {
     drop(first);
     let again = limiter.admit(addr(3)).expect("a place is free again");
     drop((second, again));
-    assert!(lock(&limiter.in_progress).is_empty(), "no state is kept for idle callers");
+    assert!(
+        lock(&limiter.in_progress).is_empty(),
+        "no state is kept for idle callers"
+    );
 }
 
 #[test]

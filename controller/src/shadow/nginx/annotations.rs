@@ -5,9 +5,13 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_spec::{BodyLimit, CorsSpec, RewriteTarget, UpstreamProtocol, defaults};
+use shunt_spec::{BodyLimit, CorsSpec, RateLimits, RewriteTarget, UpstreamProtocol, defaults};
 
-use super::{cors::CorsKeys, source_ranges::RangeList};
+use super::{
+    cors::CorsKeys,
+    limits::{LimitKeys, LimitStatus},
+    source_ranges::RangeList,
+};
 
 pub const PREFIX: &str = "nginx.ingress.kubernetes.io/";
 
@@ -84,6 +88,9 @@ pub struct NginxAnnotations {
     pub snippets: Vec<String>,
     /// `enable-cors` and the `cors-*` keys (see `cors.rs`).
     pub cors: Option<CorsSpec>,
+    /// `limit-rps`, `limit-rpm`, `limit-connections` (see `limits.rs`), answered with 503 until
+    /// the ConfigMap's codes are applied.
+    pub limits: Option<RateLimits>,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
 }
@@ -112,6 +119,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut parsed = NginxAnnotations::default();
     let mut redirects = RedirectKeys::default();
     let mut cors = CorsKeys::default();
+    let mut limits = LimitKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         let slot = match name {
@@ -124,6 +132,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
                 continue;
             }
             name if cors.set(name, value) => continue,
+            name if limits.set(name, value) => continue,
             name => {
                 if let Err(refusal) = apply(&mut parsed, name, value) {
                     parsed.refusals.push(format!("{refusal}: {key}"));
@@ -139,6 +148,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     }
     match cors.resolve() {
         Ok(spec) => parsed.cors = spec,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match limits.resolve(ingress, LimitStatus::default()) {
+        Ok(spec) => parsed.limits = spec,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed

@@ -172,6 +172,11 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
         upstream_host: annotations.upstream_vhost.clone(),
         source_ranges: annotations.source_ranges(),
         cors: annotations.cors.clone(),
+        limits: annotations.limits.clone().map(|mut limits| {
+            limits.rate_status = config.limit_status.rate;
+            limits.connection_status = config.limit_status.connections;
+            limits
+        }),
         redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {
             code: fixed.code,
             scheme: None,

@@ -7,7 +7,10 @@ use std::{collections::BTreeMap, sync::Arc};
 use k8s_openapi::api::core::v1::ConfigMap;
 use shunt_spec::BodyLimit;
 
-use super::annotations::{at_default, body_size, flag};
+use super::{
+    annotations::{at_default, body_size, flag},
+    limits::{LimitStatus, status_code},
+};
 
 /// ingress-nginx's Helm chart names its ConfigMap after the release and controller.
 pub fn default_configmap() -> (String, String) {
@@ -72,6 +75,8 @@ pub struct NginxConfig {
     pub no_tls_redirect: Vec<String>,
     /// `UnsupportedConfigMapKey: KEY` or `InvalidConfigMapKey: KEY`, for every host.
     pub refusals: Vec<String>,
+    /// `limit-req-status-code`, `limit-conn-status-code` (503).
+    pub limit_status: LimitStatus,
     /// The ConfigMap exists (else the defaults are assumed, and said once in the log).
     pub found: bool,
 }
@@ -87,6 +92,7 @@ impl Default for NginxConfig {
             snippets: SnippetPolicy::RejectIngress,
             no_tls_redirect: vec!["/.well-known/acme-challenge".to_string()],
             refusals: Vec::new(),
+            limit_status: LimitStatus::default(),
             found: false,
         }
     }
@@ -150,6 +156,14 @@ impl NginxConfig {
                 // ranges only matter with use-forwarded-headers.
                 "use-proxy-protocol" => flag(value).map(drop).map_err(|_| Invalid),
                 "proxy-real-ip-cidr" => Ok(()),
+                "limit-req-status-code" => status_code(value)
+                    .map(|code| config.limit_status.rate = code)
+                    .ok_or(Invalid),
+                "limit-conn-status-code" => status_code(value)
+                    .map(|code| config.limit_status.connections = code)
+                    .ok_or(Invalid),
+                // The key limits count by: the caller's address is the only one reproduced.
+                "limit-conn-zone-variable" if value == "$binary_remote_addr" => Ok(()),
                 key if AT_DEFAULT.iter().any(|(k, default)| *k == key && *default == value) => Ok(()),
                 key if at_default(key, value) => Ok(()),
                 key if NO_EFFECT.contains(&key) => Ok(()),

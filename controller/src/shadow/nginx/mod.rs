@@ -18,6 +18,7 @@ mod app_root;
 mod claims;
 pub mod config;
 mod cors;
+mod limits;
 mod paths;
 mod regex;
 mod source_ranges;
