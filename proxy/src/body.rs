@@ -106,8 +106,8 @@ pub enum ResponseBody {
         /// Keeps the endpoint's in-flight count until the body is done.
         _guard: Option<EndpointGuard>,
         /// Keeps the caller's place under the route's requests-in-progress limit, as nginx
-        /// counts a request until its response is sent.
-        _in_progress: Option<InProgress>,
+        /// counts a request until its response is sent. Boxed: only limited routes pay for it.
+        _in_progress: Option<Box<InProgress>>,
     },
 }
 
@@ -363,7 +363,7 @@ impl ResponseBody {
     /// Holds `in_progress` until the pod's body is done; an answer made here is done already.
     pub fn hold(&mut self, in_progress: InProgress) {
         if let ResponseBody::Upstream { _in_progress, .. } = self {
-            *_in_progress = Some(in_progress);
+            *_in_progress = Some(Box::new(in_progress));
         }
     }
 

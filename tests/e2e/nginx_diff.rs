@@ -26,6 +26,7 @@ mod cors;
 mod headers;
 mod limits;
 mod paths;
+mod rate_limits;
 mod redirects;
 mod refused;
 mod regex;

@@ -36,7 +36,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
     for key in [
         "auth-url",
         "auth-signin",
-        "limit-rps",
         "mirror-uri",
         "auth-tls-secret",
         "ssl-passthrough",
