@@ -80,6 +80,8 @@ struct Families {
     connect_errors: Family<BackendLabels, Counter>,
     pool_timeouts: Family<BackendLabels, Counter>,
     upstream_connections: Gauge,
+    upstream_connects: Counter,
+    upstream_reuses: Counter,
     endpoints: Gauge,
     without_endpoints: Family<BackendLabels, Gauge>,
     publishes: Counter,
@@ -185,6 +187,18 @@ impl Families {
                 "shunt_upstream_connections",
                 "Open connections to backend endpoints, all backends",
                 Gauge::default(),
+            ),
+            upstream_connects: register(
+                registry,
+                "shunt_upstream_connects",
+                "Connections dialed to backend endpoints, all backends (failed dials included); with shunt_upstream_connection_reuses_total, how well keep-alive works",
+                Counter::default(),
+            ),
+            upstream_reuses: register(
+                registry,
+                "shunt_upstream_connection_reuses",
+                "Requests sent on a connection already open (a pooled HTTP/1 one, a shared HTTP/2 one), all backends",
+                Counter::default(),
             ),
             endpoints: register(
                 registry,
@@ -419,10 +433,17 @@ impl UpstreamStats {
         self.0.families.upstream_latency.observe(seconds);
     }
 
-    /// The gauge of open upstream connections; the pool holds a clone for each connection's
-    /// life, so one made before a retire still counts down after it.
+    /// The gauge of open upstream connections, for a connection about to be dialed (counted
+    /// once); the pool holds a clone for each connection's life, so one made before a retire
+    /// still counts down after it.
     pub fn connections(&self) -> Gauge {
+        self.0.families.upstream_connects.inc();
         self.0.families.upstream_connections.clone()
+    }
+
+    /// A request goes out on a connection already open.
+    pub fn connection_reused(&self) {
+        self.0.families.upstream_reuses.inc();
     }
 
     /// A request gave up waiting for a free connection at the endpoint's cap.

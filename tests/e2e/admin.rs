@@ -269,3 +269,24 @@ async fn the_admin_listeners_own_connection_budget_shows_in_its_metrics() {
         "{metrics}"
     );
 }
+
+#[tokio::test]
+async fn metrics_show_upstream_connections_kept_alive_and_reused() {
+    let web = [Backend::start("web1").await, Backend::start("web2").await];
+    let shop = mk_ingress("shop", "shop").rule("shop.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    let services = vec![mk_backend_service("shop", "web", None, &[&web[0], &web[1]])];
+    let (_manifests, shunt) = serve(&[&shop, &services], &["--threads", "1"]).await;
+    const REQUESTS: u32 = 12;
+    for _ in 0..REQUESTS {
+        assert_eq!(shunt.get("shop.example.com", "/cart").await.status, StatusCode::OK);
+    }
+    let metrics = shunt.metrics().await;
+    let connects = sample(&metrics, "shunt_upstream_connects_total", &[]).expect(&metrics);
+    let reuses = sample(&metrics, "shunt_upstream_connection_reuses_total", &[]).expect(&metrics);
+    assert_eq!(connects + reuses, f64::from(REQUESTS), "{metrics}");
+    // One worker, two endpoints, one request at a time: one connection to each at most.
+    assert!(
+        connects <= 2.0,
+        "{connects} connects for {REQUESTS} requests:\n{metrics}"
+    );
+}

@@ -106,7 +106,10 @@ impl UpstreamClients {
             tls,
         };
         let conn = match self.http1.checkout(&key).await {
-            Ok(Checkout::Idle(conn)) => conn,
+            Ok(Checkout::Idle(conn)) => {
+                upstream.stats.connection_reused();
+                conn
+            }
             Ok(Checkout::Connect(permit)) => {
                 let counted = (permit, connect::OpenConnection::new(upstream.stats.connections()));
                 let tls = tls.then_some(&self.tls);

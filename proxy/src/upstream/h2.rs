@@ -68,6 +68,7 @@ impl H2Connections {
 
     async fn connection(&self, addr: SocketAddr, stats: &UpstreamStats) -> Result<Connection, UpstreamError> {
         if let Some(connection) = self.lock().get(&addr).filter(|c| !c.sender.is_closed()).cloned() {
+            stats.connection_reused();
             return Ok(connection);
         }
         let open = connect::OpenConnection::new(stats.connections());
