@@ -3,7 +3,9 @@
 # front of it, and against nginx in front of it (proxy_pass with upstream keepalive), with the same
 # connections, duration and worker count, in alternating rounds. Prints requests/s and p99 for each
 # (median over rounds), the CPU time the server under test used per request (the backend's for
-# direct, the proxy's alone otherwise), and the ratios shunt/nginx and shunt/direct.
+# direct, the proxy's alone otherwise), the connections each proxy opened to the backend per run
+# (the backend's stub_status `accepts`: keep-alive at work is a handful, not one per request), and
+# the ratios shunt/nginx and shunt/direct.
 #
 #   benches/load.sh                      # defaults below
 #   PIN=1 benches/load.sh                # proxy alone on CPU 1, wrk and backend on CPU 0
@@ -27,11 +29,14 @@ SHUNT=127.0.0.1:18080
 SHUNT_HTTPS=127.0.0.1:18443
 SHUNT_ADMIN=127.0.0.1:18090
 NGINX=127.0.0.1:18082
+BACKEND_STATUS=127.0.0.1:18083
 
 need_commands wrk:wrk nginx:nginx-light curl:curl
 SHUNT_BIN=$(shunt_bin)
 
-nginx_conf backend "$(backend_block "$BACKEND")"
+nginx_conf backend "$(backend_block "$BACKEND") server { listen $BACKEND_STATUS; location / { stub_status; } }"
+# Connections the backend has accepted so far.
+backend_accepts() { curl -fsS "http://$BACKEND_STATUS/" | awk 'NR == 3 { print $1 }'; }
 nginx_conf proxy "$(nginx_proxy_block "$NGINX" "$BACKEND")"
 
 plain_site "$BACKEND"
@@ -57,13 +62,16 @@ for round in $(seq 1 "$ROUNDS"); do
             nginx) addr=$NGINX; pid=${NGINX_PID[proxy]} ;;
         esac
         before=$(cpu_ticks "$pid")
+        accepts_before=$(backend_accepts)
         read -r rps p99 bad err total < <(run_wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION" \
             -H 'Host: shop.example.com' "http://$addr$PATH_UNDER_TEST") || true
         [ -n "$rps" ] || { echo "$name: no result from wrk"; exit 1; }
         read -r cpu cpu_sys <<<"$(cpu_us_per_request "$before" "$(cpu_ticks "$pid")" "$total")"
         [ "$bad" = "0" ] || { echo "$name answered $bad non-2xx responses"; exit 1; }
-        printf 'round %d %-6s %10.0f req/s  p99 %7.2f ms  CPU %6.1f us/req (kernel %4.1f)  socket errors %s\n' \
-            "$round" "$name" "$rps" "$p99" "$cpu" "$cpu_sys" "$err"
+        # Less the status request itself, which the same nginx accepts.
+        connects=$(( $(backend_accepts) - accepts_before - 1 ))
+        printf 'round %d %-6s %10.0f req/s  p99 %7.2f ms  CPU %6.1f us/req (kernel %4.1f)  socket errors %s  upstream connects %s\n' \
+            "$round" "$name" "$rps" "$p99" "$cpu" "$cpu_sys" "$err" "$connects"
         record_result http1 "$name" "$rps" "$p99" "$cpu"
         RPS[$name]+="$rps "; P99[$name]+="$p99 "; CPU[$name]+="$cpu "; last[$name]=$rps
     done
