@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::{CorsSpec, RewriteTarget};
+use crate::{CorsSpec, RewriteTarget, UpstreamTimeouts};
 
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -47,6 +47,9 @@ pub struct RouteOptions {
     /// ingress-nginx's CORS: the preflight answered here, the fields set on allowed answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cors: Option<CorsSpec>,
+    /// Connect and read timeouts towards the pods, instead of the proxy's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<UpstreamTimeouts>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any

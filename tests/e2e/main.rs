@@ -25,6 +25,7 @@ mod http1;
 mod nginx;
 mod nginx_cors;
 mod nginx_diff;
+mod nginx_timeouts;
 mod paths;
 mod reload;
 mod shutdown;

@@ -29,4 +29,5 @@ mod paths;
 mod redirects;
 mod refused;
 mod regex;
+mod timeouts;
 mod tls;

@@ -8,7 +8,7 @@ use http::HeaderValue;
 use super::rewrite::Rewrite;
 use crate::{
     cors::Cors,
-    spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges},
+    spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges, UpstreamTimeouts},
 };
 
 /// What a profile changes about a route's requests and answers; the default changes nothing.
@@ -28,6 +28,8 @@ pub struct RouteRules {
     pub source_ranges: Option<Arc<SourceRanges>>,
     /// Shared: a table build clones the rules into each route of a path.
     pub cors: Option<Arc<Cors>>,
+    /// Replace the proxy's connect and upstream timeouts for this route.
+    pub timeouts: Option<UpstreamTimeouts>,
 }
 
 impl RouteRules {
@@ -52,6 +54,7 @@ impl RouteRules {
                 .as_ref()
                 .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
                 .transpose()?,
+            timeouts: options.timeouts,
         })
     }
 

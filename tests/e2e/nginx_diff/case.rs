@@ -3,7 +3,7 @@
 //! difference.
 //!
 //! ```text
-//! Case { YAML, nginx servers, certificates } ─▶ pods web/api/solver/loud (namespace shop)
+//! Case { YAML, nginx servers, certificates } ─▶ pods web/api/solver/loud/slow (namespace shop)
 //!   ├─ manifests (+ Services, TLS Secrets) ─▶ shunt serve --shadow-class nginx
 //!   └─ servers (+ upstreams, certificate files) ─▶ nginx
 //! each Probe ─▶ both ─▶ Seen ─diff─┐
@@ -193,8 +193,14 @@ fn judge(entry: Option<&Value>, expected: &Verdict) -> Option<String> {
 
 /// The pods every case may route to: `web`, `api` and `solver` echo what they saw; `loud` also
 /// answers with the fields nginx's proxy hides by default (`Server`, `Date`, `X-Pad`,
-/// `X-Accel-*`) and one it passes (`X-Pod`).
+/// `X-Accel-*`) and one it passes (`X-Pod`); `slow` echoes after `?pause=MS` milliseconds.
 async fn start_pods() -> Vec<Backend> {
+    let slow = Backend::http1("slow").handler(|request| async {
+        let query = request.uri().query().unwrap_or_default();
+        let pause = query.strip_prefix("pause=").and_then(|ms| ms.parse().ok()).unwrap_or(0);
+        tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+        echo("slow".to_string(), request).await
+    });
     let loud = Backend::http1("loud").handler(|request| async {
         let mut response = echo("loud".to_string(), request).await;
         let headers = response.headers_mut();
@@ -215,6 +221,7 @@ async fn start_pods() -> Vec<Backend> {
         Backend::start("api").await,
         Backend::start("solver").await,
         loud.start().await,
+        slow.start().await,
     ]
 }
 

@@ -1,27 +1,30 @@
 //! Every `nginx.ingress.kubernetes.io/*` annotation classified: reproduced (parsed here into
 //! what the routes need), no effect on the answer a caller gets, or refused with its key named.
-//! A key the table does not know is refused: nginx may know it.
+//! A key no ingress-nginx parser reads is ignored, as nginx ignores it (`keys.rs`); a key it
+//! reads that the table does not know is refused.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
 use shunt_spec::{BodyLimit, CorsSpec, RewriteTarget, UpstreamProtocol, defaults};
 
-use super::{cors::CorsKeys, source_ranges::RangeList};
+use super::{
+    cors::CorsKeys,
+    source_ranges::RangeList,
+    timeouts::{TimeoutSeconds, seconds},
+};
 
 pub const PREFIX: &str = "nginx.ingress.kubernetes.io/";
 
 /// Keys (without [`PREFIX`]) that change buffering, logging, tracing or endpoint choice, never
 /// the status, headers or body a caller or pod sees.
-pub const NO_EFFECT: [&str; 15] = [
+pub const NO_EFFECT: [&str; 13] = [
     "client-body-buffer-size",
     "enable-access-log",
     "enable-opentelemetry",
-    "enable-opentracing",
     "enable-rewrite-log",
     "load-balance",
     "opentelemetry-trust-incoming-span",
-    "opentracing-trust-incoming-span",
     "proxy-buffer-size",
     "proxy-buffering",
     "proxy-buffers-number",
@@ -31,15 +34,15 @@ pub const NO_EFFECT: [&str; 15] = [
     "service-upstream",
 ];
 
-/// Timeouts and `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or ConfigMap
-/// keys of the same names, which are shunt's own ([`defaults`]): connect 5 s, read and send 60 s;
-/// retries of idempotent requests after an error or a timeout, three tries in all, as shunt's
-/// `--retries 2`; no time limit on the tries. Any other value is refused.
+/// The send timeout and `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or
+/// ConfigMap keys of the same names, which are shunt's own ([`defaults`]): send 60 s; retries of
+/// idempotent requests after an error or a timeout, three tries in all, as shunt's
+/// `--retries 2`; no time limit on the tries. Any other value is refused. (Connect and read
+/// timeouts take any value: `timeouts.rs`.)
 fn proxy_default(name: &str) -> Option<String> {
     let seconds = |duration: std::time::Duration| duration.as_secs().to_string();
     Some(match name {
-        "proxy-connect-timeout" => seconds(defaults::CONNECT_TIMEOUT),
-        "proxy-read-timeout" | "proxy-send-timeout" => seconds(defaults::UPSTREAM_TIMEOUT),
+        "proxy-send-timeout" => seconds(defaults::UPSTREAM_TIMEOUT),
         "proxy-next-upstream" => "error timeout".to_string(),
         "proxy-next-upstream-tries" => (defaults::RETRIES + 1).to_string(),
         // nginx's "no limit".
@@ -82,10 +85,16 @@ pub struct NginxAnnotations {
     /// `*-snippet` keys: whether they run, are dropped or reject the Ingress is the ConfigMap's
     /// call (see `config::SnippetPolicy`).
     pub snippets: Vec<String>,
+    /// `proxy-connect-timeout`, `proxy-read-timeout`: `None` keeps the ConfigMap's.
+    pub timeouts: TimeoutSeconds,
     /// `enable-cors` and the `cors-*` keys (see `cors.rs`).
     pub cors: Option<CorsSpec>,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
+    /// Keys (with the prefix) no ingress-nginx parser reads (see `keys.rs`): nginx ignores them.
+    pub ignored: Vec<String>,
+    /// [`NO_EFFECT`] keys present (with the prefix).
+    pub no_effect: Vec<String>,
 }
 
 /// `return CODE URL` in every location of the Ingress.
@@ -114,6 +123,14 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut cors = CorsKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
+        if !super::keys::read(name) {
+            parsed.ignored.push(key.clone());
+            continue;
+        }
+        if NO_EFFECT.contains(&name) {
+            parsed.no_effect.push(key.clone());
+            continue;
+        }
         let slot = match name {
             "temporal-redirect" => &mut redirects.temporal,
             "temporal-redirect-code" => &mut redirects.temporal_code,
@@ -172,13 +189,14 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         "use-regex" => parsed.use_regex = flag(value)?,
         "rewrite-target" => parsed.rewrite_target = rewrite_target(value)?,
         "x-forwarded-prefix" => parsed.forwarded_prefix = Some(forwarded_prefix(value)?),
+        "proxy-connect-timeout" => parsed.timeouts.connect = Some(seconds(value)?),
+        "proxy-read-timeout" => parsed.timeouts.read = Some(seconds(value)?),
         name if at_default(name, value) => {}
         // Only 1.1 is what shunt speaks upstream; 1.0 closes every connection and changes framing.
         "proxy-http-version" if value.trim() == "1.1" => {}
         "allowlist-source-range" => parsed.allow_ranges = ranges(value, false)?,
         "whitelist-source-range" => parsed.whitelist_ranges = ranges(value, false)?,
         "denylist-source-range" => parsed.deny_ranges = ranges(value, true)?,
-        name if NO_EFFECT.contains(&name) => {}
         _ => return Err(Refusal::Unsupported),
     }
     Ok(())

@@ -172,6 +172,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
         upstream_host: annotations.upstream_vhost.clone(),
         source_ranges: annotations.source_ranges(),
         cors: annotations.cors.clone(),
+        timeouts: annotations.timeouts.or(config.timeouts).route(),
         redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {
             code: fixed.code,
             scheme: None,

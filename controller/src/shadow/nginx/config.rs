@@ -7,7 +7,10 @@ use std::{collections::BTreeMap, sync::Arc};
 use k8s_openapi::api::core::v1::ConfigMap;
 use shunt_spec::BodyLimit;
 
-use super::annotations::{at_default, body_size, flag};
+use super::{
+    annotations::{Refusal, at_default, body_size, flag},
+    timeouts::TimeoutSeconds,
+};
 
 /// ingress-nginx's Helm chart names its ConfigMap after the release and controller.
 pub fn default_configmap() -> (String, String) {
@@ -70,6 +73,8 @@ pub struct NginxConfig {
     /// `no-tls-redirect-locations`: paths starting with one never redirect to HTTPS, even
     /// with `force-ssl-redirect` (template.go, `isLocationInLocationList`).
     pub no_tls_redirect: Vec<String>,
+    /// `proxy-connect-timeout`, `proxy-read-timeout` (5 and 60 s, shunt's own).
+    pub timeouts: TimeoutSeconds,
     /// `UnsupportedConfigMapKey: KEY` or `InvalidConfigMapKey: KEY`, for every host.
     pub refusals: Vec<String>,
     /// The ConfigMap exists (else the defaults are assumed, and said once in the log).
@@ -86,6 +91,7 @@ impl Default for NginxConfig {
             original_uri: false,
             snippets: SnippetPolicy::RejectIngress,
             no_tls_redirect: vec!["/.well-known/acme-challenge".to_string()],
+            timeouts: TimeoutSeconds::default(),
             refusals: Vec::new(),
             found: false,
         }
@@ -150,6 +156,8 @@ impl NginxConfig {
                 // ranges only matter with use-forwarded-headers.
                 "use-proxy-protocol" => flag(value).map(drop).map_err(|_| Invalid),
                 "proxy-real-ip-cidr" => Ok(()),
+                "proxy-connect-timeout" => timeout(value).map(|s| config.timeouts.connect = Some(s)),
+                "proxy-read-timeout" => timeout(value).map(|s| config.timeouts.read = Some(s)),
                 key if AT_DEFAULT.iter().any(|(k, default)| *k == key && *default == value) => Ok(()),
                 key if at_default(key, value) => Ok(()),
                 key if NO_EFFECT.contains(&key) => Ok(()),
@@ -177,6 +185,13 @@ enum KeyRefusal {
     Unsupported,
 }
 use KeyRefusal::{Invalid, Unsupported};
+
+fn timeout(value: &str) -> Result<u32, KeyRefusal> {
+    super::timeouts::seconds(value).map_err(|refusal| match refusal {
+        Refusal::Invalid => Invalid,
+        Refusal::Unsupported => Unsupported,
+    })
+}
 
 /// `http-redirect-code`: ingress-nginx takes 301, 302, 307 and 308 and keeps 308 for anything
 /// else, numbers or not (internal/ingress/controller/template/configmap.go, `ReadConfig`).

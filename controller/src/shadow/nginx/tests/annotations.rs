@@ -37,10 +37,8 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "auth-url",
         "auth-signin",
         "limit-rps",
-        "mirror-uri",
         "auth-tls-secret",
         "ssl-passthrough",
-        "global-rate-limit",
         "proxy-redirect-from",
         "proxy-cookie-path",
         "custom-http-errors",
@@ -49,7 +47,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "canary",
         "affinity",
         "from-to-www-redirect",
-        "a-key-nobody-knows",
     ] {
         let refused = refused_for(&format!("nginx.ingress.kubernetes.io/{key}: \"x\""));
         assert_eq!(
@@ -83,16 +80,91 @@ fn values_that_narrow_or_do_not_parse_are_refused_too() {
 }
 
 #[test]
-fn spec_default_backend_refuses_the_ingresss_hosts() {
-    let spec = format!(
-        "defaultBackend: {{service: {{name: api, port: {{number: 80}}}}}}\n{}",
-        mk_rule("a.example.com", &[("/", "Prefix")])
-    );
-    let compiled = compile_nginx(&[mk_ingress("a", "", &spec)]);
+fn keys_no_nginx_parser_reads_refuse_nothing_and_are_listed_beside_the_no_effect_keys() {
+    let annotations = [
+        "nginx.ingress.kubernetes.io/rate-limit: \"10\"",
+        "nginx.ingress.kubernetes.io/websocket-services: web",
+        "nginx.ingress.kubernetes.io/a-key-nobody-knows: x",
+        "nginx.ingress.kubernetes.io/proxy-buffering: \"on\"",
+        "kubernetes.io/tls-acme: \"true\"",
+    ];
+    let compiled = compile_nginx(&[
+        mk_ingress(
+            "a",
+            &annotations.join("\n"),
+            &mk_rule("a.example.com", &[("/", "Prefix")]),
+        ),
+        mk_ingress(
+            "b",
+            "nginx.ingress.kubernetes.io/rate-limit-window: 1m",
+            &mk_rule("a.example.com", &[("/b", "Prefix")]),
+        ),
+    ]);
+    let verdict = verdict(&compiled, "a.example.com");
+    assert_eq!(verdict.verdict, Verdict::Identical, "{:?}", verdict.reasons);
     assert_eq!(
-        refusals(&compiled, "a.example.com"),
-        ["UnsupportedField: spec.defaultBackend"]
+        verdict.ignored,
+        [
+            "nginx.ingress.kubernetes.io/a-key-nobody-knows",
+            "nginx.ingress.kubernetes.io/rate-limit",
+            "nginx.ingress.kubernetes.io/rate-limit-window",
+            "nginx.ingress.kubernetes.io/websocket-services",
+        ]
     );
+    assert_eq!(verdict.no_effect, ["nginx.ingress.kubernetes.io/proxy-buffering"]);
+    let json = serde_json::to_value(verdict).expect("a verdict serialises");
+    assert_eq!(json["ignored"].as_array().map(Vec::len), Some(4));
+    assert_eq!(json["noEffect"][0], "nginx.ingress.kubernetes.io/proxy-buffering");
+}
+
+#[test]
+fn every_no_effect_key_is_one_nginx_reads() {
+    for key in crate::shadow::nginx::annotations::NO_EFFECT {
+        let compiled = compile_nginx(&[mk_ingress(
+            "a",
+            &format!("nginx.ingress.kubernetes.io/{key}: x"),
+            &mk_rule("a.example.com", &[("/", "Prefix")]),
+        )]);
+        assert_eq!(
+            verdict(&compiled, "a.example.com").ignored,
+            Vec::<String>::new(),
+            "{key}"
+        );
+    }
+}
+
+/// The refusals of a host whose Ingress has a default backend beside `rules`.
+fn default_backend_refusals(rules: &str) -> Vec<String> {
+    let spec = format!("defaultBackend: {{service: {{name: api, port: {{number: 80}}}}}}\n{rules}");
+    refusals(&compile_nginx(&[mk_ingress("a", "", &spec)]), "a.example.com")
+}
+
+#[test]
+fn spec_default_backend_refuses_the_hosts_whose_root_it_answers() {
+    let refused = ["UnsupportedField: spec.defaultBackend"];
+    assert_eq!(
+        default_backend_refusals(&mk_rule("a.example.com", &[("/api", "Prefix")])),
+        refused
+    );
+    assert_eq!(
+        default_backend_refusals(&mk_rule("a.example.com", &[("/", "Exact")])),
+        refused
+    );
+    // A second rule without `/` keeps the default backend answering on its host's root.
+    let two = format!(
+        "{}{}",
+        mk_rule("a.example.com", &[("/", "Prefix")]),
+        mk_rule("b.example.com", &[("/b", "Prefix")]).replace("rules:\n", "")
+    );
+    assert_eq!(default_backend_refusals(&two), refused);
+}
+
+#[test]
+fn spec_default_backend_behind_a_root_path_on_every_rule_changes_nothing() {
+    for kind in ["Prefix", "ImplementationSpecific"] {
+        let rules = mk_rule("a.example.com", &[("/api", "Exact"), ("/", kind)]);
+        assert_eq!(default_backend_refusals(&rules), Vec::<String>::new(), "{kind}");
+    }
 }
 
 #[test]
