@@ -35,10 +35,9 @@ pub(super) async fn attempt(
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let (upstream, options) = (&*route.upstream, &inner.options);
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
-    // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's.
-    let timeouts = route.rules.timeouts;
-    let head_timeout = timeouts.map_or(options.upstream_timeout, |t| t.read);
-    let connect = timeouts.map(|t| t.connect);
+    // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
+    // read from the route where used, so the loop holds no copy across its awaits.
+    let timeouts = || route.rules.timeouts;
     let mut retries = Retries::new(
         &options.retry,
         options.connect_attempts,
@@ -70,13 +69,15 @@ pub(super) async fn attempt(
         }
         // Pinned here, so the timeout wraps a pointer: `timeout_at` takes its future by value
         // and would move the whole exchange (request, checkout, hyper's response future).
+        let connect = timeouts().map(|t| t.connect);
         let exchange = pin!(
             inner
                 .clients
                 .send(upstream, &endpoint, &head, body, prepared.write_at, connect)
         );
-        let error = match tokio::time::timeout_at(upstream_deadline(sent, head_timeout), exchange).await {
-            Err(_elapsed) => UpstreamError::Timeout(head_timeout),
+        let head_timeout = || timeouts().map_or(options.upstream_timeout, |t| t.read);
+        let error = match tokio::time::timeout_at(upstream_deadline(sent, head_timeout()), exchange).await {
+            Err(_elapsed) => UpstreamError::Timeout(head_timeout()),
             Ok(Ok(response)) => {
                 let answered = Instant::now();
                 outcome.answered = Some(answered);
@@ -84,7 +85,7 @@ pub(super) async fn attempt(
                 let failed = options.retry.outlier.count_5xx && response.status().is_server_error();
                 upstream.record_try(index, failed, &options.retry.outlier);
                 let (upgrade, trailers) = (prepared.client_upgrade.take(), prepared.accepts_trailers);
-                let read = timeouts.map(|t| t.read);
+                let read = timeouts().map(|t| t.read);
                 return Ok(respond::respond(
                     response,
                     guard,

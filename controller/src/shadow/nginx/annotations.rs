@@ -217,14 +217,17 @@ pub(super) fn flag(value: &str) -> Result<bool, Refusal> {
     }
 }
 
-/// `HTTP` and `GRPC` (cleartext HTTP/2) are forwarded as nginx forwards them; `HTTPS` and
-/// `GRPCS` are not, because nginx neither verifies the pod's certificate nor sends SNI by
-/// default and shunt's TLS client does both; `AUTO_HTTP` and `FCGI` have no counterpart.
+/// `HTTP`, `GRPC` (cleartext HTTP/2) and `HTTPS` are forwarded as nginx forwards them: HTTPS
+/// through the upstream TLS client of `appProtocol: https`, which, as nginx without the
+/// `proxy-ssl-*` keys (nginx.tmpl writes no `proxy_ssl_verify` or `proxy_ssl_server_name`, both
+/// off), neither checks the pod's certificate nor sends SNI (it dials the pod's IP). `GRPCS`
+/// (HTTP/2 over TLS), `AUTO_HTTP` and `FCGI` have no counterpart.
 fn backend_protocol(value: &str) -> Result<Option<UpstreamProtocol>, Refusal> {
     match value.trim().to_ascii_uppercase().as_str() {
         "HTTP" => Ok(None),
         "GRPC" => Ok(Some(UpstreamProtocol::H2c)),
-        "HTTPS" | "GRPCS" | "AUTO_HTTP" | "FCGI" => Err(Refusal::Unsupported),
+        "HTTPS" => Ok(Some(UpstreamProtocol::Https)),
+        "GRPCS" | "AUTO_HTTP" | "FCGI" => Err(Refusal::Unsupported),
         _ => Err(Refusal::Invalid),
     }
 }

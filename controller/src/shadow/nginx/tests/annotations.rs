@@ -25,6 +25,7 @@ fn annotations_that_change_nothing_a_caller_sees_are_accepted() {
         "nginx.ingress.kubernetes.io/allowlist-source-range: \"::/0, 0.0.0.0/0\"",
         "nginx.ingress.kubernetes.io/ssl-redirect: \"false\"",
         "nginx.ingress.kubernetes.io/backend-protocol: GRPC",
+        "nginx.ingress.kubernetes.io/backend-protocol: HTTPS",
         "kubernetes.io/tls-acme: \"true\"",
     ] {
         assert_eq!(refused_for(entry), Vec::<String>::new(), "{entry}");
@@ -65,7 +66,9 @@ fn values_that_narrow_or_do_not_parse_are_refused_too() {
         ("denylist-source-range: 192.168.0.0/16", "UnsupportedAnnotation"),
         ("allowlist-source-range: 203.0.113.0/24,office", "InvalidAnnotation"),
         ("proxy-http-version: \"1.0\"", "UnsupportedAnnotation"),
-        ("backend-protocol: HTTPS", "UnsupportedAnnotation"),
+        ("backend-protocol: GRPCS", "UnsupportedAnnotation"),
+        ("backend-protocol: AUTO_HTTP", "UnsupportedAnnotation"),
+        ("proxy-ssl-verify: \"on\"", "UnsupportedAnnotation"),
         ("backend-protocol: SOAP", "InvalidAnnotation"),
         ("ssl-redirect: \"yes\"", "InvalidAnnotation"),
     ];
@@ -201,4 +204,19 @@ fn hosts_with_a_certificate_redirect_plain_http_with_308_unless_told_not_to() {
     );
     assert_eq!(verdict(&compiled, "a.example.com").listeners, ["http", "https"]);
     assert_eq!(verdict(&compiled, "c.example.com").listeners, ["http"]);
+}
+
+#[test]
+fn backend_protocol_https_speaks_tls_to_the_pod_and_grpcs_stays_refused() {
+    let https = compile_nginx(&[mk_ingress(
+        "a",
+        "nginx.ingress.kubernetes.io/backend-protocol: HTTPS",
+        &mk_rule("a.example.com", &[("/", "Prefix")]),
+    )]);
+    assert_eq!(refusals(&https, "a.example.com"), Vec::<String>::new());
+    assert_eq!(answer(&https, PLAIN, "a.example.com", "/"), format!("{WEB}@https"));
+    assert_eq!(
+        refused_for("nginx.ingress.kubernetes.io/backend-protocol: grpcs"),
+        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/backend-protocol"]
+    );
 }
