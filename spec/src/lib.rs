@@ -21,6 +21,7 @@ mod options;
 mod retry;
 mod rewrite;
 mod table;
+mod timeouts;
 mod tls;
 mod topology;
 mod trusted;
@@ -38,6 +39,7 @@ pub use self::{
         BackendId, BackendSpec, EndpointTopology, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec,
         push_port,
     },
+    timeouts::UpstreamTimeouts,
     tls::{CertificateId, CertificateSpec, TlsSpec},
     topology::{Locality, Topology},
     trusted::TrustedProxies,

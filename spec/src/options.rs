@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::{CorsSpec, RateLimits, RewriteTarget};
+use crate::{CorsSpec, RateLimits, RewriteTarget, UpstreamTimeouts};
 
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -50,6 +50,9 @@ pub struct RouteOptions {
     /// Requests and requests in progress per caller address (ingress-nginx's `limit-*`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<RateLimits>,
+    /// Connect and read timeouts towards the pods, instead of the proxy's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<UpstreamTimeouts>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any

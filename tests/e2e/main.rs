@@ -26,6 +26,7 @@ mod nginx;
 mod nginx_cors;
 mod nginx_diff;
 mod nginx_limits;
+mod nginx_timeouts;
 mod paths;
 mod reload;
 mod shutdown;

@@ -30,4 +30,5 @@ mod rate_limits;
 mod redirects;
 mod refused;
 mod regex;
+mod timeouts;
 mod tls;

@@ -522,6 +522,42 @@ async fn the_backend_protocol_annotation_turns_on_tls_to_the_backend() {
     assert_eq!(shunt.get(SECURE_HOST, "/").await.backend(), "secure");
 }
 
+/// An nginx Ingress to the HTTPS origin with `backend-protocol: HTTPS` and `extra` annotations.
+async fn serve_nginx_https(backend: &TlsBackend, extra: &[(&str, &str)]) -> (Manifests, Shunt) {
+    let mut ingress = mk_ingress("web", "secure")
+        .class("nginx")
+        .annotation("nginx.ingress.kubernetes.io/backend-protocol", "HTTPS")
+        .annotation("nginx.ingress.kubernetes.io/ssl-redirect", "false");
+    for (key, value) in extra {
+        ingress = ingress.annotation(key, value);
+    }
+    let ingress = ingress.rule(SECURE_HOST, [mk_path("/", "Prefix", "secure", 80)]);
+    let service = mk_service_on_ports("web", "secure", None, &[backend.port()]);
+    serve(&[&ingress, &service], &["--shadow-class", "nginx"]).await
+}
+
+#[tokio::test]
+async fn nginx_backend_protocol_https_reaches_a_pod_whose_certificate_nobody_checks() {
+    // As nginx without proxy-ssl-verify: a certificate for another name, from a CA nobody knows.
+    let backend = start_https_backend(&TestCa::new("unknown CA")).await;
+    let (_manifests, shunt) = serve_nginx_https(&backend, &[]).await;
+    let reply = shunt.get(SECURE_HOST, "/over/tls").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(reply.backend(), "secure");
+}
+
+#[tokio::test]
+async fn nginx_proxy_ssl_verify_on_keeps_the_host_refused_and_unrouted() {
+    let backend = start_https_backend(&TestCa::new("pods CA")).await;
+    let verify = [
+        ("nginx.ingress.kubernetes.io/proxy-ssl-verify", "on"),
+        ("nginx.ingress.kubernetes.io/proxy-ssl-secret", "web/pods-ca"),
+    ];
+    let (_manifests, shunt) = serve_nginx_https(&backend, &verify).await;
+    assert_eq!(shunt.get(SECURE_HOST, "/").await.status, StatusCode::NOT_FOUND);
+    assert_eq!(backend.connections(), 0, "no request reached the pod");
+}
+
 #[tokio::test]
 async fn with_an_upstream_ca_bundle_only_backends_that_ca_issued_are_reached() {
     let (pods, other) = (TestCa::new("pods CA"), TestCa::new("another CA"));

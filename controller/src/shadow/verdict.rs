@@ -27,6 +27,13 @@ pub struct HostVerdict {
     /// The Secret serving the host's HTTPS, `namespace/name`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub certificate: Option<String>,
+    /// Annotation keys on the host's Ingresses the other controller does not read (it ignores
+    /// them, and so does shunt), sorted; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<String>,
+    /// Annotation keys it reads that change nothing a caller or pod sees, sorted; absent when none.
+    #[serde(rename = "noEffect", skip_serializing_if = "Vec::is_empty")]
+    pub no_effect: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -62,6 +69,8 @@ impl HostVerdict {
             reasons: Vec::new(),
             listeners: Vec::new(),
             certificate: None,
+            ignored: Vec::new(),
+            no_effect: Vec::new(),
         }
     }
 
@@ -71,6 +80,10 @@ impl HostVerdict {
         self.reasons = reasons.into_iter().collect();
         self.ingresses.sort();
         self.ingresses.dedup();
+        for keys in [&mut self.ignored, &mut self.no_effect] {
+            keys.sort();
+            keys.dedup();
+        }
         self.verdict = if self.reasons.is_empty() {
             Verdict::Identical
         } else {

@@ -35,6 +35,9 @@ pub(super) async fn attempt(
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let (upstream, options) = (&*route.upstream, &inner.options);
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
+    // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
+    // read from the route where used, so the loop holds no copy across its awaits.
+    let timeouts = || route.rules.timeouts;
     let mut retries = Retries::new(
         &options.retry,
         options.connect_attempts,
@@ -66,9 +69,15 @@ pub(super) async fn attempt(
         }
         // Pinned here, so the timeout wraps a pointer: `timeout_at` takes its future by value
         // and would move the whole exchange (request, checkout, hyper's response future).
-        let exchange = pin!(inner.clients.send(upstream, &endpoint, &head, body, prepared.write_at));
-        let error = match tokio::time::timeout_at(upstream_deadline(sent, options.upstream_timeout), exchange).await {
-            Err(_elapsed) => UpstreamError::Timeout(options.upstream_timeout),
+        let connect = timeouts().map(|t| t.connect);
+        let exchange = pin!(
+            inner
+                .clients
+                .send(upstream, &endpoint, &head, body, prepared.write_at, connect)
+        );
+        let head_timeout = || timeouts().map_or(options.upstream_timeout, |t| t.read);
+        let error = match tokio::time::timeout_at(upstream_deadline(sent, head_timeout()), exchange).await {
+            Err(_elapsed) => UpstreamError::Timeout(head_timeout()),
             Ok(Ok(response)) => {
                 let answered = Instant::now();
                 outcome.answered = Some(answered);
@@ -76,7 +85,14 @@ pub(super) async fn attempt(
                 let failed = options.retry.outlier.count_5xx && response.status().is_server_error();
                 upstream.record_try(index, failed, &options.retry.outlier);
                 let (upgrade, trailers) = (prepared.client_upgrade.take(), prepared.accepts_trailers);
-                return Ok(respond::respond(response, guard, upgrade, trailers, &options.tunnels));
+                let read = timeouts().map(|t| t.read);
+                return Ok(respond::respond(
+                    response,
+                    guard,
+                    (upgrade, trailers),
+                    read,
+                    &options.tunnels,
+                ));
             }
             Ok(Err(error)) => error,
         };

@@ -17,12 +17,12 @@ use crate::{
 /// Turns the upstream's answer into ours: tunnels an accepted upgrade, otherwise strips
 /// hop-by-hop headers and streams the body, holding the endpoint's in-flight count until done.
 /// `Trailer` stays for a client that sent `TE: trailers`: hyper only writes HTTP/1.1 trailer
-/// fields the response declared.
+/// fields the response declared. `read_timeout`, a route's own, bounds each wait for the body.
 pub(super) fn respond(
     mut response: Response<UpstreamBody>,
     guard: EndpointGuard,
-    client_upgrade: Option<OnUpgrade>,
-    accepts_trailers: bool,
+    (client_upgrade, accepts_trailers): (Option<OnUpgrade>, bool),
+    read_timeout: Option<std::time::Duration>,
     tunnels: &Tunnels,
 ) -> Response<ResponseBody> {
     if response.status() == StatusCode::SWITCHING_PROTOCOLS
@@ -32,7 +32,7 @@ pub(super) fn respond(
         // The connection leaves the pool for good: it becomes the tunnel's.
         let upstream = match body {
             UpstreamBody::H1(body) => body.upgrade(),
-            UpstreamBody::H2(_) => None,
+            UpstreamBody::H2(_) | UpstreamBody::ReadIdle(_) => None,
         };
         tokio::spawn(tunnel(client_upgrade, upstream, guard, tunnels.clone()));
         return Response::from_parts(parts, ResponseBody::empty());
@@ -54,7 +54,10 @@ pub(super) fn respond(
         response.headers_mut().append(header::TRAILER, value);
     }
     response.map(|body| ResponseBody::Upstream {
-        body,
+        body: match read_timeout {
+            Some(timeout) => body.read_timeout(timeout),
+            None => body,
+        },
         trailers,
         _guard: Some(guard),
         _in_progress: None,

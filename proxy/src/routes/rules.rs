@@ -9,7 +9,7 @@ use super::rewrite::Rewrite;
 use crate::{
     cors::Cors,
     limits::{Limiter, limiter_for},
-    spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges},
+    spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges, UpstreamTimeouts},
 };
 
 /// What a profile changes about a route's requests and answers; the default changes nothing.
@@ -31,6 +31,8 @@ pub struct RouteRules {
     pub cors: Option<Arc<Cors>>,
     /// The zone the route counts its callers in; equal specs share one across tables.
     pub limits: Option<Arc<Limiter>>,
+    /// Replace the proxy's connect and upstream timeouts for this route.
+    pub timeouts: Option<UpstreamTimeouts>,
 }
 
 impl RouteRules {
@@ -56,6 +58,7 @@ impl RouteRules {
                 .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
                 .transpose()?,
             limits: options.limits.as_ref().map(limiter_for),
+            timeouts: options.timeouts,
         })
     }
 

@@ -3,17 +3,21 @@
 use std::{
     pin::Pin,
     task::{Context, Poll},
+    time::Duration,
 };
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 
-use super::{BoxError, Lease, h1};
+use super::{BoxError, Lease, h1, read_idle::ReadIdle};
 
 pub enum UpstreamBody {
     H1(h1::Body<Lease>),
     H2(Incoming),
+    /// Either of the above under a route's own read timeout; boxed, so routes without one
+    /// carry no timer.
+    ReadIdle(Box<ReadIdle>),
 }
 
 impl Body for UpstreamBody {
@@ -24,6 +28,7 @@ impl Body for UpstreamBody {
         match self.get_mut() {
             UpstreamBody::H1(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
             UpstreamBody::H2(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
+            UpstreamBody::ReadIdle(body) => Pin::new(&mut **body).poll_frame(cx),
         }
     }
 
@@ -31,6 +36,7 @@ impl Body for UpstreamBody {
         match self {
             UpstreamBody::H1(body) => body.is_end_stream(),
             UpstreamBody::H2(body) => body.is_end_stream(),
+            UpstreamBody::ReadIdle(body) => body.is_end_stream(),
         }
     }
 
@@ -38,6 +44,14 @@ impl Body for UpstreamBody {
         match self {
             UpstreamBody::H1(body) => body.size_hint(),
             UpstreamBody::H2(body) => body.size_hint(),
+            UpstreamBody::ReadIdle(body) => body.size_hint(),
         }
+    }
+}
+
+impl UpstreamBody {
+    /// This body with reads that may wait at most `timeout` each ([`ReadIdle`]).
+    pub fn read_timeout(self, timeout: Duration) -> Self {
+        UpstreamBody::ReadIdle(Box::new(ReadIdle::new(self, timeout)))
     }
 }

@@ -77,14 +77,14 @@ impl UpstreamClients {
         UpstreamClients {
             http1: Pool::new(pool),
             tls: connect::tls_connector(&options.tls),
-            h2c: H2Connections::new(options.connect_timeout),
+            h2c: H2Connections::default(),
             connect_timeout: options.connect_timeout,
         }
     }
 
     /// Sends `head` and `body` to `endpoint` of `upstream`. The URI is [`Self::request_uri`]'s.
     /// An HTTP/1 response body holds its pooled connection until it is done; `write_at` paces
-    /// its write.
+    /// its write. `connect_timeout` is the route's, when it has one (else the client's).
     pub async fn send(
         &self,
         upstream: &Upstream,
@@ -92,12 +92,17 @@ impl UpstreamClients {
         head: &Outgoing<'_>,
         body: RequestBody,
         write_at: WriteAt,
+        connect_timeout: Option<Duration>,
     ) -> Result<Response<UpstreamBody>, UpstreamError> {
+        let connect_timeout = connect_timeout.unwrap_or(self.connect_timeout);
         let tls = match upstream.protocol {
             UpstreamProtocol::Http1 => false,
             UpstreamProtocol::Https => true,
             UpstreamProtocol::H2c => {
-                let response = self.h2c.send(endpoint.addr, &upstream.stats, head.to_h2(body)).await?;
+                let response = self
+                    .h2c
+                    .send(endpoint.addr, &upstream.stats, head.to_h2(body), connect_timeout)
+                    .await?;
                 return Ok(response.map(UpstreamBody::H2));
             }
         };
@@ -116,7 +121,7 @@ impl UpstreamClients {
                 // Boxed: dialing (TCP, TLS) is the rare case, and its future is the largest
                 // part of this one, which every request would otherwise carry and move.
                 let dial = Box::pin(connect::http1(key.addr, tls));
-                let stream = match tokio::time::timeout(self.connect_timeout, dial).await {
+                let stream = match tokio::time::timeout(connect_timeout, dial).await {
                     Ok(Ok(stream)) => stream,
                     Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
                     Err(_) => return Err(UpstreamError::connect_timeout()),

@@ -24,11 +24,10 @@ use hyper::{body::Incoming, client::conn::http2::SendRequest};
 use super::{UpstreamError, connect, is_going_away};
 use crate::{body::RequestBody, metrics::UpstreamStats};
 
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct H2Connections {
     connections: Arc<Mutex<HashMap<SocketAddr, Connection>>>,
     next_id: Arc<AtomicU64>,
-    connect_timeout: Duration,
 }
 
 #[derive(Clone)]
@@ -39,21 +38,15 @@ struct Connection {
 }
 
 impl H2Connections {
-    pub fn new(connect_timeout: Duration) -> Self {
-        H2Connections {
-            connections: Default::default(),
-            next_id: Default::default(),
-            connect_timeout,
-        }
-    }
-
+    /// Sends `req` on the pod's connection, opening it within `connect_timeout` if needed.
     pub async fn send(
         &self,
         addr: SocketAddr,
         stats: &UpstreamStats,
         req: Request<RequestBody>,
+        connect_timeout: Duration,
     ) -> Result<Response<Incoming>, UpstreamError> {
-        let Connection { id, mut sender } = self.connection(addr, stats).await?;
+        let Connection { id, mut sender } = self.connection(addr, stats, connect_timeout).await?;
         let sent = async {
             sender.ready().await?;
             sender.send_request(req).await
@@ -66,7 +59,12 @@ impl H2Connections {
         })
     }
 
-    async fn connection(&self, addr: SocketAddr, stats: &UpstreamStats) -> Result<Connection, UpstreamError> {
+    async fn connection(
+        &self,
+        addr: SocketAddr,
+        stats: &UpstreamStats,
+        connect_timeout: Duration,
+    ) -> Result<Connection, UpstreamError> {
         if let Some(connection) = self.lock().get(&addr).filter(|c| !c.sender.is_closed()).cloned() {
             stats.connection_reused();
             return Ok(connection);
@@ -74,7 +72,7 @@ impl H2Connections {
         let open = connect::OpenConnection::new(stats.connections());
         // Boxed: dialing is rare, and its future would otherwise make every request's larger.
         let dial = Box::pin(connect::h2c(addr, open));
-        let sender = match tokio::time::timeout(self.connect_timeout, dial).await {
+        let sender = match tokio::time::timeout(connect_timeout, dial).await {
             Ok(Ok(sender)) => sender,
             Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
             Err(_) => return Err(UpstreamError::connect_timeout()),

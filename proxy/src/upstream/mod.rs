@@ -13,6 +13,7 @@ pub mod health;
 pub mod locality;
 mod outgoing;
 pub mod pool;
+mod read_idle;
 
 use std::{
     fmt,

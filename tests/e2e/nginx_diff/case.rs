@@ -3,7 +3,7 @@
 //! difference.
 //!
 //! ```text
-//! Case { YAML, nginx servers, certificates } ─▶ pods web/api/solver/loud (namespace shop)
+//! Case { YAML, nginx servers, certificates } ─▶ pods web/api/solver/loud/slow, secure over TLS (namespace shop)
 //!   ├─ manifests (+ Services, TLS Secrets) ─▶ shunt serve --shadow-class nginx
 //!   └─ servers (+ upstreams, certificate files) ─▶ nginx
 //! each Probe ─▶ both ─▶ Seen ─diff─┐
@@ -20,7 +20,9 @@ use super::{
     observe::{ABSENT, POD_DATE, Seen, Side, differences},
     probe::{Clients, Listeners, Probe},
 };
-use crate::support::{Backend, Leaf, Manifests, Shunt, TestCa, echo, mk_backend_service, mk_tls_secret};
+use crate::support::{
+    Backend, Leaf, Manifests, Shunt, TestCa, TlsBackend, echo, mk_backend_service, mk_service_on_ports, mk_tls_secret,
+};
 
 /// The namespace of every case's objects.
 const NAMESPACE: &str = "shop";
@@ -65,6 +67,8 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
     let Some(binary) = nginx::binary() else { return };
     let ca = TestCa::new("nginx-diff");
     let pods = start_pods().await;
+    // The HTTPS pod: a certificate from a CA neither side knows, for a name that is not its own.
+    let secure = TlsBackend::start("secure", &TestCa::new("pods").issue(&["pod.cluster.internal"])).await;
     let leaves: Vec<(&str, &str, Leaf)> = case
         .certificates
         .iter()
@@ -76,6 +80,7 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
     let services: Vec<Value> = pods
         .iter()
         .flat_map(|pod| mk_backend_service(NAMESPACE, &pod.name, None, &[pod]))
+        .chain(mk_service_on_ports(NAMESPACE, "secure", None, &[secure.addr.port()]))
         .collect();
     let secrets: Vec<Value> = leaves
         .iter()
@@ -89,7 +94,7 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
     certificates.extend(leaves.iter().map(|(host, _, leaf)| (host.to_string(), leaf)));
     let config = NginxConfig {
         servers: case.nginx,
-        upstreams: upstreams(&pods),
+        upstreams: upstreams(&pods, secure.addr),
         certificates,
     };
     let nginx = Nginx::start(&binary, &config).await;
@@ -193,8 +198,14 @@ fn judge(entry: Option<&Value>, expected: &Verdict) -> Option<String> {
 
 /// The pods every case may route to: `web`, `api` and `solver` echo what they saw; `loud` also
 /// answers with the fields nginx's proxy hides by default (`Server`, `Date`, `X-Pad`,
-/// `X-Accel-*`) and one it passes (`X-Pod`).
+/// `X-Accel-*`) and one it passes (`X-Pod`); `slow` echoes after `?pause=MS` milliseconds.
 async fn start_pods() -> Vec<Backend> {
+    let slow = Backend::http1("slow").handler(|request| async {
+        let query = request.uri().query().unwrap_or_default();
+        let pause = query.strip_prefix("pause=").and_then(|ms| ms.parse().ok()).unwrap_or(0);
+        tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+        echo("slow".to_string(), request).await
+    });
     let loud = Backend::http1("loud").handler(|request| async {
         let mut response = echo("loud".to_string(), request).await;
         let headers = response.headers_mut();
@@ -215,18 +226,18 @@ async fn start_pods() -> Vec<Backend> {
         Backend::start("api").await,
         Backend::start("solver").await,
         loud.start().await,
+        slow.start().await,
     ]
 }
 
-/// One `upstream` per pod's Service, named as ingress-nginx's buildUpstreamName does
-/// (`namespace-service-port`); keepalive as upstream-keepalive-connections (320, nginx.tmpl L534-539).
-fn upstreams(pods: &[Backend]) -> String {
-    pods.iter()
-        .map(|pod| {
-            format!(
-                "upstream {NAMESPACE}-{}-80 {{\n    server {};\n    keepalive 320;\n}}\n",
-                pod.name, pod.addr
-            )
-        })
-        .collect()
+/// One `upstream` per pod's Service (and the HTTPS pod `secure` at `secure`), named as
+/// ingress-nginx's buildUpstreamName does (`namespace-service-port`); keepalive as
+/// upstream-keepalive-connections (320, nginx.tmpl L534-539).
+fn upstreams(pods: &[Backend], secure: std::net::SocketAddr) -> String {
+    let upstream = |name: &str, addr: std::net::SocketAddr| {
+        format!("upstream {NAMESPACE}-{name}-80 {{\n    server {addr};\n    keepalive 320;\n}}\n")
+    };
+    let mut text: String = pods.iter().map(|pod| upstream(&pod.name, pod.addr)).collect();
+    text.push_str(&upstream("secure", secure));
+    text
 }

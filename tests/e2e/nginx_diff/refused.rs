@@ -1,5 +1,5 @@
 //! Snippets as ingress-nginx's ConfigMap decides (the Ingress rejected whole by default, the
-//! snippet dropped, or run), and an annotation key shunt's profile does not know.
+//! snippet dropped, or run), and annotation keys ingress-nginx does not read.
 
 use super::{
     case::{Verdict, case, check},
@@ -45,12 +45,8 @@ async fn a_snippet_the_configmap_runs_refuses_the_host_by_name() {
 }
 
 #[tokio::test]
-async fn an_unknown_nginx_annotation_refuses_the_host_by_name() {
+async fn an_nginx_annotation_no_parser_reads_changes_nothing_and_refuses_nothing() {
     const HOST: &str = "unknown.example.com";
-    let probes = [Probe::get(HOST, "/").refused_host().expect("pod", "answered by web")];
-    let verdicts = [(
-        HOST,
-        Verdict::Refused("UnsupportedAnnotation: nginx.ingress.kubernetes.io/made-up-key"),
-    )];
-    check(case!("unknown_annotation", &[]), &probes, &verdicts).await;
+    let probes = [Probe::get(HOST, "/"), Probe::get(HOST, "/x?y=1")];
+    check(case!("unknown_annotation", &[]), &probes, &[(HOST, Verdict::Identical)]).await;
 }

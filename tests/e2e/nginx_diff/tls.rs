@@ -1,7 +1,8 @@
 //! The TLS side of the nginx profile: ssl-redirect (on by default for a host with a
 //! certificate, the Location without one trailing `/`), force-ssl-redirect, ssl-redirect
 //! "false" on an Ingress and in the ConfigMap, the ConfigMap's http-redirect-code with
-//! preserve-trailing-slash, and HSTS on HTTPS answers with the ConfigMap's keys.
+//! preserve-trailing-slash, HSTS on HTTPS answers with the ConfigMap's keys, and TLS to the pod
+//! (backend-protocol HTTPS).
 
 use super::{
     case::{Verdict, case, check},
@@ -125,4 +126,15 @@ async fn the_configmaps_hsts_false_sends_no_strict_transport_security() {
     ];
     let certificates = &[(HOST, "nohsts-tls")];
     check(case!("hsts_off", certificates), &probes, &[(HOST, Verdict::Identical)]).await;
+}
+
+#[tokio::test]
+async fn backend_protocol_https_reaches_a_pod_whose_certificate_neither_side_checks() {
+    const HOST: &str = "pod-tls.example.com";
+    let probes = [
+        Probe::get(HOST, "/").expect("pod", "answered by secure"),
+        Probe::get(HOST, "/a/b?c=d").expect("pod", "answered by secure"),
+        Probe::post(HOST, "/form", Payload::Sized(10)).expect("pod body_len", "10"),
+    ];
+    check(case!("https_backend", &[]), &probes, &[(HOST, Verdict::Identical)]).await;
 }

@@ -1,6 +1,7 @@
 //! Every `nginx.ingress.kubernetes.io/*` annotation classified: reproduced (parsed here into
 //! what the routes need), no effect on the answer a caller gets, or refused with its key named.
-//! A key the table does not know is refused: nginx may know it.
+//! A key no ingress-nginx parser reads is ignored, as nginx ignores it (`keys.rs`); a key it
+//! reads that the table does not know is refused.
 
 use std::collections::BTreeMap;
 
@@ -11,21 +12,21 @@ use super::{
     cors::CorsKeys,
     limits::{LimitKeys, LimitStatus},
     source_ranges::RangeList,
+    source_ranges::RangeList,
+    timeouts::{TimeoutSeconds, seconds},
 };
 
 pub const PREFIX: &str = "nginx.ingress.kubernetes.io/";
 
 /// Keys (without [`PREFIX`]) that change buffering, logging, tracing or endpoint choice, never
 /// the status, headers or body a caller or pod sees.
-pub const NO_EFFECT: [&str; 15] = [
+pub const NO_EFFECT: [&str; 13] = [
     "client-body-buffer-size",
     "enable-access-log",
     "enable-opentelemetry",
-    "enable-opentracing",
     "enable-rewrite-log",
     "load-balance",
     "opentelemetry-trust-incoming-span",
-    "opentracing-trust-incoming-span",
     "proxy-buffer-size",
     "proxy-buffering",
     "proxy-buffers-number",
@@ -35,15 +36,15 @@ pub const NO_EFFECT: [&str; 15] = [
     "service-upstream",
 ];
 
-/// Timeouts and `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or ConfigMap
-/// keys of the same names, which are shunt's own ([`defaults`]): connect 5 s, read and send 60 s;
-/// retries of idempotent requests after an error or a timeout, three tries in all, as shunt's
-/// `--retries 2`; no time limit on the tries. Any other value is refused.
+/// The send timeout and `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or
+/// ConfigMap keys of the same names, which are shunt's own ([`defaults`]): send 60 s; retries of
+/// idempotent requests after an error or a timeout, three tries in all, as shunt's
+/// `--retries 2`; no time limit on the tries. Any other value is refused. (Connect and read
+/// timeouts take any value: `timeouts.rs`.)
 fn proxy_default(name: &str) -> Option<String> {
     let seconds = |duration: std::time::Duration| duration.as_secs().to_string();
     Some(match name {
-        "proxy-connect-timeout" => seconds(defaults::CONNECT_TIMEOUT),
-        "proxy-read-timeout" | "proxy-send-timeout" => seconds(defaults::UPSTREAM_TIMEOUT),
+        "proxy-send-timeout" => seconds(defaults::UPSTREAM_TIMEOUT),
         "proxy-next-upstream" => "error timeout".to_string(),
         "proxy-next-upstream-tries" => (defaults::RETRIES + 1).to_string(),
         // nginx's "no limit".
@@ -86,6 +87,8 @@ pub struct NginxAnnotations {
     /// `*-snippet` keys: whether they run, are dropped or reject the Ingress is the ConfigMap's
     /// call (see `config::SnippetPolicy`).
     pub snippets: Vec<String>,
+    /// `proxy-connect-timeout`, `proxy-read-timeout`: `None` keeps the ConfigMap's.
+    pub timeouts: TimeoutSeconds,
     /// `enable-cors` and the `cors-*` keys (see `cors.rs`).
     pub cors: Option<CorsSpec>,
     /// `limit-rps`, `limit-rpm`, `limit-connections` (see `limits.rs`), answered with 503 until
@@ -93,6 +96,10 @@ pub struct NginxAnnotations {
     pub limits: Option<RateLimits>,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
+    /// Keys (with the prefix) no ingress-nginx parser reads (see `keys.rs`): nginx ignores them.
+    pub ignored: Vec<String>,
+    /// [`NO_EFFECT`] keys present (with the prefix).
+    pub no_effect: Vec<String>,
 }
 
 /// `return CODE URL` in every location of the Ingress.
@@ -122,6 +129,14 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut limits = LimitKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
+        if !super::keys::read(name) {
+            parsed.ignored.push(key.clone());
+            continue;
+        }
+        if NO_EFFECT.contains(&name) {
+            parsed.no_effect.push(key.clone());
+            continue;
+        }
         let slot = match name {
             "temporal-redirect" => &mut redirects.temporal,
             "temporal-redirect-code" => &mut redirects.temporal_code,
@@ -185,13 +200,14 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         "use-regex" => parsed.use_regex = flag(value)?,
         "rewrite-target" => parsed.rewrite_target = rewrite_target(value)?,
         "x-forwarded-prefix" => parsed.forwarded_prefix = Some(forwarded_prefix(value)?),
+        "proxy-connect-timeout" => parsed.timeouts.connect = Some(seconds(value)?),
+        "proxy-read-timeout" => parsed.timeouts.read = Some(seconds(value)?),
         name if at_default(name, value) => {}
         // Only 1.1 is what shunt speaks upstream; 1.0 closes every connection and changes framing.
         "proxy-http-version" if value.trim() == "1.1" => {}
         "allowlist-source-range" => parsed.allow_ranges = ranges(value, false)?,
         "whitelist-source-range" => parsed.whitelist_ranges = ranges(value, false)?,
         "denylist-source-range" => parsed.deny_ranges = ranges(value, true)?,
-        name if NO_EFFECT.contains(&name) => {}
         _ => return Err(Refusal::Unsupported),
     }
     Ok(())
@@ -212,14 +228,17 @@ pub(super) fn flag(value: &str) -> Result<bool, Refusal> {
     }
 }
 
-/// `HTTP` and `GRPC` (cleartext HTTP/2) are forwarded as nginx forwards them; `HTTPS` and
-/// `GRPCS` are not, because nginx neither verifies the pod's certificate nor sends SNI by
-/// default and shunt's TLS client does both; `AUTO_HTTP` and `FCGI` have no counterpart.
+/// `HTTP`, `GRPC` (cleartext HTTP/2) and `HTTPS` are forwarded as nginx forwards them: HTTPS
+/// through the upstream TLS client of `appProtocol: https`, which, as nginx without the
+/// `proxy-ssl-*` keys (nginx.tmpl writes no `proxy_ssl_verify` or `proxy_ssl_server_name`, both
+/// off), neither checks the pod's certificate nor sends SNI (it dials the pod's IP). `GRPCS`
+/// (HTTP/2 over TLS), `AUTO_HTTP` and `FCGI` have no counterpart.
 fn backend_protocol(value: &str) -> Result<Option<UpstreamProtocol>, Refusal> {
     match value.trim().to_ascii_uppercase().as_str() {
         "HTTP" => Ok(None),
         "GRPC" => Ok(Some(UpstreamProtocol::H2c)),
-        "HTTPS" | "GRPCS" | "AUTO_HTTP" | "FCGI" => Err(Refusal::Unsupported),
+        "HTTPS" => Ok(Some(UpstreamProtocol::Https)),
+        "GRPCS" | "AUTO_HTTP" | "FCGI" => Err(Refusal::Unsupported),
         _ => Err(Refusal::Invalid),
     }
 }

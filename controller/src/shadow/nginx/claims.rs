@@ -177,6 +177,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
             limits.connection_status = config.limit_status.connections;
             limits
         }),
+        timeouts: annotations.timeouts.or(config.timeouts).route(),
         redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {
             code: fixed.code,
             scheme: None,

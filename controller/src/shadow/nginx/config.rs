@@ -8,8 +8,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use shunt_spec::BodyLimit;
 
 use super::{
-    annotations::{at_default, body_size, flag},
+    annotations::{Refusal, at_default, body_size, flag},
     limits::{LimitStatus, status_code},
+    timeouts::TimeoutSeconds,
 };
 
 /// ingress-nginx's Helm chart names its ConfigMap after the release and controller.
@@ -73,6 +74,8 @@ pub struct NginxConfig {
     /// `no-tls-redirect-locations`: paths starting with one never redirect to HTTPS, even
     /// with `force-ssl-redirect` (template.go, `isLocationInLocationList`).
     pub no_tls_redirect: Vec<String>,
+    /// `proxy-connect-timeout`, `proxy-read-timeout` (5 and 60 s, shunt's own).
+    pub timeouts: TimeoutSeconds,
     /// `UnsupportedConfigMapKey: KEY` or `InvalidConfigMapKey: KEY`, for every host.
     pub refusals: Vec<String>,
     /// `limit-req-status-code`, `limit-conn-status-code` (503).
@@ -91,6 +94,7 @@ impl Default for NginxConfig {
             original_uri: false,
             snippets: SnippetPolicy::RejectIngress,
             no_tls_redirect: vec!["/.well-known/acme-challenge".to_string()],
+            timeouts: TimeoutSeconds::default(),
             refusals: Vec::new(),
             limit_status: LimitStatus::default(),
             found: false,
@@ -164,6 +168,8 @@ impl NginxConfig {
                     .ok_or(Invalid),
                 // The key limits count by: the caller's address is the only one reproduced.
                 "limit-conn-zone-variable" if value == "$binary_remote_addr" => Ok(()),
+                "proxy-connect-timeout" => timeout(value).map(|s| config.timeouts.connect = Some(s)),
+                "proxy-read-timeout" => timeout(value).map(|s| config.timeouts.read = Some(s)),
                 key if AT_DEFAULT.iter().any(|(k, default)| *k == key && *default == value) => Ok(()),
                 key if at_default(key, value) => Ok(()),
                 key if NO_EFFECT.contains(&key) => Ok(()),
@@ -191,6 +197,13 @@ enum KeyRefusal {
     Unsupported,
 }
 use KeyRefusal::{Invalid, Unsupported};
+
+fn timeout(value: &str) -> Result<u32, KeyRefusal> {
+    super::timeouts::seconds(value).map_err(|refusal| match refusal {
+        Refusal::Invalid => Invalid,
+        Refusal::Unsupported => Unsupported,
+    })
+}
 
 /// `http-redirect-code`: ingress-nginx takes 301, 302, 307 and 308 and keeps 308 for anything
 /// else, numbers or not (internal/ingress/controller/template/configmap.go, `ReadConfig`).

@@ -19,9 +19,11 @@ mod claims;
 pub mod config;
 mod cors;
 mod limits;
+mod keys;
 mod paths;
 mod regex;
 mod source_ranges;
+mod timeouts;
 
 #[cfg(test)]
 mod tests;
@@ -43,7 +45,7 @@ use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name};
 pub const PROFILE: &str = "nginx";
 
 /// What shunt assumes of ingress-nginx (its defaults, no ConfigMap keys set); `/shadow` lists it.
-pub const ASSUMED: [&str; 8] = [
+pub const ASSUMED: [&str; 10] = [
     "a ConfigMap key not set has ingress-nginx's default (config.go): ssl-redirect true, http-redirect-code 308, hsts true with max-age 31536000 and includeSubDomains, proxy-body-size 1m, use-forwarded-headers false, generate-request-id true, annotations-risk-level High, allow-snippet-annotations false",
     "ingress-nginx listens on 80 and 443 in its pod (X-Forwarded-Port), keeps upstream connections alive (no Connection field to the pod) and runs its default template",
     "pathType ImplementationSpecific (and a missing pathType) is Prefix, as internal/k8s/main.go converts it",
@@ -52,6 +54,8 @@ pub const ASSUMED: [&str; 8] = [
     "a host has a certificate when a spec.tls entry of an nginx Ingress names it exactly and its Secret is usable",
     "a request body is checked against proxy-body-size by its Content-Length; a chunked body over the limit gets 413 once it passes the limit, after the pod has seen its start (nginx buffers it first)",
     "nginx.ingress.kubernetes.io/* keys that change only buffering, logging, tracing or endpoint choice have no effect on the answer",
+    "nginx.ingress.kubernetes.io/* keys no annotation parser of ingress-nginx v1.15 reads are ignored, as nginx ignores them (a host lists them under ignored)",
+    "a pod behind backend-protocol HTTPS speaks TLS 1.2 or 1.3 with an AEAD cipher (shunt's TLS client), and shunt runs without --upstream-ca-bundle, so, as nginx, it checks neither the pod's certificate nor sends SNI",
 ];
 
 /// Which routes redirect plain HTTP to HTTPS (lua_ingress.lua, `redirect_to_https`).
@@ -168,9 +172,10 @@ fn prepare<'i>(ingress: &'i Ingress, config: &NginxConfig, diagnostics: &mut Vec
             }
         }
     }
-    // ingress-nginx gives the Ingress's hosts this backend for paths none of its rules name
-    // (internal/ingress/controller/controller.go, `getBackendServers`); not reproduced.
-    if ingress.spec.as_ref().is_some_and(|spec| spec.default_backend.is_some()) {
+    // ingress-nginx gives the Ingress's hosts this backend as their `/` location
+    // (internal/ingress/controller/controller.go, `createServers`); not reproduced, unless a `/`
+    // path of every rule replaces that location, when it answers nothing.
+    if ingress.spec.as_ref().is_some_and(|spec| spec.default_backend.is_some()) && !roots_every_rule(ingress) {
         problems.push("UnsupportedField: spec.defaultBackend".to_string());
     }
     Some(Nginx {
@@ -181,6 +186,25 @@ fn prepare<'i>(ingress: &'i Ingress, config: &NginxConfig, diagnostics: &mut Vec
         annotations,
         problems,
     })
+}
+
+/// Whether every rule of `ingress` has a path `/` of type Prefix or ImplementationSpecific (or
+/// none), which replaces the host's root location the default backend would answer; a rule
+/// without one (or no rule at all) leaves the default backend answering.
+fn roots_every_rule(ingress: &Ingress) -> bool {
+    let rules = ingress
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.rules.as_deref())
+        .unwrap_or_default();
+    let root = |path: &k8s_openapi::api::networking::v1::HTTPIngressPath| {
+        path.path.as_deref() == Some("/")
+            && paths::nginx_path(Some("/"), &path.path_type).is_ok_and(|(kind, _)| kind != shunt_spec::PathKind::Exact)
+    };
+    let rooted = |rule: &k8s_openapi::api::networking::v1::IngressRule| {
+        rule.http.as_ref().is_some_and(|http| http.paths.iter().any(root))
+    };
+    !rules.is_empty() && rules.iter().all(rooted)
 }
 
 /// Hosts a `spec.tls` entry of an nginx Ingress names, lowercase.
@@ -209,6 +233,8 @@ fn named(nginxes: &[Nginx<'_>], with_certificate: &BTreeSet<String>) -> BTreeMap
             });
             verdict.ingresses.push(nginx.source.clone());
             verdict.reasons.extend(nginx.problems.iter().cloned());
+            verdict.ignored.extend(nginx.annotations.ignored.iter().cloned());
+            verdict.no_effect.extend(nginx.annotations.no_effect.iter().cloned());
         }
     }
     verdicts

@@ -14,6 +14,8 @@ fn mk_verdict(host: &str, verdict: Verdict, reasons: &[&str]) -> HostVerdict {
         reasons: reasons.iter().map(|r| r.to_string()).collect(),
         listeners: vec!["http"],
         certificate: None,
+        ignored: vec![],
+        no_effect: vec![],
     }
 }
 

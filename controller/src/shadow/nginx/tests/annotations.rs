@@ -25,6 +25,7 @@ fn annotations_that_change_nothing_a_caller_sees_are_accepted() {
         "nginx.ingress.kubernetes.io/allowlist-source-range: \"::/0, 0.0.0.0/0\"",
         "nginx.ingress.kubernetes.io/ssl-redirect: \"false\"",
         "nginx.ingress.kubernetes.io/backend-protocol: GRPC",
+        "nginx.ingress.kubernetes.io/backend-protocol: HTTPS",
         "kubernetes.io/tls-acme: \"true\"",
     ] {
         assert_eq!(refused_for(entry), Vec::<String>::new(), "{entry}");
@@ -39,7 +40,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "mirror-uri",
         "auth-tls-secret",
         "ssl-passthrough",
-        "global-rate-limit",
         "proxy-redirect-from",
         "proxy-cookie-path",
         "custom-http-errors",
@@ -48,7 +48,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "canary",
         "affinity",
         "from-to-www-redirect",
-        "a-key-nobody-knows",
     ] {
         let refused = refused_for(&format!("nginx.ingress.kubernetes.io/{key}: \"x\""));
         assert_eq!(
@@ -67,7 +66,9 @@ fn values_that_narrow_or_do_not_parse_are_refused_too() {
         ("denylist-source-range: 192.168.0.0/16", "UnsupportedAnnotation"),
         ("allowlist-source-range: 203.0.113.0/24,office", "InvalidAnnotation"),
         ("proxy-http-version: \"1.0\"", "UnsupportedAnnotation"),
-        ("backend-protocol: HTTPS", "UnsupportedAnnotation"),
+        ("backend-protocol: GRPCS", "UnsupportedAnnotation"),
+        ("backend-protocol: AUTO_HTTP", "UnsupportedAnnotation"),
+        ("proxy-ssl-verify: \"on\"", "UnsupportedAnnotation"),
         ("backend-protocol: SOAP", "InvalidAnnotation"),
         ("ssl-redirect: \"yes\"", "InvalidAnnotation"),
     ];
@@ -82,16 +83,91 @@ fn values_that_narrow_or_do_not_parse_are_refused_too() {
 }
 
 #[test]
-fn spec_default_backend_refuses_the_ingresss_hosts() {
-    let spec = format!(
-        "defaultBackend: {{service: {{name: api, port: {{number: 80}}}}}}\n{}",
-        mk_rule("a.example.com", &[("/", "Prefix")])
-    );
-    let compiled = compile_nginx(&[mk_ingress("a", "", &spec)]);
+fn keys_no_nginx_parser_reads_refuse_nothing_and_are_listed_beside_the_no_effect_keys() {
+    let annotations = [
+        "nginx.ingress.kubernetes.io/rate-limit: \"10\"",
+        "nginx.ingress.kubernetes.io/websocket-services: web",
+        "nginx.ingress.kubernetes.io/a-key-nobody-knows: x",
+        "nginx.ingress.kubernetes.io/proxy-buffering: \"on\"",
+        "kubernetes.io/tls-acme: \"true\"",
+    ];
+    let compiled = compile_nginx(&[
+        mk_ingress(
+            "a",
+            &annotations.join("\n"),
+            &mk_rule("a.example.com", &[("/", "Prefix")]),
+        ),
+        mk_ingress(
+            "b",
+            "nginx.ingress.kubernetes.io/rate-limit-window: 1m",
+            &mk_rule("a.example.com", &[("/b", "Prefix")]),
+        ),
+    ]);
+    let verdict = verdict(&compiled, "a.example.com");
+    assert_eq!(verdict.verdict, Verdict::Identical, "{:?}", verdict.reasons);
     assert_eq!(
-        refusals(&compiled, "a.example.com"),
-        ["UnsupportedField: spec.defaultBackend"]
+        verdict.ignored,
+        [
+            "nginx.ingress.kubernetes.io/a-key-nobody-knows",
+            "nginx.ingress.kubernetes.io/rate-limit",
+            "nginx.ingress.kubernetes.io/rate-limit-window",
+            "nginx.ingress.kubernetes.io/websocket-services",
+        ]
     );
+    assert_eq!(verdict.no_effect, ["nginx.ingress.kubernetes.io/proxy-buffering"]);
+    let json = serde_json::to_value(verdict).expect("a verdict serialises");
+    assert_eq!(json["ignored"].as_array().map(Vec::len), Some(4));
+    assert_eq!(json["noEffect"][0], "nginx.ingress.kubernetes.io/proxy-buffering");
+}
+
+#[test]
+fn every_no_effect_key_is_one_nginx_reads() {
+    for key in crate::shadow::nginx::annotations::NO_EFFECT {
+        let compiled = compile_nginx(&[mk_ingress(
+            "a",
+            &format!("nginx.ingress.kubernetes.io/{key}: x"),
+            &mk_rule("a.example.com", &[("/", "Prefix")]),
+        )]);
+        assert_eq!(
+            verdict(&compiled, "a.example.com").ignored,
+            Vec::<String>::new(),
+            "{key}"
+        );
+    }
+}
+
+/// The refusals of a host whose Ingress has a default backend beside `rules`.
+fn default_backend_refusals(rules: &str) -> Vec<String> {
+    let spec = format!("defaultBackend: {{service: {{name: api, port: {{number: 80}}}}}}\n{rules}");
+    refusals(&compile_nginx(&[mk_ingress("a", "", &spec)]), "a.example.com")
+}
+
+#[test]
+fn spec_default_backend_refuses_the_hosts_whose_root_it_answers() {
+    let refused = ["UnsupportedField: spec.defaultBackend"];
+    assert_eq!(
+        default_backend_refusals(&mk_rule("a.example.com", &[("/api", "Prefix")])),
+        refused
+    );
+    assert_eq!(
+        default_backend_refusals(&mk_rule("a.example.com", &[("/", "Exact")])),
+        refused
+    );
+    // A second rule without `/` keeps the default backend answering on its host's root.
+    let two = format!(
+        "{}{}",
+        mk_rule("a.example.com", &[("/", "Prefix")]),
+        mk_rule("b.example.com", &[("/b", "Prefix")]).replace("rules:\n", "")
+    );
+    assert_eq!(default_backend_refusals(&two), refused);
+}
+
+#[test]
+fn spec_default_backend_behind_a_root_path_on_every_rule_changes_nothing() {
+    for kind in ["Prefix", "ImplementationSpecific"] {
+        let rules = mk_rule("a.example.com", &[("/api", "Exact"), ("/", kind)]);
+        assert_eq!(default_backend_refusals(&rules), Vec::<String>::new(), "{kind}");
+    }
 }
 
 #[test]
@@ -128,4 +204,19 @@ fn hosts_with_a_certificate_redirect_plain_http_with_308_unless_told_not_to() {
     );
     assert_eq!(verdict(&compiled, "a.example.com").listeners, ["http", "https"]);
     assert_eq!(verdict(&compiled, "c.example.com").listeners, ["http"]);
+}
+
+#[test]
+fn backend_protocol_https_speaks_tls_to_the_pod_and_grpcs_stays_refused() {
+    let https = compile_nginx(&[mk_ingress(
+        "a",
+        "nginx.ingress.kubernetes.io/backend-protocol: HTTPS",
+        &mk_rule("a.example.com", &[("/", "Prefix")]),
+    )]);
+    assert_eq!(refusals(&https, "a.example.com"), Vec::<String>::new());
+    assert_eq!(answer(&https, PLAIN, "a.example.com", "/"), format!("{WEB}@https"));
+    assert_eq!(
+        refused_for("nginx.ingress.kubernetes.io/backend-protocol: grpcs"),
+        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/backend-protocol"]
+    );
 }

@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 
-use super::super::{annotations, paths::nginx_path};
+use super::super::{annotations, keys, paths::nginx_path, timeouts};
 use shunt_spec::PathKind;
 
 proptest! {
@@ -22,12 +22,32 @@ proptest! {
     }
 
     #[test]
-    fn any_key_outside_the_table_is_refused_by_name(name in "[a-z][a-z-]{0,30}") {
-        prop_assume!(!annotations::NO_EFFECT.contains(&name.as_str()));
-        prop_assume!(!["ssl-redirect", "force-ssl-redirect", "backend-protocol", "proxy-http-version", "whitelist-source-range", "allowlist-source-range"].contains(&name.as_str()));
+    fn any_key_no_nginx_parser_reads_is_ignored_by_name(name in "[a-z][a-z-]{0,30}") {
+        prop_assume!(!keys::read(&name));
         let key = format!("{}{name}", annotations::PREFIX);
         let mut ingress = k8s_openapi::api::networking::v1::Ingress::default();
         ingress.metadata.annotations = Some([(key.clone(), "x".to_string())].into());
-        prop_assert_eq!(annotations::parse(&ingress).refusals, vec![format!("UnsupportedAnnotation: {key}")]);
+        let parsed = annotations::parse(&ingress);
+        prop_assert_eq!(parsed.refusals, Vec::<String>::new());
+        prop_assert_eq!(parsed.ignored, vec![key]);
+    }
+
+    #[test]
+    fn a_timeout_is_its_seconds_when_go_reads_an_int_in_range(seconds in any::<i64>(), plus in any::<bool>()) {
+        let text = if plus && seconds >= 0 { format!("+{seconds}") } else { seconds.to_string() };
+        let parsed = timeouts::seconds(&text);
+        if (1..=i64::from(timeouts::MAX_SECONDS)).contains(&seconds) {
+            prop_assert_eq!(parsed, Ok(seconds as u32));
+        } else {
+            prop_assert_eq!(parsed, Err(annotations::Refusal::Unsupported));
+        }
+    }
+
+    #[test]
+    fn a_timeout_of_anything_but_a_sign_and_digits_is_invalid(text in "\\PC{0,12}") {
+        let digits = text.strip_prefix(['+', '-']).unwrap_or(&text);
+        let go_int = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        let parsed = timeouts::seconds(&text);
+        prop_assert_eq!(parsed == Err(annotations::Refusal::Invalid), !go_int);
     }
 }

@@ -98,13 +98,47 @@ fn upstream_vhost_is_the_pods_host_and_odd_values_are_refused() {
 }
 
 #[test]
-fn timeouts_and_next_upstream_at_ingress_nginxs_defaults_change_nothing_and_others_refuse() {
+fn connect_and_read_timeouts_at_any_value_become_the_routes_own() {
     let defaults = "nginx.ingress.kubernetes.io/proxy-read-timeout: \"60\"\nnginx.ingress.kubernetes.io/proxy-next-upstream-tries: \"3\"";
-    assert_eq!(refusals(&one(defaults, None), "a.example.com"), Vec::<String>::new());
+    let compiled = one(defaults, None);
+    assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+    assert_eq!(
+        options_of(&compiled, "a.example.com", "/").timeouts,
+        None,
+        "defaults carry nothing"
+    );
     let longer = "nginx.ingress.kubernetes.io/proxy-read-timeout: \"3600\"";
+    let compiled = one(longer, Some("proxy-connect-timeout: \"2\"\nproxy-read-timeout: \"30\""));
+    assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+    let timeouts = options_of(&compiled, "a.example.com", "/")
+        .timeouts
+        .expect("the route's own");
+    assert_eq!(
+        (timeouts.connect.as_secs(), timeouts.read.as_secs()),
+        (2, 3600),
+        "the annotation over the ConfigMap"
+    );
+    let odd = [
+        ("0", "UnsupportedAnnotation"),
+        ("-5", "UnsupportedAnnotation"),
+        ("5s", "InvalidAnnotation"),
+    ];
+    for (value, reason) in odd {
+        let annotation = format!("nginx.ingress.kubernetes.io/proxy-connect-timeout: \"{value}\"");
+        assert_eq!(
+            refusals(&one(&annotation, None), "a.example.com"),
+            [format!("{reason}: nginx.ingress.kubernetes.io/proxy-connect-timeout")],
+            "{value}"
+        );
+    }
+}
+
+#[test]
+fn send_timeout_and_next_upstream_at_ingress_nginxs_defaults_change_nothing_and_others_refuse() {
+    let longer = "nginx.ingress.kubernetes.io/proxy-send-timeout: \"3600\"";
     assert_eq!(
         refusals(&one(longer, None), "a.example.com"),
-        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-read-timeout"]
+        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-send-timeout"]
     );
     let config = one("", Some("proxy-read-timeout: \"60\"\nuse-forwarded-headers: \"true\""));
     assert_eq!(

@@ -1,0 +1,34 @@
+//! A route's own timeouts towards its pods (ingress-nginx's `proxy-connect-timeout` and
+//! `proxy-read-timeout`), in place of the proxy's `--connect-timeout` and `--upstream-timeout`.
+
+use std::time::Duration;
+
+use serde::{Serialize, Serializer};
+
+use crate::defaults;
+
+/// Both are at least one millisecond (a zero timer would fail every try).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct UpstreamTimeouts {
+    /// Connecting to a pod, TLS included (nginx's `proxy_connect_timeout`).
+    #[serde(serialize_with = "millis")]
+    pub connect: Duration,
+    /// The longest wait for the response head, then between two reads of its body (nginx's
+    /// `proxy_read_timeout`): a deadline for the wait, not for the whole response.
+    #[serde(serialize_with = "millis")]
+    pub read: Duration,
+}
+
+impl Default for UpstreamTimeouts {
+    fn default() -> Self {
+        UpstreamTimeouts {
+            connect: defaults::CONNECT_TIMEOUT,
+            read: defaults::UPSTREAM_TIMEOUT,
+        }
+    }
+}
+
+/// Milliseconds: a route document stays a plain number per timeout.
+fn millis<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}
