@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::{CorsSpec, RewriteTarget};
+use crate::{CanarySpec, CorsSpec, HashKey, RewriteTarget};
 
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -47,6 +47,12 @@ pub struct RouteOptions {
     /// ingress-nginx's CORS: the preflight answered here, the fields set on allowed answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cors: Option<CorsSpec>,
+    /// ingress-nginx's canary: another backend some requests go to (see `balance.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canary: Option<CanarySpec>,
+    /// `upstream-hash-by`: the endpoint is the one this key hashes to (see `balance.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<HashKey>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any

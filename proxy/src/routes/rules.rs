@@ -9,6 +9,7 @@ use super::rewrite::Rewrite;
 use crate::{
     cors::Cors,
     spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges},
+    upstream::RouteBalance,
 };
 
 /// What a profile changes about a route's requests and answers; the default changes nothing.
@@ -28,6 +29,8 @@ pub struct RouteRules {
     pub source_ranges: Option<Arc<SourceRanges>>,
     /// Shared: a table build clones the rules into each route of a path.
     pub cors: Option<Arc<Cors>>,
+    /// A canary or a hash key (set by the table build, which has the canary's upstream).
+    pub balance: Option<Arc<RouteBalance>>,
 }
 
 impl RouteRules {
@@ -52,6 +55,7 @@ impl RouteRules {
                 .as_ref()
                 .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
                 .transpose()?,
+            balance: None,
         })
     }
 

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_spec::{BodyLimit, CorsSpec, RewriteTarget, UpstreamProtocol, defaults};
+use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, HashKey, RewriteTarget, UpstreamProtocol, defaults};
 
-use super::{cors::CorsKeys, source_ranges::RangeList};
+use super::{canary::CanaryKeys, cors::CorsKeys, source_ranges::RangeList};
 
 pub const PREFIX: &str = "nginx.ingress.kubernetes.io/";
 
@@ -84,6 +84,10 @@ pub struct NginxAnnotations {
     pub snippets: Vec<String>,
     /// `enable-cors` and the `cors-*` keys (see `cors.rs`).
     pub cors: Option<CorsSpec>,
+    /// `canary: "true"` and the `canary-*` keys (see `canary.rs`).
+    pub canary: Option<CanaryRule>,
+    /// `upstream-hash-by` (see `hash.rs`).
+    pub hash: Option<HashKey>,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
 }
@@ -112,6 +116,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut parsed = NginxAnnotations::default();
     let mut redirects = RedirectKeys::default();
     let mut cors = CorsKeys::default();
+    let mut canary = CanaryKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         let slot = match name {
@@ -124,6 +129,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
                 continue;
             }
             name if cors.set(name, value) => continue,
+            name if canary.set(name, value) => continue,
             name => {
                 if let Err(refusal) = apply(&mut parsed, name, value) {
                     parsed.refusals.push(format!("{refusal}: {key}"));
@@ -139,6 +145,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     }
     match cors.resolve() {
         Ok(spec) => parsed.cors = spec,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match canary.resolve() {
+        Ok(rule) => parsed.canary = rule,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed
@@ -169,6 +179,7 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         "proxy-body-size" => parsed.body_limit = Some(body_size(value)?),
         "upstream-vhost" => parsed.upstream_vhost = Some(upstream_vhost(value)?),
         "app-root" => parsed.app_root = app_root(value)?,
+        "upstream-hash-by" => parsed.hash = super::hash::key(value)?,
         "use-regex" => parsed.use_regex = flag(value)?,
         "rewrite-target" => parsed.rewrite_target = rewrite_target(value)?,
         "x-forwarded-prefix" => parsed.forwarded_prefix = Some(forwarded_prefix(value)?),
