@@ -8,12 +8,14 @@
 //! - [`TableSpec`]: hosts ([`HostMatch`]) with their paths ([`PathSpec`]), each naming a
 //!   backend ([`BackendSpec`]: protocol, endpoints, topology hints) and carrying its route
 //!   behaviours ([`RouteOptions`]: listeners, redirects, rewrites, forwarding fields, body
-//!   limit, source ranges, [`CorsSpec`], [`RateLimits`]); server certificates ([`TlsSpec`]).
+//!   limit, source ranges, [`CorsSpec`], [`RateLimits`], a canary backend ([`CanarySpec`]), a
+//!   hash key ([`HashKey`])); server certificates ([`TlsSpec`]).
 //! - The proxy's own knobs the controller sets: [`RetryPolicy`], [`TrustedProxies`], [`Topology`].
 //! - [`defaults`]: the value of every knob when nothing sets it.
 
 pub mod defaults;
 
+mod balance;
 mod cors;
 mod host;
 mod limits;
@@ -27,6 +29,10 @@ mod topology;
 mod trusted;
 
 pub use self::{
+    balance::{
+        CanaryHeader, CanaryRule, CanarySpec, HashKey, KeyPart, MAX_KEY_PARTS, MAX_NAME_LEN, MAX_VALUE_LEN,
+        MAX_WEIGHT_TOTAL,
+    },
     cors::{AllowOrigin, CorsSpec},
     host::HostMatch,
     limits::{RateLimits, RatePeriod, RequestRate},

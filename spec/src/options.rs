@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::{CorsSpec, RateLimits, RewriteTarget, UpstreamTimeouts};
+use crate::{CanarySpec, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamTimeouts};
 
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -53,6 +53,12 @@ pub struct RouteOptions {
     /// Connect and read timeouts towards the pods, instead of the proxy's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<UpstreamTimeouts>,
+    /// ingress-nginx's canary: another backend some requests go to (see `balance.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canary: Option<CanarySpec>,
+    /// `upstream-hash-by`: the endpoint is the one this key hashes to (see `balance.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<HashKey>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any

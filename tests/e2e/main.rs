@@ -23,6 +23,7 @@ mod headers;
 mod hosts;
 mod http1;
 mod nginx;
+mod nginx_canary;
 mod nginx_cors;
 mod nginx_diff;
 mod nginx_limits;

@@ -56,6 +56,7 @@ pub use self::paths::{HostError, parse_host};
 
 // What a shadow profile (crate::shadow) compiles with.
 pub(crate) use self::{
+    backend::Resolved,
     claims::{PathClaim, RouteSettings},
     ingress::Sink,
     tls::TlsBuilder,

@@ -82,6 +82,11 @@ impl TableBuilder {
         Ok(())
     }
 
+    /// Adds a backend a claimed route names besides its own (a canary's).
+    pub fn add_alternative(&mut self, backend: &Resolved) {
+        self.add_backend(backend);
+    }
+
     fn add_backend(&mut self, backend: &Resolved) {
         // Most paths name a backend already added: look up before cloning the id.
         if !self.backends.contains_key(&backend.id) {

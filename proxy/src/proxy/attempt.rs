@@ -1,6 +1,7 @@
 //! Attempt: the tries against the route's endpoints. Each try picks an endpoint, sends the
 //! prepared request under the upstream timeout and either responds or asks
-//! [`retry::classify`] whether to go again.
+//! [`retry::classify`] whether to go again. A route with a canary or a hash key has its
+//! [`Choice`] made first: which backend, and the endpoint its key prefers.
 
 use std::{
     pin::pin,
@@ -8,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use http::Response;
+use http::{Response, uri::PathAndQuery};
 use tracing::debug;
 
 use super::{
@@ -18,22 +19,28 @@ use super::{
     prepare::Prepared,
     respond,
     retry::{self, Decision, Retries},
+    route,
 };
 use crate::{
     body::{RequestBody, ResponseBody},
     error::ProxyError,
-    routes::Route,
-    upstream::{EndpointGuard, Outgoing, UpstreamClients, UpstreamError},
+    routes::{Route, normalize_host},
+    upstream::{Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, UpstreamClients, UpstreamError},
 };
 
 pub(super) async fn attempt(
     inner: &Inner,
     route: &Arc<Route>,
     host: &str,
+    choice: Option<Choice>,
     prepared: &mut Prepared,
     outcome: &mut Outcome,
 ) -> Result<Response<ResponseBody>, ProxyError> {
-    let (upstream, options) = (&*route.upstream, &inner.options);
+    let options = &inner.options;
+    let (upstream, key) = match (&route.rules.balance, choice) {
+        (Some(balance), Some(choice)) => (&**balance.upstream(&route.upstream, choice), choice.key),
+        _ => (&*route.upstream, None),
+    };
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
     // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
     // read from the route where used, so the loop holds no copy across its awaits.
@@ -46,7 +53,8 @@ pub(super) async fn attempt(
     );
     loop {
         // Endpoints failed on are avoided; when none is left, any but the unreachable ones.
-        let pick = upstream.pick(retries.tried(), options.slow_start);
+        let hashed = key.and_then(|key| upstream.pick_hashed(key, retries.tried()));
+        let pick = hashed.or_else(|| upstream.pick(retries.tried(), options.slow_start));
         let Some(index) = pick.or_else(|| upstream.pick(retries.unreachable(), options.slow_start)) else {
             return Err(ProxyError::NoEndpoints {
                 backend: upstream.id.clone(),
@@ -109,6 +117,20 @@ pub(super) async fn attempt(
             Decision::Fail(error) => return Err(error),
         }
     }
+}
+
+/// Where a request of a route with a canary or hash key goes, from the request as it came.
+pub(super) fn choose(balance: &RouteBalance, request: &route::Request<'_>) -> Choice {
+    let req = request.req;
+    let target = req.uri().path_and_query().map_or("/", PathAndQuery::as_str);
+    let vars = RequestVars {
+        headers: req.headers(),
+        target,
+        path: request.normalized.map_or(req.uri().path(), PathAndQuery::path),
+        host: &normalize_host(request.host),
+        peer: request.conn.peer.ip(),
+    };
+    balance.choose(&vars)
 }
 
 /// The upstream deadline counted from `sent`, a clock reading already taken (`timeout` would

@@ -208,10 +208,16 @@ impl Proxy {
                 return Err(error);
             }
         };
+        // Read from the request as the client sent it, before prepare changes its fields.
+        let choice = route
+            .rules
+            .balance
+            .as_ref()
+            .map(|balance| attempt::choose(balance, &request));
         let mut prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, inner);
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
-        attempt::attempt(inner, &route, host_str, &mut prepared, outcome).await
+        attempt::attempt(inner, &route, host_str, choice, &mut prepared, outcome).await
     }
 }
 

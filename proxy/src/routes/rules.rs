@@ -10,6 +10,7 @@ use crate::{
     cors::Cors,
     limits::{Limiter, limiter_for},
     spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges, UpstreamTimeouts},
+    upstream::RouteBalance,
 };
 
 /// What a profile changes about a route's requests and answers; the default changes nothing.
@@ -33,6 +34,8 @@ pub struct RouteRules {
     pub limits: Option<Arc<Limiter>>,
     /// Replace the proxy's connect and upstream timeouts for this route.
     pub timeouts: Option<UpstreamTimeouts>,
+    /// A canary or a hash key (set by the table build, which has the canary's upstream).
+    pub balance: Option<Arc<RouteBalance>>,
 }
 
 impl RouteRules {
@@ -59,6 +62,7 @@ impl RouteRules {
                 .transpose()?,
             limits: options.limits.as_ref().map(limiter_for),
             timeouts: options.timeouts,
+            balance: None,
         })
     }
 

@@ -17,7 +17,7 @@ use crate::{
     metrics::RouteStats,
     spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
     tls::CertificateIndex,
-    upstream::Upstream,
+    upstream::{Canary, RouteBalance, Upstream},
 };
 
 /// What a request that matched needs: where to go and what to count.
@@ -191,6 +191,16 @@ fn default_route(
     })
 }
 
+// === impl Route ===
+
+impl Route {
+    /// The route's upstream, then its canary's if it has one.
+    pub fn upstreams(&self) -> impl Iterator<Item = &Arc<Upstream>> {
+        let canary = self.rules.balance.as_ref().and_then(|balance| balance.canary.as_ref());
+        std::iter::once(&self.upstream).chain(canary.map(|canary| &canary.upstream))
+    }
+}
+
 fn stats_of(route: &Arc<Route>) -> RouteStats {
     route.stats.clone()
 }
@@ -348,6 +358,12 @@ impl RouteTable {
                 if !Arc::ptr_eq(&route.upstream, &parts.get(&route.upstream.id)?) {
                     return None;
                 }
+                let canary = route.rules.balance.as_ref().and_then(|balance| balance.canary.as_ref());
+                if let Some(canary) = canary
+                    && !Arc::ptr_eq(&canary.upstream, &parts.get(&canary.upstream.id)?)
+                {
+                    return None;
+                }
             }
         }
         Some((plain, tls))
@@ -428,7 +444,7 @@ fn build_routes<'s>(
                 continue;
             }
         };
-        let rules = match RouteRules::from_options(&path.options) {
+        let rules = match RouteRules::from_options(&path.options).and_then(|rules| balanced(rules, path, parts)) {
             Ok(rules) => rules,
             Err(reason) => {
                 warnings.push(BuildWarning {
@@ -460,6 +476,33 @@ fn build_routes<'s>(
         built.push((Arc::new(route), path));
     }
     built
+}
+
+/// `rules` with the path's canary (its upstream from `parts`) and hash key, when it has either.
+fn balanced(
+    mut rules: RouteRules,
+    path: &PathSpec,
+    parts: &mut Parts<'_, impl BuildParts>,
+) -> Result<RouteRules, String> {
+    let options = &path.options;
+    if options.canary.is_none() && options.hash.is_none() {
+        return Ok(rules);
+    }
+    let canary = match &options.canary {
+        None => None,
+        Some(spec) => Some(Canary {
+            upstream: parts
+                .get(&spec.backend)
+                .ok_or_else(|| format!("canary backend {} is not in the table", spec.backend))?,
+            rule: spec.rule.clone(),
+            hash: spec.hash.clone(),
+        }),
+    };
+    rules.balance = Some(Arc::new(RouteBalance {
+        canary,
+        hash: options.hash.clone(),
+    }));
+    Ok(rules)
 }
 
 /// A route's client protocol header: a valid name, and none of the fields that frame or route the

@@ -7,7 +7,8 @@
 //! ```
 //! p2c is cheap, needs no shared lock, and keeps new connections spread across every endpoint
 //! instead of piling onto the first. With slow start, a new endpoint is drawn in proportion to
-//! its weight, which grows over the window.
+//! its weight, which grows over the window. A route's canary and hash key (`route.rs`) are
+//! decided before this choice.
 
 use std::{
     sync::{Arc, atomic::Ordering},
@@ -15,6 +16,11 @@ use std::{
 };
 
 use super::{Endpoint, Upstream};
+
+pub mod canary;
+pub mod hash;
+pub mod route;
+pub mod vars;
 
 /// Counts a request against its endpoint until dropped (after the response body ends).
 pub struct EndpointGuard {

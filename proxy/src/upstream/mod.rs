@@ -29,7 +29,12 @@ use bytes::Bytes;
 use http::uri::Authority;
 
 pub use self::{
-    balance::EndpointGuard,
+    balance::{
+        EndpointGuard,
+        canary::Canary,
+        route::{Choice, RouteBalance},
+        vars::RequestVars,
+    },
     body::UpstreamBody,
     budget::RetryBudget,
     chain::{chain_has, is_going_away},

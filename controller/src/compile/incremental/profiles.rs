@@ -16,6 +16,7 @@
 
 use std::{
     collections::{BTreeMap, BTreeSet},
+    iter::once,
     sync::Arc,
 };
 
@@ -198,9 +199,13 @@ impl Profiles {
             let Some(spec) = self.hosts.remove(&host) else {
                 continue;
             };
-            for path in &spec.paths {
-                release(&mut self.backends, &path.backend);
-                spec_changes.backends.insert(path.backend.clone());
+            for id in spec
+                .paths
+                .iter()
+                .flat_map(|path| once(&path.backend).chain(path.canary_backend()))
+            {
+                release(&mut self.backends, id);
+                spec_changes.backends.insert(id.clone());
             }
             spec_changes.hosts.insert(host);
         }
@@ -251,11 +256,16 @@ impl Profiles {
     ) {
         let table = table.finish();
         for spec in table.hosts {
-            for path in &spec.paths {
-                if let Some(backend) = table.backends.get(&path.backend) {
-                    hold(&mut self.backends, &path.backend, backend);
+            // A canary's backend is held like the route's own.
+            for id in spec
+                .paths
+                .iter()
+                .flat_map(|path| once(&path.backend).chain(path.canary_backend()))
+            {
+                if let Some(backend) = table.backends.get(id) {
+                    hold(&mut self.backends, id, backend);
                 }
-                spec_changes.backends.insert(path.backend.clone());
+                spec_changes.backends.insert(id.clone());
             }
             spec_changes.hosts.insert(spec.host.clone());
             self.outputs

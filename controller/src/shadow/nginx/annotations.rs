@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_spec::{BodyLimit, CorsSpec, RateLimits, RewriteTarget, UpstreamProtocol, defaults};
+use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamProtocol, defaults};
 
 use super::{
+    canary::CanaryKeys,
     cors::CorsKeys,
     limits::{LimitKeys, LimitStatus},
-    source_ranges::RangeList,
     source_ranges::RangeList,
     timeouts::{TimeoutSeconds, seconds},
 };
@@ -94,6 +94,10 @@ pub struct NginxAnnotations {
     /// `limit-rps`, `limit-rpm`, `limit-connections` (see `limits.rs`), answered with 503 until
     /// the ConfigMap's codes are applied.
     pub limits: Option<RateLimits>,
+    /// `canary: "true"` and the `canary-*` keys (see `canary.rs`).
+    pub canary: Option<CanaryRule>,
+    /// `upstream-hash-by` (see `hash.rs`).
+    pub hash: Option<HashKey>,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
     /// Keys (with the prefix) no ingress-nginx parser reads (see `keys.rs`): nginx ignores them.
@@ -127,6 +131,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut redirects = RedirectKeys::default();
     let mut cors = CorsKeys::default();
     let mut limits = LimitKeys::default();
+    let mut canary = CanaryKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         if !super::keys::read(name) {
@@ -148,6 +153,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
             }
             name if cors.set(name, value) => continue,
             name if limits.set(name, value) => continue,
+            name if canary.set(name, value) => continue,
             name => {
                 if let Err(refusal) = apply(&mut parsed, name, value) {
                     parsed.refusals.push(format!("{refusal}: {key}"));
@@ -167,6 +173,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     }
     match limits.resolve(ingress, LimitStatus::default()) {
         Ok(spec) => parsed.limits = spec,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match canary.resolve() {
+        Ok(rule) => parsed.canary = rule,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed
@@ -197,6 +207,7 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         "proxy-body-size" => parsed.body_limit = Some(body_size(value)?),
         "upstream-vhost" => parsed.upstream_vhost = Some(upstream_vhost(value)?),
         "app-root" => parsed.app_root = app_root(value)?,
+        "upstream-hash-by" => parsed.hash = super::hash::key(value)?,
         "use-regex" => parsed.use_regex = flag(value)?,
         "rewrite-target" => parsed.rewrite_target = rewrite_target(value)?,
         "x-forwarded-prefix" => parsed.forwarded_prefix = Some(forwarded_prefix(value)?),

@@ -6,9 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::networking::v1::HTTPIngressPath;
-use shunt_spec::{Forwarding, HostMatch, HttpsRedirect, PathKind, RedirectSpec, RouteOptions};
+use shunt_spec::{BackendId, Forwarding, HashKey, HostMatch, HttpsRedirect, PathKind, RedirectSpec, RouteOptions};
 
-use super::{Nginx, Redirects, annotations::NginxAnnotations, config::NginxConfig, paths, report};
+use super::{Nginx, Redirects, annotations::NginxAnnotations, canary::Canaries, config::NginxConfig, paths, report};
 use crate::{
     compile::{PathClaim, Reason, RouteSettings, Sink},
     shadow::HostVerdict,
@@ -16,6 +16,10 @@ use crate::{
 
 /// What every claim of one compile reads.
 pub(super) struct Walk<'w> {
+    /// Canary backends by the main backend they join.
+    pub canaries: Canaries,
+    /// `upstream-hash-by` keys by backend (see `hash.rs`).
+    pub hashes: BTreeMap<BackendId, Option<HashKey>>,
     pub redirects: &'w Redirects<'w>,
     pub config: &'w NginxConfig,
     /// Every nginx Ingress, `namespace/name`.
@@ -88,7 +92,7 @@ pub(super) fn path_claim(
     (host, name): (&HostMatch, &str),
     path: &HTTPIngressPath,
     (kind, location): (PathKind, String),
-    options: RouteOptions,
+    mut options: RouteOptions,
 ) -> Option<PathClaim> {
     // A `return` in the location answers before the HTTPS redirect (nginx's rewrite module runs
     // ahead of lua_ingress.lua's rewrite handler) and never reaches the backend.
@@ -110,6 +114,8 @@ pub(super) fn path_claim(
             return None;
         }
     };
+    options.canary = walk.canaries.get(&backend.id).map(|(_, canary)| canary.clone());
+    options.hash = walk.hashes.get(&backend.id).cloned().flatten();
     let annotations = &nginx.annotations;
     let redirects = walk.redirects;
     let ssl_redirect = (annotations.force_ssl_redirect
@@ -136,6 +142,14 @@ pub(super) fn settle(
     verdicts: &mut BTreeMap<String, HostVerdict>,
 ) {
     let Err(holder) = sink.table.claim(claim, &nginx.source) else {
+        // The canary's backend goes into the table with the route naming it.
+        let canary = claim
+            .backend
+            .as_ref()
+            .and_then(|backend| walk.canaries.get(&backend.id));
+        if let Some((alternative, _)) = canary {
+            sink.table.add_alternative(alternative);
+        }
         report_no_endpoints(nginx, claim, sink);
         return;
     };

@@ -15,11 +15,13 @@
 
 pub mod annotations;
 mod app_root;
+mod canary;
 mod claims;
 pub mod config;
 mod cors;
 mod limits;
 mod keys;
+mod hash;
 mod paths;
 mod regex;
 mod source_ranges;
@@ -33,11 +35,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::networking::v1::Ingress;
 use shunt_spec::HostMatch;
 
-use self::claims::Walk;
 use self::{
     annotations::NginxAnnotations,
     config::{NginxConfig, SnippetPolicy},
 };
+use self::{canary::Canaries, claims::Walk};
 use super::{HostVerdict, OwnProfile, verdict};
 use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name};
 
@@ -109,10 +111,14 @@ fn compile(
     certificates: &mut TlsBuilder<'_>,
     config: &NginxConfig,
 ) -> Vec<HostVerdict> {
-    let nginxes: Vec<Nginx<'_>> = ingresses
+    let all: Vec<Nginx<'_>> = ingresses
         .iter()
         .filter_map(|ingress| prepare(ingress, config, &mut sink.diagnostics))
         .collect();
+    let hashes = hash::by_backend(&all.iter().collect::<Vec<_>>(), sink);
+    // A canary Ingress serves no location of its own (controller.go, `createServers`).
+    let (canaries, nginxes): (Vec<Nginx<'_>>, Vec<Nginx<'_>>) =
+        all.into_iter().partition(|nginx| nginx.annotations.canary.is_some());
     for nginx in &nginxes {
         certificates.ingress(nginx.ingress, &mut sink.diagnostics);
     }
@@ -125,7 +131,10 @@ fn compile(
         exempt: &config.no_tls_redirect,
     };
     let mut verdicts = named(&nginxes, &tls_hosts);
+    canaries_on_hosts(&canaries, &mut verdicts);
     let walk = Walk {
+        canaries: Canaries::merge(&nginxes, &canaries, &hashes, sink, &mut verdicts),
+        hashes,
         redirects: &redirects,
         config,
         sources: nginxes.iter().map(|n| n.source.as_str()).collect(),
@@ -238,6 +247,19 @@ fn named(nginxes: &[Nginx<'_>], with_certificate: &BTreeSet<String>) -> BTreeMap
         }
     }
     verdicts
+}
+
+/// A canary Ingress's reasons refuse the hosts its main Ingresses name; a host only canaries
+/// name has no server in ingress-nginx, and no verdict here.
+fn canaries_on_hosts(canaries: &[Nginx<'_>], verdicts: &mut BTreeMap<String, HostVerdict>) {
+    for nginx in canaries {
+        for (host, _) in rule_hosts(nginx.ingress) {
+            if let Some(verdict) = verdicts.get_mut(&host) {
+                verdict.ingresses.push(nginx.source.clone());
+                verdict.reasons.extend(nginx.problems.iter().cloned());
+            }
+        }
+    }
 }
 
 /// The named hosts of an Ingress's rules that parse, lowercase.

@@ -167,7 +167,7 @@ pub(super) fn ordered(mut locations: Vec<Location<'_>>) -> Vec<Location<'_>> {
 }
 
 /// Every (lowercase host, path) of an Ingress's rules.
-fn host_paths<'n>(nginx: &'n Nginx<'n>) -> impl Iterator<Item = (String, &'n HTTPIngressPath)> + 'n {
+pub(super) fn host_paths<'n>(nginx: &'n Nginx<'n>) -> impl Iterator<Item = (String, &'n HTTPIngressPath)> + 'n {
     let rules = nginx.ingress.spec.as_ref().and_then(|spec| spec.rules.as_ref());
     rules.into_iter().flatten().flat_map(|rule| {
         let host = host_name(rule.host.as_deref().unwrap_or_default());
@@ -179,7 +179,7 @@ fn host_paths<'n>(nginx: &'n Nginx<'n>) -> impl Iterator<Item = (String, &'n HTT
 }
 
 /// ingress-nginx's location path: the Ingress path, `/` when empty.
-fn location_path(path: &HTTPIngressPath) -> String {
+pub(super) fn location_path(path: &HTTPIngressPath) -> String {
     match path.path.as_deref() {
         None | Some("") => "/".to_string(),
         Some(path) => path.to_string(),

@@ -2,8 +2,10 @@
 //! compiles them, builds the proxy's real table, and asks it what a request gets.
 
 mod annotations;
+mod canary;
 mod config;
 mod cors;
+mod hash;
 mod paths;
 mod properties;
 mod redirects;

@@ -121,7 +121,11 @@ fn hosts_to_rebuild(
         .filter(|id| previous.spec.backends.contains_key(*id) != spec.backends.contains_key(*id))
         .collect();
     if !existence.is_empty() {
-        let names = |vhost: &&Arc<VirtualHostSpec>| vhost.paths.iter().any(|path| existence.contains(&path.backend));
+        let names = |vhost: &&Arc<VirtualHostSpec>| {
+            (vhost.paths.iter()).any(|path| {
+                existence.contains(&path.backend) || path.canary_backend().is_some_and(|id| existence.contains(id))
+            })
+        };
         redo.extend(spec.hosts.iter().filter(names).map(|vhost| vhost.host.clone()));
     }
     redo
@@ -154,10 +158,11 @@ impl Hosts {
     /// The hosts with a route to one of `upstreams`.
     fn with_upstream_in(&self, upstreams: &HashSet<*const Upstream>) -> Vec<HostMatch> {
         let uses = |vhost: &Arc<VirtualHost>| {
-            vhost
-                .routes
-                .iter()
-                .any(|route| upstreams.contains(&Arc::as_ptr(&route.upstream)))
+            vhost.routes.iter().any(|route| {
+                route
+                    .upstreams()
+                    .any(|upstream| upstreams.contains(&Arc::as_ptr(upstream)))
+            })
         };
         let named = |map: &FastMap<Box<str>, Arc<VirtualHost>>, make: fn(String) -> HostMatch| {
             map.iter()

@@ -44,8 +44,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "proxy-cookie-path",
         "custom-http-errors",
         "default-backend",
-        "upstream-hash-by",
-        "canary",
         "affinity",
         "from-to-www-redirect",
     ] {
