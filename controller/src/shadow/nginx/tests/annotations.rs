@@ -37,7 +37,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
     for key in [
         "auth-url",
         "auth-signin",
-        "mirror-uri",
         "auth-tls-secret",
         "ssl-passthrough",
         "proxy-redirect-from",
