@@ -37,6 +37,7 @@ pub struct ReportArgs {
 /// Compiles once and prints the report on stdout.
 pub async fn run(args: ShadowArgs) -> anyhow::Result<()> {
     let ShadowCommand::Report(args) = args.command;
+    args.classes.check()?;
     let options = args.classes.compile_options();
     let Some(served) = shadow::served_profiles(&options) else {
         bail!("no class with a shadow profile: add --shadow-class nginx (or qcloud), or --class-profile NAME=nginx");
