@@ -17,8 +17,6 @@ pub const AUTO_REWRITE_CODE: &str = "ingress.cloud.tencent.com/auto-rewrite-code
 pub const REWRITE_SUPPORT: &str = "ingress.cloud.tencent.com/rewrite-support";
 pub const LISTEN_PORTS: &str = "ingress.cloud.tencent.com/listen-ports";
 pub const DIRECT_ACCESS: &str = "ingress.cloud.tencent.com/direct-access";
-pub const TKE_SERVICE_CONFIG: &str = "ingress.cloud.tencent.com/tke-service-config";
-pub const TKE_SERVICE_CONFIG_AUTO: &str = "ingress.cloud.tencent.com/tke-service-config-auto";
 pub const ENABLE_GROUP: &str = "ingress.cloud.tencent.com/enable-group";
 pub const EXIST_LB_ID: &str = "kubernetes.io/ingress.existLbId";
 /// Ours: a `kubernetes.io/tls` Secret in the Ingress's namespace for its HTTPS hosts.
@@ -41,9 +39,6 @@ pub struct QcloudAnnotations {
     pub listen_ports: Option<Vec<(String, u16)>>,
     /// `direct-access: "true"`: the CLB reaches pods directly, so a ClusterIP backend serves.
     pub direct_access: bool,
-    /// The TkeServiceConfig named (`tke-service-config`, or `NAME-auto-ingress-config` with
-    /// `tke-service-config-auto`), in the Ingress's namespace.
-    pub service_config: Option<String>,
     /// The load balancer the Ingress shares with others (`enable-group` on an `existLbId`).
     pub group: Option<String>,
     pub tls_secret: Option<String>,
@@ -149,7 +144,6 @@ pub fn parse(ingress: &Ingress) -> QcloudAnnotations {
         }
     }
     parsed.direct_access = flag(DIRECT_ACCESS, &mut parsed.invalid);
-    parsed.service_config = service_config(ingress, annotations, &mut parsed.invalid);
     if enable_group {
         parsed.group = annotations.get(EXIST_LB_ID).filter(|id| !id.trim().is_empty()).cloned();
     }
@@ -163,36 +157,6 @@ pub fn parse(ingress: &Ingress) -> QcloudAnnotations {
         .cloned()
         .collect();
     parsed
-}
-
-/// The TkeServiceConfig's name; TKE forbids naming one and asking for the automatic one at once.
-fn service_config(
-    ingress: &Ingress,
-    annotations: &BTreeMap<String, String>,
-    invalid: &mut Vec<(&'static str, String)>,
-) -> Option<String> {
-    let named = annotations
-        .get(TKE_SERVICE_CONFIG)
-        .map(|name| name.trim())
-        .filter(|name| !name.is_empty());
-    let auto = annotations
-        .get(TKE_SERVICE_CONFIG_AUTO)
-        .is_some_and(|value| value.trim() == "true");
-    match (named, auto) {
-        (Some(_), true) => {
-            invalid.push((
-                TKE_SERVICE_CONFIG,
-                format!("set together with {TKE_SERVICE_CONFIG_AUTO}"),
-            ));
-            None
-        }
-        (Some(name), false) => Some(name.to_string()),
-        (None, true) => Some(format!(
-            "{}-auto-ingress-config",
-            ingress.metadata.name.as_deref().unwrap_or_default()
-        )),
-        (None, false) => None,
-    }
 }
 
 /// `"null"` (TKE writes it for "none") and `[]` are both an empty list.

@@ -1,12 +1,15 @@
 //! Every TKE Ingress annotation key classified: reproduced (parsed in `annotations.rs`), no
 //! effect on the answer a caller gets (listed in `/shadow`), or refused with its key named. A key
 //! under a TKE prefix that the table does not know is refused: a newer TKE may read it.
+//!
+//! `tke-service-config` and `tke-service-config-auto` are refused so: the TkeServiceConfig they
+//! name may turn on session persistence or another backend protocol, and shunt does not read it.
 
 /// TKE reads keys under both; `kubernetes.io/ingress.class` is the class selection's.
 pub const PREFIXES: [&str; 2] = ["ingress.cloud.tencent.com/", "kubernetes.io/ingress."];
 
-/// Keys shunt reproduces (see `annotations.rs`, `tke_config.rs`).
-pub const REPRODUCED: [&str; 14] = [
+/// Keys shunt reproduces (see `annotations.rs`).
+pub const REPRODUCED: [&str; 12] = [
     "kubernetes.io/ingress.class",
     "kubernetes.io/ingress.rule-mix",
     "kubernetes.io/ingress.rule-mix-both",
@@ -20,8 +23,6 @@ pub const REPRODUCED: [&str; 14] = [
     // Without it a ClusterIP backend is TKE's E4047 (see `route.rs`); with it the CLB reaches
     // the pods directly, which answers as shunt does.
     "ingress.cloud.tencent.com/direct-access",
-    "ingress.cloud.tencent.com/tke-service-config",
-    "ingress.cloud.tencent.com/tke-service-config-auto",
     // Groups Ingresses on one load balancer (with enable-group); otherwise where the CLB is.
     "kubernetes.io/ingress.existLbId",
 ];
