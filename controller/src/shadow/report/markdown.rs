@@ -70,7 +70,8 @@ fn refusals(out: &mut String, summary: &Summary, verdicts: &[HostVerdict]) {
     }
     out.push_str("\n## Refusals by kind\n");
     for (kind, hosts) in &summary.reason_kinds {
-        let _ = writeln!(out, "\n### {kind} ({hosts} hosts)\n");
+        let plural = if *hosts == 1 { "" } else { "s" };
+        let _ = writeln!(out, "\n### {kind} ({hosts} host{plural})\n");
         let of_kind = |verdict: &&HostVerdict| verdict.reasons.iter().any(|r| reason_kind(r) == kind);
         for verdict in verdicts.iter().filter(of_kind) {
             let details: Vec<&str> = (verdict.reasons.iter())
