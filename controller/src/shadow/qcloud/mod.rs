@@ -16,6 +16,7 @@ mod annotations;
 mod certificates;
 mod hosts;
 pub(crate) mod keys;
+mod redirect_rules;
 mod route;
 mod rules;
 
