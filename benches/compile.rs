@@ -83,6 +83,8 @@ fn mk_state_of_class(class: &str) -> ClusterState {
         state.services.push(converted(Service {
             metadata: meta(&ns, &name, None),
             spec: Some(ServiceSpec {
+                // What a CLB reaches without direct-access: the qcloud Ingresses stay identical.
+                type_: Some("NodePort".into()),
                 ports: Some(vec![ServicePort {
                     name: Some("http".into()),
                     port: 80,

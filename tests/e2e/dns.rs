@@ -37,8 +37,10 @@ fn manifests() -> Manifests {
         .rule("shop.example.com", [mk_path("/", "Prefix", "web", 80)])
         .rule("*.apps.example.com", [mk_path("/", "Prefix", "web", 80)])
         .rule("", [mk_path("/", "Prefix", "web", 80)]);
+    // A VPC-CNI cluster's CLB reaches the ClusterIP Service's pods directly (else TKE's E4047).
     let clb = mk_ingress("shop", "clb")
         .class("qcloud")
+        .annotation("ingress.cloud.tencent.com/direct-access", "true")
         .rule("pay.example.com", [mk_path("/", "Prefix", "web", 80)]);
     let foreign = mk_ingress("shop", "foreign")
         .class("nginx")

@@ -147,11 +147,11 @@ async fn shadow_and_the_report_say_why_each_nginx_host_stays_on_the_load_balance
     assert_eq!(shadow["classes"]["nginx"]["hosts"], 2);
     let report = run_shunt(&nginx.manifests, &["shadow", "report"]).await;
     assert!(
-        report.contains("3 Ingresses, 2 hosts: 1 identical, 1 refused"),
+        report.contains("4 Ingresses, 2 hosts: 1 identical, 1 refused; 0 catch-alls, 1 skipped"),
         "{report}"
     );
     assert!(
-        report.contains("| 1 | UnsupportedAnnotation: nginx.ingress.kubernetes.io/auth-url |"),
+        report.contains("- admin.example.com (shop/admin): nginx.ingress.kubernetes.io/auth-url\n"),
         "{report}"
     );
     let json: Value = serde_json::from_str(&run_shunt(&nginx.manifests, &["shadow", "report", "--json"]).await)

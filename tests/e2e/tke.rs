@@ -4,7 +4,7 @@
 //! `shop/shop-tls` certificate, served by `shunt serve --shadow-class qcloud`; real HTTP and
 //! HTTPS requests, `/shadow`, `/metrics` and `shunt dns` over the same files.
 
-use std::{process::Output, time::Duration};
+use std::{path::Path, process::Output, time::Duration};
 
 use http::{StatusCode, header};
 use serde_json::Value;
@@ -24,9 +24,10 @@ struct Tke {
 async fn start_tke() -> Tke {
     let manifests = Manifests::from_example("tke");
     let backends = vec![Backend::start("web").await, Backend::start("api").await];
+    // NodePort, as TKE's examples write them: a ClusterIP one without direct-access is E4047.
     let services: Vec<_> = backends
         .iter()
-        .map(|b| mk_backend_service("shop", &b.name, None, &[b]))
+        .map(|b| node_port(mk_backend_service("shop", &b.name, None, &[b])))
         .collect();
     manifests.write("services.yaml", &[&services]);
     let ca = TestCa::new("tke");
@@ -39,6 +40,13 @@ async fn start_tke() -> Tke {
         shunt,
         ca,
     }
+}
+
+fn node_port(mut documents: Vec<Value>) -> Vec<Value> {
+    for document in documents.iter_mut().filter(|d| d["kind"] == "Service") {
+        document["spec"]["type"] = "NodePort".into();
+    }
+    documents
 }
 
 async fn https(tke: &Tke, client: &TlsClient, host: &str, path: &str) -> Reply {
@@ -212,4 +220,93 @@ async fn shunt_dns_leaves_refused_hosts_out_with_a_comment_saying_why() {
         "{all}"
     );
     assert!(!all.contains("# refused"), "{all}");
+}
+
+/// `shunt shadow report` over `manifests` for the qcloud and nginx classes, and its output.
+async fn shadow_report(manifests: &Manifests, args: &[&str]) -> Output {
+    tokio::process::Command::from(crate::support::launch::shunt())
+        .args(["shadow", "report", "--manifests"])
+        .arg(manifests.path())
+        .args(["--shadow-class", "qcloud", "--shadow-class", "nginx"])
+        .args(args)
+        .output()
+        .await
+        .expect("shunt shadow report runs")
+}
+
+fn text(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("UTF-8")
+}
+
+/// The example set with its Services (no endpoints needed), a qcloud catch-all and an nginx
+/// Ingress ingress-nginx skips for its snippet.
+fn report_manifests() -> Manifests {
+    let manifests = Manifests::from_example("tke");
+    let services: Vec<Vec<Value>> = ["web", "api"]
+        .iter()
+        .map(|name| node_port(mk_service_on_ports("shop", name, None, &[])))
+        .collect();
+    manifests.write("services.yaml", &[&services[0], &services[1]]);
+    let catch_all = mk_ingress("shop", "default-only")
+        .class("qcloud")
+        .default_backend("web", 80);
+    let snippet = mk_ingress("shop", "snippet")
+        .class("nginx")
+        .annotation("nginx.ingress.kubernetes.io/server-snippet", "return 418;")
+        .rule("snippet.example.com", [mk_path("/", "Prefix", "web", 80)]);
+    manifests.write("accounting.yaml", &[&catch_all, &snippet]);
+    manifests
+}
+
+#[tokio::test]
+async fn the_report_accounts_for_every_ingress_groups_reasons_and_gates_ci() {
+    let manifests = report_manifests();
+    let report = shadow_report(&manifests, &[]).await;
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let report = text(&report);
+    assert!(report.contains("2 catch-alls, 1 skipped"), "{report}");
+    // Without shop/shop-tls here, shop's two hosts join pay: one group, each host under it.
+    assert!(report.contains("### CertificateUnavailable (3 hosts)"), "{report}");
+    assert!(
+        report.contains("--shadow-tls pay.example.com=NAMESPACE/SECRET"),
+        "{report}"
+    );
+    assert!(
+        report.contains("kubectl -n shop annotate ingress pay shunt.dev/tls-secret=SECRET"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| shop/default-only | qcloud | reachable by the load balancer's address only, not moved |  |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| shop/snippet | nginx | SnippetRejected: "),
+        "{report}"
+    );
+
+    let json: Value = serde_json::from_str(&text(&shadow_report(&manifests, &["--json"]).await)).expect("JSON");
+    let summary = &json["summary"];
+    assert_eq!(
+        (summary["catch_alls"].as_u64(), summary["skipped"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(summary["ingresses"], 7, "{summary}");
+    assert_eq!(json["skipped"][0]["ingress"], "shop/snippet");
+
+    let gated = shadow_report(&manifests, &["--fail-on-refused"]).await;
+    assert!(!gated.status.success(), "refused hosts fail the gate");
+    assert!(text(&gated).contains("# Shadow report"), "the report still prints");
+    assert!(String::from_utf8_lossy(&gated.stderr).contains("--fail-on-refused"));
+
+    let clean = Manifests::new();
+    let blog = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/tke/blog.yaml"))
+        .expect("the blog example");
+    clean.write_text("blog.yaml", &blog);
+    let services: Vec<Vec<Value>> = ["web", "api"]
+        .iter()
+        .map(|name| node_port(mk_service_on_ports("shop", name, None, &[])))
+        .collect();
+    clean.write("services.yaml", &[&services[0], &services[1]]);
+    let passed = shadow_report(&clean, &["--fail-on-refused"]).await;
+    assert!(passed.status.success(), "{}", text(&passed));
 }

@@ -48,7 +48,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "watchNamespaces": ["shop", NAMESPACE],
         "coredns": {"manage": True, "target": "custom", "configMap": {"namespace": "dns", "name": "my-custom"}},
         "ingressClass": {"name": "internal", "default": True, "controller": "example.com/internal"},
-        "shadowClasses": ["qcloud", "nginx"],
+        # No qcloud shadow class: with watchIngressWithoutClass it would claim class-less Ingresses too.
+        "shadowClasses": ["alb", "nginx"],
         "classProfiles": ["internal=nginx", "legacy=qcloud"],
         "watchIngressWithoutClass": True,
         "publishHostname": True,

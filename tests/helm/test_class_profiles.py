@@ -85,3 +85,10 @@ def test_notes_name_the_nginx_configmap_of_a_shadowed_nginx_class_too(managed):
         assert "--shadow-class tke=nginx --nginx-configmap kube-system/tke-nginx" in line
     for line in dns_command_lines(render({"shadowClasses": ["qcloud"], "nginxConfigMap": TKE}).notes):
         assert "--nginx-configmap" not in line
+
+
+@pytest.mark.parametrize("shadow", ["qcloud", "tke=qcloud"])
+def test_a_qcloud_shadow_class_and_class_less_ingresses_cannot_both_be_claimed(shadow):
+    with pytest.raises(Exception, match="watchIngressWithoutClass and shadowClasses"):
+        render({"watchIngressWithoutClass": True, "shadowClasses": [shadow]})
+    assert render({"watchIngressWithoutClass": True, "shadowClasses": ["nginx"]}).flag("--shadow-class") == ["nginx"]

@@ -168,7 +168,7 @@ def test_every_option_reaches_the_command_line():
     flag = rendered.flag
     assert flag("--ingress-class") == ["internal", "legacy"]
     assert flag("--controller-name") == ["example.com/internal"]
-    assert flag("--shadow-class") == ["qcloud", "nginx"]
+    assert flag("--shadow-class") == ["alb", "nginx"]
     assert flag("--class-profile") == ["internal=nginx", "legacy=qcloud"]
     assert flag("--nginx-configmap") == ["ingress-nginx/ingress-nginx-controller"]
     assert flag("--watch-namespace") == ["shop", NAMESPACE]

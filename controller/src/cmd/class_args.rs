@@ -20,7 +20,8 @@ pub struct ClassArgs {
     /// Also serve Ingresses of this other class (e.g. the cloud load balancer's); repeatable.
     /// `NAME=qcloud` compiles them as TKE's CLB serves them, `NAME=nginx` as ingress-nginx does
     /// (classes `qcloud` and `nginx` do by default).
-    #[arg(long = "shadow-class", value_name = "NAME[=PROFILE]")]
+    // `FromStr`, not clap's default `From<&str>`, which would take `NAME=PROFILE` as a name.
+    #[arg(long = "shadow-class", value_name = "NAME[=PROFILE]", value_parser = str::parse::<crate::compile::ShadowClass>)]
     pub shadow_classes: Vec<crate::compile::ShadowClass>,
     /// Compile a class of ours (status written) with a profile: `NAME=nginx` keeps its
     /// ingress-nginx annotations' meaning; repeatable.
@@ -45,6 +46,18 @@ pub struct ClassArgs {
 }
 
 impl ClassArgs {
+    /// Flags that cannot go together: each class-less Ingress has one claimant.
+    pub fn check(&self) -> anyhow::Result<()> {
+        let qcloud = (self.shadow_classes.iter()).find(|class| class.profile == crate::compile::Profile::Qcloud);
+        if let (true, Some(qcloud)) = (self.watch_ingress_without_class, qcloud) {
+            anyhow::bail!(
+                "--watch-ingress-without-class and --shadow-class {qcloud} both claim Ingresses without a class \
+                 (TKE serves them as qcloud): drop one"
+            );
+        }
+        Ok(())
+    }
+
     pub fn compile_options(&self) -> CompileOptions {
         CompileOptions {
             controller_name: self.controller_name.clone(),

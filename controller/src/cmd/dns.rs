@@ -214,6 +214,7 @@ impl DnsRuleArgs {
 
 /// Compiles once and prints the rules (`--format`) on stdout; or `check`.
 pub async fn run(args: DnsArgs) -> anyhow::Result<()> {
+    args.source.classes.check()?;
     if let Some(DnsCommand::Check(check)) = args.command {
         return check::run(check).await;
     }

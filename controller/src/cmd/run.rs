@@ -179,6 +179,7 @@ struct CompileOutcome {
 
 /// Watches, compiles and serves until SIGTERM/SIGINT; the elected leader also writes.
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
+    args.classes.check()?;
     let identity = args.pod_name.clone().unwrap_or_else(default_identity);
     let lease = args.lease(identity.clone());
     lease

@@ -38,6 +38,7 @@ pub struct ServeArgs {
 
 /// Serves `args.manifests` until SIGTERM/SIGINT.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    args.classes.check()?;
     let watcher = ManifestWatcher::new(args.manifests)?;
     serve_manifests(
         watcher,

@@ -26,6 +26,10 @@ pub struct ReportArgs {
     /// Print the `/shadow` JSON document (`summary.refused` and friends to gate on).
     #[arg(long)]
     pub json: bool,
+    /// Exit non-zero, after printing the report, when a host of the classes named
+    /// (`--shadow-class`, `--class-profile`) is refused or one of their Ingresses skipped: a CI gate.
+    #[arg(long)]
+    pub fail_on_refused: bool,
     #[command(flatten)]
     pub classes: ClassArgs,
 }
@@ -33,8 +37,9 @@ pub struct ReportArgs {
 /// Compiles once and prints the report on stdout.
 pub async fn run(args: ShadowArgs) -> anyhow::Result<()> {
     let ShadowCommand::Report(args) = args.command;
+    args.classes.check()?;
     let options = args.classes.compile_options();
-    let Some((profile, assumed)) = shadow::served_profiles(&options) else {
+    let Some(served) = shadow::served_profiles(&options) else {
         bail!("no class with a shadow profile: add --shadow-class nginx (or qcloud), or --class-profile NAME=nginx");
     };
     let state = if args.objects.manifests.is_empty() {
@@ -44,11 +49,15 @@ pub async fn run(args: ShadowArgs) -> anyhow::Result<()> {
         crate::manifests::load(&args.objects.manifests)?
     };
     let compiled = compile(&state, &options);
+    let (hosts, ingresses) = (&compiled.shadow, &compiled.shadow_ingresses);
     if args.json {
-        let document = shadow::report::document(&profile, &assumed, &compiled.shadow);
+        let document = shadow::report::document(&served, hosts, ingresses);
         println!("{}", serde_json::to_string_pretty(&document)?);
     } else {
-        print!("{}", shadow::report::markdown(&profile, &compiled.shadow));
+        print!("{}", shadow::report::markdown(&served, hosts, ingresses));
+    }
+    if args.fail_on_refused && shadow::report::gate_fails(hosts, ingresses) {
+        bail!("refused hosts or skipped Ingresses (--fail-on-refused)");
     }
     Ok(())
 }

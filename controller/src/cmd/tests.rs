@@ -247,3 +247,21 @@ fn the_nginx_profile_flags_reach_the_compile_options() {
     let bare = Cli::try_parse_from(["shunt", "serve", "-f", "m", "--class-profile", "shunt"]);
     assert!(bare.is_err(), "a class profile must name its profile");
 }
+
+#[test]
+fn class_less_ingresses_cannot_be_claimed_twice_with_a_qcloud_shadow_class() {
+    let parse = |extra: &[&str]| {
+        let args = [
+            &["shunt", "serve", "-f", "m", "--watch-ingress-without-class"][..],
+            extra,
+        ]
+        .concat();
+        let Command::Serve(serve) = Cli::try_parse_from(args).expect("valid arguments").command else {
+            panic!("not serve")
+        };
+        serve.classes.check()
+    };
+    let error = parse(&["--shadow-class", "tke=qcloud"]).expect_err("two claims");
+    assert!(error.to_string().contains("--shadow-class tke=qcloud"), "{error}");
+    assert!(parse(&["--shadow-class", "nginx"]).is_ok());
+}

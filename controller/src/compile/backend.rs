@@ -184,6 +184,14 @@ impl<'a> Backends<'a> {
         result
     }
 
+    /// The `spec.type` of the Service `namespace/name` (`ClusterIP` when unset, as the API
+    /// defaults it); `None` when the Service is not in the state.
+    pub fn service_type(&self, namespace: &str, name: &str) -> Option<&str> {
+        let service = self.services.get(&(namespace, name))?;
+        let type_ = service.spec.as_ref().and_then(|spec| spec.type_.as_deref());
+        Some(type_.unwrap_or("ClusterIP"))
+    }
+
     fn lookup(&self, namespace: &str, name: &str, port: &PortRef) -> Result<BackendSpec, BackendError> {
         let service = || format!("{namespace}/{name}");
         let found = self

@@ -282,10 +282,11 @@ impl Incremental {
                 backends.insert(id.clone(), spec.clone());
             }
         }
-        let (shadow, report) = match self.profiles.is_empty() && crate::shadow::served_profiles(options).is_none() {
-            true => (Arc::from([]), None),
-            false => self.profiles.shadow(options),
-        };
+        let (shadow, shadow_ingresses, report) =
+            match self.profiles.is_empty() && crate::shadow::served_profiles(options).is_none() {
+                true => (Arc::from([]), Arc::from([]), None),
+                false => self.profiles.shadow(options),
+            };
         let mut table = TableSpec {
             hosts: self.profiles.merge_hosts(&self.hosts),
             default_backend: self.default_backend.as_ref().map(|backend| backend.id.clone()),
@@ -302,6 +303,7 @@ impl Incremental {
             served,
             default_certificate_error,
             shadow,
+            shadow_ingresses,
         }
     }
 

@@ -46,7 +46,7 @@ use shunt_spec::TableSpec;
 
 use crate::{
     objects::{EndpointSlice, Service},
-    shadow::{HostVerdict, ProfileConfig, ShadowOptions, Shadowed},
+    shadow::{HostVerdict, IngressVerdict, ProfileConfig, ShadowOptions, Shadowed},
 };
 
 use self::class::{Classes, Selection};
@@ -122,6 +122,8 @@ pub struct Compiled {
     pub default_certificate_error: Option<String>,
     /// A verdict per host of the Ingresses a shadow profile compiles, sorted by host (also `/shadow`).
     pub shadow: Arc<[HostVerdict]>,
+    /// Those Ingresses the host verdicts miss (catch-alls, skipped), sorted by Ingress.
+    pub shadow_ingresses: Arc<[IngressVerdict]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -165,6 +167,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     }
     let config = ProfileConfig::find(options, &state.config_maps);
     let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &config);
+    let (shadow, shadow_ingresses) = (shadow.hosts, shadow.ingresses);
     let default_certificate_error = default_certificate_error(&mut certificates, options);
 
     let mut served: Vec<ServedIngress> = selected
@@ -181,7 +184,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     served.sort();
     let mut table = sink.table.finish();
     table.tls = certificates.finish();
-    if let Some(report) = crate::shadow::report(options, &shadow) {
+    if let Some(report) = crate::shadow::report(options, &shadow, &shadow_ingresses) {
         table
             .documents
             .insert("shadow".to_string(), crate::shadow::report::text(&report));
@@ -192,6 +195,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         served,
         default_certificate_error,
         shadow: shadow.into(),
+        shadow_ingresses: shadow_ingresses.into(),
     }
 }
 

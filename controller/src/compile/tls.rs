@@ -180,6 +180,14 @@ impl<'a> TlsBuilder<'a> {
         }
     }
 
+    /// Whether the Secret `namespace/name` holds a Tencent certificate id (TKE's `qcloud_cert_id`);
+    /// `None` when the state lacks it (a cluster's Opaque Secrets are never watched).
+    pub fn holds_qcloud_cert_id(&self, namespace: &str, name: &str) -> Option<bool> {
+        self.asked.set(self.asked.get() + 1);
+        let secret = self.secrets.get(&(namespace, name))?;
+        Some(secret_key(secret, QCLOUD_CERT_ID).is_some())
+    }
+
     /// How many questions about certificates this builder has answered so far.
     pub fn asked(&self) -> usize {
         self.asked.get()

@@ -31,7 +31,7 @@ use std::{
 use k8s_openapi::api::{core::v1::ConfigMap, networking::v1::Ingress};
 use tracing::info;
 
-pub use self::verdict::{HostVerdict, Verdict};
+pub use self::verdict::{HostVerdict, IngressKind, IngressVerdict, Verdict, Verdicts};
 use crate::compile::{CompileOptions, Profile, Sink, TlsBuilder};
 
 /// What the shadow profiles need besides the Ingresses.
@@ -63,8 +63,14 @@ pub trait OwnProfile: Sync {
     /// lists it.
     fn assumed(&self) -> &'static [&'static str];
 
+    /// The annotation keys it knows to change nothing a caller gets; `/shadow` lists them.
+    fn no_effect(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Compiles `ingresses` (in precedence order) into `sink` and `certificates`, after the
-    /// Ingress-spec ones; returns a verdict per named host, sorted by host. Called with all of
+    /// Ingress-spec ones; returns a verdict per named host, sorted by host, and one per
+    /// catch-all or skipped Ingress. Called with all of
     /// the profile's Ingresses (the full compile) or with one host group's (the incremental one):
     /// what it gives a host must depend only on the Ingresses naming that host.
     fn compile(
@@ -74,7 +80,7 @@ pub trait OwnProfile: Sync {
         certificates: &mut TlsBuilder<'_>,
         options: &ShadowOptions,
         config: &ProfileConfig,
-    ) -> Vec<HostVerdict>;
+    ) -> Verdicts;
 }
 
 /// The shadowed Ingresses of the profiles that compile their own, in precedence order.
@@ -115,7 +121,7 @@ impl<'i> Shadowed<'i> {
 
     /// Compiles the kept Ingresses into `sink` and `certificates`, after the Ingress-spec ones (a
     /// host both claim keeps their routes, and the shadowed one is refused); returns a verdict
-    /// per host, sorted by host.
+    /// per host, sorted by host, and per catch-all or skipped Ingress, sorted by Ingress.
     ///
     /// The profile's diagnostics come last, ordered by Ingress (namespace, name), each Ingress's
     /// in the order its profile found them: the same whether the kept Ingresses are all of them
@@ -126,12 +132,15 @@ impl<'i> Shadowed<'i> {
         certificates: &mut TlsBuilder<'_>,
         options: &ShadowOptions,
         config: &ProfileConfig,
-    ) -> Vec<HostVerdict> {
+    ) -> Verdicts {
         let first = sink.diagnostics.len();
         let mut verdicts = Vec::new();
-        for (profile, ingresses) in &self.ingresses {
+        let mut ingresses = Vec::new();
+        for (profile, kept) in &self.ingresses {
             if let Some(own) = profile.own() {
-                verdicts.extend(own.compile(ingresses, sink, certificates, options, config));
+                let compiled = own.compile(kept, sink, certificates, options, config);
+                verdicts.extend(compiled.hosts);
+                ingresses.extend(compiled.ingresses);
             }
         }
         sink.diagnostics[first..].sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
@@ -144,7 +153,14 @@ impl<'i> Shadowed<'i> {
                 .into_iter()
                 .collect();
         }
-        verdicts
+        for entry in &mut ingresses {
+            entry.class = self.classes.get(&entry.ingress).cloned().unwrap_or_default();
+        }
+        ingresses.sort_by(|a, b| a.ingress.cmp(&b.ingress));
+        Verdicts {
+            hosts: verdicts,
+            ingresses,
+        }
     }
 }
 
@@ -197,23 +213,32 @@ pub fn serves_nginx(options: &CompileOptions) -> bool {
 }
 
 /// The `/shadow` document, when a class of a profile with verdicts is served.
-pub fn report(options: &CompileOptions, verdicts: &[HostVerdict]) -> Option<serde_json::Value> {
-    let (profile, assumed) = served_profiles(options)?;
-    Some(report::document(&profile, &assumed, verdicts))
+pub fn report(
+    options: &CompileOptions,
+    verdicts: &[HostVerdict],
+    ingresses: &[IngressVerdict],
+) -> Option<serde_json::Value> {
+    let served = served_profiles(options)?;
+    Some(report::document(&served, verdicts, ingresses))
 }
 
-/// The name of the profiles with verdicts that `options` serve (`qcloud`, `nginx` or
-/// `qcloud+nginx`) and what they assume; `None` when none is served.
-pub fn served_profiles(options: &CompileOptions) -> Option<(String, Vec<&'static str>)> {
-    let served: std::collections::BTreeSet<Profile> = (options.shadow_classes.iter())
-        .chain(&options.class_profiles)
-        .map(|class| class.profile)
-        .collect();
+/// The profiles with verdicts that `options` serve (named `qcloud`, `nginx` or `qcloud+nginx`),
+/// what they assume and know to have no effect; `None` when none is served.
+pub fn served_profiles(options: &CompileOptions) -> Option<report::Served> {
+    let classes = (options.shadow_classes.iter()).chain(&options.class_profiles);
+    let profiles: std::collections::BTreeSet<Profile> = classes.map(|class| class.profile).collect();
+    let mut served = report::Served::default();
     let mut names = Vec::new();
-    let mut assumed = Vec::new();
-    for own in served.into_iter().filter_map(Profile::own) {
+    for own in profiles.into_iter().filter_map(Profile::own) {
         names.push(own.name());
-        assumed.extend(own.assumed());
+        served.assumed.extend(own.assumed());
+        served.no_effect.extend(own.no_effect());
     }
-    (!names.is_empty()).then(|| (names.join("+"), assumed))
+    served.profile = names.join("+");
+    let owned = options
+        .class_profiles
+        .iter()
+        .filter(|class| class.profile.compiles_own());
+    served.owned = owned.map(|class| class.name.clone()).collect();
+    (!names.is_empty()).then_some(served)
 }

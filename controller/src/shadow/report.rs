@@ -1,126 +1,155 @@
 //! The `/shadow` document on the admin listener and `shunt shadow report`: which profile, what
-//! it assumes of the other controller, a summary a CI job can gate on, and a verdict per host.
+//! it assumes of the other controller, a summary a CI job can gate on, a verdict per host, and
+//! the Ingresses no host verdict accounts for (catch-alls, skipped).
+//!
+//! ```text
+//! host verdicts + Ingress verdicts ─summary (counts, reasons by kind)─▶ JSON document
+//!                                  └─markdown.rs (reasons grouped by kind, fill-ins)─▶ text
+//! ```
+
+mod markdown;
+
+#[cfg(test)]
+mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::json;
 
-use super::{HostVerdict, Verdict};
+pub use self::markdown::markdown;
+use super::{HostVerdict, IngressKind, IngressVerdict, Verdict};
 
-/// How many reasons the summary lists, most hosts first.
-const TOP_REASONS: usize = 10;
+/// What the served profiles say of themselves, and which of their classes are ours.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Served {
+    /// `qcloud`, `nginx` or `qcloud+nginx`.
+    pub profile: String,
+    pub assumed: Vec<&'static str>,
+    /// Annotation keys known to change nothing a caller gets.
+    pub no_effect: Vec<String>,
+    /// Classes compiled with a profile but ours (`--class-profile`): their catch-alls are served.
+    pub owned: BTreeSet<String>,
+}
 
 /// The counts of one compile's verdicts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Summary {
-    /// Shadowed Ingresses naming at least one host.
+    /// Every shadowed Ingress: naming a host, a catch-all or skipped.
     pub ingresses: usize,
     pub hosts: usize,
     pub identical: usize,
     pub refused: usize,
-    /// `(reason, hosts refused for it)`, most hosts first, then by reason.
+    /// Ingresses with rules no host names, or only `spec.defaultBackend`.
+    pub catch_alls: usize,
+    /// Ingresses the other controller serves none of.
+    pub skipped: usize,
+    /// `(reason, hosts refused for it)`, most hosts first, then by reason: every reason.
     pub top_reasons: Vec<(String, usize)>,
+    /// `(kind, hosts refused for it)`, the kind being the text before `:`; most hosts first.
+    pub reason_kinds: Vec<(String, usize)>,
 }
 
-/// The document for `profile`, its `assumed` behaviours and its hosts' `verdicts`.
-pub fn document(profile: &str, assumed: &[&str], verdicts: &[HostVerdict]) -> serde_json::Value {
+/// The document for the `served` profiles, their hosts' `verdicts` and the `ingresses` those
+/// miss.
+pub fn document(served: &Served, verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) -> serde_json::Value {
+    let of_kind = |kind| ingresses.iter().filter(move |entry| entry.kind == kind);
+    let catch_alls: Vec<serde_json::Value> = of_kind(IngressKind::CatchAll)
+        .map(|entry| {
+            json!({
+                "ingress": entry.ingress,
+                "class": entry.class,
+                "reach": reach(served, entry),
+                "reasons": entry.reasons,
+            })
+        })
+        .collect();
+    let skipped: Vec<&IngressVerdict> = of_kind(IngressKind::Skipped).collect();
     json!({
-        "profile": profile,
-        "assumed": assumed,
-        "summary": summary(verdicts),
-        "classes": by_class(verdicts),
+        "profile": served.profile,
+        "assumed": served.assumed,
+        "noEffect": served.no_effect,
+        "summary": summary(verdicts, ingresses),
+        "classes": by_class(verdicts, ingresses),
         "hosts": verdicts,
+        "catchAlls": catch_alls,
+        "skipped": skipped,
     })
 }
 
-/// A summary per shadowed class, over the hosts its Ingresses name.
-pub fn by_class(verdicts: &[HostVerdict]) -> BTreeMap<String, Summary> {
-    let classes: BTreeSet<&str> = verdicts
-        .iter()
-        .flat_map(|v| v.classes.iter().map(String::as_str))
+/// Who reaches a catch-all's rules.
+pub fn reach(served: &Served, entry: &IngressVerdict) -> &'static str {
+    match (served.owned.contains(&entry.class), entry.reasons.is_empty()) {
+        (true, true) => "served by shunt as the default server: any Host no other rule claims",
+        (true, false) => "not served (refused): see reasons",
+        (false, _) => "reachable by the load balancer's address only, not moved",
+    }
+}
+
+/// A summary per shadowed class, over the hosts and Ingresses of that class.
+pub fn by_class(verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) -> BTreeMap<String, Summary> {
+    let classes: BTreeSet<&str> = (verdicts.iter().flat_map(|v| v.classes.iter().map(String::as_str)))
+        .chain(ingresses.iter().map(|entry| entry.class.as_str()))
         .collect();
     classes
         .into_iter()
         .map(|class| {
-            let of_class: Vec<HostVerdict> = verdicts
-                .iter()
+            let hosts: Vec<HostVerdict> = (verdicts.iter())
                 .filter(|v| v.classes.iter().any(|c| c == class))
                 .cloned()
                 .collect();
-            (class.to_string(), summary(&of_class))
+            let entries: Vec<IngressVerdict> = (ingresses.iter())
+                .filter(|entry| entry.class == class)
+                .cloned()
+                .collect();
+            (class.to_string(), summary(&hosts, &entries))
         })
         .collect()
 }
 
-pub fn summary(verdicts: &[HostVerdict]) -> Summary {
-    let ingresses: BTreeSet<&str> = verdicts
-        .iter()
-        .flat_map(|v| v.ingresses.iter().map(String::as_str))
+pub fn summary(verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) -> Summary {
+    let sources: BTreeSet<&str> = (verdicts.iter().flat_map(|v| v.ingresses.iter().map(String::as_str)))
+        .chain(ingresses.iter().map(|entry| entry.ingress.as_str()))
         .collect();
     let identical = verdicts.iter().filter(|v| v.verdict == Verdict::Identical).count();
-    let mut by_reason: BTreeMap<&str, usize> = BTreeMap::new();
-    for reason in verdicts.iter().flat_map(|v| &v.reasons) {
-        *by_reason.entry(reason.as_str()).or_default() += 1;
-    }
-    let mut top_reasons: Vec<(String, usize)> = by_reason
-        .into_iter()
-        .map(|(reason, hosts)| (reason.to_string(), hosts))
-        .collect();
-    top_reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    top_reasons.truncate(TOP_REASONS);
+    let count = |kind| ingresses.iter().filter(|entry| entry.kind == kind).count();
     Summary {
-        ingresses: ingresses.len(),
+        ingresses: sources.len(),
         hosts: verdicts.len(),
         identical,
         refused: verdicts.len() - identical,
-        top_reasons,
+        catch_alls: count(IngressKind::CatchAll),
+        skipped: count(IngressKind::Skipped),
+        top_reasons: most_hosts_first(verdicts, |reason| reason),
+        reason_kinds: most_hosts_first(verdicts, reason_kind),
     }
 }
 
-/// The Markdown report: the summary, the top reasons, then a line per host.
-pub fn markdown(profile: &str, verdicts: &[HostVerdict]) -> String {
-    let summary = summary(verdicts);
-    let mut out = format!(
-        "# Shadow report: {profile}\n\n{} Ingresses, {} hosts: {} identical, {} refused\n",
-        summary.ingresses, summary.hosts, summary.identical, summary.refused
-    );
-    let classes = by_class(verdicts);
-    if classes.len() > 1 {
-        out.push_str("\n## By class\n\n| class | Ingresses | hosts | identical | refused | most common refusal |\n|---|---:|---:|---:|---:|---|\n");
-        for (class, summary) in &classes {
-            let top = summary.top_reasons.first().map_or("", |(reason, _)| reason.as_str());
-            out.push_str(&format!(
-                "| {class} | {} | {} | {} | {} | {} |\n",
-                summary.ingresses,
-                summary.hosts,
-                summary.identical,
-                summary.refused,
-                top.replace('|', "\\|")
-            ));
-        }
-    }
-    if !summary.top_reasons.is_empty() {
-        out.push_str("\n## Most common refusals\n\n| hosts | reason |\n|---:|---|\n");
-        for (reason, hosts) in &summary.top_reasons {
-            out.push_str(&format!("| {hosts} | {} |\n", reason.replace('|', "\\|")));
-        }
-    }
-    out.push_str("\n## Hosts\n\n| host | verdict | Ingresses | reasons |\n|---|---|---|---|\n");
+/// The kind of a reason: the text before its `:` (`CertificateUnavailable`, `TkeRejects`).
+pub fn reason_kind(reason: &str) -> &str {
+    reason.split_once(':').map_or(reason, |(kind, _)| kind).trim()
+}
+
+/// `(key, hosts)` for each key `key_of` gives the hosts' reasons, a host counted once per key.
+fn most_hosts_first<'v>(verdicts: &'v [HostVerdict], key_of: impl Fn(&'v str) -> &'v str) -> Vec<(String, usize)> {
+    let mut hosts: BTreeMap<&str, usize> = BTreeMap::new();
     for verdict in verdicts {
-        out.push_str(&format!(
-            "| {} | {} | {} | {} |\n",
-            verdict.host,
-            verdict.verdict.as_str(),
-            verdict.ingresses.join(", "),
-            verdict.reasons.join("; ").replace('|', "\\|")
-        ));
+        let keys: BTreeSet<&str> = verdict.reasons.iter().map(|reason| key_of(reason)).collect();
+        for key in keys {
+            *hosts.entry(key).or_default() += 1;
+        }
     }
-    out
+    let mut counted: Vec<(String, usize)> = hosts.into_iter().map(|(key, n)| (key.to_string(), n)).collect();
+    counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counted
 }
 
-#[cfg(test)]
-mod tests;
+/// Whether a CI gate fails: a host refused, or an Ingress skipped (the verdicts are those of
+/// the classes served with a profile, and only those).
+pub fn gate_fails(verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) -> bool {
+    let refused = verdicts.iter().any(|v| v.verdict == Verdict::Refused);
+    refused || ingresses.iter().any(|entry| entry.kind == IngressKind::Skipped)
+}
 
 /// A report as the table keeps it and `/shadow` serves it: indented JSON text.
 pub fn text(report: &serde_json::Value) -> std::sync::Arc<str> {

@@ -112,3 +112,72 @@ pub fn settle_all(verdicts: BTreeMap<String, HostVerdict>, diagnostics: &mut Vec
     }
     verdicts
 }
+
+/// A shadowed Ingress the host verdicts do not account for: one with rules no host names (or
+/// only `spec.defaultBackend`), or one its profile's controller serves none of.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IngressVerdict {
+    /// `namespace/name`.
+    pub ingress: String,
+    /// Its class, as [`HostVerdict::classes`] spell it.
+    pub class: String,
+    pub kind: IngressKind,
+    /// `Reason: detail`, sorted: why its host-less rules are not reproduced (a catch-all), or
+    /// why the other controller serves none of it (skipped).
+    pub reasons: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum IngressKind {
+    CatchAll,
+    Skipped,
+}
+
+/// What a profile's compile says: a verdict per named host, and the Ingresses those miss.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Verdicts {
+    /// Sorted by host.
+    pub hosts: Vec<HostVerdict>,
+    /// Sorted by Ingress.
+    pub ingresses: Vec<IngressVerdict>,
+}
+
+// === impl IngressVerdict ===
+
+impl IngressVerdict {
+    /// A catch-all Ingress; a refused one is a diagnostic, as a refused host is.
+    pub fn catch_all(source: &str, reasons: &[String], diagnostics: &mut Vec<Diagnostic>) -> Self {
+        let reasons: Vec<String> = reasons.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+        if !reasons.is_empty() {
+            let (namespace, name) = source.split_once('/').unwrap_or(("", source));
+            let message = format!("rules without a host are not served: {}", reasons.join("; "));
+            diagnostics.push(Diagnostic::new(namespace, name, Reason::ShadowRefused, message));
+        }
+        IngressVerdict {
+            ingress: source.to_string(),
+            class: String::new(),
+            kind: IngressKind::CatchAll,
+            reasons,
+        }
+    }
+
+    /// An Ingress the other controller serves none of, for `reason`.
+    pub fn skipped(source: &str, reason: String) -> Self {
+        IngressVerdict {
+            ingress: source.to_string(),
+            class: String::new(),
+            kind: IngressKind::Skipped,
+            reasons: vec![reason],
+        }
+    }
+}
+
+/// Whether `ingress` has rules no host names, or only `spec.defaultBackend`: a catch-all.
+pub fn has_catch_all(ingress: &k8s_openapi::api::networking::v1::Ingress) -> bool {
+    let Some(spec) = ingress.spec.as_ref() else {
+        return false;
+    };
+    let hostless = (spec.rules.iter().flatten()).any(|rule| rule.host.as_deref().unwrap_or_default().is_empty());
+    hostless || spec.default_backend.is_some()
+}

@@ -24,8 +24,9 @@ use crate::{
 /// The annotation `kubectl apply` keeps a whole copy of the object in.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
-/// Keys of a `kubernetes.io/tls` Secret that compile reads.
-const TLS_KEYS: [&str; 2] = ["tls.crt", "tls.key"];
+/// Keys of a `kubernetes.io/tls` Secret that compile reads: TKE's `qcloud_cert_id` too, as
+/// the qcloud profile tells a Secret TKE can use (E4011) from one it cannot.
+const TLS_KEYS: [&str; 3] = ["tls.crt", "tls.key", "qcloud_cert_id"];
 
 /// Removes what no reader of the stores uses; everything compile, status and Events read stays.
 pub trait Slim {
@@ -105,7 +106,7 @@ impl Slim for ConfigMap {
 }
 
 impl Slim for Secret {
-    /// Only the type, the certificate and its key.
+    /// Only the type, the certificate, its key and a Tencent certificate id.
     fn slim(&mut self) {
         slim_metadata_fully(&mut self.metadata);
         self.immutable = None;

@@ -30,7 +30,7 @@ use crate::{
         CompileOptions, Diagnostic, Profile, Sink, TlsBuilder, backend::Backends, class::Classes, ingress::Event,
         namespace_name, paths::parse_host, table::TableBuilder,
     },
-    shadow::{HostVerdict, ProfileConfig, Shadowed},
+    shadow::{HostVerdict, IngressVerdict, ProfileConfig, Shadowed, Verdicts},
 };
 
 /// What the incremental compile keeps of the Ingresses a profile compiles itself.
@@ -56,8 +56,9 @@ pub(super) struct Profiles {
     shadow: Option<Shadow>,
 }
 
-/// The verdicts sorted by host, and the `/shadow` document's text.
-pub(super) type Shadow = (Arc<[HostVerdict]>, Option<Arc<str>>);
+/// The verdicts sorted by host, the Ingress verdicts sorted by Ingress, and the `/shadow`
+/// document's text.
+pub(super) type Shadow = (Arc<[HostVerdict]>, Arc<[IngressVerdict]>, Option<Arc<str>>);
 
 /// One Ingress a profile compiles.
 struct Member {
@@ -67,6 +68,8 @@ struct Member {
     services: Vec<Key>,
     /// In the order its profile found them.
     diagnostics: Vec<Diagnostic>,
+    /// Its verdict as a catch-all or a skipped Ingress, if it is one.
+    ingresses: Vec<IngressVerdict>,
 }
 
 /// A host key's part of its group's result.
@@ -176,18 +179,24 @@ impl Profiles {
 
     /// The verdicts sorted by host, and the `/shadow` document for them.
     pub(super) fn shadow(&mut self, options: &CompileOptions) -> Shadow {
-        let outputs = &self.outputs;
-        let (verdicts, report) = self.shadow.get_or_insert_with(|| {
+        let (outputs, members) = (&self.outputs, &self.members);
+        let shadow = self.shadow.get_or_insert_with(|| {
             let mut verdicts: Vec<HostVerdict> = outputs
                 .values()
                 .flat_map(|output| output.verdicts.iter().cloned())
                 .collect();
             // Stable: one host's verdicts keep their profiles' order (qcloud, then nginx).
             verdicts.sort_by(|a, b| a.host.cmp(&b.host));
-            let report = crate::shadow::report(options, &verdicts).map(|report| crate::shadow::report::text(&report));
-            (verdicts.into(), report)
+            // Members are keyed by (namespace, name): already in the Ingress order.
+            let ingresses: Vec<IngressVerdict> = members
+                .values()
+                .flat_map(|member| member.ingresses.iter().cloned())
+                .collect();
+            let report = crate::shadow::report(options, &verdicts, &ingresses)
+                .map(|report| crate::shadow::report::text(&report));
+            (verdicts.into(), ingresses.into(), report)
         });
-        (verdicts.clone(), report.clone())
+        shadow.clone()
     }
 
     /// Takes out what the last compile of `key`'s group gave for it; returns its verdicts.
@@ -242,6 +251,7 @@ impl Profiles {
             keys,
             services: services.into_iter().collect(),
             diagnostics: Vec::new(),
+            ingresses: Vec::new(),
         };
         self.members.insert(key, member);
     }
@@ -250,10 +260,14 @@ impl Profiles {
     fn keep(
         &mut self,
         table: TableBuilder,
-        verdicts: Vec<HostVerdict>,
+        verdicts: Verdicts,
         diagnostics: Vec<Diagnostic>,
         spec_changes: &mut SpecChanges,
     ) {
+        let Verdicts {
+            hosts: verdicts,
+            ingresses,
+        } = verdicts;
         let table = table.finish();
         for spec in table.hosts {
             // A canary's backend is held like the route's own.
@@ -286,6 +300,12 @@ impl Profiles {
             let key = (diagnostic.namespace.clone(), diagnostic.name.clone());
             if let Some(member) = self.members.get_mut(&key) {
                 member.diagnostics.push(diagnostic);
+            }
+        }
+        for entry in ingresses {
+            let (namespace, name) = entry.ingress.split_once('/').unwrap_or_default();
+            if let Some(member) = self.members.get_mut(&(namespace.to_string(), name.to_string())) {
+                member.ingresses.push(entry);
             }
         }
     }
@@ -364,9 +384,11 @@ impl Incremental {
         }
         let mut keys = BTreeSet::new();
         let mut members_before: Vec<(Key, bool)> = Vec::new();
+        let mut ingresses_before: Vec<IngressVerdict> = Vec::new();
         for key in redo {
             if let Some(member) = self.profiles.members.get(key) {
                 members_before.push((key.clone(), member.shadow));
+                ingresses_before.extend(member.ingresses.iter().cloned());
             }
             self.profiles.forget_member(key, &mut keys);
         }
@@ -408,7 +430,12 @@ impl Incremental {
         let after = keys
             .iter()
             .map(|key| outputs.get(key).map_or(&[][..], |output| &output.verdicts));
-        if !after.eq(before.iter().map(Vec::as_slice)) {
+        let members = &self.profiles.members;
+        let ingresses_after = redo
+            .iter()
+            .filter_map(|key| members.get(key))
+            .flat_map(|member| &member.ingresses);
+        if !after.eq(before.iter().map(Vec::as_slice)) || !ingresses_after.eq(ingresses_before.iter()) {
             self.profiles.shadow = None;
         }
     }

@@ -40,7 +40,7 @@ use self::{
     config::{NginxConfig, SnippetPolicy},
 };
 use self::{canary::Canaries, claims::Walk};
-use super::{HostVerdict, OwnProfile, verdict};
+use super::{HostVerdict, IngressVerdict, OwnProfile, Verdicts, verdict};
 use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name};
 
 /// The profile's name in `--shadow-class NAME=nginx` and the `/shadow` document.
@@ -91,6 +91,11 @@ impl OwnProfile for IngressNginx {
         &ASSUMED
     }
 
+    fn no_effect(&self) -> Vec<String> {
+        let keys = annotations::NO_EFFECT.iter();
+        keys.map(|key| format!("{}{key}", annotations::PREFIX)).collect()
+    }
+
     fn compile(
         &self,
         ingresses: &[&Ingress],
@@ -98,23 +103,27 @@ impl OwnProfile for IngressNginx {
         certificates: &mut TlsBuilder<'_>,
         _: &super::ShadowOptions,
         config: &super::ProfileConfig,
-    ) -> Vec<HostVerdict> {
+    ) -> Verdicts {
         compile(ingresses, sink, certificates, &config.nginx)
     }
 }
 
 /// Compiles `ingresses` (in precedence order) into `sink` and `certificates`; returns a verdict
-/// per named host, sorted by host.
+/// per named host, sorted by host, and one per skipped or catch-all Ingress.
 fn compile(
     ingresses: &[&Ingress],
     sink: &mut Sink<'_>,
     certificates: &mut TlsBuilder<'_>,
     config: &NginxConfig,
-) -> Vec<HostVerdict> {
-    let all: Vec<Nginx<'_>> = ingresses
-        .iter()
-        .filter_map(|ingress| prepare(ingress, config, &mut sink.diagnostics))
-        .collect();
+) -> Verdicts {
+    let mut all: Vec<Nginx<'_>> = Vec::with_capacity(ingresses.len());
+    let mut skipped = Vec::new();
+    for ingress in ingresses {
+        match prepare(ingress, config, &mut sink.diagnostics) {
+            Ok(nginx) => all.push(nginx),
+            Err(entry) => skipped.push(entry),
+        }
+    }
     let hashes = hash::by_backend(&all.iter().collect::<Vec<_>>(), sink);
     // A canary Ingress serves no location of its own (controller.go, `createServers`).
     let (canaries, nginxes): (Vec<Nginx<'_>>, Vec<Nginx<'_>>) =
@@ -150,12 +159,23 @@ fn compile(
     for nginx in &nginxes {
         claims::claim(nginx, sink, &walk, &mut verdicts);
     }
-    verdict::settle_all(verdicts, &mut sink.diagnostics)
+    let hosts = verdict::settle_all(verdicts, &mut sink.diagnostics);
+    // Host-less rules are the default server's (any Host no `server` names): a refused one
+    // is said like a refused host, never dropped unseen.
+    let catch_alls = (nginxes.iter())
+        .filter(|nginx| verdict::has_catch_all(nginx.ingress))
+        .map(|nginx| IngressVerdict::catch_all(&nginx.source, &nginx.problems, &mut sink.diagnostics));
+    let ingresses = skipped.into_iter().chain(catch_alls).collect();
+    Verdicts { hosts, ingresses }
 }
 
-/// The Ingress as the profile reads it; `None`, with a diagnostic, when ingress-nginx would
+/// The Ingress as the profile reads it; skipped, with a diagnostic, when ingress-nginx would
 /// serve none of it.
-fn prepare<'i>(ingress: &'i Ingress, config: &NginxConfig, diagnostics: &mut Vec<Diagnostic>) -> Option<Nginx<'i>> {
+fn prepare<'i>(
+    ingress: &'i Ingress,
+    config: &NginxConfig,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Nginx<'i>, IngressVerdict> {
     let (namespace, name) = namespace_name(&ingress.metadata);
     let mut annotations = annotations::parse(ingress);
     annotations.ssl_redirect = annotations.ssl_redirect.or(Some(config.ssl_redirect));
@@ -168,7 +188,10 @@ fn prepare<'i>(ingress: &'i Ingress, config: &NginxConfig, diagnostics: &mut Vec
                     "{snippet} is a snippet (Critical risk), above the ConfigMap's annotations-risk-level: ingress-nginx serves none of this Ingress, and neither does shunt"
                 );
                 diagnostics.push(Diagnostic::new(namespace, name, Reason::InvalidAnnotation, message));
-                return None;
+                let reason = format!(
+                    "SnippetRejected: {snippet}: annotations-risk-level is below Critical (High, the default of ingress-nginx 1.12 and later, which rejects the whole Ingress)"
+                );
+                return Err(IngressVerdict::skipped(&format!("{namespace}/{name}"), reason));
             }
             SnippetPolicy::Drop => {}
             SnippetPolicy::Run => {
@@ -187,7 +210,7 @@ fn prepare<'i>(ingress: &'i Ingress, config: &NginxConfig, diagnostics: &mut Vec
     if ingress.spec.as_ref().is_some_and(|spec| spec.default_backend.is_some()) && !roots_every_rule(ingress) {
         problems.push("UnsupportedField: spec.defaultBackend".to_string());
     }
-    Some(Nginx {
+    Ok(Nginx {
         ingress,
         namespace,
         name,

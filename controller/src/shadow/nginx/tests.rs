@@ -1,6 +1,7 @@
 //! The nginx profile rule by rule, from Ingresses as ingress-nginx users write them: each test
 //! compiles them, builds the proxy's real table, and asks it what a request gets.
 
+mod accounting;
 mod annotations;
 mod canary;
 mod config;

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::networking::v1::Ingress;
 use serde::Deserialize;
 
+use super::keys;
+
 pub const RULE_MIX: &str = "kubernetes.io/ingress.rule-mix";
 pub const RULE_MIX_BOTH: &str = "kubernetes.io/ingress.rule-mix-both";
 pub const HTTP_RULES: &str = "kubernetes.io/ingress.http-rules";
@@ -14,18 +16,11 @@ pub const AUTO_REWRITE: &str = "ingress.cloud.tencent.com/auto-rewrite";
 pub const AUTO_REWRITE_CODE: &str = "ingress.cloud.tencent.com/auto-rewrite-code";
 pub const REWRITE_SUPPORT: &str = "ingress.cloud.tencent.com/rewrite-support";
 pub const LISTEN_PORTS: &str = "ingress.cloud.tencent.com/listen-ports";
-pub const CERTIFICATE: &str = "ingress.cloud.tencent.com/certificate";
+pub const DIRECT_ACCESS: &str = "ingress.cloud.tencent.com/direct-access";
 pub const ENABLE_GROUP: &str = "ingress.cloud.tencent.com/enable-group";
 pub const EXIST_LB_ID: &str = "kubernetes.io/ingress.existLbId";
 /// Ours: a `kubernetes.io/tls` Secret in the Ingress's namespace for its HTTPS hosts.
 pub const TLS_SECRET: &str = "shunt.dev/tls-secret";
-
-/// Annotations that change the CLB's answers in ways shunt does not reproduce.
-const UNSUPPORTED: [&str; 3] = [
-    "ingress.cloud.tencent.com/direct-access",
-    "ingress.cloud.tencent.com/cross-region-id",
-    "ingress.cloud.tencent.com/pass-to-target",
-];
 
 /// The CLB only offers these redirect codes.
 pub const REWRITE_CODES: [u16; 3] = [301, 302, 307];
@@ -42,13 +37,13 @@ pub struct QcloudAnnotations {
     pub rewrite_support: bool,
     /// `(protocol, port)`, protocol uppercase; `None` when absent (80 and 443 as the Ingress needs).
     pub listen_ports: Option<Vec<(String, u16)>>,
-    /// The certificate annotation is present (its IDs are Tencent's, never PEM).
-    pub certificate: bool,
+    /// `direct-access: "true"`: the CLB reaches pods directly, so a ClusterIP backend serves.
+    pub direct_access: bool,
     /// The load balancer the Ingress shares with others (`enable-group` on an `existLbId`).
     pub group: Option<String>,
     pub tls_secret: Option<String>,
-    /// Keys of present annotations from [`UNSUPPORTED`].
-    pub unsupported: Vec<&'static str>,
+    /// Keys under a TKE prefix that shunt neither reproduces nor knows to have no effect.
+    pub unsupported: Vec<String>,
     /// Keys whose values did not parse, with why.
     pub invalid: Vec<(&'static str, String)>,
 }
@@ -148,7 +143,7 @@ pub fn parse(ingress: &Ingress) -> QcloudAnnotations {
             Err(error) => parsed.invalid.push((LISTEN_PORTS, error)),
         }
     }
-    parsed.certificate = annotations.contains_key(CERTIFICATE);
+    parsed.direct_access = flag(DIRECT_ACCESS, &mut parsed.invalid);
     if enable_group {
         parsed.group = annotations.get(EXIST_LB_ID).filter(|id| !id.trim().is_empty()).cloned();
     }
@@ -156,9 +151,10 @@ pub fn parse(ingress: &Ingress) -> QcloudAnnotations {
         .get(TLS_SECRET)
         .filter(|name| !name.trim().is_empty())
         .cloned();
-    parsed.unsupported = UNSUPPORTED
-        .into_iter()
-        .filter(|key| annotations.contains_key(*key))
+    parsed.unsupported = annotations
+        .keys()
+        .filter(|key| keys::classify(key) == keys::Class::Refused)
+        .cloned()
         .collect();
     parsed
 }

@@ -1,6 +1,7 @@
-//! Certificates for a qcloud Ingress's HTTPS hosts: `--shadow-tls`, then `shunt.dev/tls-secret`,
-//! then a `spec.tls` Secret shunt can serve. Never the self-signed fallback: a host without one
-//! is refused (`CertificateUnavailable`).
+//! Certificates for a qcloud Ingress's HTTPS hosts: `--shadow-tls`, then `shunt.dev/tls-secret`.
+//! A `spec.tls` Secret is TKE's (a Tencent certificate id), never served; one TKE itself rejects
+//! refuses the host (`TkeRejects: E4009` / `E4011`). Never the self-signed fallback: a host
+//! without a certificate is refused (`CertificateUnavailable`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,15 +23,12 @@ pub(super) fn bind(
         .filter(|r| !r.host.is_empty() && r.listeners.serves(true))
         .map(|r| r.host.as_str())
         .collect();
-    let spec_secrets: Vec<(Vec<String>, String)> = lb
+    let spec_secrets: Vec<(Vec<String>, Option<String>)> = lb
         .ingress
         .spec
         .iter()
         .flat_map(|spec| spec.tls.iter().flatten())
-        .filter_map(|entry| {
-            let hosts = entry.hosts.clone().unwrap_or_default();
-            Some((hosts, entry.secret_name.clone()?))
-        })
+        .map(|entry| (entry.hosts.clone().unwrap_or_default(), entry.secret_name.clone()))
         .collect();
     for host in https {
         let Some(verdict) = verdicts.get_mut(host) else {
@@ -42,30 +40,59 @@ pub(super) fn bind(
             HostMatch::DeepWildcard(suffix) => HostMatch::Wildcard(suffix.clone()),
             other => other.clone(),
         };
+        let spec_secret = spec_secrets
+            .iter()
+            .find(|(hosts, _)| hosts.is_empty() || hosts.iter().any(|h| h.eq_ignore_ascii_case(host)))
+            .map(|(_, name)| name.as_deref().filter(|name| !name.is_empty()));
+        if let Some(rejects) = tke_rejects(lb, certificates, host, spec_secret) {
+            verdict.reasons.push(rejects);
+            continue;
+        }
         let source = if let Some((namespace, name)) = options.tls.get(host) {
             Some((namespace.as_str(), name.as_str(), "--shadow-tls"))
-        } else if let Some(name) = &lb.tls_secret {
-            Some((lb.namespace, name.as_str(), TLS_SECRET))
         } else {
-            spec_secrets
-                .iter()
-                .find(|(hosts, _)| hosts.is_empty() || hosts.iter().any(|h| h.eq_ignore_ascii_case(host)))
-                .map(|(_, name)| (lb.namespace, name.as_str(), "spec.tls"))
+            lb.tls_secret.as_deref().map(|name| (lb.namespace, name, TLS_SECRET))
         };
         let Some((namespace, name, via)) = source else {
+            let held = spec_secret.flatten().map_or(String::new(), |name| {
+                format!(
+                    " (spec.tls Secret {}/{name} holds a Tencent certificate id, qcloud_cert_id, never PEM)",
+                    lb.namespace
+                )
+            });
             verdict.reasons.push(format!(
-                "CertificateUnavailable: no certificate for \"{host}\" (give one with {TLS_SECRET} or --shadow-tls)"
+                "CertificateUnavailable: no certificate for \"{host}\"{held}: give one with {TLS_SECRET} or --shadow-tls"
             ));
             continue;
         };
         match certificates.bind(&cert_host, namespace, name, &lb.source) {
             Ok(()) => verdict.certificate = Some(format!("{namespace}/{name}")),
-            // In a cluster shunt only sees `kubernetes.io/tls` Secrets: TKE's Opaque ones are "not found".
-            Err(error) if via == "spec.tls" => verdict.reasons.push(format!(
-                "CertificateUnavailable: spec.tls: {error} (a qcloud Ingress's Secret holds a Tencent certificate id; \
-                 give a certificate with {TLS_SECRET} or --shadow-tls)"
-            )),
             Err(error) => verdict.reasons.push(format!("CertificateUnavailable: {via}: {error}")),
         }
+    }
+}
+
+/// TKE's own refusal of the host's HTTPS, if it refuses: the `spec.tls` entry has no Secret
+/// name (E4009), or its Secret holds no `qcloud_cert_id` (E4011, a PEM `kubernetes.io/tls`
+/// Secret among them). TKE then creates no HTTPS listener for the host: the CLB answers nothing
+/// there, so shunt must not either, whatever certificate it was given.
+fn tke_rejects(
+    lb: &Lb<'_>,
+    certificates: &TlsBuilder<'_>,
+    host: &str,
+    spec_secret: Option<Option<&str>>,
+) -> Option<String> {
+    let namespace = lb.namespace;
+    match spec_secret? {
+        None => Some(format!(
+            "TkeRejects: E4009 the spec.tls entry for \"{host}\" names no Secret: the CLB has no HTTPS for it"
+        )),
+        Some(name) => match certificates.holds_qcloud_cert_id(namespace, name) {
+            Some(false) => Some(format!(
+                "TkeRejects: E4011 Secret {namespace}/{name} has no qcloud_cert_id: the CLB has no HTTPS for \"{host}\""
+            )),
+            // Found with an id, or not in the state (a cluster's Opaque Secrets are never watched).
+            Some(true) | None => None,
+        },
     }
 }

@@ -15,6 +15,8 @@
 mod annotations;
 mod certificates;
 mod hosts;
+pub(crate) mod keys;
+mod redirect_rules;
 mod route;
 mod rules;
 
@@ -24,8 +26,9 @@ mod tests;
 use k8s_openapi::api::networking::v1::Ingress;
 use shunt_spec::{HostMatch, PathKind};
 
+pub use self::annotations::TLS_SECRET;
 use self::rules::ClbRule;
-use super::{HostVerdict, OwnProfile, ProfileConfig, ShadowOptions};
+use super::{HostVerdict, IngressVerdict, OwnProfile, ProfileConfig, ShadowOptions, Verdicts, verdict::has_catch_all};
 use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name, paths};
 
 /// The profile's name in the `/shadow` document.
@@ -58,6 +61,8 @@ struct Lb<'i> {
     /// Reasons every host of this Ingress is refused.
     problems: Vec<String>,
     tls_secret: Option<String>,
+    /// `direct-access: "true"`: ClusterIP backends are reachable (no E4047).
+    direct_access: bool,
 }
 
 /// TKE's CLB ([`OwnProfile`]).
@@ -72,6 +77,10 @@ impl OwnProfile for TkeClb {
         &ASSUMED
     }
 
+    fn no_effect(&self) -> Vec<String> {
+        keys::NO_EFFECT.iter().map(|key| key.to_string()).collect()
+    }
+
     fn compile(
         &self,
         ingresses: &[&Ingress],
@@ -79,19 +88,19 @@ impl OwnProfile for TkeClb {
         certificates: &mut TlsBuilder<'_>,
         options: &ShadowOptions,
         _: &ProfileConfig,
-    ) -> Vec<HostVerdict> {
+    ) -> Verdicts {
         compile(ingresses, sink, certificates, options)
     }
 }
 
 /// Compiles `ingresses` (in precedence order) into `sink` and `certificates`; returns a verdict
-/// per named host, sorted by host.
+/// per named host, sorted by host, and one per Ingress with a default domain (a catch-all).
 fn compile(
     ingresses: &[&Ingress],
     sink: &mut Sink<'_>,
     certificates: &mut TlsBuilder<'_>,
     options: &ShadowOptions,
-) -> Vec<HostVerdict> {
+) -> Verdicts {
     let lbs: Vec<Lb<'_>> = ingresses
         .iter()
         .map(|ingress| prepare(ingress, options, &mut sink.diagnostics))
@@ -104,7 +113,14 @@ fn compile(
     for lb in &lbs {
         certificates::bind(lb, certificates, options, &mut verdicts);
     }
-    hosts::settle(verdicts, &mut sink.diagnostics)
+    let hosts = hosts::settle(verdicts, &mut sink.diagnostics);
+    // Reached by the load balancer's address only, which DNS never moves: listed, not routed
+    // by name, and a refused one is a diagnostic.
+    let ingresses = (lbs.iter())
+        .filter(|lb| has_catch_all(lb.ingress))
+        .map(|lb| IngressVerdict::catch_all(&lb.source, &lb.problems, &mut sink.diagnostics))
+        .collect();
+    Verdicts { hosts, ingresses }
 }
 
 fn prepare<'i>(ingress: &'i Ingress, options: &ShadowOptions, diagnostics: &mut Vec<Diagnostic>) -> Lb<'i> {
@@ -139,6 +155,7 @@ fn prepare<'i>(ingress: &'i Ingress, options: &ShadowOptions, diagnostics: &mut 
         rules,
         problems,
         tls_secret: parsed.tls_secret,
+        direct_access: parsed.direct_access,
     }
 }
 

@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use shunt_spec::{HostMatch, Listeners, RouteOptions};
 
 use super::{
-    CLIENT_PROTO_HEADER, HostVerdict, Lb, clb_path, host_match,
+    CLIENT_PROTO_HEADER, HostVerdict, Lb,
+    annotations::DIRECT_ACCESS,
+    clb_path, host_match,
     rules::{Action, ClbRule},
 };
 use crate::compile::{Diagnostic, PathClaim, Reason, RouteSettings, Sink};
@@ -20,6 +22,12 @@ pub(super) fn claim(
     verdicts: &mut BTreeMap<String, HostVerdict>,
 ) {
     for rule in &with_default_domain(lb) {
+        if let Some(rejects) = rejects_backend(lb, rule, sink) {
+            if let Some(verdict) = verdicts.get_mut(&rule.host) {
+                verdict.reasons.push(rejects);
+            }
+            continue;
+        }
         let Some(claim) = path_claim(lb, rule, sink) else {
             continue;
         };
@@ -73,6 +81,22 @@ fn with_default_domain(lb: &Lb<'_>) -> Vec<ClbRule> {
         }
     }
     rules
+}
+
+/// TKE's E4047: without `direct-access` the CLB forwards to node ports, which a ClusterIP
+/// Service has none of, so TKE binds no backend and the CLB serves nothing for the rule.
+fn rejects_backend(lb: &Lb<'_>, rule: &ClbRule, sink: &Sink<'_>) -> Option<String> {
+    let Action::Forward(backend) = &rule.action else {
+        return None;
+    };
+    let service = backend.service.as_ref()?;
+    let type_ = sink.backends.service_type(lb.namespace, &service.name)?;
+    (type_ == "ClusterIP" && !lb.direct_access).then(|| {
+        format!(
+            "TkeRejects: E4047 Service {}/{} is ClusterIP and the Ingress lacks {DIRECT_ACCESS}: \"true\": the CLB serves nothing there",
+            lb.namespace, service.name
+        )
+    })
 }
 
 /// The claim a rule makes; `None`, with a diagnostic, when its host, path or backend is unusable.

@@ -76,6 +76,7 @@ pub fn split(ingress: &Ingress, parsed: &QcloudAnnotations, default_code: u16) -
     }
     if parsed.rule_mix || parsed.rule_mix_both {
         rewrites(&mut rules, parsed, default_code, &mut problems);
+        problems.extend(super::redirect_rules::conflicts(&rules));
     }
     if parsed.auto_rewrite {
         auto_rewrite(&mut rules, parsed, default_code);

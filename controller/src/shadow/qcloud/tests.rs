@@ -1,11 +1,14 @@
 //! The qcloud profile rule by rule, from manifests shaped like TKE's documented examples: each
 //! test compiles them, builds the proxy's real table, and asks it what a request gets.
 
+mod catch_alls;
 mod certificates;
 mod hosts;
+mod keys;
 mod listeners;
 mod properties;
 mod redirects;
+mod rejects;
 
 use std::{collections::BTreeMap, path::Path, sync::Arc};
 
@@ -24,7 +27,19 @@ use crate::{
     },
 };
 
-use crate::fixtures::SHOP_SERVICES as SERVICES;
+/// Services `shop/web` and `shop/api` as TKE's examples write them: NodePort, the type a CLB
+/// reaches without `direct-access` (a ClusterIP one is E4047, see `route.rs`).
+const SERVICES: &str = r#"
+apiVersion: v1
+kind: Service
+metadata: {namespace: shop, name: web}
+spec: {type: NodePort, ports: [{name: http, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {namespace: shop, name: api}
+spec: {type: NodePort, ports: [{name: http, port: 80}]}
+"#;
 
 const WEB: &str = "shop/web:80";
 const API: &str = "shop/api:80";

@@ -107,7 +107,7 @@ fn grouped_ingresses_on_one_load_balancer_are_not_ambiguous() {
 fn extra_listen_ports_and_unsupported_annotations_refuse_the_hosts() {
     let ports = PATHS.replace(
         "annotations: {kubernetes.io/ingress.class: qcloud}",
-        r#"annotations: {kubernetes.io/ingress.class: qcloud, ingress.cloud.tencent.com/listen-ports: '[{"HTTP":80},{"HTTP":8080}]', ingress.cloud.tencent.com/direct-access: "true"}"#,
+        r#"annotations: {kubernetes.io/ingress.class: qcloud, ingress.cloud.tencent.com/listen-ports: '[{"HTTP":80},{"HTTP":8080}]', ingress.cloud.tencent.com/mode: skip}"#,
     );
     let compiled = compile_tke(&ports);
     assert_eq!(

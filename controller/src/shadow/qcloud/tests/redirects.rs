@@ -94,3 +94,59 @@ spec:
     let unsupported = compile_tke(&manifest.replace("rewrite-support: \"true\"", "rewrite-support: \"false\""));
     assert_eq!(reasons(&unsupported, "old.example.com"), ["UnsupportedAnnotation"]);
 }
+
+/// Two `rewrite` entries as `http-rules` writes them, the first `A`, the second `B`.
+fn mk_rewrites(a: &str, b: &str) -> String {
+    format!(
+        r#"
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  namespace: shop
+  name: moved
+  annotations:
+    kubernetes.io/ingress.class: qcloud
+    kubernetes.io/ingress.rule-mix: "true"
+    ingress.cloud.tencent.com/rewrite-support: "true"
+    kubernetes.io/ingress.http-rules: '[{a},{b},{{"host":"old.example.com","path":"/","backend":{{"serviceName":"web","servicePort":"80"}}}}]'
+spec:
+  rules:
+  - host: old.example.com
+    http:
+      paths:
+      - {{path: /, pathType: ImplementationSpecific, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}
+"#
+    )
+}
+
+#[test]
+fn redirects_the_clb_refuses_to_set_up_refuse_the_hosts() {
+    let to = |host: &str, path: &str, port: u16| {
+        format!(
+            r#"{{"host":"old.example.com","path":"{path}","rewrite":{{"port":{port},"host":"{host}","path":"/x"}}}}"#
+        )
+    };
+    let twice = mk_rewrites(&to("a.example.com", "/old", 443), &to("b.example.com", "/old", 443));
+    let chained = mk_rewrites(&to("old.example.com", "/old", 80), &to("b.example.com", "/x", 443));
+    let itself = mk_rewrites(&to("old.example.com", "/x", 80), &to("b.example.com", "/y", 443));
+    let fine = mk_rewrites(&to("a.example.com", "/old", 443), &to("b.example.com", "/y", 443));
+    for (manifest, says) in [
+        (twice, "old.example.com:80/old redirected to two targets"),
+        (chained, "old.example.com:80/x, which is redirected itself"),
+        (itself, "redirect of old.example.com:80/x to itself"),
+    ] {
+        let compiled = compile_tke(&manifest);
+        let verdict = verdict(&compiled, "old.example.com");
+        assert!(
+            verdict
+                .reasons
+                .iter()
+                .any(|r| r.starts_with("TkeRejects: ") && r.contains(says)),
+            "{says}: {verdict:?}"
+        );
+    }
+    assert_eq!(
+        verdict(&compile_tke(&fine), "old.example.com").verdict,
+        Verdict::Identical
+    );
+}
