@@ -12,6 +12,7 @@ mod abuse;
 mod admin;
 mod balance;
 mod classes;
+mod corpus;
 mod demo;
 mod dns;
 mod dns_reach;
