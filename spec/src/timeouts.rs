@@ -1,5 +1,6 @@
-//! A route's own timeouts towards its pods (ingress-nginx's `proxy-connect-timeout` and
-//! `proxy-read-timeout`), in place of the proxy's `--connect-timeout` and `--upstream-timeout`.
+//! A route's own timeouts towards its pods (ingress-nginx's `proxy-connect-timeout`,
+//! `proxy-read-timeout` and `proxy-send-timeout`), in place of the proxy's `--connect-timeout`
+//! and `--upstream-timeout`.
 
 use std::time::Duration;
 
@@ -17,6 +18,10 @@ pub struct UpstreamTimeouts {
     /// `proxy_read_timeout`): a deadline for the wait, not for the whole response.
     #[serde(serialize_with = "millis")]
     pub read: Duration,
+    /// The longest wait for the pod to take more of the request (nginx's `proxy_send_timeout`:
+    /// between two successive writes), then 504. Routes without their own timeouts have none.
+    #[serde(serialize_with = "millis")]
+    pub send: Duration,
 }
 
 impl Default for UpstreamTimeouts {
@@ -24,6 +29,7 @@ impl Default for UpstreamTimeouts {
         UpstreamTimeouts {
             connect: defaults::CONNECT_TIMEOUT,
             read: defaults::UPSTREAM_TIMEOUT,
+            send: defaults::UPSTREAM_TIMEOUT,
         }
     }
 }

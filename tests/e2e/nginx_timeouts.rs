@@ -79,3 +79,44 @@ async fn a_pause_between_chunks_past_the_read_timeout_ends_the_answer_cut() {
     let body = body.expect("the body ends");
     assert!(body.is_err(), "a chunked body cut, not completed: {body:?}");
 }
+
+/// ingress-nginx's `proxy-send-timeout`: a pod that takes no more of the request for longer
+/// than the route's send timeout gets no more time; the caller gets 504, as from nginx.
+#[tokio::test]
+async fn a_pod_that_stops_reading_the_request_past_the_send_timeout_is_a_504() {
+    // Accepts and holds each connection without reading: once the socket buffers are full,
+    // shunt's writes wait.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let held = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    let ingress = mk_ingress("shop", "upload")
+        .class("nginx")
+        .annotation("nginx.ingress.kubernetes.io/proxy-send-timeout", "1")
+        .annotation("nginx.ingress.kubernetes.io/proxy-body-size", "0")
+        .annotation("nginx.ingress.kubernetes.io/ssl-redirect", "false")
+        .rule(HOST, [mk_path("/", "Prefix", "app", 80)]);
+    let service = mk_service_on_ports("shop", "app", None, &[port]);
+    let (_manifests, shunt) = serve(&[&ingress, &service], &["--shadow-class", "nginx"]).await;
+
+    // 64 MiB, far more than loopback's socket buffers hold.
+    let chunk = Bytes::from(vec![b'x'; 1 << 20]);
+    let frames =
+        futures::stream::iter((0..64).map(move |_| Ok::<_, BoxError>(hyper::body::Frame::data(chunk.clone()))));
+    let request = http::Request::post("/upload")
+        .header(http::header::HOST, HOST)
+        .body(StreamBody::new(frames).boxed())
+        .expect("a request");
+    let started = std::time::Instant::now();
+    let response = tokio::time::timeout(Duration::from_secs(20), send_h1(shunt.http, request))
+        .await
+        .expect("an answer well before the 60 s default")
+        .expect("a response head");
+    assert_eq!(response.status(), StatusCode::GATEWAY_TIMEOUT);
+    assert!(started.elapsed() >= Duration::from_secs(1), "{:?}", started.elapsed());
+    held.abort();
+}

@@ -77,11 +77,10 @@ pub(super) async fn attempt(
         }
         // Pinned here, so the timeout wraps a pointer: `timeout_at` takes its future by value
         // and would move the whole exchange (request, checkout, hyper's response future).
-        let connect = timeouts().map(|t| t.connect);
         let exchange = pin!(
             inner
                 .clients
-                .send(upstream, &endpoint, &head, body, prepared.write_at, connect)
+                .send(upstream, &endpoint, &head, body, prepared.write_at, timeouts())
         );
         let head_timeout = || timeouts().map_or(options.upstream_timeout, |t| t.read);
         let error = match tokio::time::timeout_at(upstream_deadline(sent, head_timeout()), exchange).await {

@@ -8,13 +8,13 @@ use tokio_rustls::TlsConnector;
 
 use super::{
     Endpoint, Outgoing, Upstream, UpstreamBody, UpstreamError, connect,
-    h1::{self, Hold, Http1, WriteAt},
+    h1::{self, H1Error, Hold, Http1, WriteAt},
     h2::H2Connections,
     pool::{Checkout, Pool, PoolOptions, Pooled},
 };
 use crate::{
     body::RequestBody,
-    spec::{UpstreamProtocol, defaults},
+    spec::{UpstreamProtocol, UpstreamTimeouts, defaults},
 };
 
 #[derive(Clone, Debug)]
@@ -92,8 +92,9 @@ impl UpstreamClients {
         head: &Outgoing<'_>,
         body: RequestBody,
         write_at: WriteAt,
-        connect_timeout: Option<Duration>,
+        timeouts: Option<UpstreamTimeouts>,
     ) -> Result<Response<UpstreamBody>, UpstreamError> {
+        let connect_timeout = timeouts.map(|t| t.connect);
         let connect_timeout = connect_timeout.unwrap_or(self.connect_timeout);
         let tls = match upstream.protocol {
             UpstreamProtocol::Http1 => false,
@@ -130,8 +131,12 @@ impl UpstreamClients {
             }
             Err(timeout) => return Err(UpstreamError::PoolTimeout(timeout)),
         };
-        let response = h1::send(conn, head, body, write_at).await;
-        let response = response.map_err(|error| UpstreamError::Request(error.into()))?;
+        let response = h1::send(conn, head, body, write_at, timeouts.map(|t| t.send)).await;
+        let response = response.map_err(|error| match error {
+            // A timeout as the head's is, so it is answered 504 and retried alike.
+            H1Error::SendTimeout(timeout) => UpstreamError::Timeout(timeout),
+            error => UpstreamError::Request(error.into()),
+        })?;
         Ok(response.map(UpstreamBody::H1))
     }
 

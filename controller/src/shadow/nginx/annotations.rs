@@ -36,15 +36,13 @@ pub const NO_EFFECT: [&str; 13] = [
     "service-upstream",
 ];
 
-/// The send timeout and `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or
-/// ConfigMap keys of the same names, which are shunt's own ([`defaults`]): send 60 s; retries of
-/// idempotent requests after an error or a timeout, three tries in all, as shunt's
-/// `--retries 2`; no time limit on the tries. Any other value is refused. (Connect and read
-/// timeouts take any value: `timeouts.rs`.)
+/// `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or ConfigMap keys of the
+/// same names, which are shunt's own ([`defaults`]): retries of idempotent requests after an
+/// error or a timeout, three tries in all, as shunt's `--retries 2`; no time limit on the tries.
+/// Any other value is refused. (The connect, read and send timeouts take any value:
+/// `timeouts.rs`.)
 fn proxy_default(name: &str) -> Option<String> {
-    let seconds = |duration: std::time::Duration| duration.as_secs().to_string();
     Some(match name {
-        "proxy-send-timeout" => seconds(defaults::UPSTREAM_TIMEOUT),
         "proxy-next-upstream" => "error timeout".to_string(),
         "proxy-next-upstream-tries" => (defaults::RETRIES + 1).to_string(),
         // nginx's "no limit".
@@ -87,7 +85,8 @@ pub struct NginxAnnotations {
     /// `*-snippet` keys: whether they run, are dropped or reject the Ingress is the ConfigMap's
     /// call (see `config::SnippetPolicy`).
     pub snippets: Vec<String>,
-    /// `proxy-connect-timeout`, `proxy-read-timeout`: `None` keeps the ConfigMap's.
+    /// `proxy-connect-timeout`, `proxy-read-timeout`, `proxy-send-timeout`: `None` keeps the
+    /// ConfigMap's.
     pub timeouts: TimeoutSeconds,
     /// `enable-cors` and the `cors-*` keys (see `cors.rs`).
     pub cors: Option<CorsSpec>,
@@ -213,6 +212,7 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         "x-forwarded-prefix" => parsed.forwarded_prefix = Some(forwarded_prefix(value)?),
         "proxy-connect-timeout" => parsed.timeouts.connect = Some(seconds(value)?),
         "proxy-read-timeout" => parsed.timeouts.read = Some(seconds(value)?),
+        "proxy-send-timeout" => parsed.timeouts.send = Some(seconds(value)?),
         name if at_default(name, value) => {}
         // Only 1.1 is what shunt speaks upstream; 1.0 closes every connection and changes framing.
         "proxy-http-version" if value.trim() == "1.1" => {}

@@ -74,7 +74,7 @@ pub struct NginxConfig {
     /// `no-tls-redirect-locations`: paths starting with one never redirect to HTTPS, even
     /// with `force-ssl-redirect` (template.go, `isLocationInLocationList`).
     pub no_tls_redirect: Vec<String>,
-    /// `proxy-connect-timeout`, `proxy-read-timeout` (5 and 60 s, shunt's own).
+    /// `proxy-connect-timeout`, `proxy-read-timeout`, `proxy-send-timeout` (5, 60 and 60 s).
     pub timeouts: TimeoutSeconds,
     /// `UnsupportedConfigMapKey: KEY` or `InvalidConfigMapKey: KEY`, for every host.
     pub refusals: Vec<String>,
@@ -170,6 +170,7 @@ impl NginxConfig {
                 "limit-conn-zone-variable" if value == "$binary_remote_addr" => Ok(()),
                 "proxy-connect-timeout" => timeout(value).map(|s| config.timeouts.connect = Some(s)),
                 "proxy-read-timeout" => timeout(value).map(|s| config.timeouts.read = Some(s)),
+                "proxy-send-timeout" => timeout(value).map(|s| config.timeouts.send = Some(s)),
                 key if AT_DEFAULT.iter().any(|(k, default)| *k == key && *default == value) => Ok(()),
                 key if at_default(key, value) => Ok(()),
                 key if NO_EFFECT.contains(&key) => Ok(()),

@@ -19,9 +19,9 @@ mod canary;
 mod claims;
 pub mod config;
 mod cors;
-mod limits;
-mod keys;
 mod hash;
+mod keys;
+mod limits;
 mod paths;
 mod regex;
 mod source_ranges;
@@ -33,7 +33,7 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_spec::HostMatch;
+use shunt_spec::{HostMatch, UpstreamProtocol};
 
 use self::{
     annotations::NginxAnnotations,
@@ -209,6 +209,16 @@ fn prepare<'i>(
     // path of every rule replaces that location, when it answers nothing.
     if ingress.spec.as_ref().is_some_and(|spec| spec.default_backend.is_some()) && !roots_every_rule(ingress) {
         problems.push("UnsupportedField: spec.defaultBackend".to_string());
+    }
+    // grpc_send_timeout: shunt's HTTP/2 client to pods keeps no timer between writes.
+    let send = annotations.timeouts.or(config.timeouts).send;
+    if annotations.backend_protocol == Some(UpstreamProtocol::H2c)
+        && send.is_some_and(|s| u64::from(s) != shunt_spec::defaults::UPSTREAM_TIMEOUT.as_secs())
+    {
+        problems.push(format!(
+            "UnsupportedAnnotation: {}proxy-send-timeout",
+            annotations::PREFIX
+        ));
     }
     Ok(Nginx {
         ingress,

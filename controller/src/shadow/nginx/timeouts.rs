@@ -1,4 +1,5 @@
-//! `proxy-connect-timeout` and `proxy-read-timeout` (annotations and ConfigMap keys): whole
+//! `proxy-connect-timeout`, `proxy-read-timeout` and `proxy-send-timeout` (annotations and
+//! ConfigMap keys): whole
 //! seconds, read as Go's `strconv.Atoi` reads them (proxy/main.go, `GetIntAnnotation`), written
 //! by the template as `proxy_connect_timeout Ns;` and `proxy_read_timeout Ns;`.
 
@@ -32,6 +33,7 @@ pub fn seconds(value: &str) -> Result<u32, Refusal> {
 pub struct TimeoutSeconds {
     pub connect: Option<u32>,
     pub read: Option<u32>,
+    pub send: Option<u32>,
 }
 
 impl TimeoutSeconds {
@@ -40,16 +42,18 @@ impl TimeoutSeconds {
         TimeoutSeconds {
             connect: self.connect.or(below.connect),
             read: self.read.or(below.read),
+            send: self.send.or(below.send),
         }
     }
 
-    /// The route's timeouts; `None` when both are the proxy's defaults, so a route without its
-    /// own carries nothing.
+    /// The route's timeouts; `None` when all are nginx's defaults (the proxy's own for connect
+    /// and read), so a route without its own carries nothing.
     pub fn route(self) -> Option<UpstreamTimeouts> {
         let secs = |seconds: Option<u32>, default: Duration| seconds.map_or(default, |s| Duration::from_secs(s.into()));
         let timeouts = UpstreamTimeouts {
             connect: secs(self.connect, defaults::CONNECT_TIMEOUT),
             read: secs(self.read, defaults::UPSTREAM_TIMEOUT),
+            send: secs(self.send, defaults::UPSTREAM_TIMEOUT),
         };
         (timeouts != UpstreamTimeouts::default()).then_some(timeouts)
     }
@@ -77,12 +81,13 @@ mod tests {
         let defaults = TimeoutSeconds {
             connect: Some(5),
             read: Some(60),
+            send: Some(60),
         };
         assert_eq!(defaults.route(), None);
         assert_eq!(TimeoutSeconds::default().route(), None);
         let read = TimeoutSeconds {
-            connect: None,
             read: Some(2),
+            ..TimeoutSeconds::default()
         };
         assert_eq!(
             read.route().map(|t| (t.connect, t.read)),

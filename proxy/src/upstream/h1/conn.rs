@@ -3,11 +3,12 @@
 //! own readiness is the only waker: no task, no channel.
 
 use std::{
-    future::poll_fn,
+    future::{Future, poll_fn},
     io,
     ops::DerefMut,
     pin::{Pin, pin},
     task::{Context, Poll, Waker, ready},
+    time::Duration,
 };
 
 use bytes::BytesMut;
@@ -16,6 +17,7 @@ use http_body::Body as _;
 use tokio::{
     io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf},
     net::TcpStream,
+    time::{Instant, Sleep},
 };
 use tokio_rustls::client::TlsStream;
 
@@ -209,6 +211,7 @@ pub async fn send<C: Hold>(
     head: &Outgoing<'_>,
     mut body: RequestBody,
     write_at: WriteAt,
+    send_timeout: Option<Duration>,
 ) -> Result<Response<Body<C>>, H1Error> {
     let http1 = &mut *conn;
     // Until the body ends cleanly: dropped on any error or early, the connection closes.
@@ -230,6 +233,7 @@ pub async fn send<C: Hold>(
         written: 0,
         sent_any: false,
         body_done: framing == Framing::Empty,
+        stall: send_timeout.map(WriteStall::new),
     };
     let early = poll_fn(|cx| sender.poll_send(http1, &mut body, cx, head_request, upgrade)).await?;
     http1.used = true;
@@ -274,6 +278,44 @@ struct Sender {
     written: usize,
     sent_any: bool,
     body_done: bool,
+    /// A route's send timeout: how long the socket may refuse more of the request.
+    stall: Option<WriteStall>,
+}
+
+/// nginx's `proxy_send_timeout`: the longest wait for the socket to take more bytes, restarted
+/// by each write that makes progress. The timer is made on the first wait only.
+struct WriteStall {
+    timeout: Duration,
+    timer: Option<Pin<Box<Sleep>>>,
+    armed: bool,
+}
+
+impl WriteStall {
+    fn new(timeout: Duration) -> Self {
+        WriteStall {
+            timeout,
+            timer: None,
+            armed: false,
+        }
+    }
+
+    /// The socket made progress: the next wait starts a new count.
+    fn progressed(&mut self) {
+        self.armed = false;
+    }
+
+    /// The socket waits: `Ready` once it has waited `timeout` since the last progress.
+    fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let deadline = Instant::now() + self.timeout;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        if !self.armed {
+            timer.as_mut().reset(deadline);
+            self.armed = true;
+        }
+        timer.as_mut().poll(cx)
+    }
 }
 
 impl Sender {
@@ -301,11 +343,25 @@ impl Sender {
                 }
             }
             if conn.write_buf.len() > self.written || self.body_done {
+                let before = (self.written, conn.write_buf.len());
                 match conn.poll_flush_buf(cx, &mut self.written, &mut self.sent_any) {
                     Poll::Ready(Ok(())) if self.body_done => return Poll::Ready(Ok(None)),
-                    Poll::Ready(Ok(())) => continue,
+                    Poll::Ready(Ok(())) => {
+                        self.stall.as_mut().map(WriteStall::progressed);
+                        continue;
+                    }
                     Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
-                    Poll::Pending => waiting = true,
+                    Poll::Pending => {
+                        waiting = true;
+                        if let Some(stall) = &mut self.stall {
+                            if (self.written, conn.write_buf.len()) != before {
+                                stall.progressed();
+                            }
+                            if stall.poll_expired(cx).is_ready() {
+                                return Poll::Ready(Err(H1Error::SendTimeout(stall.timeout)));
+                            }
+                        }
+                    }
                 }
             }
             debug_assert!(waiting, "the loop continues until something waits");

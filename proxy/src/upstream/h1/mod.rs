@@ -54,6 +54,9 @@ pub enum H1Error {
     RequestBodyLength,
     #[error("invalid request content-length")]
     RequestContentLength,
+    /// The pod took none of the request for this long (a route's send timeout).
+    #[error("the pod took no request bytes for {0:?}")]
+    SendTimeout(std::time::Duration),
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ async fn request_seen_by_the_next_task(write_at: WriteAt) -> (bool, String) {
             headers: &headers,
             added: &added,
         };
-        send(conn, &head, RequestBody::Empty, write_at).await
+        send(conn, &head, RequestBody::Empty, write_at, None).await
     });
     let probe = tokio::spawn({
         let pod = pod.clone();
