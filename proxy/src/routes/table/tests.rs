@@ -567,3 +567,74 @@ fn a_route_and_its_counters_share_one_name_and_name_its_upstream_as_backend() {
     assert_eq!((name, backend), (&*route.name, &*route.upstream.id));
     assert_eq!(name, "app.example.com/api");
 }
+
+#[test]
+fn a_host_whose_canary_upstream_was_replaced_is_built_again_not_reused() {
+    use crate::spec::{CanaryRule, CanarySpec};
+    let mut path = mk_path("/", PathKind::Prefix, "ns/main:80", Listeners::Both);
+    path.options = RouteOptions {
+        canary: Some(CanarySpec {
+            backend: "ns/canary:80".into(),
+            rule: CanaryRule {
+                header: None,
+                cookie: None,
+                weight: 10,
+                weight_total: 100,
+            },
+            hash: None,
+        }),
+        ..Default::default()
+    }
+    .into();
+    let backend = BackendSpec {
+        protocol: UpstreamProtocol::Http1,
+        endpoints: [].into(),
+        topology: Default::default(),
+    };
+    let spec = Arc::new(TableSpec {
+        hosts: vec![Arc::new(VirtualHostSpec {
+            host: HostMatch::Exact("a.example.com".into()),
+            paths: vec![path],
+            exclusive: false,
+        })],
+        backends: [("ns/main:80", &backend), ("ns/canary:80", &backend)]
+            .map(|(id, spec)| (id.to_string(), spec.clone()))
+            .into(),
+        ..Default::default()
+    });
+    let mk = |id: &BackendId| {
+        Arc::new(Upstream::new(
+            id,
+            UpstreamProtocol::Http1,
+            vec![],
+            UpstreamStats::default(),
+        ))
+    };
+    let main = mk(&"ns/main:80".to_string());
+    let (first, second) = (mk(&"ns/canary:80".to_string()), mk(&"ns/canary:80".to_string()));
+    let canary_of = |table: &RouteTable| {
+        let route = table.lookup("a.example.com", "/").expect("a route").clone();
+        let canary = route
+            .rules
+            .balance
+            .as_ref()
+            .and_then(|b| b.canary.as_ref())
+            .expect("a canary");
+        canary.upstream.clone()
+    };
+    let pick = |canary: &Arc<Upstream>| {
+        let (main, canary) = (main.clone(), canary.clone());
+        move |id: &BackendId| if *id == *main.id { main.clone() } else { canary.clone() }
+    };
+    let (built, _) = RouteTable::build(spec.clone(), pick(&first), |_, _| RouteStats::detached());
+    assert!(Arc::ptr_eq(&canary_of(&built), &first));
+    let rebuilt = RouteTable::rebuild(
+        spec,
+        Some(&built),
+        (pick(&second), |_: &Arc<str>, _: Option<&Arc<str>>| {
+            RouteStats::detached()
+        }),
+    );
+    assert!(Arc::ptr_eq(&canary_of(&rebuilt.table), &second));
+    assert_eq!(rebuilt.reused_hosts, 0);
+}
