@@ -134,10 +134,12 @@ fn connect_and_read_timeouts_at_any_value_become_the_routes_own() {
 }
 
 #[test]
-fn send_timeout_and_next_upstream_at_ingress_nginxs_defaults_change_nothing_and_others_refuse() {
+fn a_send_timeout_is_served_except_on_grpc_and_a_forwarding_configmap_key_refuses() {
     let longer = "nginx.ingress.kubernetes.io/proxy-send-timeout: \"3600\"";
+    assert_eq!(refusals(&one(longer, None), "a.example.com"), Vec::<String>::new());
+    let grpc = format!("{longer}\nnginx.ingress.kubernetes.io/backend-protocol: GRPC");
     assert_eq!(
-        refusals(&one(longer, None), "a.example.com"),
+        refusals(&one(&grpc, None), "a.example.com"),
         ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-send-timeout"]
     );
     let config = one("", Some("proxy-read-timeout: \"60\"\nuse-forwarded-headers: \"true\""));
