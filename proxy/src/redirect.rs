@@ -20,6 +20,7 @@ pub fn to_https() -> RedirectSpec {
         path: None,
         drop_query: false,
         location: None,
+        replace_prefix: None,
     }
 }
 
@@ -85,6 +86,7 @@ mod tests {
             path: path.map(str::to_string),
             drop_query: false,
             location: None,
+            replace_prefix: None,
         }
     }
 

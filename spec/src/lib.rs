@@ -9,7 +9,9 @@
 //!   backend ([`BackendSpec`]: protocol, endpoints, topology hints) and carrying its route
 //!   behaviours ([`RouteOptions`]: listeners, redirects, rewrites, forwarding fields, body
 //!   limit, source ranges, [`CorsSpec`], [`RateLimits`], a canary backend ([`CanarySpec`]), a
-//!   hash key ([`HashKey`])); server certificates ([`TlsSpec`]).
+//!   hash key ([`HashKey`]), request conditions, header edits, path replacements and weighted
+//!   splits ([`RequestConditions`], [`HeaderEdits`], [`PathReplacement`], [`BackendSplit`]));
+//!   server certificates ([`TlsSpec`]).
 //! - The proxy's own knobs the controller sets: [`RetryPolicy`], [`TrustedProxies`], [`Topology`].
 //! - [`defaults`]: the value of every knob when nothing sets it.
 
@@ -19,6 +21,7 @@ mod balance;
 mod cors;
 mod host;
 mod limits;
+mod matching;
 mod options;
 mod retry;
 mod rewrite;
@@ -36,6 +39,10 @@ pub use self::{
     cors::{AllowOrigin, CorsSpec},
     host::HostMatch,
     limits::{RateLimits, RatePeriod, RequestRate},
+    matching::{
+        BackendSplit, FieldCondition, HeaderEdits, MAX_CHOICES, MAX_CONDITIONS, MAX_EDITS, PathReplacement,
+        PrefixReplacement, RequestConditions, SplitChoice, ValueMatch,
+    },
     options::{
         BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,
     },

@@ -4,7 +4,10 @@
 
 use serde::Serialize;
 
-use crate::{CanarySpec, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamTimeouts};
+use crate::{
+    BackendSplit, CanarySpec, CorsSpec, HashKey, HeaderEdits, PathReplacement, PrefixReplacement, RateLimits,
+    RequestConditions, RewriteTarget, UpstreamTimeouts,
+};
 
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -59,6 +62,23 @@ pub struct RouteOptions {
     /// `upstream-hash-by`: the endpoint is the one this key hashes to (see `balance.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash: Option<HashKey>,
+    /// What the request must carry besides host and path (see `matching.rs`). A host where
+    /// any path has conditions is ranked: its paths are tried by ascending `rank`, the first
+    /// whose path and conditions match wins, and several may share a `(path, kind)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<RequestConditions>,
+    /// Edits of the request the pod sees, after the forwarding fields and before a split's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_headers: Option<HeaderEdits>,
+    /// Edits of the answer the client sees (the pod's; not the proxy's own error pages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_headers: Option<HeaderEdits>,
+    /// The path the pod sees, as a whole or by prefix; never together with `rewrite`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_replacement: Option<PathReplacement>,
+    /// Several backends by weight instead of `backend` (see `matching.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<BackendSplit>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any
@@ -154,6 +174,10 @@ pub struct RedirectSpec {
     /// `Location` is this absolute URL, verbatim: every part above is ignored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+    /// The request path's matched prefix replaced (see [`PathReplacement::Prefix`]); not
+    /// together with `path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replace_prefix: Option<PrefixReplacement>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

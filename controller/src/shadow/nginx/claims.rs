@@ -200,6 +200,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
             path: None,
             drop_query: true,
             location: Some(fixed.url.clone()),
+            replace_prefix: None,
         }),
         ..RouteOptions::default()
     }
