@@ -30,6 +30,8 @@ use crate::spec::RateLimits;
 /// Caller states one rate of one zone holds at most: what nginx's 5 MB zone holds of
 /// 64-byte states, about 1.5 MB here.
 const KEYS_PER_ZONE: usize = 65_536;
+/// Rates one zone checks at most: one per period (`RateLimits::requests`).
+const MAX_RATES: usize = 2;
 
 /// Which limit refused a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,9 +82,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Limiter {
     fn new(spec: &RateLimits) -> Self {
+        // The contract allows one rate per period; more would be a compile defect, not a
+        // tenant's input, and only the first two are checked.
+        debug_assert!(spec.requests.len() <= MAX_RATES);
         let rates = spec
             .requests
             .iter()
+            .take(MAX_RATES)
             .map(|rate| Rate {
                 milli_per_second: rate.milli_per_second(),
                 burst: rate.burst,
@@ -136,10 +142,12 @@ impl Limiter {
     /// Checks every rate, then charges them all, or none when one refuses
     /// (`ngx_http_limit_req_handler` looks up each limit, accounts only when all pass).
     fn take_rates(&self, addr: IpAddr, now: u64) -> bool {
-        let mut locked: Vec<MutexGuard<'_, Keys<Bucket>>> = self.rates.iter().map(|rate| lock(&rate.states)).collect();
-        let mut charges = Vec::with_capacity(self.rates.len());
+        // Fixed arrays, not Vecs: this runs on every request of a limited route.
+        let mut locked: [Option<MutexGuard<'_, Keys<Bucket>>>; MAX_RATES] =
+            std::array::from_fn(|at| self.rates.get(at).map(|rate| lock(&rate.states)));
+        let mut charges = [None; MAX_RATES];
         let last = self.rates.len().saturating_sub(1);
-        for (at, (rate, states)) in self.rates.iter().zip(locked.iter_mut()).enumerate() {
+        for (at, (rate, states)) in self.rates.iter().zip(locked.iter_mut().flatten()).enumerate() {
             let Some(bucket) = states.get_mut(&addr) else {
                 // A new caller starts at no excess, and keeps its state even when another rate
                 // refuses the request. Only the last rate lets it in free: nginx charges the
@@ -147,16 +155,16 @@ impl Limiter {
                 let expired = |state: &Bucket| state.expired(now, rate.milli_per_second);
                 let evicted = states.insert(addr, Bucket::new(now), expired, |state| state.last);
                 STATS.states_added(evicted);
-                charges.push((at < last).then_some(1000));
+                charges[at] = (at < last).then_some(1000);
                 continue;
             };
             let excess = bucket.excess_after_request(now, rate.milli_per_second);
             if !bucket::within(excess, rate.burst) {
                 return false;
             }
-            charges.push(Some(excess));
+            charges[at] = Some(excess);
         }
-        for (states, charge) in locked.iter_mut().zip(charges) {
+        for (states, charge) in locked.iter_mut().flatten().zip(charges) {
             if let (Some(excess), Some(bucket)) = (charge, states.get_mut(&addr)) {
                 *bucket = Bucket { excess, last: now };
             }
