@@ -6,12 +6,7 @@ use std::sync::Arc;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use prometheus_client::registry::Registry;
 
-use crate::{
-    body::{ClientBody, ResponseBody},
-    error::plain_response,
-    metrics,
-    publish::RouteReader,
-};
+use crate::{body::ClientBody, error::plain_response, metrics, publish::RouteReader, response_body::ResponseBody};
 
 #[derive(Clone)]
 pub struct Admin {

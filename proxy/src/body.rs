@@ -1,4 +1,4 @@
-//! Body types on both sides of the proxy. Bodies stream; nothing is buffered beyond a bounded
+//! The request body, from the client to the pods. Bodies stream; nothing is buffered beyond a bounded
 //! replay copy.
 //!
 //! A request body lives in a [`BodySlot`] that every attempt reads through. The slot keeps the
@@ -20,11 +20,7 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use tokio::time::{Instant, Sleep};
 
-use crate::{
-    headers::TrailerFilter,
-    limits::InProgress,
-    upstream::{BoxError, EndpointGuard, UpstreamBody},
-};
+use crate::headers::TrailerFilter;
 
 /// How long, and how much, an unread body is still read after its answer ([`ClientBody::linger`]).
 const LINGER_TIME: Duration = Duration::from_secs(5);
@@ -93,22 +89,6 @@ pub enum RequestBodyError {
     TooLarge { limit: u64 },
     #[error("no request body bytes for {timeout:?}")]
     Timeout { timeout: Duration },
-}
-
-/// The body we answer with: an upstream's, or a short one of our own.
-pub enum ResponseBody {
-    Full(Option<Bytes>),
-    Upstream {
-        /// An HTTP/1 body returns its connection to the pool once done.
-        body: UpstreamBody,
-        /// What of the pod's trailers may reach the client.
-        trailers: TrailerFilter,
-        /// Keeps the endpoint's in-flight count until the body is done.
-        _guard: Option<EndpointGuard>,
-        /// Keeps the caller's place under the route's requests-in-progress limit, as nginx
-        /// counts a request until its response is sent. Boxed: only limited routes pay for it.
-        _in_progress: Option<Box<InProgress>>,
-    },
 }
 
 // === impl RequestBody ===
@@ -349,57 +329,6 @@ impl SlotState {
                 self.copy = Vec::new();
                 self.copied = 0;
             }
-        }
-    }
-}
-
-// === impl ResponseBody ===
-
-impl ResponseBody {
-    pub fn full(bytes: impl Into<Bytes>) -> Self {
-        ResponseBody::Full(Some(bytes.into()))
-    }
-
-    /// Holds `in_progress` until the pod's body is done; an answer made here is done already.
-    pub fn hold(&mut self, in_progress: InProgress) {
-        if let ResponseBody::Upstream { _in_progress, .. } = self {
-            *_in_progress = Some(Box::new(in_progress));
-        }
-    }
-
-    pub fn empty() -> Self {
-        ResponseBody::Full(None)
-    }
-}
-
-impl Body for ResponseBody {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        match self.get_mut() {
-            ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            ResponseBody::Upstream { body, trailers, .. } => match Pin::new(body).poll_frame(cx) {
-                Poll::Ready(Some(Ok(frame))) => match frame.into_trailers() {
-                    Ok(sent) => Poll::Ready(trailers.apply(sent).map(|kept| Ok(Frame::trailers(kept)))),
-                    Err(frame) => Poll::Ready(Some(Ok(frame))),
-                },
-                other => other,
-            },
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        match self {
-            ResponseBody::Full(bytes) => bytes.is_none(),
-            ResponseBody::Upstream { body, .. } => body.is_end_stream(),
-        }
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            ResponseBody::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
-            ResponseBody::Upstream { body, .. } => body.size_hint(),
         }
     }
 }

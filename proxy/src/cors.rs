@@ -9,7 +9,7 @@
 //! ```
 
 use crate::{
-    body::ResponseBody,
+    response_body::ResponseBody,
     spec::{AllowOrigin, CorsSpec},
 };
 use bytes::{BufMut, BytesMut};

@@ -124,6 +124,7 @@ impl Dataplane {
     /// Registers the proxy's metrics in `registry`; the caller adds its own before serving.
     pub fn new(registry: &mut Registry, options: MetricsOptions) -> Self {
         let metrics = ProxyMetrics::register_with(registry, options);
+        crate::limits::register(registry);
         let (publisher, reader) = RoutePublisher::new(metrics.clone());
         Dataplane {
             publisher,

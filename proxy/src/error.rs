@@ -5,9 +5,9 @@ use std::{sync::Arc, time::Duration};
 use http::{HeaderValue, Response, StatusCode, header};
 
 use crate::{
-    body::ResponseBody,
     limits::{LimitKind, Limited},
     request::{ALLOWED_METHODS, TargetError},
+    response_body::ResponseBody,
     upstream::h1::H1Error,
 };
 

@@ -43,6 +43,7 @@ mod metrics;
 mod proxy;
 mod redirect;
 mod request;
+mod response_body;
 mod routes;
 mod server;
 mod tls;

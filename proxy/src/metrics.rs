@@ -141,7 +141,6 @@ where
 
 impl Families {
     fn register(registry: &mut Registry, options: MetricsOptions) -> Self {
-        crate::limits::register(registry);
         let route_latency = options.per_route_latency.then(|| {
             register(
                 registry,

@@ -4,7 +4,7 @@
 use http::{HeaderValue, Response, StatusCode, header, uri::PathAndQuery};
 
 use crate::{
-    body::ResponseBody,
+    response_body::ResponseBody,
     routes::authority_host,
     spec::{RedirectSpec, Scheme},
 };

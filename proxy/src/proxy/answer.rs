@@ -18,11 +18,7 @@ use http::{HeaderValue, Method, Response, header, uri::PathAndQuery};
 
 use super::{access_log::Outcome, route::Request};
 use crate::{
-    body::{ClientBody, ResponseBody},
-    error::ProxyError,
-    redirect,
-    routes::Route,
-    spec::Forwarding,
+    body::ClientBody, error::ProxyError, redirect, response_body::ResponseBody, routes::Route, spec::Forwarding,
 };
 
 /// Whether the request goes on to a pod, or was answered here.

@@ -22,8 +22,9 @@ use super::{
     route,
 };
 use crate::{
-    body::{RequestBody, ResponseBody},
+    body::RequestBody,
     error::ProxyError,
+    response_body::ResponseBody,
     routes::{Route, normalize_host},
     upstream::{Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, UpstreamClients, UpstreamError},
 };

@@ -48,12 +48,13 @@ use self::{
     answer::Answer,
 };
 use crate::{
-    body::{ClientBody, ResponseBody},
+    body::ClientBody,
     error::{ErrorSource, ProxyError},
     headers::AllowedUpgrades,
     lograte::LogRate,
     metrics::ProxyMetrics,
     publish::RouteReader,
+    response_body::ResponseBody,
     server::ConnInfo,
     server::tunnel::Tunnels,
     spec::{RetryPolicy, TrustedProxies, defaults},

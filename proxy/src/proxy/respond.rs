@@ -8,8 +8,8 @@ use hyper_util::rt::TokioIo;
 use tracing::debug;
 
 use crate::{
-    body::ResponseBody,
     headers::{TrailerFilter, drop_length_beside_transfer_encoding, strip_hop_by_hop},
+    response_body::ResponseBody,
     server::tunnel::Tunnels,
     upstream::{EndpointGuard, UpstreamBody, h1::Upgraded},
 };

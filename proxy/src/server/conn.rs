@@ -32,7 +32,7 @@ use super::{
     streams::streams,
     watchdog::{ConnActivity, Expiry, Timeouts, Tracked, TrackedBody},
 };
-use crate::body::{ClientBody, ResponseBody};
+use crate::{body::ClientBody, response_body::ResponseBody};
 
 /// One accepted connection, from its first byte to its close.
 pub(super) struct ConnTask {

@@ -34,10 +34,7 @@ use self::{
     metrics::{CloseReason, ServerMetrics},
     watchdog::Timeouts,
 };
-use crate::{
-    body::{ClientBody, ResponseBody},
-    spec::defaults,
-};
+use crate::{body::ClientBody, response_body::ResponseBody, spec::defaults};
 
 /// After a timeout, how long a connection gets to send its GOAWAY or 408 before it is dropped;
 /// also how long tunnels get to close after the drain deadline.

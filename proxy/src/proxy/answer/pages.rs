@@ -7,7 +7,7 @@
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, header};
 
-use crate::body::ResponseBody;
+use crate::response_body::ResponseBody;
 
 /// The title nginx gives a status it makes a page for; `None` for statuses it sends bare (2xx,
 /// 304) and those shunt never makes.

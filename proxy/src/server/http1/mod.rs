@@ -45,8 +45,9 @@ use super::{
     watchdog::{ConnActivity, H2_PREFACE, Tracked},
 };
 use crate::{
-    body::{ClientBody, ResponseBody},
+    body::ClientBody,
     h1::{encode_chunk, encode_last_chunk},
+    response_body::ResponseBody,
 };
 
 /// Read buffer growth step, and the size of the write buffer kept between requests.
