@@ -1,11 +1,11 @@
 //! Redirect answers for routes that carry a [`RedirectSpec`]: the request's URL with some parts
-//! replaced, query string kept.
+//! replaced (the whole path, or the prefix the route matched), query string kept.
 
 use http::{HeaderValue, Response, StatusCode, header, uri::PathAndQuery};
 
 use crate::{
     body::ResponseBody,
-    routes::authority_host,
+    routes::{authority_host, replace_prefix},
     spec::{RedirectSpec, Scheme},
 };
 
@@ -65,7 +65,15 @@ pub fn location(redirect: &RedirectSpec, tls: bool, authority: &str, target: &Pa
             _ => host.to_string(),
         }
     };
-    let path = redirect.path.as_deref().unwrap_or_else(|| target.path());
+    let replaced;
+    let path = match (&redirect.path, &redirect.replace_prefix) {
+        (Some(path), _) => path.as_str(),
+        (None, Some(prefix)) => {
+            replaced = replace_prefix(prefix, target.path());
+            &*replaced
+        }
+        (None, None) => target.path(),
+    };
     let path = if path.is_empty() { "/" } else { path };
     match target.query().filter(|_| !redirect.drop_query) {
         Some(query) => format!("{}://{authority}{path}?{query}", scheme.as_str()),

@@ -86,6 +86,7 @@ impl RouteTable {
         // It borrows `spec`, which the table takes.
         drop(parts);
         let table = RouteTable {
+            ranked: has_ranked(&spec),
             spec,
             plain,
             tls,
@@ -123,7 +124,10 @@ fn hosts_to_rebuild(
     if !existence.is_empty() {
         let names = |vhost: &&Arc<VirtualHostSpec>| {
             (vhost.paths.iter()).any(|path| {
-                existence.contains(&path.backend) || path.canary_backend().is_some_and(|id| existence.contains(id))
+                let split = path.options.split.iter().flat_map(|split| split.backends());
+                existence.contains(&path.backend)
+                    || path.canary_backend().is_some_and(|id| existence.contains(id))
+                    || split.into_iter().any(|id| existence.contains(id))
             })
         };
         redo.extend(spec.hosts.iter().filter(names).map(|vhost| vhost.host.clone()));
@@ -137,6 +141,13 @@ pub(super) fn splits_listeners(spec: &TableSpec) -> bool {
     (spec.hosts.iter())
         .flat_map(|vhost| &vhost.paths)
         .any(|path| !path.options.listeners.is_both())
+}
+
+/// Whether some path of `spec` carries request conditions: its host is ranked.
+pub(super) fn has_ranked(spec: &TableSpec) -> bool {
+    (spec.hosts.iter())
+        .flat_map(|vhost| &vhost.paths)
+        .any(|path| path.options.conditions.is_some())
 }
 
 // === impl Hosts ===
