@@ -164,6 +164,29 @@ mod tests {
     }
 
     #[test]
+    fn a_replaced_prefix_keeps_the_rest_of_the_path_and_the_query() {
+        // conformance/tests/httproute-redirect-path.go (Gateway API v1.6.1).
+        let mut prefix = mk_redirect(None, None, None, None);
+        prefix.replace_prefix = Some(crate::spec::PrefixReplacement {
+            matched: "/original-prefix".into(),
+            replacement: "/replacement-prefix".into(),
+        });
+        assert_eq!(
+            at(&prefix, false, "gw.example", "/original-prefix/lemon?x=1"),
+            "http://gw.example/replacement-prefix/lemon?x=1"
+        );
+        prefix.host = Some("example.org".into());
+        prefix.replace_prefix = Some(crate::spec::PrefixReplacement {
+            matched: "/path-and-host".into(),
+            replacement: "/replacement-prefix".into(),
+        });
+        assert_eq!(
+            at(&prefix, false, "gw.example", "/path-and-host"),
+            "http://example.org/replacement-prefix"
+        );
+    }
+
+    #[test]
     fn a_fixed_location_is_sent_verbatim_and_drop_query_leaves_the_query_out() {
         let mut fixed = mk_redirect(Some(Scheme::Https), Some("ignored"), None, Some("/ignored"));
         fixed.location = Some("https://new.example/landing?from=old".to_string());

@@ -70,3 +70,6 @@ impl RankedPaths {
             .map(|ranked| &ranked.route)
     }
 }
+
+#[cfg(test)]
+mod tests;
