@@ -99,3 +99,110 @@ proptest! {
         }
     }
 }
+
+// === In the table ===
+
+mod table {
+    use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+    use super::*;
+    use crate::{
+        metrics::RouteStats,
+        routes::RouteTable,
+        spec::{BackendSpec, HostMatch, PathKind, PathSpec, RouteOptions, TableSpec, VirtualHostSpec},
+    };
+
+    fn mk_table_spec(backends: &[&str], split: &[(Option<&str>, u32)]) -> TableSpec {
+        let path = PathSpec {
+            path: "/".into(),
+            kind: PathKind::Prefix,
+            backend: "unused".into(),
+            source: "ns/route".into(),
+            ssl_redirect: false,
+            options: Arc::new(RouteOptions {
+                split: Some(mk_split(split)),
+                ..Default::default()
+            }),
+        };
+        let backend = BackendSpec {
+            protocol: Default::default(),
+            endpoints: [([10, 0, 0, 1], 80).into()].into(),
+            topology: Default::default(),
+        };
+        TableSpec {
+            hosts: vec![Arc::new(VirtualHostSpec {
+                host: HostMatch::Exact("h".into()),
+                paths: vec![path],
+                exclusive: false,
+            })],
+            backends: backends
+                .iter()
+                .map(|id| (id.to_string(), backend.clone()))
+                .collect::<BTreeMap<_, _>>(),
+            ..Default::default()
+        }
+    }
+
+    fn split_ids(table: &RouteTable) -> Option<Vec<String>> {
+        let route = table.lookup("h", "/")?;
+        let split = route.rules.split.as_ref()?;
+        Some(split.upstreams().map(|upstream| upstream.id.to_string()).collect())
+    }
+
+    #[test]
+    fn a_split_naming_a_missing_backend_is_dropped_with_a_warning_and_routes_shows_it() {
+        let spec = mk_table_spec(&["ns/a:80"], &[(Some("ns/a:80"), 1), (Some("ns/b:80"), 1)]);
+        let (table, warnings) = RouteTable::build(Arc::new(spec), |id| mk_upstream(id), |_, _| RouteStats::detached());
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].reason, "split backend ns/b:80 is not in the table");
+        assert!(split_ids(&table).is_none());
+        let shown = serde_json::to_string(&**table.spec()).unwrap();
+        assert!(
+            shown.contains(r#""split":{"choices":[{"backend":"ns/a:80","weight":1}"#),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_host_is_rebuilt_when_a_split_backend_appears_or_its_upstream_is_replaced() {
+        let split = [(Some("ns/a:80"), 1), (Some("ns/b:80"), 1)];
+        let before = mk_table_spec(&["ns/a:80"], &split);
+        let (table, _) = RouteTable::build(Arc::new(before), |id| mk_upstream(id), |_, _| RouteStats::detached());
+        let after = Arc::new(mk_table_spec(&["ns/a:80", "ns/b:80"], &split));
+        let appeared = BTreeSet::from(["ns/b:80".to_string()]);
+        let callbacks = (
+            |id: &String| mk_upstream(id),
+            |_: &Arc<str>, _: Option<&Arc<str>>| RouteStats::detached(),
+        );
+        let rebuilt = RouteTable::rebuild_changed(
+            after.clone(),
+            &table,
+            &BTreeSet::new(),
+            &appeared,
+            &HashSet::new(),
+            callbacks,
+        )
+        .expect("same listener split");
+        assert_eq!(split_ids(&rebuilt.table).unwrap(), ["ns/a:80", "ns/b:80"]);
+        // The same spec with a new upstream for one split backend: the host is not taken over.
+        let fresh = mk_upstream("ns/b:80");
+        let callbacks = (
+            |id: &String| match id.as_str() {
+                "ns/b:80" => fresh.clone(),
+                _ => rebuilt
+                    .table
+                    .lookup("h", "/")
+                    .unwrap()
+                    .upstreams()
+                    .find(|u| *u.id == **id)
+                    .unwrap()
+                    .clone(),
+            },
+            |_: &Arc<str>, _: Option<&Arc<str>>| RouteStats::detached(),
+        );
+        let again = RouteTable::rebuild(after, Some(&rebuilt.table), callbacks);
+        let route = again.table.lookup("h", "/").unwrap();
+        assert!(route.upstreams().any(|upstream| Arc::ptr_eq(upstream, &fresh)));
+        assert_eq!(again.reused_hosts, 0);
+    }
+}
