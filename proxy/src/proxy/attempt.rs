@@ -25,7 +25,7 @@ use super::{
 use crate::{
     body::{RequestBody, ResponseBody},
     error::ProxyError,
-    routes::{Route, Split, SplitTarget, normalize_host},
+    routes::{HeaderEdits, Route, Split, SplitTarget, normalize_host},
     upstream::{Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Upstream, UpstreamClients, UpstreamError},
 };
 
@@ -58,11 +58,7 @@ pub(super) async fn attempt(
     outcome: &mut Outcome,
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let options = &inner.options;
-    let main = drawn.map_or(&route.upstream, |drawn| drawn.upstream);
-    let (upstream, key) = match (&route.rules.balance, choice) {
-        (Some(balance), Some(choice)) => (&**balance.upstream(main, choice), choice.key),
-        _ => (&**main, None),
-    };
+    let (upstream, key) = upstream_of(route, drawn, choice);
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
     // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
     // read from the route where used, so the loop holds no copy across its awaits.
@@ -113,19 +109,9 @@ pub(super) async fn attempt(
                 upstream.stats.observe_latency((answered - sent).as_secs_f64());
                 let failed = options.retry.outlier.count_5xx && response.status().is_server_error();
                 upstream.record_try(index, failed, &options.retry.outlier);
-                let (upgrade, trailers) = (prepared.client_upgrade.take(), prepared.accepts_trailers);
-                let read = timeouts().map(|t| t.read);
-                let edits = [
-                    route.rules.response_headers.as_deref(),
-                    drawn.and_then(|drawn| drawn.target.response_headers.as_ref()),
-                ];
-                return Ok(respond::respond(
-                    response,
-                    guard,
-                    (upgrade, trailers),
-                    (read, edits),
-                    &options.tunnels,
-                ));
+                let client = (prepared.client_upgrade.take(), prepared.accepts_trailers);
+                let ours = (timeouts().map(|t| t.read), response_edits(route, drawn));
+                return Ok(respond::respond(response, guard, client, ours, &options.tunnels));
             }
             Ok(Err(error)) => error,
         };
@@ -142,6 +128,24 @@ pub(super) async fn attempt(
             Decision::Fail(error) => return Err(error),
         }
     }
+}
+
+/// The upstream the tries go to and the key's hash: the split's share or the route's backend,
+/// unless the canary takes the request.
+fn upstream_of<'r>(route: &'r Route, drawn: Option<Drawn<'r>>, choice: Option<Choice>) -> (&'r Upstream, Option<u64>) {
+    let main = drawn.map_or(&route.upstream, |drawn| drawn.upstream);
+    match (&route.rules.balance, choice) {
+        (Some(balance), Some(choice)) => (balance.upstream(main, choice), choice.key),
+        _ => (main, None),
+    }
+}
+
+/// The route's response header edits, then its split share's.
+fn response_edits<'r>(route: &'r Route, drawn: Option<Drawn<'r>>) -> [Option<&'r HeaderEdits>; 2] {
+    [
+        route.rules.response_headers.as_deref(),
+        drawn.and_then(|drawn| drawn.target.response_headers.as_ref()),
+    ]
 }
 
 /// Where a request of a route with a canary or hash key goes, from the request as it came.
