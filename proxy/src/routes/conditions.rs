@@ -66,7 +66,10 @@ impl Conditions {
                 let name = bounded_name(condition, "header")?;
                 let name = HeaderName::from_bytes(name.as_bytes())
                     .map_err(|_| format!("header condition {name:?}: not a field name"))?;
-                Ok((name, ValueTest::new(condition, "header")?))
+                Ok((
+                    name,
+                    ValueTest::new(condition, "header", |value| HeaderValue::from_str(value).is_ok())?,
+                ))
             })
             .collect::<Result<_, String>>()?;
         let query = spec
@@ -77,7 +80,8 @@ impl Conditions {
                 if name.is_empty() || !name.bytes().all(is_query_byte) {
                     return Err(format!("query condition {name:?}: not a parameter name"));
                 }
-                Ok((name.into(), ValueTest::new(condition, "query")?))
+                let valid = |value: &str| value.bytes().all(|byte| is_query_byte(byte) || byte == b'=');
+                Ok((name.into(), ValueTest::new(condition, "query", valid)?))
             })
             .collect::<Result<_, String>>()?;
         Ok(Conditions { method, headers, query })
@@ -104,7 +108,8 @@ fn is_query_byte(byte: u8) -> bool {
 // === impl ValueTest ===
 
 impl ValueTest {
-    fn new(condition: &FieldCondition, what: &str) -> Result<Self, String> {
+    /// `valid`: whether an exact value can be sent at all (else no request could match it).
+    fn new(condition: &FieldCondition, what: &str, valid: impl Fn(&str) -> bool) -> Result<Self, String> {
         let name = &condition.name;
         let text = match &condition.value {
             ValueMatch::Exact(text) | ValueMatch::Regex(text) => text,
@@ -116,20 +121,20 @@ impl ValueTest {
         }
         match &condition.value {
             ValueMatch::Exact(value) => {
-                let valid = match what {
-                    "query" => value.bytes().all(|byte| is_query_byte(byte) || byte == b'='),
-                    _ => HeaderValue::from_str(value).is_ok(),
-                };
-                if !valid {
+                if !valid(value) {
                     return Err(format!("{what} condition {name}: {value:?} cannot be sent as a value"));
                 }
                 Ok(ValueTest::Exact(value.as_bytes().into()))
             }
-            ValueMatch::Regex(pattern) => RegexBuilder::new(&format!("^(?:{pattern})$"))
-                .size_limit(PATTERN_SIZE_LIMIT)
-                .build()
-                .map(ValueTest::Regex)
-                .map_err(|error| format!("{what} condition {name}: regex {pattern:?}: {error}")),
+            ValueMatch::Regex(pattern) => {
+                // Alone first: a pattern that closes a group it did not open (`a)|(b`) would
+                // escape the anchors around it.
+                let build = |text: &str| RegexBuilder::new(text).size_limit(PATTERN_SIZE_LIMIT).build();
+                build(pattern)
+                    .and_then(|_| build(&format!("^(?:{pattern})$")))
+                    .map(ValueTest::Regex)
+                    .map_err(|error| format!("{what} condition {name}: regex {pattern:?}: {error}"))
+            }
         }
     }
 

@@ -3,13 +3,16 @@
 
 use std::sync::Arc;
 
-use http::HeaderValue;
+use http::{HeaderValue, uri::PathAndQuery};
 
 use super::{conditions::Conditions, edits::HeaderEdits, rewrite::Rewrite, split::Split};
 use crate::{
     cors::Cors,
     limits::{Limiter, limiter_for},
-    spec::{BodyLimit, Forwarding, HttpsRedirect, PathReplacement, RouteOptions, SourceRanges, UpstreamTimeouts},
+    spec::{
+        BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, PathReplacement, RouteOptions, SourceRanges,
+        UpstreamTimeouts,
+    },
     upstream::RouteBalance,
 };
 
@@ -62,6 +65,16 @@ impl RouteRules {
         if options.split.is_some() && (options.canary.is_some() || options.redirect.is_some()) {
             return Err("a split beside a canary or a redirect".to_string());
         }
+        if let Some(replacement) = &options.path_replacement {
+            check_replacement(replacement)?;
+        }
+        if let Some(prefix) = options
+            .redirect
+            .as_ref()
+            .and_then(|redirect| redirect.replace_prefix.as_ref())
+        {
+            check_path("prefix replacement", &prefix.replacement, true)?;
+        }
         let edits = |spec: &Option<crate::spec::HeaderEdits>, what| {
             spec.as_ref()
                 .map(|spec| HeaderEdits::new(spec, what).map(Arc::new))
@@ -100,3 +113,28 @@ impl RouteRules {
         self.body_limit.map_or(proxy_limit, BodyLimit::bytes)
     }
 }
+
+/// A path replacement the pod can be sent.
+fn check_replacement(replacement: &PathReplacement) -> Result<(), String> {
+    match replacement {
+        PathReplacement::Full(path) => check_path("full path replacement", path, false),
+        PathReplacement::Prefix(prefix) => check_path("prefix replacement", &prefix.replacement, true),
+    }
+}
+
+/// `path` starts with `/` (or is empty, where `empty` allows it: Gateway API's prefix
+/// replacement by nothing), is bounded, and is a valid path without query or fragment.
+fn check_path(what: &str, path: &str, empty: bool) -> Result<(), String> {
+    let valid = (path.is_empty() && empty)
+        || (path.starts_with('/')
+            && path.len() <= MAX_VALUE_LEN
+            && !path.contains(['?', '#'])
+            && PathAndQuery::try_from(path).is_ok());
+    match valid {
+        true => Ok(()),
+        false => Err(format!("{what} {path:?} is not a path")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -124,6 +124,7 @@ fn what_cannot_be_served_is_refused_with_a_reason() {
         Conditions::new(&spec).expect_err("refused")
     };
     assert!(refuse(None, vec![regex("x", "(unclosed")], vec![]).contains("regex"));
+    assert!(refuse(None, vec![regex("x", "a)|(b")], vec![]).contains("regex"));
     assert!(refuse(None, vec![regex("x", "a{1000}{1000}")], vec![]).contains("regex"));
     assert!(refuse(Some("GE T"), vec![], vec![]).contains("method"));
     assert!(refuse(None, vec![exact("bad name", "1")], vec![]).contains("field name"));
