@@ -48,8 +48,9 @@ pub struct RouteTable {
     /// The TLS listener's routes, when some route is limited to one listener.
     tls: Option<Hosts>,
     default_route: Option<Arc<Route>>,
-    /// Some host is ranked (see `ranked.rs`): lookups must be given the request's facts.
-    ranked: bool,
+    /// How many of the spec's hosts are ranked (see `ranked.rs`): while any is, lookups are
+    /// given the request's facts. A count, so a rebuild of some hosts updates it by theirs.
+    ranked: usize,
     certificates: CertificateIndex,
     /// What redirect routes hold as upstream; carried to the next table, so a reused redirect
     /// route is recognisably current.
@@ -244,7 +245,7 @@ impl RouteTable {
     pub fn rebuild(spec: Arc<TableSpec>, previous: Option<&RouteTable>, callbacks: impl BuildParts) -> Rebuilt {
         let mut parts = Parts::new(&spec, callbacks, spec.backends.len());
         let scoped = changed::splits_listeners(&spec);
-        let ranked = changed::has_ranked(&spec);
+        let ranked = spec.hosts.iter().filter(|vhost| is_ranked(vhost)).count();
         // A table split by listener and one that is not keep their hosts in different places.
         let previous = previous.filter(|previous| previous.tls.is_some() == scoped);
         // Redirect routes forward nowhere; they share one upstream without endpoints.
@@ -401,7 +402,7 @@ impl RouteTable {
     /// Whether some host is ranked: its lookups need the request's facts.
     #[inline]
     pub fn has_ranked(&self) -> bool {
-        self.ranked
+        self.ranked > 0
     }
 
     /// Server certificates by SNI name; the publisher loads them (see `spec.tls`).
@@ -649,7 +650,7 @@ impl VirtualHost {
     ) -> Option<Self> {
         let mut builder = PathTableBuilder::default();
         // Ranked on every listener, whichever paths carry the conditions: the compile ranks them all.
-        if vhost.paths.iter().any(|path| path.options.conditions.is_some()) {
+        if is_ranked(vhost) {
             builder.ranked();
         }
         let mut held = Vec::with_capacity(routes.len());
@@ -695,6 +696,11 @@ impl VirtualHost {
             None => Found::Next,
         }
     }
+}
+
+/// Whether some path of the host carries request conditions: it is ranked.
+fn is_ranked(vhost: &VirtualHostSpec) -> bool {
+    vhost.paths.iter().any(|path| path.options.conditions.is_some())
 }
 
 /// The 301 from `/abc` to `/abc/` that a `CharPrefix` rule `/abc/` gives, as nginx does.

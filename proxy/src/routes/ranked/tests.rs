@@ -50,8 +50,8 @@ fn mk_path(index: usize, rule: &Rule) -> PathSpec {
     }
 }
 
-/// The ranked host, a host-less `Prefix /` behind it (source `ns/fallback`), and the warnings.
-fn build(paths: Vec<PathSpec>, exclusive: bool) -> (RouteTable, Vec<BuildWarning>) {
+/// The ranked host and a host-less `Prefix /` behind it (source `ns/fallback`).
+fn mk_table_spec(paths: Vec<PathSpec>, exclusive: bool) -> TableSpec {
     let fallback = PathSpec {
         source: "ns/fallback".into(),
         ..mk_path(
@@ -81,23 +81,27 @@ fn build(paths: Vec<PathSpec>, exclusive: bool) -> (RouteTable, Vec<BuildWarning
         endpoints: [].into(),
         topology: Default::default(),
     };
-    let spec = TableSpec {
+    TableSpec {
         hosts,
         backends: BTreeMap::from([("ns/svc:80".to_string(), backend)]),
         ..Default::default()
-    };
-    RouteTable::build(
-        Arc::new(spec),
-        |id| {
-            Arc::new(Upstream::new(
-                id,
-                UpstreamProtocol::Http1,
-                vec![],
-                UpstreamStats::default(),
-            ))
-        },
-        |_, _| RouteStats::detached(),
-    )
+    }
+}
+
+fn mk_upstream(id: &String) -> Arc<Upstream> {
+    Arc::new(Upstream::new(
+        id,
+        UpstreamProtocol::Http1,
+        vec![],
+        UpstreamStats::default(),
+    ))
+}
+
+/// [`mk_table_spec`]'s table and warnings.
+fn build(paths: Vec<PathSpec>, exclusive: bool) -> (RouteTable, Vec<BuildWarning>) {
+    RouteTable::build(Arc::new(mk_table_spec(paths, exclusive)), mk_upstream, |_, _| {
+        RouteStats::detached()
+    })
 }
 
 fn lookup(table: &RouteTable, req: &Req) -> Option<String> {
@@ -320,4 +324,32 @@ fn a_bad_regex_or_a_path_kind_without_a_place_in_the_ranking_is_dropped_with_a_w
         query: None,
     };
     assert_eq!(lookup(&table, &any).as_deref(), Some("ns/r1"));
+}
+
+#[test]
+fn a_rebuild_of_some_hosts_keeps_count_of_the_ranked_ones() {
+    let rule = |conditions| Rule {
+        path: "/",
+        exact: false,
+        rank: 0,
+        conditions,
+    };
+    let ranked = Arc::new(mk_table_spec(
+        vec![mk_path(0, &rule(Some(RequestConditions::default())))],
+        false,
+    ));
+    let plain = Arc::new(mk_table_spec(vec![mk_path(0, &rule(None))], false));
+    let (table, _) = RouteTable::build(ranked.clone(), mk_upstream, |_, _| RouteStats::detached());
+    assert!(table.has_ranked());
+    let changed = std::collections::BTreeSet::from([HostMatch::Exact(HOST.into())]);
+    let rebuild = |spec: &Arc<TableSpec>, previous: &RouteTable| {
+        let callbacks = (mk_upstream, |_: &Arc<str>, _: Option<&Arc<str>>| RouteStats::detached());
+        let none = (Default::default(), Default::default());
+        RouteTable::rebuild_changed(spec.clone(), previous, &changed, &none.0, &none.1, callbacks)
+            .unwrap()
+            .table
+    };
+    let without = rebuild(&plain, &table);
+    assert!(!without.has_ranked());
+    assert!(rebuild(&ranked, &without).has_ranked());
 }
