@@ -30,7 +30,8 @@ async fn start_echo(name: &'static str) -> SocketAddr {
         loop {
             let (stream, _) = listener.accept().await.unwrap();
             let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| async move {
-                let mut seen = format!("{name} {}\n", req.uri().path_and_query().map_or("", |pq| pq.as_str()));
+                let target = req.uri().path_and_query().map_or("", |pq| pq.as_str());
+                let mut seen = format!("{name} {target} {:?}\n", req.version());
                 for (field, value) in req.headers() {
                     if field.as_str().starts_with("x-") {
                         seen.push_str(&format!("{field}: {}\n", value.to_str().unwrap()));
@@ -111,7 +112,11 @@ async fn exchange(proxy: SocketAddr, target: &str, h2: bool) -> (StatusCode, Str
 
 #[tokio::test]
 async fn header_edits_reach_the_pod_and_the_client_over_http1_and_h2() {
-    for (protocol, h2) in [(UpstreamProtocol::Http1, false), (UpstreamProtocol::H2c, true)] {
+    let cases = [
+        (UpstreamProtocol::Http1, false, "pod /a?b=c HTTP/1.1"),
+        (UpstreamProtocol::H2c, true, "pod /a?b=c HTTP/2.0"),
+    ];
+    for (protocol, h2, pod_line) in cases {
         let pod = start_echo("pod").await;
         let proxy = start_proxy(with_options(mk_spec(protocol, vec![pod]), edits_options())).await;
         let (status, fields, seen) = exchange(proxy, "/a?b=c", h2).await;
@@ -122,7 +127,7 @@ async fn header_edits_reach_the_pod_and_the_client_over_http1_and_h2() {
             .collect();
         assert_eq!(
             seen,
-            ["pod /a?b=c", "x-set: route", "x-add: client", "x-add: route"],
+            [pod_line, "x-set: route", "x-add: client", "x-add: route"],
             "h2: {h2}"
         );
         assert_eq!(
@@ -164,7 +169,7 @@ async fn a_replaced_prefix_or_full_path_is_what_the_pod_sees_with_the_query_kept
     let (status, _, seen) = exchange(proxy, "/prefix/one/two?x=1", false).await;
     assert_eq!(
         (status, seen.lines().next()),
-        (StatusCode::OK, Some("pod /one/two?x=1"))
+        (StatusCode::OK, Some("pod /one/two?x=1 HTTP/1.1"))
     );
     let full = RouteOptions {
         path_replacement: Some(PathReplacement::Full("/one".into())),
@@ -172,7 +177,7 @@ async fn a_replaced_prefix_or_full_path_is_what_the_pod_sees_with_the_query_kept
     };
     let proxy = start_proxy(with_options(mk_spec(UpstreamProtocol::Http1, vec![pod]), full)).await;
     let (_, _, seen) = exchange(proxy, "/full/one/two", false).await;
-    assert_eq!(seen.lines().next(), Some("pod /one"));
+    assert_eq!(seen.lines().next(), Some("pod /one HTTP/1.1"));
 }
 
 /// A split over `choices` (backend, weight, its own request edits) on `mk_spec`'s route;
@@ -282,6 +287,6 @@ async fn request_conditions_choose_among_paths_sharing_one_prefix() {
             .unwrap();
         send(req)
     };
-    assert!(ask("two").await.1.starts_with("two /x"));
-    assert!(ask("one").await.1.starts_with("one /x"));
+    assert!(ask("two").await.1.starts_with("two /x "));
+    assert!(ask("one").await.1.starts_with("one /x "));
 }
