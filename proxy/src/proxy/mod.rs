@@ -212,7 +212,10 @@ impl Proxy {
         };
         // A split's share, drawn once: its backend, or 500 for an invalid one.
         let drawn = match route.rules.split.as_deref().map(attempt::draw).transpose() {
-            Ok(drawn) => drawn,
+            Ok(drawn) => {
+                outcome.split_upstream = drawn.map(|drawn| drawn.upstream.clone());
+                drawn
+            }
             Err(error) => {
                 req.into_body().linger();
                 return Err(error);
