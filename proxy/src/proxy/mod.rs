@@ -210,12 +210,13 @@ impl Proxy {
             }
         };
         // A split's share, drawn once: its backend, or 500 for an invalid one.
-        let drawn = match route.rules.split.as_deref().map(attempt::draw).transpose() {
-            Ok(drawn) => {
-                outcome.split_upstream = drawn.map(|drawn| drawn.upstream.clone());
-                drawn
+        let drawn = match route.rules.split.as_deref().map(attempt::draw) {
+            None => None,
+            Some(Ok(drawn)) => {
+                outcome.split_upstream = Some(drawn.upstream.clone());
+                Some(drawn)
             }
-            Err(error) => {
+            Some(Err(error)) => {
                 req.into_body().linger();
                 return Err(error);
             }
