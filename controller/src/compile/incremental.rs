@@ -51,7 +51,11 @@ use super::{
     namespace_name, precedence,
     tls::TlsBuilder,
 };
-use crate::{objects::EndpointSlice, shadow::ProfileConfig};
+use crate::{
+    objects::EndpointSlice,
+    shadow::ProfileConfig,
+    sources::gateway::{self, Layer},
+};
 
 /// Namespace and name.
 pub type Key = (String, String);
@@ -106,6 +110,9 @@ pub struct Incremental {
     served: Option<Vec<ServedIngress>>,
     /// The Ingresses of profiles that compile their own (qcloud, nginx), by host group.
     profiles: Profiles,
+    /// The Gateway API layer of the last compile, compiled whole each time (see
+    /// `sources/gateway`); kept to tell the publisher which of its hosts and backends changed.
+    gateway: Option<Layer>,
 }
 
 /// An Ingress's [`precedence`], owned so the kept claims can be ordered by it.
@@ -202,7 +209,7 @@ impl Incremental {
             self.compile_profiles(&profile_redo, inputs, &mut spec_changes);
         }
         self.spec_changes = (!everything).then_some(spec_changes);
-        self.finish(options, certificates, diagnostics)
+        self.finish(state, options, certificates, diagnostics)
     }
 
     /// The hosts and backends the last compile changed in the table, unless it compiled
@@ -265,6 +272,7 @@ impl Incremental {
     /// The result, from what is kept: the standard layer's, then the profiles'.
     fn finish(
         &mut self,
+        state: &ClusterState,
         options: &CompileOptions,
         mut certificates: TlsBuilder<'_>,
         mut diagnostics: Vec<Diagnostic>,
@@ -291,12 +299,14 @@ impl Incremental {
             hosts: self.profiles.merge_hosts(&self.hosts),
             default_backend: self.default_backend.as_ref().map(|backend| backend.id.clone()),
             backends,
-            tls: certificates.finish(),
+            tls: Default::default(),
             documents: Default::default(),
         };
         if let Some(report) = report {
             table.documents.insert("shadow".to_string(), report);
         }
+        self.gateway_layer(state, &mut table, &mut certificates);
+        table.tls = certificates.finish();
         Compiled {
             table,
             diagnostics,
@@ -304,6 +314,28 @@ impl Incremental {
             default_certificate_error,
             shadow,
             shadow_ingresses,
+        }
+    }
+
+    /// Compiles the Gateway API layer whole, after the Ingresses (as the full compile does), and
+    /// notes what it changed in the table since the last compile.
+    fn gateway_layer(&mut self, state: &ClusterState, table: &mut TableSpec, certificates: &mut TlsBuilder<'_>) {
+        let layer = gateway::compile(state, table, certificates);
+        if let Some(layer) = &layer {
+            gateway::merge(layer, table);
+        }
+        let before = std::mem::replace(&mut self.gateway, layer);
+        if let Some(changes) = self.spec_changes.as_mut() {
+            let empty = Layer::default();
+            let (old, new) = (
+                before.as_ref().unwrap_or(&empty),
+                self.gateway.as_ref().unwrap_or(&empty),
+            );
+            changes.hosts.extend(differing(&old.hosts, &new.hosts));
+            let backends = old.backends.iter().chain(&new.backends);
+            let changed = backends
+                .filter(|(id, spec)| old.backends.get(*id) != Some(spec) || new.backends.get(*id) != Some(spec));
+            changes.backends.extend(changed.map(|(id, _)| id.clone()));
         }
     }
 
@@ -325,6 +357,17 @@ impl Incremental {
             served
         })
     }
+}
+
+/// The hosts of `old` and `new` (each sorted by host) that are not equal in both.
+fn differing(old: &[Arc<VirtualHostSpec>], new: &[Arc<VirtualHostSpec>]) -> Vec<HostMatch> {
+    let old: BTreeMap<&HostMatch, &VirtualHostSpec> = old.iter().map(|vhost| (&vhost.host, &**vhost)).collect();
+    let new: BTreeMap<&HostMatch, &VirtualHostSpec> = new.iter().map(|vhost| (&vhost.host, &**vhost)).collect();
+    let keys: BTreeSet<&HostMatch> = old.keys().chain(new.keys()).copied().collect();
+    keys.into_iter()
+        .filter(|host| old.get(host) != new.get(host))
+        .cloned()
+        .collect()
 }
 
 // === impl Rank ===
