@@ -49,7 +49,7 @@ pub mod internals {
         metrics::{RouteStats, UpstreamStats},
         proxy::{Proxy, count},
         request::normalize_path,
-        routes::{Route, RouteTable},
+        routes::{RequestFacts, Route, RouteTable},
         server::http1::{head, response},
         upstream::{
             Upstream, UpstreamClients,

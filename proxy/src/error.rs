@@ -32,6 +32,10 @@ pub enum ProxyError {
     BodyTimeout { timeout: Duration },
     #[error("backend {backend} has no ready endpoints")]
     NoEndpoints { backend: Arc<str> },
+    /// The route's split drew a backend reference that did not resolve, or all its weights are 0
+    /// (Gateway API answers such a share with 500).
+    #[error("no valid backend for this request's share of the route")]
+    InvalidBackend,
     #[error("backend {backend} unreachable: {source}")]
     Unreachable {
         backend: Arc<str>,
@@ -84,6 +88,7 @@ impl ProxyError {
             ProxyError::Limited(limited) => limited.status,
             ProxyError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ProxyError::NoEndpoints { .. } | ProxyError::PoolExhausted { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ProxyError::InvalidBackend => StatusCode::INTERNAL_SERVER_ERROR,
             ProxyError::ClientAborted => CLIENT_CLOSED_REQUEST,
             ProxyError::Unreachable { .. } | ProxyError::UpstreamFailed { .. } => StatusCode::BAD_GATEWAY,
             ProxyError::ConnectTimeout { .. } | ProxyError::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
@@ -101,7 +106,9 @@ impl ProxyError {
             | ProxyError::BodyTimeout { .. }
             | ProxyError::ClientAborted
             | ProxyError::MalformedBody => ErrorSource::Client,
-            ProxyError::NoEndpoints { .. } | ProxyError::PoolExhausted { .. } => ErrorSource::Proxy,
+            ProxyError::NoEndpoints { .. } | ProxyError::PoolExhausted { .. } | ProxyError::InvalidBackend => {
+                ErrorSource::Proxy
+            }
             _ => ErrorSource::Upstream,
         }
     }

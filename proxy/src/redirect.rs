@@ -1,11 +1,11 @@
 //! Redirect answers for routes that carry a [`RedirectSpec`]: the request's URL with some parts
-//! replaced, query string kept.
+//! replaced (the whole path, or the prefix the route matched), query string kept.
 
 use http::{HeaderValue, Response, StatusCode, header, uri::PathAndQuery};
 
 use crate::{
     body::ResponseBody,
-    routes::authority_host,
+    routes::{authority_host, replace_prefix},
     spec::{RedirectSpec, Scheme},
 };
 
@@ -65,7 +65,15 @@ pub fn location(redirect: &RedirectSpec, tls: bool, authority: &str, target: &Pa
             _ => host.to_string(),
         }
     };
-    let path = redirect.path.as_deref().unwrap_or_else(|| target.path());
+    let replaced;
+    let path = match (&redirect.path, &redirect.replace_prefix) {
+        (Some(path), _) => path.as_str(),
+        (None, Some(prefix)) => {
+            replaced = replace_prefix(prefix, target.path());
+            &*replaced
+        }
+        (None, None) => target.path(),
+    };
     let path = if path.is_empty() { "/" } else { path };
     match target.query().filter(|_| !redirect.drop_query) {
         Some(query) => format!("{}://{authority}{path}?{query}", scheme.as_str()),
@@ -153,6 +161,29 @@ mod tests {
             assert_eq!(response.status(), StatusCode::MOVED_PERMANENTLY);
             assert_eq!(response.headers()[header::LOCATION], expected, "{target}");
         }
+    }
+
+    #[test]
+    fn a_replaced_prefix_keeps_the_rest_of_the_path_and_the_query() {
+        // conformance/tests/httproute-redirect-path.go (Gateway API v1.6.1).
+        let mut prefix = mk_redirect(None, None, None, None);
+        prefix.replace_prefix = Some(crate::spec::PrefixReplacement {
+            matched: "/original-prefix".into(),
+            replacement: "/replacement-prefix".into(),
+        });
+        assert_eq!(
+            at(&prefix, false, "gw.example", "/original-prefix/lemon?x=1"),
+            "http://gw.example/replacement-prefix/lemon?x=1"
+        );
+        prefix.host = Some("example.org".into());
+        prefix.replace_prefix = Some(crate::spec::PrefixReplacement {
+            matched: "/path-and-host".into(),
+            replacement: "/replacement-prefix".into(),
+        });
+        assert_eq!(
+            at(&prefix, false, "gw.example", "/path-and-host"),
+            "http://example.org/replacement-prefix"
+        );
     }
 
     #[test]

@@ -26,8 +26,8 @@ pub const MAX_EDITS: usize = 16;
 pub const MAX_CHOICES: usize = 16;
 
 /// What a request must carry, besides its host and path, for the route to take it. Every
-/// condition must hold; none at all takes every request. Only routes of a ranked host
-/// (`VirtualHostSpec::ranked`) carry conditions.
+/// condition must hold; none at all takes every request. A host where some path carries
+/// conditions (`Some`, even empty) is ranked (see `RouteOptions::conditions`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RequestConditions {
     /// An uppercase method token (`GET`); `None` takes every method.

@@ -27,6 +27,11 @@ impl AddedFields {
         self.0.push((name, value));
     }
 
+    /// Drops every value of `name` added so far.
+    pub fn remove(&mut self, name: &HeaderName) {
+        self.0.retain(|(added, _)| added != name);
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }

@@ -75,7 +75,8 @@ pub(super) fn answer(
     {
         return Err(ProxyError::SourceDenied);
     }
-    if route.upstream.endpoints.is_empty() {
+    // A split's backend is drawn next (`attempt::draw`), which checks its endpoints.
+    if route.upstream.endpoints.is_empty() && route.rules.split.is_none() {
         return Err(ProxyError::NoEndpoints {
             backend: route.upstream.id.clone(),
         });

@@ -1,7 +1,8 @@
 //! Attempt: the tries against the route's endpoints. Each try picks an endpoint, sends the
 //! prepared request under the upstream timeout and either responds or asks
 //! [`retry::classify`] whether to go again. A route with a canary or a hash key has its
-//! [`Choice`] made first: which backend, and the endpoint its key prefers.
+//! [`Choice`] made first: which backend, and the endpoint its key prefers; a route with a
+//! split has its share drawn before that ([`draw`]).
 
 use std::{
     pin::pin,
@@ -24,23 +25,40 @@ use super::{
 use crate::{
     body::{RequestBody, ResponseBody},
     error::ProxyError,
-    routes::{Route, normalize_host},
-    upstream::{Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, UpstreamClients, UpstreamError},
+    routes::{HeaderEdits, Route, Split, SplitTarget, normalize_host},
+    upstream::{Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Upstream, UpstreamClients, UpstreamError},
 };
+
+/// A split's share for one request: its backend's upstream and its own header edits.
+#[derive(Clone, Copy)]
+pub(super) struct Drawn<'r> {
+    pub upstream: &'r Arc<Upstream>,
+    pub target: &'r SplitTarget,
+}
+
+/// The split's share for this request: 500 for a reference that did not resolve or a split
+/// whose weights are all 0, 503 for a backend without endpoints (as `answer` says for others).
+pub(super) fn draw(split: &Split) -> Result<Drawn<'_>, ProxyError> {
+    let target = split.draw().ok_or(ProxyError::InvalidBackend)?;
+    let upstream = target.upstream.as_ref().ok_or(ProxyError::InvalidBackend)?;
+    if upstream.endpoints.is_empty() {
+        return Err(ProxyError::NoEndpoints {
+            backend: upstream.id.clone(),
+        });
+    }
+    Ok(Drawn { upstream, target })
+}
 
 pub(super) async fn attempt(
     inner: &Inner,
-    route: &Arc<Route>,
+    (route, drawn): (&Arc<Route>, Option<Drawn<'_>>),
     host: &str,
     choice: Option<Choice>,
     prepared: &mut Prepared,
     outcome: &mut Outcome,
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let options = &inner.options;
-    let (upstream, key) = match (&route.rules.balance, choice) {
-        (Some(balance), Some(choice)) => (&**balance.upstream(&route.upstream, choice), choice.key),
-        _ => (&*route.upstream, None),
-    };
+    let (upstream, key) = upstream_of(route, drawn, choice);
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
     // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
     // read from the route where used, so the loop holds no copy across its awaits.
@@ -91,15 +109,9 @@ pub(super) async fn attempt(
                 upstream.stats.observe_latency((answered - sent).as_secs_f64());
                 let failed = options.retry.outlier.count_5xx && response.status().is_server_error();
                 upstream.record_try(index, failed, &options.retry.outlier);
-                let (upgrade, trailers) = (prepared.client_upgrade.take(), prepared.accepts_trailers);
-                let read = timeouts().map(|t| t.read);
-                return Ok(respond::respond(
-                    response,
-                    guard,
-                    (upgrade, trailers),
-                    read,
-                    &options.tunnels,
-                ));
+                let client = (prepared.client_upgrade.take(), prepared.accepts_trailers);
+                let ours = (timeouts().map(|t| t.read), response_edits(route, drawn));
+                return Ok(respond::respond(response, guard, client, ours, &options.tunnels));
             }
             Ok(Err(error)) => error,
         };
@@ -116,6 +128,24 @@ pub(super) async fn attempt(
             Decision::Fail(error) => return Err(error),
         }
     }
+}
+
+/// The upstream the tries go to and the key's hash: the split's share or the route's backend,
+/// unless the canary takes the request.
+fn upstream_of<'r>(route: &'r Route, drawn: Option<Drawn<'r>>, choice: Option<Choice>) -> (&'r Upstream, Option<u64>) {
+    let main = drawn.map_or(&route.upstream, |drawn| drawn.upstream);
+    match (&route.rules.balance, choice) {
+        (Some(balance), Some(choice)) => (balance.upstream(main, choice), choice.key),
+        _ => (main, None),
+    }
+}
+
+/// The route's response header edits, then its split share's.
+fn response_edits<'r>(route: &'r Route, drawn: Option<Drawn<'r>>) -> [Option<&'r HeaderEdits>; 2] {
+    [
+        route.rules.response_headers.as_deref(),
+        drawn.and_then(|drawn| drawn.target.response_headers.as_ref()),
+    ]
 }
 
 /// Where a request of a route with a canary or hash key goes, from the request as it came.

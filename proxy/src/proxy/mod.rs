@@ -18,13 +18,15 @@
 //!   redirects, access rules), and what it adds to every answer given for it, the pod's or ours
 //!   (`finish`: the answer style's pages and hidden fields, HSTS, CORS fields).
 //! - `prepare.rs`: the request as the pod will see it: the route's set of forwarding fields
-//!   (`prepare/forwarding.rs`), header rewrites, rewrite-target, upgrade detection, the
-//!   replayable body.
+//!   (`prepare/forwarding.rs`), header rewrites and edits, rewrite-target and path
+//!   replacement, upgrade detection, the replayable body.
+//! - `attempt.rs` also draws a split's share (`draw`) between `answer` and `prepare`: its
+//!   backend, or 500 for an invalid one.
 //! - `attempt.rs`: the loop of tries against endpoints; which failures are retried is decided in
 //!   `retry.rs` (by error type, with the endpoint's and upstream's state), which turns the rest
 //!   into a `ProxyError`: below it, `upstream` never names the proxy's errors.
-//! - `respond.rs`: the response as the client will see it: hop-by-hop fields, trailers, the
-//!   upgrade hand-off to a tunnel.
+//! - `respond.rs`: the response as the client will see it: hop-by-hop fields, the route's
+//!   header edits, trailers, the upgrade hand-off to a tunnel.
 //! - `access_log.rs`: what is logged and counted once the request is over.
 
 mod access_log;
@@ -208,16 +210,24 @@ impl Proxy {
                 return Err(error);
             }
         };
+        // A split's share, drawn once: its backend, or 500 for an invalid one.
+        let drawn = match route.rules.split.as_deref().map(attempt::draw).transpose() {
+            Ok(drawn) => drawn,
+            Err(error) => {
+                req.into_body().linger();
+                return Err(error);
+            }
+        };
         // Read from the request as the client sent it, before prepare changes its fields.
         let choice = route
             .rules
             .balance
             .as_ref()
             .map(|balance| attempt::choose(balance, &request));
-        let mut prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, inner);
+        let mut prepared = prepare::prepare(req, normalized, (&host, host_str), (&route, drawn), conn, inner);
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
-        attempt::attempt(inner, &route, host_str, choice, &mut prepared, outcome).await
+        attempt::attempt(inner, (&route, drawn), host_str, choice, &mut prepared, outcome).await
     }
 }
 

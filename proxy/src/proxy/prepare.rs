@@ -1,6 +1,6 @@
 //! Prepare: the request as the pod will see it. Hop-by-hop fields out, the route's set of
 //! forwarding fields (X-Forwarded-*, X-Request-Id; see `forwarding`) in, the route's header
-//! options and path rewrite, the upgrades and field names a pod may see (see `headers::upgrade`,
+//! options and edits (then its split share's), its path rewrite or replacement, the upgrades and field names a pod may see (see `headers::upgrade`,
 //! `headers::fields`), and the body behind a slot that later attempts can replay, its trailers
 //! filtered.
 
@@ -13,13 +13,13 @@ use hyper::upgrade::OnUpgrade;
 use tracing::debug;
 
 use self::forwarding::{FieldSet, Hop};
-use super::{Inner, ProxyOptions};
+use super::{Inner, ProxyOptions, attempt::Drawn};
 use crate::{
     body::{BodySlot, ClientBody, RequestBody},
     headers::{AddedFields, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies, strip_hop_by_hop},
-    routes::Route,
+    routes::{Route, replace_path},
     server::ConnInfo,
-    spec::UpstreamProtocol,
+    spec::{PathReplacement, UpstreamProtocol},
     upstream::h1::WriteAt,
 };
 
@@ -49,9 +49,8 @@ pub(super) struct Prepared {
 pub(super) fn prepare(
     mut req: Request<ClientBody>,
     normalized: Option<PathAndQuery>,
-    host: &HeaderValue,
-    host_str: &str,
-    route: &Route,
+    (host, host_str): (&HeaderValue, &str),
+    (route, drawn): (&Route, Option<Drawn<'_>>),
     conn: ConnInfo,
     inner: &Inner,
 ) -> Prepared {
@@ -77,6 +76,7 @@ pub(super) fn prepare(
     let fields = FieldSet::of(route.rules.forwarding);
     let request_id = fields.apply(&mut headers, &mut added, &hop, route, options);
     set_host(&mut headers, route, host);
+    edit_fields(&mut headers, &mut added, route, drawn);
     if let Some(protocol) = &upgrade {
         headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
         headers.insert(header::UPGRADE, protocol.clone());
@@ -88,7 +88,8 @@ pub(super) fn prepare(
     } else {
         WriteAt::Once
     };
-    if route.upstream.protocol != UpstreamProtocol::H2c {
+    let upstream = drawn.map_or(&route.upstream, |drawn| drawn.upstream);
+    if upstream.protocol != UpstreamProtocol::H2c {
         join_cookies(&mut headers);
     }
     let (body, slot) = replayable_body(body, trailers, route, options);
@@ -121,8 +122,20 @@ fn set_host(headers: &mut HeaderMap, route: &Route, host: &HeaderValue) {
     }
 }
 
+/// The route's request header edits, then its split share's; after the forwarding fields, so
+/// the route has the last word on the fields it names.
+#[inline(always)]
+fn edit_fields(headers: &mut HeaderMap, added: &mut AddedFields, route: &Route, drawn: Option<Drawn<'_>>) {
+    if let Some(edits) = &route.rules.request_headers {
+        edits.apply_to_request(headers, added);
+    }
+    if let Some(edits) = drawn.and_then(|drawn| drawn.target.request_headers.as_ref()) {
+        edits.apply_to_request(headers, added);
+    }
+}
+
 /// The path and query the pod sees: the request's as normalised, then the route's rewrite
-/// (which may also send X-Forwarded-Prefix).
+/// (which may also send X-Forwarded-Prefix) or path replacement (which keeps the query).
 #[inline(always)]
 fn upstream_target(
     normalized: Option<PathAndQuery>,
@@ -144,7 +157,23 @@ fn upstream_target(
             path_and_query = rewritten;
         }
     }
+    if let Some(replacement) = &route.rules.path_replacement {
+        path_and_query = replaced(replacement, &path_and_query);
+    }
     path_and_query
+}
+
+/// `target` with its path replaced, its query kept; unchanged should the result not be a
+/// valid target (the replacement's characters are the compile's to check).
+fn replaced(replacement: &PathReplacement, target: &PathAndQuery) -> PathAndQuery {
+    let path = replace_path(replacement, target.path());
+    let mut out = String::with_capacity(path.len() + target.query().map_or(0, |query| query.len() + 1));
+    out.push_str(&path);
+    if let Some(query) = target.query() {
+        out.push('?');
+        out.push_str(query);
+    }
+    PathAndQuery::from_maybe_shared(bytes::Bytes::from(out)).unwrap_or_else(|_| target.clone())
 }
 
 /// The first attempt's body, and the slot later attempts replay it from (`None` without a body).

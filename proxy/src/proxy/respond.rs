@@ -1,4 +1,5 @@
-//! Respond: the pod's response as the client will see it. Hop-by-hop fields out, the body
+//! Respond: the pod's response as the client will see it. Hop-by-hop fields out, the route's
+//! response header edits applied, the body
 //! streamed back (its trailers filtered) while the endpoint's in-flight count is held; an
 //! accepted upgrade hands both connections over to a tunnel.
 
@@ -10,6 +11,7 @@ use tracing::debug;
 use crate::{
     body::ResponseBody,
     headers::{TrailerFilter, drop_length_beside_transfer_encoding, strip_hop_by_hop},
+    routes::HeaderEdits,
     server::tunnel::Tunnels,
     upstream::{EndpointGuard, UpstreamBody, h1::Upgraded},
 };
@@ -17,14 +19,20 @@ use crate::{
 /// Turns the upstream's answer into ours: tunnels an accepted upgrade, otherwise strips
 /// hop-by-hop headers and streams the body, holding the endpoint's in-flight count until done.
 /// `Trailer` stays for a client that sent `TE: trailers`: hyper only writes HTTP/1.1 trailer
-/// fields the response declared. `read_timeout`, a route's own, bounds each wait for the body.
+/// fields the response declared. `read_timeout`, a route's own, bounds each wait for the body;
+/// `edits`, the route's then its split share's, change the pod's fields (never ours).
 pub(super) fn respond(
     mut response: Response<UpstreamBody>,
     guard: EndpointGuard,
     (client_upgrade, accepts_trailers): (Option<OnUpgrade>, bool),
-    read_timeout: Option<std::time::Duration>,
+    (read_timeout, edits): (Option<std::time::Duration>, [Option<&HeaderEdits>; 2]),
     tunnels: &Tunnels,
 ) -> Response<ResponseBody> {
+    // They name no hop-by-hop or framing field (refused at build), so the order with the
+    // stripping below does not matter.
+    for edits in edits.into_iter().flatten() {
+        edits.apply(response.headers_mut());
+    }
     if response.status() == StatusCode::SWITCHING_PROTOCOLS
         && let Some(client_upgrade) = client_upgrade
     {

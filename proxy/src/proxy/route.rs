@@ -1,5 +1,6 @@
-//! Route: find the route for the host and path, on the listener the request came to; what the
-//! route then answers without a pod is `answer`'s.
+//! Route: find the route for the host and path, on the listener the request came to (and, on a
+//! ranked host, the method, fields and query its paths' conditions read); what the route then
+//! answers without a pod is `answer`'s.
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use crate::{
     body::ClientBody,
     error::ProxyError,
     publish::RouteReader,
-    routes::{Route, normalize_host},
+    routes::{RequestFacts, Route, normalize_host},
     server::ConnInfo,
 };
 
@@ -39,7 +40,17 @@ pub(super) fn route(
     let route = {
         let path = normalized.map_or(req.uri().path(), PathAndQuery::path);
         let table = routes.load();
-        table.lookup_on(&normalize_host(host), path, conn.tls).cloned()
+        let host = normalize_host(host);
+        if table.has_ranked() {
+            let facts = RequestFacts {
+                method: req.method(),
+                headers: req.headers(),
+                query: req.uri().query(),
+            };
+            table.lookup_with(&host, path, conn.tls, &facts).cloned()
+        } else {
+            table.lookup_on(&host, path, conn.tls).cloned()
+        }
     };
     let route = route.ok_or_else(|| ProxyError::NoRoute { host: host.to_string() })?;
     outcome.route = Some(route.clone());

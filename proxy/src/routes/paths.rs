@@ -13,6 +13,9 @@
 //! `Regex` paths (nginx `~*` locations) are a host's only paths when it has one: a
 //! [`RegexPaths`] set tried in rank order (see `regex.rs`).
 //!
+//! A host where some path carries request conditions is ranked: its `Exact` and `Prefix` paths
+//! are a [`RankedPaths`] list tried in rank order (see `ranked.rs`).
+//!
 //! `CharPrefix` paths (nginx locations) do not fit matchit's segment model; they live in a
 //! [`Locations`] list beside the tree, built only for hosts that have them. Order of lookup:
 //! `Exact`, then the longest `CharPrefix`, then the longest `Prefix`.
@@ -25,7 +28,7 @@
 
 use std::{borrow::Cow, collections::BTreeMap, sync::Arc};
 
-use super::{regex::RegexPaths, table::Route};
+use super::{conditions::Facts, ranked::RankedPaths, regex::RegexPaths, table::Route};
 use crate::spec::PathKind;
 
 pub(super) enum PathTable {
@@ -37,6 +40,8 @@ pub(super) enum PathTable {
     Tree(Box<PathTree>),
     /// nginx regex locations, first match wins.
     Regex(Box<RegexPaths>),
+    /// Paths with request conditions, by rank.
+    Ranked(Box<RankedPaths>),
 }
 
 /// Hosts with at most this many rules may get a [`PathList`]: a scan of a few short strings
@@ -79,6 +84,8 @@ pub(super) struct PathTableBuilder<'p> {
     /// Every rule in the order given.
     rules: Vec<(&'p str, PathKind, Arc<Route>)>,
     slash_redirects: Vec<(&'p str, Arc<Route>)>,
+    /// Some path of the host carries request conditions.
+    ranked: bool,
 }
 
 /// A tree's patterns: a pattern's routes by kind.
@@ -99,8 +106,17 @@ impl<'p> PathTableBuilder<'p> {
         }
     }
 
+    /// The host has request conditions on some path (on any listener): every path is ranked.
+    pub(super) fn ranked(&mut self) {
+        self.ranked = true;
+    }
+
     /// Builds the table; patterns matchit refuses come back as `(pattern, reason)`.
     pub(super) fn build(self) -> (PathTable, Vec<(String, String)>) {
+        if self.ranked {
+            let (paths, rejected) = RankedPaths::build(self.rules);
+            return (PathTable::Ranked(Box::new(paths)), rejected);
+        }
         if self.rules.iter().any(|(_, kind, _)| *kind == PathKind::Regex) {
             return self.build_regex();
         }
@@ -236,7 +252,7 @@ fn slot<'s>(slots: &'s mut Slots, pattern: &str) -> &'s mut Slot {
 }
 
 /// A `Prefix` path's element boundary: `/p/` covers what `/p` does; only slashes is `/`.
-fn prefix_base(path: &str) -> &str {
+pub(super) fn prefix_base(path: &str) -> &str {
     match path.trim_end_matches('/') {
         "" => "/",
         base => base,
@@ -246,14 +262,26 @@ fn prefix_base(path: &str) -> &str {
 // === impl PathTable ===
 
 impl PathTable {
-    pub(super) fn lookup(&self, path: &str) -> Option<&Arc<Route>> {
+    /// `facts` is read only by a ranked host's conditions.
+    #[inline]
+    pub(super) fn lookup(&self, path: &str, facts: &impl Facts) -> Option<&Arc<Route>> {
         match self {
             PathTable::Root(route) => Some(route),
             PathTable::List(list) => list.lookup(path),
             PathTable::Tree(tree) => tree.lookup(path),
             PathTable::Regex(regexes) => regexes.lookup(path),
+            PathTable::Ranked(ranked) => ranked.lookup(path, facts),
         }
     }
+}
+
+/// Whether `Prefix` element boundary `prefix` (see [`prefix_base`]) covers `path` by whole
+/// elements: `/p` covers `/p`, `/p/` and `/p/x`, not `/px`; `/` covers every path.
+pub(crate) fn prefix_covers(prefix: &str, path: &str) -> bool {
+    prefix == "/"
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 // === impl PathList ===
@@ -265,15 +293,9 @@ impl PathList {
         if let Some((_, route)) = self.exact.iter().find(|(exact, _)| **exact == *path) {
             return Some(route);
         }
-        let covers = |prefix: &str| {
-            prefix == "/"
-                || path
-                    .strip_prefix(prefix)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        };
         self.prefix
             .iter()
-            .find(|(prefix, _)| covers(prefix))
+            .find(|(prefix, _)| prefix_covers(prefix, path))
             .map(|(_, route)| route)
     }
 }

@@ -13,7 +13,7 @@ use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use super::table::Route;
 
 /// The compiled size one pattern may reach; a path that needs more is refused, not served.
-const PATTERN_SIZE_LIMIT: usize = 256 * 1024;
+pub(super) const PATTERN_SIZE_LIMIT: usize = 256 * 1024;
 /// The same for a host's whole set.
 const SET_SIZE_LIMIT: usize = 4 * 1024 * 1024;
 

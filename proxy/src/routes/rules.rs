@@ -3,13 +3,16 @@
 
 use std::sync::Arc;
 
-use http::HeaderValue;
+use http::{HeaderValue, uri::PathAndQuery};
 
-use super::rewrite::Rewrite;
+use super::{conditions::Conditions, edits::HeaderEdits, rewrite::Rewrite, split::Split};
 use crate::{
     cors::Cors,
     limits::{Limiter, limiter_for},
-    spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges, UpstreamTimeouts},
+    spec::{
+        BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, PathReplacement, RouteOptions, SourceRanges,
+        UpstreamTimeouts,
+    },
     upstream::RouteBalance,
 };
 
@@ -36,6 +39,16 @@ pub struct RouteRules {
     pub timeouts: Option<UpstreamTimeouts>,
     /// A canary or a hash key (set by the table build, which has the canary's upstream).
     pub balance: Option<Arc<RouteBalance>>,
+    /// What a ranked host's request must carry besides the path (see `ranked.rs`).
+    pub conditions: Option<Arc<Conditions>>,
+    /// Edits of the request the pod sees, after the forwarding fields.
+    pub request_headers: Option<Arc<HeaderEdits>>,
+    /// Edits of the pod's answer (not of the proxy's own).
+    pub response_headers: Option<Arc<HeaderEdits>>,
+    /// The path the pod sees, in whole or by prefix; never beside `rewrite`.
+    pub path_replacement: Option<Arc<PathReplacement>>,
+    /// Several backends by weight (set by the table build, which has their upstreams).
+    pub split: Option<Arc<Split>>,
 }
 
 impl RouteRules {
@@ -44,6 +57,27 @@ impl RouteRules {
         let value = |what: &str, text: &Option<String>| -> Result<Option<HeaderValue>, String> {
             text.as_deref()
                 .map(|text| HeaderValue::from_str(text).map_err(|_| format!("{what} {text:?} is not a field value")))
+                .transpose()
+        };
+        if options.rewrite.is_some() && options.path_replacement.is_some() {
+            return Err("both a rewrite and a path replacement".to_string());
+        }
+        if options.split.is_some() && (options.canary.is_some() || options.redirect.is_some()) {
+            return Err("a split beside a canary or a redirect".to_string());
+        }
+        if let Some(replacement) = &options.path_replacement {
+            check_replacement(replacement)?;
+        }
+        if let Some(prefix) = options
+            .redirect
+            .as_ref()
+            .and_then(|redirect| redirect.replace_prefix.as_ref())
+        {
+            check_path("prefix replacement", &prefix.replacement, true)?;
+        }
+        let edits = |spec: &Option<crate::spec::HeaderEdits>, what| {
+            spec.as_ref()
+                .map(|spec| HeaderEdits::new(spec, what).map(Arc::new))
                 .transpose()
         };
         Ok(RouteRules {
@@ -63,6 +97,13 @@ impl RouteRules {
             limits: options.limits.as_ref().map(limiter_for),
             timeouts: options.timeouts,
             balance: None,
+            conditions: (options.conditions.as_ref())
+                .map(|spec| Conditions::new(spec).map(Arc::new))
+                .transpose()?,
+            request_headers: edits(&options.request_headers, "request")?,
+            response_headers: edits(&options.response_headers, "response")?,
+            path_replacement: options.path_replacement.clone().map(Arc::new),
+            split: None,
         })
     }
 
@@ -72,3 +113,28 @@ impl RouteRules {
         self.body_limit.map_or(proxy_limit, BodyLimit::bytes)
     }
 }
+
+/// A path replacement the pod can be sent.
+fn check_replacement(replacement: &PathReplacement) -> Result<(), String> {
+    match replacement {
+        PathReplacement::Full(path) => check_path("full path replacement", path, false),
+        PathReplacement::Prefix(prefix) => check_path("prefix replacement", &prefix.replacement, true),
+    }
+}
+
+/// `path` starts with `/` (or is empty, where `empty` allows it: Gateway API's prefix
+/// replacement by nothing), is bounded, and is a valid path without query or fragment.
+fn check_path(what: &str, path: &str, empty: bool) -> Result<(), String> {
+    let valid = (path.is_empty() && empty)
+        || (path.starts_with('/')
+            && path.len() <= MAX_VALUE_LEN
+            && !path.contains(['?', '#'])
+            && PathAndQuery::try_from(path).is_ok());
+    match valid {
+        true => Ok(()),
+        false => Err(format!("{what} {path:?} is not a path")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -9,8 +9,10 @@ use std::{
 use http::HeaderName;
 
 use super::{
+    conditions::{Facts, NoFacts},
     paths::{PathTable, PathTableBuilder},
     rules::RouteRules,
+    split::Split,
 };
 use crate::{
     headers::is_connection_or_framing_field,
@@ -46,6 +48,9 @@ pub struct RouteTable {
     /// The TLS listener's routes, when some route is limited to one listener.
     tls: Option<Hosts>,
     default_route: Option<Arc<Route>>,
+    /// How many of the spec's hosts are ranked (see `ranked.rs`): while any is, lookups are
+    /// given the request's facts. A count, so a rebuild of some hosts updates it by theirs.
+    ranked: usize,
     certificates: CertificateIndex,
     /// What redirect routes hold as upstream; carried to the next table, so a reused redirect
     /// route is recognisably current.
@@ -194,10 +199,13 @@ fn default_route(
 // === impl Route ===
 
 impl Route {
-    /// The route's upstream, then its canary's if it has one.
+    /// The route's upstream, then its canary's if it has one, then its split's.
     pub fn upstreams(&self) -> impl Iterator<Item = &Arc<Upstream>> {
         let canary = self.rules.balance.as_ref().and_then(|balance| balance.canary.as_ref());
-        std::iter::once(&self.upstream).chain(canary.map(|canary| &canary.upstream))
+        let split = self.rules.split.iter().flat_map(|split| split.upstreams());
+        std::iter::once(&self.upstream)
+            .chain(canary.map(|canary| &canary.upstream))
+            .chain(split)
     }
 }
 
@@ -237,6 +245,7 @@ impl RouteTable {
     pub fn rebuild(spec: Arc<TableSpec>, previous: Option<&RouteTable>, callbacks: impl BuildParts) -> Rebuilt {
         let mut parts = Parts::new(&spec, callbacks, spec.backends.len());
         let scoped = changed::splits_listeners(&spec);
+        let ranked = spec.hosts.iter().filter(|vhost| is_ranked(vhost)).count();
         // A table split by listener and one that is not keep their hosts in different places.
         let previous = previous.filter(|previous| previous.tls.is_some() == scoped);
         // Redirect routes forward nowhere; they share one upstream without endpoints.
@@ -291,6 +300,7 @@ impl RouteTable {
             plain,
             tls,
             default_route,
+            ranked,
             certificates: CertificateIndex::default(),
             nowhere,
         };
@@ -351,17 +361,8 @@ impl RouteTable {
             if !built.clean {
                 return None;
             }
-            for route in &built.routes {
-                if Arc::ptr_eq(&route.upstream, nowhere) {
-                    continue;
-                }
-                if !Arc::ptr_eq(&route.upstream, &parts.get(&route.upstream.id)?) {
-                    return None;
-                }
-                let canary = route.rules.balance.as_ref().and_then(|balance| balance.canary.as_ref());
-                if let Some(canary) = canary
-                    && !Arc::ptr_eq(&canary.upstream, &parts.get(&canary.upstream.id)?)
-                {
+            for upstream in built.routes.iter().flat_map(|route| route.upstreams()) {
+                if !Arc::ptr_eq(upstream, nowhere) && !Arc::ptr_eq(upstream, &parts.get(&upstream.id)?) {
                     return None;
                 }
             }
@@ -380,15 +381,28 @@ impl RouteTable {
     /// plain one: routes limited to the other listener do not exist for it. An exclusive host
     /// that matches no path gives `None` without trying the rest.
     pub fn lookup_on(&self, host: &str, path: &str, tls: bool) -> Option<&Arc<Route>> {
+        self.lookup_with(host, path, tls, &NoFacts)
+    }
+
+    /// [`RouteTable::lookup_on`] where a ranked host's conditions read `facts` (with
+    /// [`NoFacts`], only paths without conditions match there).
+    #[inline]
+    pub fn lookup_with(&self, host: &str, path: &str, tls: bool, facts: &impl Facts) -> Option<&Arc<Route>> {
         let hosts = match (&self.tls, tls) {
             (Some(hosts), true) => hosts,
             _ => &self.plain,
         };
-        match hosts.find(host, path) {
+        match hosts.find(host, path, facts) {
             Found::Route(route) => Some(route),
             Found::Stop => None,
             Found::Next => self.default_route.as_ref(),
         }
+    }
+
+    /// Whether some host is ranked: its lookups need the request's facts.
+    #[inline]
+    pub fn has_ranked(&self) -> bool {
+        self.ranked > 0
     }
 
     /// Server certificates by SNI name; the publisher loads them (see `spec.tls`).
@@ -418,9 +432,10 @@ fn build_routes<'s>(
     let mut scratch = String::new();
     for path in &vhost.paths {
         let redirect = path.options.redirect.clone();
-        let upstream = match redirect {
-            Some(_) => nowhere.clone(),
-            None => match parts.get(&path.backend) {
+        // A redirect forwards nowhere; a split forwards to its choices' backends, not `backend`.
+        let upstream = match (&redirect, &path.options.split) {
+            (Some(_), _) | (_, Some(_)) => nowhere.clone(),
+            (None, None) => match parts.get(&path.backend) {
                 Some(upstream) => upstream,
                 None => {
                     warnings.push(BuildWarning {
@@ -456,8 +471,13 @@ fn build_routes<'s>(
             }
         };
         let name = route_name(&mut scratch, &vhost.host, &path.path);
-        // Metrics name the backend a route forwards to (its upstream's id); a redirect forwards nowhere.
-        let backend = if redirect.is_some() { None } else { Some(&upstream.id) };
+        // Metrics name the backend a route forwards to (its upstream's id); a redirect forwards
+        // nowhere, a split to several.
+        let backend = if Arc::ptr_eq(&upstream, nowhere) {
+            None
+        } else {
+            Some(&upstream.id)
+        };
         // A host's paths mostly come from one Ingress: share its name rather than copy it per route.
         let source = match built.last() {
             Some((last, _)) if *last.source == *path.source => last.source.clone(),
@@ -478,13 +498,17 @@ fn build_routes<'s>(
     built
 }
 
-/// `rules` with the path's canary (its upstream from `parts`) and hash key, when it has either.
+/// `rules` with the path's canary (its upstream from `parts`) and hash key, when it has either,
+/// and its split with each choice's upstream.
 fn balanced(
     mut rules: RouteRules,
     path: &PathSpec,
     parts: &mut Parts<'_, impl BuildParts>,
 ) -> Result<RouteRules, String> {
     let options = &path.options;
+    if let Some(split) = &options.split {
+        rules.split = Some(Arc::new(Split::new(split, |id| parts.get(id))?));
+    }
     if options.canary.is_none() && options.hash.is_none() {
         return Ok(rules);
     }
@@ -572,9 +596,10 @@ impl Hosts {
             .chain(self.any.iter())
     }
 
-    fn find(&self, host: &str, path: &str) -> Found<'_> {
+    #[inline]
+    fn find(&self, host: &str, path: &str, facts: &impl Facts) -> Found<'_> {
         if let Some(vhost) = self.exact.get(host) {
-            match vhost.find(path) {
+            match vhost.find(path, facts) {
                 Found::Next => {}
                 found => return found,
             }
@@ -583,7 +608,7 @@ impl Hosts {
             && let Some(suffix) = HostMatch::wildcard_suffix(host)
             && let Some(vhost) = self.wildcard.get(suffix)
         {
-            match vhost.find(path) {
+            match vhost.find(path, facts) {
                 Found::Next => {}
                 found => return found,
             }
@@ -595,7 +620,7 @@ impl Hosts {
             let mut rest = host;
             while let Some((_, suffix)) = rest.split_once('.') {
                 if let Some(vhost) = self.deep_wildcard.get(suffix) {
-                    match vhost.find(path) {
+                    match vhost.find(path, facts) {
                         Found::Next => {}
                         found => return found,
                     }
@@ -603,7 +628,7 @@ impl Hosts {
                 rest = suffix;
             }
         }
-        match self.any.as_ref().map(|vhost| vhost.find(path)) {
+        match self.any.as_ref().map(|vhost| vhost.find(path, facts)) {
             Some(Found::Route(route)) => Found::Route(route),
             _ => Found::Next,
         }
@@ -624,6 +649,10 @@ impl VirtualHost {
         warnings: &mut Vec<BuildWarning>,
     ) -> Option<Self> {
         let mut builder = PathTableBuilder::default();
+        // Ranked on every listener, whichever paths carry the conditions: the compile ranks them all.
+        if is_ranked(vhost) {
+            builder.ranked();
+        }
         let mut held = Vec::with_capacity(routes.len());
         for (route, path) in routes {
             if view.is_some_and(|tls| !path.options.listeners.serves(tls)) {
@@ -659,13 +688,19 @@ impl VirtualHost {
         })
     }
 
-    fn find(&self, path: &str) -> Found<'_> {
-        match self.paths.lookup(path) {
+    #[inline]
+    fn find(&self, path: &str, facts: &impl Facts) -> Found<'_> {
+        match self.paths.lookup(path, facts) {
             Some(route) => Found::Route(route),
             None if self.exclusive => Found::Stop,
             None => Found::Next,
         }
     }
+}
+
+/// Whether some path of the host carries request conditions: it is ranked.
+fn is_ranked(vhost: &VirtualHostSpec) -> bool {
+    vhost.paths.iter().any(|path| path.options.conditions.is_some())
 }
 
 /// The 301 from `/abc` to `/abc/` that a `CharPrefix` rule `/abc/` gives, as nginx does.

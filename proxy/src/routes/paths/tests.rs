@@ -5,6 +5,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 
 use super::*;
+use crate::routes::conditions::NoFacts;
 use crate::{metrics::RouteStats, upstream::Upstream};
 
 /// A route named after the rule that made it, so a lookup says which rule matched.
@@ -47,8 +48,8 @@ fn a_host_with_a_few_plain_rules_gets_a_list_and_one_with_braces_a_tree() {
     let (table, rejected) = mk_builder(&braces).build();
     assert!(matches!(table, PathTable::Tree(_)));
     assert_eq!(rejected, Vec::<(String, String)>::new());
-    assert_eq!(name(table.lookup("/{id}")), Some("Exact /{id}"));
-    assert_eq!(name(table.lookup("/7")), Some("Prefix /"));
+    assert_eq!(name(table.lookup("/{id}", &NoFacts)), Some("Exact /{id}"));
+    assert_eq!(name(table.lookup("/7", &NoFacts)), Some("Prefix /"));
 }
 
 #[test]
@@ -70,7 +71,7 @@ fn a_list_prefers_exact_then_the_longest_whole_element_prefix() {
         ("/ab", "Prefix /"),
         ("", "Prefix /"),
     ] {
-        assert_eq!(name(table.lookup(path)), Some(rule), "{path:?}");
+        assert_eq!(name(table.lookup(path, &NoFacts)), Some(rule), "{path:?}");
     }
 }
 
@@ -89,7 +90,7 @@ proptest! {
         let (tree, rejected) = mk_builder(&rules).build_tree();
         prop_assert_eq!(rejected, Vec::<(String, String)>::new());
         for path in &paths {
-            prop_assert_eq!(name(list.lookup(path)), name(tree.lookup(path)), "path {:?}", path);
+            prop_assert_eq!(name(list.lookup(path, &NoFacts)), name(tree.lookup(path, &NoFacts)), "path {:?}", path);
         }
     }
 }

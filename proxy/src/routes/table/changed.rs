@@ -8,7 +8,8 @@ use std::{
 };
 
 use super::{
-    BuildParts, FastMap, Hosts, Parts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, stats_of,
+    BuildParts, FastMap, Hosts, Parts, Rebuilt, RouteTable, VirtualHost, build_routes, default_route, is_ranked,
+    stats_of,
 };
 use crate::{
     spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec},
@@ -50,6 +51,7 @@ impl RouteTable {
         let mut warnings = Vec::new();
         let nowhere = previous.nowhere.clone();
         let mut removed = 0;
+        let ranked = ranked_after(previous, &spec, &redo);
         for host in &redo {
             for old in [plain.remove(host), tls.as_mut().and_then(|tls| tls.remove(host))]
                 .into_iter()
@@ -86,6 +88,7 @@ impl RouteTable {
         // It borrows `spec`, which the table takes.
         drop(parts);
         let table = RouteTable {
+            ranked,
             spec,
             plain,
             tls,
@@ -123,12 +126,30 @@ fn hosts_to_rebuild(
     if !existence.is_empty() {
         let names = |vhost: &&Arc<VirtualHostSpec>| {
             (vhost.paths.iter()).any(|path| {
-                existence.contains(&path.backend) || path.canary_backend().is_some_and(|id| existence.contains(id))
+                let split = path.options.split.iter().flat_map(|split| split.backends());
+                existence.contains(&path.backend)
+                    || path.canary_backend().is_some_and(|id| existence.contains(id))
+                    || split.into_iter().any(|id| existence.contains(id))
             })
         };
         redo.extend(spec.hosts.iter().filter(names).map(|vhost| vhost.host.clone()));
     }
     redo
+}
+
+/// How many of `spec`'s hosts are ranked, given `previous`'s count and that only `redo` hosts
+/// may differ: theirs are counted again, the rest are not looked at.
+fn ranked_after(previous: &RouteTable, spec: &TableSpec, redo: &BTreeSet<HostMatch>) -> usize {
+    let ranked_in = |spec: &TableSpec, host: &HostMatch| {
+        let index = spec.hosts.binary_search_by(|vhost| vhost.host.cmp(host));
+        index.is_ok_and(|index| is_ranked(&spec.hosts[index]))
+    };
+    let (gone, came) = redo.iter().fold((0, 0), |(gone, came), host| {
+        let before = usize::from(ranked_in(&previous.spec, host));
+        (gone + before, came + usize::from(ranked_in(spec, host)))
+    });
+    // Saturating: a hand-built spec out of order may hide a host from the search.
+    previous.ranked.saturating_sub(gone) + came
 }
 
 /// Whether some path of `spec` is served on one listener only: then the table keeps a view of
