@@ -12,6 +12,7 @@
 //! ```
 
 mod filters;
+mod https;
 mod matching;
 mod references;
 

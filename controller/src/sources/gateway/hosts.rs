@@ -55,7 +55,7 @@ fn build(host: HostMatch, mut placed: Vec<Placed<'_>>) -> Option<VirtualHostSpec
         (&a.entry.specificity, a.route, a.entry.order).cmp(&(&b.entry.specificity, b.route, b.entry.order))
     });
     // The first of equal (path, kind, conditions) takes each listener; a later one only what is left.
-    let mut taken: BTreeMap<(&str, PathKind), Vec<(Option<&RequestConditions>, Listeners)>> = BTreeMap::new();
+    let mut taken: BTreeMap<(&str, PathKind), Vec<Held<'_>>> = BTreeMap::new();
     let mut paths = Vec::new();
     for one in &placed {
         let matched = &one.entry.matched;
@@ -100,6 +100,9 @@ fn build(host: HostMatch, mut placed: Vec<Placed<'_>>) -> Option<VirtualHostSpec
         exclusive: false,
     })
 }
+
+/// The conditions of a (path, kind) already placed, and the listeners it holds.
+type Held<'e> = (Option<&'e RequestConditions>, Listeners);
 
 /// What of `wanted` is not `held`.
 fn remaining(held: Listeners, wanted: Listeners) -> Option<Listeners> {
