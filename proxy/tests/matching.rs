@@ -13,11 +13,12 @@ use hyper_util::{
     client::legacy::Client,
     rt::{TokioExecutor, TokioIo},
 };
+use shunt_proxy::dataplane::{ProxyMetrics, Registry};
 use shunt_proxy::spec::{
     BackendSplit, FieldCondition, HeaderEdits, HostMatch, PathReplacement, PrefixReplacement, RequestConditions,
     RouteOptions, SplitChoice, TableSpec, UpstreamProtocol, ValueMatch,
 };
-use support::{mk_spec, send, start_proxy};
+use support::{mk_spec, send, start_proxy, start_proxy_with};
 use tokio::net::TcpListener;
 
 /// A pod (HTTP/1.1 or h2c, whichever the proxy speaks) that answers with its `name`, the path
@@ -230,6 +231,23 @@ async fn a_split_share_without_a_backend_and_a_split_of_zero_weights_answer_500(
     .await;
     let (status, _) = support::get(proxy, "/").await;
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+}
+
+#[tokio::test]
+async fn a_split_route_counts_for_the_backend_its_share_went_to() {
+    let pod = start_echo("pod").await;
+    let mut registry = Registry::default();
+    let metrics = ProxyMetrics::register_with(&mut registry, Default::default());
+    let spec = split_spec(pod, vec![(Some("ns/a:80"), 0, None), (Some("ns/b:80"), 1, None)]);
+    let proxy = start_proxy_with(spec, metrics).await;
+    assert_eq!(support::get(proxy, "/").await.0, StatusCode::OK);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    let counted: Vec<&str> = (text.lines())
+        .filter(|line| line.starts_with("shunt_backend_response_seconds_total{"))
+        .collect();
+    assert_eq!(counted.len(), 1, "{text}");
+    assert!(counted[0].contains(r#"backend="ns/b:80""#), "{text}");
 }
 
 #[tokio::test]

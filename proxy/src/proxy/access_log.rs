@@ -7,7 +7,10 @@ use std::{net::SocketAddr, sync::Arc, time::Instant};
 use http::{HeaderValue, Method, Request, StatusCode};
 use tracing::{debug, info};
 
-use crate::{body::ClientBody, error::CLIENT_CLOSED_REQUEST, metrics::ProxyMetrics, routes::Route, server::ConnInfo};
+use crate::{
+    body::ClientBody, error::CLIENT_CLOSED_REQUEST, metrics::ProxyMetrics, routes::Route, server::ConnInfo,
+    upstream::Upstream,
+};
 
 /// What a request did, filled in by the phases as they go.
 #[derive(Default)]
@@ -24,6 +27,8 @@ pub(super) struct Outcome {
     pub attempts: u32,
     /// The request's place under its route's requests-in-progress limit, handed to the body.
     pub in_progress: Option<InProgress>,
+    /// The backend a split route's share went to: counted as the route's own backend is.
+    pub split_upstream: Option<Arc<Upstream>>,
 }
 
 /// Counts and logs a request when dropped: after its response head, or when hyper drops the
@@ -64,6 +69,9 @@ impl Drop for Record<'_> {
         match &outcome.route {
             Some(route) => count(route, status, duration),
             None => self.metrics.unmatched().record(status, duration),
+        }
+        if let Some(upstream) = &outcome.split_upstream {
+            upstream.stats.record(duration);
         }
         if let Some((method, uri)) = &self.logged {
             let host = outcome.host.as_ref().and_then(|h| h.to_str().ok()).unwrap_or("");

@@ -20,13 +20,12 @@
 //! - `prepare.rs`: the request as the pod will see it: the route's set of forwarding fields
 //!   (`prepare/forwarding.rs`), header rewrites and edits, rewrite-target and path
 //!   replacement, upgrade detection, the replayable body.
-//! - `attempt.rs` also draws a split's share (`draw`) between `answer` and `prepare`: its
-//!   backend, or 500 for an invalid one.
 //! - `attempt.rs`: the loop of tries against endpoints; which failures are retried is decided in
 //!   `retry.rs` (by error type, with the endpoint's and upstream's state), which turns the rest
-//!   into a `ProxyError`: below it, `upstream` never names the proxy's errors.
+//!   into a `ProxyError`: below it, `upstream` never names the proxy's errors. Its `draw`, run
+//!   between `answer` and `prepare`, picks a split route's share: its backend, or 500.
 //! - `respond.rs`: the response as the client will see it: hop-by-hop fields, the route's
-//!   header edits, trailers, the upgrade hand-off to a tunnel.
+//!   response header edits, trailers, the upgrade hand-off to a tunnel.
 //! - `access_log.rs`: what is logged and counted once the request is over.
 
 mod access_log;
@@ -211,9 +210,13 @@ impl Proxy {
             }
         };
         // A split's share, drawn once: its backend, or 500 for an invalid one.
-        let drawn = match route.rules.split.as_deref().map(attempt::draw).transpose() {
-            Ok(drawn) => drawn,
-            Err(error) => {
+        let drawn = match route.rules.split.as_deref().map(attempt::draw) {
+            None => None,
+            Some(Ok(drawn)) => {
+                outcome.split_upstream = Some(drawn.upstream.clone());
+                Some(drawn)
+            }
+            Some(Err(error)) => {
                 req.into_body().linger();
                 return Err(error);
             }

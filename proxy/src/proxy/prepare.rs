@@ -1,8 +1,8 @@
 //! Prepare: the request as the pod will see it. Hop-by-hop fields out, the route's set of
 //! forwarding fields (X-Forwarded-*, X-Request-Id; see `forwarding`) in, the route's header
-//! options and edits (then its split share's), its path rewrite or replacement, the upgrades and field names a pod may see (see `headers::upgrade`,
-//! `headers::fields`), and the body behind a slot that later attempts can replay, its trailers
-//! filtered.
+//! options and edits (then its split share's), its path rewrite or replacement, the upgrades
+//! and field names a pod may see (see `headers::upgrade`, `headers::fields`), and the body
+//! behind a slot that later attempts can replay, its trailers filtered.
 
 mod forwarding;
 

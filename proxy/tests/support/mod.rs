@@ -52,7 +52,11 @@ pub fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableS
 
 /// Starts the proxy on loopback serving `spec`; returns its address.
 pub async fn start_proxy(spec: TableSpec) -> SocketAddr {
-    let metrics = ProxyMetrics::detached();
+    start_proxy_with(spec, ProxyMetrics::detached()).await
+}
+
+/// [`start_proxy`], counting in `metrics`.
+pub async fn start_proxy_with(spec: TableSpec, metrics: ProxyMetrics) -> SocketAddr {
     let (mut publisher, reader) = RoutePublisher::new(metrics.clone());
     publisher.publish(spec);
     let clients = UpstreamClients::new(&ClientOptions {

@@ -88,7 +88,7 @@ fn mk_table_spec(paths: Vec<PathSpec>, exclusive: bool) -> TableSpec {
     }
 }
 
-fn mk_upstream(id: &String) -> Arc<Upstream> {
+fn mk_upstream(id: &str) -> Arc<Upstream> {
     Arc::new(Upstream::new(
         id,
         UpstreamProtocol::Http1,
@@ -99,9 +99,11 @@ fn mk_upstream(id: &String) -> Arc<Upstream> {
 
 /// [`mk_table_spec`]'s table and warnings.
 fn build(paths: Vec<PathSpec>, exclusive: bool) -> (RouteTable, Vec<BuildWarning>) {
-    RouteTable::build(Arc::new(mk_table_spec(paths, exclusive)), mk_upstream, |_, _| {
-        RouteStats::detached()
-    })
+    RouteTable::build(
+        Arc::new(mk_table_spec(paths, exclusive)),
+        |id| mk_upstream(id),
+        |_, _| RouteStats::detached(),
+    )
 }
 
 fn lookup(table: &RouteTable, req: &Req) -> Option<String> {
@@ -339,11 +341,14 @@ fn a_rebuild_of_some_hosts_keeps_count_of_the_ranked_ones() {
         false,
     ));
     let plain = Arc::new(mk_table_spec(vec![mk_path(0, &rule(None))], false));
-    let (table, _) = RouteTable::build(ranked.clone(), mk_upstream, |_, _| RouteStats::detached());
+    let (table, _) = RouteTable::build(ranked.clone(), |id| mk_upstream(id), |_, _| RouteStats::detached());
     assert!(table.has_ranked());
     let changed = std::collections::BTreeSet::from([HostMatch::Exact(HOST.into())]);
     let rebuild = |spec: &Arc<TableSpec>, previous: &RouteTable| {
-        let callbacks = (mk_upstream, |_: &Arc<str>, _: Option<&Arc<str>>| RouteStats::detached());
+        let callbacks = (
+            |id: &String| mk_upstream(id),
+            |_: &Arc<str>, _: Option<&Arc<str>>| RouteStats::detached(),
+        );
         let none = (Default::default(), Default::default());
         RouteTable::rebuild_changed(spec.clone(), previous, &changed, &none.0, &none.1, callbacks)
             .unwrap()
