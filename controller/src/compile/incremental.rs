@@ -30,6 +30,7 @@ use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec};
 
 mod apply;
 mod diff;
+mod gateway;
 mod plan;
 mod profiles;
 mod reads;
@@ -51,11 +52,7 @@ use super::{
     namespace_name, precedence,
     tls::TlsBuilder,
 };
-use crate::{
-    objects::EndpointSlice,
-    shadow::ProfileConfig,
-    sources::gateway::{self, Layer},
-};
+use crate::{objects::EndpointSlice, shadow::ProfileConfig, sources::gateway::Layer};
 
 /// Namespace and name.
 pub type Key = (String, String);
@@ -317,28 +314,6 @@ impl Incremental {
         }
     }
 
-    /// Compiles the Gateway API layer whole, after the Ingresses (as the full compile does), and
-    /// notes what it changed in the table since the last compile.
-    fn gateway_layer(&mut self, state: &ClusterState, table: &mut TableSpec, certificates: &mut TlsBuilder<'_>) {
-        let layer = gateway::compile(state, table, certificates);
-        if let Some(layer) = &layer {
-            gateway::merge(layer, table);
-        }
-        let before = std::mem::replace(&mut self.gateway, layer);
-        if let Some(changes) = self.spec_changes.as_mut() {
-            let empty = Layer::default();
-            let (old, new) = (
-                before.as_ref().unwrap_or(&empty),
-                self.gateway.as_ref().unwrap_or(&empty),
-            );
-            changes.hosts.extend(differing(&old.hosts, &new.hosts));
-            let backends = old.backends.iter().chain(&new.backends);
-            let changed = backends
-                .filter(|(id, spec)| old.backends.get(*id) != Some(spec) || new.backends.get(*id) != Some(spec));
-            changes.backends.extend(changed.map(|(id, _)| id.clone()));
-        }
-    }
-
     /// `Compiled::served`, sorted once per Ingress coming or going.
     fn served(&mut self) -> &[ServedIngress] {
         let entries = &self.entries;
@@ -357,17 +332,6 @@ impl Incremental {
             served
         })
     }
-}
-
-/// The hosts of `old` and `new` (each sorted by host) that are not equal in both.
-fn differing(old: &[Arc<VirtualHostSpec>], new: &[Arc<VirtualHostSpec>]) -> Vec<HostMatch> {
-    let old: BTreeMap<&HostMatch, &VirtualHostSpec> = old.iter().map(|vhost| (&vhost.host, &**vhost)).collect();
-    let new: BTreeMap<&HostMatch, &VirtualHostSpec> = new.iter().map(|vhost| (&vhost.host, &**vhost)).collect();
-    let keys: BTreeSet<&HostMatch> = old.keys().chain(new.keys()).copied().collect();
-    keys.into_iter()
-        .filter(|host| old.get(host) != new.get(host))
-        .cloned()
-        .collect()
 }
 
 // === impl Rank ===

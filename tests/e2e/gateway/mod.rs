@@ -12,6 +12,7 @@
 //! ```
 
 mod filters;
+mod hostnames;
 mod https;
 mod matching;
 mod references;
@@ -49,7 +50,7 @@ spec:
 /// The echo pods, [`BASE`], the test's objects, and shunt serving them.
 pub struct Conformance {
     _backends: Vec<Backend>,
-    _manifests: Manifests,
+    manifests: Manifests,
     pub shunt: Shunt,
 }
 
@@ -83,9 +84,15 @@ impl Conformance {
         let shunt = Shunt::start(manifests.path(), &[]).await;
         Conformance {
             _backends: backends,
-            _manifests: manifests,
+            manifests,
             shunt,
         }
+    }
+
+    /// Replaces the test's objects (what `start` was given).
+    pub fn rewrite(&self, objects: &str) {
+        self.manifests
+            .write_text("gateway.yaml", &format!("{BASE}\n---\n{objects}"));
     }
 
     /// Each `(request, backend)` must reach that echo pod.

@@ -168,6 +168,22 @@ impl World {
             }
             Edit::ToggleWithoutClass => options.watch_ingress_without_class ^= true,
             Edit::SetProfiles(choice) => set_profiles(options, choice),
+            Edit::PutRoute { .. }
+            | Edit::RemoveRoute(..)
+            | Edit::PutGateway(_)
+            | Edit::PutGatewayClass(_)
+            | Edit::PutGrant(_) => self.apply_gateway(edit),
+            Edit::PutNginxConfig(ssl_redirect) => {
+                self.config_maps = vec![mk_nginx_config(options, ssl_redirect)];
+                // `shunt serve` tells a ConfigMap change as it tells a class change.
+                changes.ingress_classes = true;
+            }
+        }
+    }
+
+    /// Applies an edit of a Gateway API object; `shunt serve` tells none (the layer is compiled whole).
+    fn apply_gateway(&mut self, edit: &Edit) {
+        match edit.clone() {
             Edit::PutRoute { ns, name, .. } => _ = self.routes.insert((ns, name), mk_edited_route(edit)),
             Edit::RemoveRoute(ns, name) => _ = self.routes.remove(&(ns, name)),
             Edit::PutGateway(listeners) => self.gateway = listeners.map(mk_gateway),
@@ -192,11 +208,7 @@ impl World {
                     }))
                 });
             }
-            Edit::PutNginxConfig(ssl_redirect) => {
-                self.config_maps = vec![mk_nginx_config(options, ssl_redirect)];
-                // `shunt serve` tells a ConfigMap change as it tells a class change.
-                changes.ingress_classes = true;
-            }
+            _ => {}
         }
     }
 }
