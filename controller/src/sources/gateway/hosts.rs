@@ -51,6 +51,12 @@ impl<'r> HostsBuilder<'r> {
 
 /// One host's paths, ranked; `None` when nothing is left.
 fn build(host: HostMatch, mut placed: Vec<Placed<'_>>) -> Option<VirtualHostSpec> {
+    // Past the bound, the newest routes lose their paths: a route can never push an older
+    // route's paths (say its catch-all `/`) off the host.
+    if placed.len() > MAX_HOST_PATHS {
+        placed.sort_by(|a, b| (a.route, a.entry.order).cmp(&(b.route, b.entry.order)));
+        placed.truncate(MAX_HOST_PATHS);
+    }
     placed.sort_by(|a, b| {
         (&a.entry.specificity, a.route, a.entry.order).cmp(&(&b.entry.specificity, b.route, b.entry.order))
     });
@@ -74,9 +80,6 @@ fn build(host: HostMatch, mut placed: Vec<Placed<'_>>) -> Option<VirtualHostSpec
                 left
             }
         };
-        if paths.len() == MAX_HOST_PATHS {
-            break;
-        }
         let mut options = one.entry.options.clone();
         options.listeners = listeners;
         options.rank = u32::try_from(paths.len() + 1).unwrap_or(u32::MAX);

@@ -193,3 +193,35 @@ spec:
         "{listener:?}"
     );
 }
+
+#[test]
+fn a_host_holds_at_most_its_bound_of_paths_and_the_newest_routes_lose_theirs() {
+    // 33 routes of 128 matches each on one host: 4224 paths, 128 past the bound.
+    let matches: Vec<String> = (0..8).map(|at| format!("{{path: {{value: /m{at}}}}}")).collect();
+    let manifests: String = (0..33)
+        .map(|route| {
+            let rules: Vec<String> = (0..16)
+                .map(|rule| {
+                    let matches = matches.join(", ").replace("/m", &format!("/r{route}/{rule}/m"));
+                    format!("{{matches: [{matches}], backendRefs: [{{name: v1, port: 8080}}]}}")
+                })
+                .collect();
+            let created = format!("creationTimestamp: '2020-01-01T00:00:{route:02}Z'");
+            mk_route(
+                "infra",
+                &format!("r{route}"),
+                "same",
+                "[a.example.com]",
+                &format!("[{}]", rules.join(", ")),
+            )
+            .replace(&format!("name: r{route}}}"), &format!("name: r{route}, {created}}}"))
+        })
+        .collect();
+    let compiled = compiled(&manifests);
+    let paths = paths(&compiled.table, &exact("a.example.com"));
+    assert_eq!(paths.len(), super::super::hosts::MAX_HOST_PATHS);
+    assert!(
+        paths.iter().all(|path| path.source != "infra/r32"),
+        "the newest route's paths are the ones dropped"
+    );
+}
