@@ -241,3 +241,30 @@ async fn rewrite_host() {
         ("infra-backend-v2".to_string(), Some("example.org".to_string()))
     );
 }
+
+/// httproute-303-redirect, -307-redirect, -308-redirect: the extended status codes, the
+/// request's URL kept.
+#[tokio::test]
+async fn redirect_status_codes() {
+    let redirect = |code: u16| format!("[{{type: RequestRedirect, requestRedirect: {{statusCode: {code}}}}}]");
+    let (see_other, temporary, permanent) = (redirect(303), redirect(307), redirect(308));
+    let site = Conformance::start(&route(
+        "redirect-codes",
+        "[]",
+        &[
+            ("/see-other", &see_other, None),
+            ("/temporary", &temporary, None),
+            ("/permanent", &permanent, None),
+        ],
+    ))
+    .await;
+    for (path, status) in [("/see-other", 303), ("/temporary", 307), ("/permanent", 308)] {
+        let reply = site.shunt.get("redirect.example", path).await;
+        assert_eq!(reply.status.as_u16(), status, "{path}");
+        let location = format!("http://redirect.example{path}");
+        assert_eq!(
+            reply.headers.get(LOCATION).and_then(|v| v.to_str().ok()),
+            Some(location.as_str())
+        );
+    }
+}

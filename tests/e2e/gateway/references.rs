@@ -248,3 +248,48 @@ async fn the_status_is_served_at_gateway() {
         }])
     );
 }
+
+/// httproute-invalid-parentref-not-matching-section-name, -not-matching-listener-port and
+/// -section-name-not-matching-port: a parentRef no listener matches is not accepted
+/// (`NoMatchingParent`), and nothing is served.
+#[tokio::test]
+async fn parent_refs_matching_no_listener() {
+    let to = "[{backendRefs: [{name: infra-backend-v1, kind: Service, port: 8080}]}]";
+    let parent = |extra: &str| format!("[{{name: same-namespace, namespace: gateway-conformance-infra, {extra}}}]");
+    let routes = [
+        route(
+            INFRA,
+            "not-matching-section-name",
+            &parent("port: 80, sectionName: http1"),
+            "[a.example.com]",
+            to,
+        ),
+        route(
+            INFRA,
+            "not-matching-route-port",
+            &parent("port: 81"),
+            "[b.example.com]",
+            to,
+        ),
+        route(
+            INFRA,
+            "section-name-not-matching-port",
+            &parent("sectionName: http, port: 81"),
+            "[c.example.com]",
+            to,
+        ),
+    ];
+    let site = Conformance::start(&routes.concat()).await;
+    for (name, host) in [
+        ("not-matching-section-name", "a.example.com"),
+        ("not-matching-route-port", "b.example.com"),
+        ("section-name-not-matching-port", "c.example.com"),
+    ] {
+        assert_eq!(
+            site.parent_conditions(name, "same-namespace").await[0],
+            condition("Accepted", "False", "NoMatchingParent"),
+            "{name}"
+        );
+        assert_eq!(site.shunt.get(host, "/").await.status, StatusCode::NOT_FOUND, "{host}");
+    }
+}
