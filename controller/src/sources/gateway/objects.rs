@@ -1,7 +1,8 @@
 //! Gateway API objects (`gateway.networking.k8s.io`) as shunt reads them: only the fields the
 //! compile reads, so a manifest or a watch keeps a few strings per object. k8s-openapi has no
-//! Gateway API types, and the `gateway-api` crate derives its types through kube's
-//! `CustomResource` and schemars, features this build does not otherwise compile.
+//! Gateway API types; the `gateway-api` crate (0.21) derives its types through kube's
+//! `CustomResource` with schemars and serde_yaml, and pins kube 3 and k8s-openapi 0.27 (shunt is
+//! on kube 5 and k8s-openapi 0.29): a second copy of both, for types shunt reads a tenth of.
 //!
 //! Every field is tenant-written: the compile bounds and checks what it uses; serde ignores the
 //! fields it does not name (`timeouts`, `sessionPersistence`, ...), which the compile then
