@@ -18,6 +18,7 @@ pub mod manifests;
 pub mod metrics;
 pub mod objects;
 pub mod shadow;
+pub mod sources;
 pub mod status;
 pub mod telemetry;
 pub mod watch;

@@ -30,6 +30,7 @@ use serde_json::{Map, Value};
 use crate::{
     compile::{ClusterState, DEFAULT_NAMESPACE},
     objects::{EndpointSlice, Service},
+    sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
 };
 
 mod compact;
@@ -53,6 +54,11 @@ pub enum Object {
     EndpointSlice(EndpointSlice),
     Secret(Secret),
     ConfigMap(ConfigMap),
+    GatewayClass(GatewayClass),
+    Gateway(Gateway),
+    HTTPRoute(HTTPRoute),
+    /// `v1` or `v1beta1`.
+    ReferenceGrant(ReferenceGrant),
     /// A kind compile does not read (a Deployment next to its Service): kept so the caller can
     /// say so, ignored by [`ClusterState::from_objects`].
     Skipped(Skipped),
@@ -259,7 +265,10 @@ fn list_items(kind: &str, map: &mut Map<String, Value>) -> Option<Vec<Value>> {
 
 /// Dispatches on `apiVersion` + `kind`. Errors carry the object's label.
 fn decode(api_version: &str, kind: &str, value: Value) -> Result<Object, (String, DocumentError)> {
-    let namespaced = !matches!((api_version, kind), ("networking.k8s.io/v1", "IngressClass"));
+    let namespaced = !matches!(
+        (api_version, kind),
+        ("networking.k8s.io/v1", "IngressClass") | ("gateway.networking.k8s.io/v1", "GatewayClass")
+    );
     let label = label(kind, &value, namespaced);
     let decoded = match (api_version, kind) {
         ("networking.k8s.io/v1", "Ingress") => typed(value, namespaced).map(Object::Ingress),
@@ -268,6 +277,12 @@ fn decode(api_version: &str, kind: &str, value: Value) -> Result<Object, (String
         ("discovery.k8s.io/v1", "EndpointSlice") => typed(value, namespaced).map(Object::EndpointSlice),
         ("v1", "Secret") => typed(value, namespaced).map(Object::Secret),
         ("v1", "ConfigMap") => typed(value, namespaced).map(Object::ConfigMap),
+        ("gateway.networking.k8s.io/v1", "GatewayClass") => typed(value, namespaced).map(Object::GatewayClass),
+        ("gateway.networking.k8s.io/v1", "Gateway") => typed(value, namespaced).map(Object::Gateway),
+        ("gateway.networking.k8s.io/v1", "HTTPRoute") => typed(value, namespaced).map(Object::HTTPRoute),
+        ("gateway.networking.k8s.io/v1" | "gateway.networking.k8s.io/v1beta1", "ReferenceGrant") => {
+            typed(value, namespaced).map(Object::ReferenceGrant)
+        }
         _ => {
             let meta = |field| value.get("metadata")?.get(field)?.as_str().map(str::to_string);
             Ok(Object::Skipped(Skipped {
@@ -368,6 +383,8 @@ impl ClusterState {
             BTreeMap::new(),
             BTreeMap::new(),
         );
+        let (mut gateway_classes, mut gateways, mut http_routes, mut grants) =
+            (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
         for object in objects {
             match object {
                 Object::Ingress(o) => _ = ingresses.insert(key(&o.metadata), Arc::new(o)),
@@ -376,6 +393,10 @@ impl ClusterState {
                 Object::EndpointSlice(o) => _ = slices.insert(key(&o.metadata), Arc::new(o)),
                 Object::Secret(o) => _ = secrets.insert(key(&o.metadata), Arc::new(o)),
                 Object::ConfigMap(o) => _ = config_maps.insert(key(&o.metadata), Arc::new(o)),
+                Object::GatewayClass(o) => _ = gateway_classes.insert(key(&o.metadata), Arc::new(o)),
+                Object::Gateway(o) => _ = gateways.insert(key(&o.metadata), Arc::new(o)),
+                Object::HTTPRoute(o) => _ = http_routes.insert(key(&o.metadata), Arc::new(o)),
+                Object::ReferenceGrant(o) => _ = grants.insert(key(&o.metadata), Arc::new(o)),
                 Object::Skipped(_) => {}
             }
         }
@@ -386,6 +407,10 @@ impl ClusterState {
             endpoint_slices: slices.into_values().collect(),
             secrets: secrets.into_values().collect(),
             config_maps: config_maps.into_values().collect(),
+            gateway_classes: gateway_classes.into_values().collect(),
+            gateways: gateways.into_values().collect(),
+            http_routes: http_routes.into_values().collect(),
+            reference_grants: grants.into_values().collect(),
         }
     }
 }
@@ -401,6 +426,10 @@ impl Object {
             Object::EndpointSlice(_) => "EndpointSlice",
             Object::Secret(_) => "Secret",
             Object::ConfigMap(_) => "ConfigMap",
+            Object::GatewayClass(_) => "GatewayClass",
+            Object::Gateway(_) => "Gateway",
+            Object::HTTPRoute(_) => "HTTPRoute",
+            Object::ReferenceGrant(_) => "ReferenceGrant",
             Object::Skipped(skipped) => &skipped.kind,
         }
     }
@@ -413,6 +442,10 @@ impl Object {
             Object::EndpointSlice(o) => &o.metadata,
             Object::Secret(o) => &o.metadata,
             Object::ConfigMap(o) => &o.metadata,
+            Object::GatewayClass(o) => &o.metadata,
+            Object::Gateway(o) => &o.metadata,
+            Object::HTTPRoute(o) => &o.metadata,
+            Object::ReferenceGrant(o) => &o.metadata,
             Object::Skipped(skipped) => return (skipped.namespace.as_deref(), skipped.name.as_deref()),
         };
         (meta.namespace.as_deref(), meta.name.as_deref())

@@ -121,6 +121,8 @@ impl Stores {
             endpoint_slices: all(&self.slices),
             secrets: all(&self.secrets),
             config_maps: self.nginx_config.iter().flat_map(|store| store.state()).collect(),
+            // `shunt run` does not watch Gateway API objects yet.
+            ..ClusterState::default()
         }
     }
 

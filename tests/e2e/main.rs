@@ -19,6 +19,7 @@ mod dns_reach;
 mod docs;
 mod errors;
 mod faults;
+mod gateway;
 mod h2c;
 mod headers;
 mod hosts;

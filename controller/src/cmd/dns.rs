@@ -280,6 +280,7 @@ pub(super) async fn list_state(
         endpoint_slices: list::<EndpointSlice>(client, namespaces, &ListParams::default()).await?,
         secrets: list::<Secret>(client, namespaces, &tls).await?,
         config_maps: nginx_config.into_iter().collect(),
+        ..ClusterState::default()
     })
 }
 

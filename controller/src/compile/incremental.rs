@@ -30,6 +30,7 @@ use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec};
 
 mod apply;
 mod diff;
+mod gateway;
 mod plan;
 mod profiles;
 mod reads;
@@ -51,7 +52,7 @@ use super::{
     namespace_name, precedence,
     tls::TlsBuilder,
 };
-use crate::{objects::EndpointSlice, shadow::ProfileConfig};
+use crate::{objects::EndpointSlice, shadow::ProfileConfig, sources::gateway::Layer};
 
 /// Namespace and name.
 pub type Key = (String, String);
@@ -106,6 +107,9 @@ pub struct Incremental {
     served: Option<Vec<ServedIngress>>,
     /// The Ingresses of profiles that compile their own (qcloud, nginx), by host group.
     profiles: Profiles,
+    /// The Gateway API layer of the last compile, compiled whole each time (see
+    /// `sources/gateway`); kept to tell the publisher which of its hosts and backends changed.
+    gateway: Option<Layer>,
 }
 
 /// An Ingress's [`precedence`], owned so the kept claims can be ordered by it.
@@ -202,7 +206,7 @@ impl Incremental {
             self.compile_profiles(&profile_redo, inputs, &mut spec_changes);
         }
         self.spec_changes = (!everything).then_some(spec_changes);
-        self.finish(options, certificates, diagnostics)
+        self.finish(state, options, certificates, diagnostics)
     }
 
     /// The hosts and backends the last compile changed in the table, unless it compiled
@@ -265,6 +269,7 @@ impl Incremental {
     /// The result, from what is kept: the standard layer's, then the profiles'.
     fn finish(
         &mut self,
+        state: &ClusterState,
         options: &CompileOptions,
         mut certificates: TlsBuilder<'_>,
         mut diagnostics: Vec<Diagnostic>,
@@ -291,12 +296,14 @@ impl Incremental {
             hosts: self.profiles.merge_hosts(&self.hosts),
             default_backend: self.default_backend.as_ref().map(|backend| backend.id.clone()),
             backends,
-            tls: certificates.finish(),
+            tls: Default::default(),
             documents: Default::default(),
         };
         if let Some(report) = report {
             table.documents.insert("shadow".to_string(), report);
         }
+        self.gateway_layer(state, &mut table, &mut certificates);
+        table.tls = certificates.finish();
         Compiled {
             table,
             diagnostics,

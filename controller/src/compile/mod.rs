@@ -47,6 +47,10 @@ use shunt_spec::TableSpec;
 use crate::{
     objects::{EndpointSlice, Service},
     shadow::{HostVerdict, IngressVerdict, ProfileConfig, ShadowOptions, Shadowed},
+    sources::gateway::{
+        self,
+        objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+    },
 };
 
 use self::class::{Classes, Selection};
@@ -56,7 +60,7 @@ pub use self::paths::{HostError, parse_host};
 
 // What a shadow profile (crate::shadow) compiles with.
 pub(crate) use self::{
-    backend::Resolved,
+    backend::{Backends, Resolved},
     claims::{PathClaim, RouteSettings},
     ingress::Sink,
     tls::TlsBuilder,
@@ -86,6 +90,12 @@ pub struct ClusterState {
     pub secrets: Vec<Arc<Secret>>,
     /// The ConfigMaps a shadow profile reads (`--nginx-configmap`), when they exist.
     pub config_maps: Vec<Arc<ConfigMap>>,
+    /// Gateway API objects (`sources::gateway`): only `shunt serve` reads them yet.
+    pub gateway_classes: Vec<Arc<GatewayClass>>,
+    pub gateways: Vec<Arc<Gateway>>,
+    pub http_routes: Vec<Arc<HTTPRoute>>,
+    /// `v1` and `v1beta1`.
+    pub reference_grants: Vec<Arc<ReferenceGrant>>,
 }
 
 /// Which Ingresses are ours.
@@ -183,6 +193,10 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         .collect();
     served.sort();
     let mut table = sink.table.finish();
+    // After every Ingress: a host an Ingress holds stays the Ingress's.
+    if let Some(layer) = gateway::compile(state, &table, &mut certificates) {
+        gateway::merge(&layer, &mut table);
+    }
     table.tls = certificates.finish();
     if let Some(report) = crate::shadow::report(options, &shadow, &shadow_ingresses) {
         table

@@ -180,6 +180,15 @@ impl<'a> TlsBuilder<'a> {
         }
     }
 
+    /// Whether the `kubernetes.io/tls` Secret `namespace/name` can serve: a Gateway listener's
+    /// certificate is judged before any host is bound to it.
+    pub fn check(&mut self, namespace: &str, name: &str) -> Result<(), String> {
+        self.asked.set(self.asked.get() + 1);
+        self.load(namespace, name)
+            .map(|_| ())
+            .map_err(|unusable| unusable.message)
+    }
+
     /// Whether the Secret `namespace/name` holds a Tencent certificate id (TKE's `qcloud_cert_id`);
     /// `None` when the state lacks it (a cluster's Opaque Secrets are never watched).
     pub fn holds_qcloud_cert_id(&self, namespace: &str, name: &str) -> Option<bool> {

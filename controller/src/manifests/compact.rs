@@ -22,7 +22,10 @@ use k8s_openapi::api::{
 use serde::{Deserialize, Serialize};
 
 use super::Object;
-use crate::objects::{EndpointSlice, Service};
+use crate::{
+    objects::{EndpointSlice, Service},
+    sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+};
 
 /// The objects of one file that compile reads, as deflated JSON. Skipped kinds are left out:
 /// nothing downstream of the watcher reads them. Equal objects give equal bytes (k8s-openapi
@@ -46,6 +49,10 @@ enum Compact {
     EndpointSlice(EndpointSlice),
     Secret(Secret),
     ConfigMap(ConfigMap),
+    GatewayClass(GatewayClass),
+    Gateway(Gateway),
+    HTTPRoute(HTTPRoute),
+    ReferenceGrant(ReferenceGrant),
 }
 
 // === impl CompactObjects ===
@@ -63,6 +70,10 @@ impl CompactObjects {
                 Object::EndpointSlice(o) => Some(Compact::EndpointSlice(o)),
                 Object::Secret(o) => Some(Compact::Secret(o)),
                 Object::ConfigMap(o) => Some(Compact::ConfigMap(o)),
+                Object::GatewayClass(o) => Some(Compact::GatewayClass(o)),
+                Object::Gateway(o) => Some(Compact::Gateway(o)),
+                Object::HTTPRoute(o) => Some(Compact::HTTPRoute(o)),
+                Object::ReferenceGrant(o) => Some(Compact::ReferenceGrant(o)),
                 Object::Skipped(_) => None,
             })
             .collect();
@@ -103,6 +114,10 @@ impl CompactObjects {
                 Compact::EndpointSlice(o) => Object::EndpointSlice(o),
                 Compact::Secret(o) => Object::Secret(o),
                 Compact::ConfigMap(o) => Object::ConfigMap(o),
+                Compact::GatewayClass(o) => Object::GatewayClass(o),
+                Compact::Gateway(o) => Object::Gateway(o),
+                Compact::HTTPRoute(o) => Object::HTTPRoute(o),
+                Compact::ReferenceGrant(o) => Object::ReferenceGrant(o),
             })
             .collect()
     }

@@ -609,3 +609,64 @@ fn compact_objects_are_equal_exactly_when_the_objects_are() {
     assert_ne!(one, edited);
     assert!(encode(Vec::new()).len() < one.len());
 }
+
+// === Gateway API ===
+
+const GATEWAY_API: &str = "\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: shunt}
+spec: {controllerName: shunt.dev/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web}
+spec: {gatewayClassName: shunt, listeners: [{name: http, port: 80, protocol: HTTP}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: api, namespace: shop}
+spec: {parentRefs: [{name: web}], rules: [{backendRefs: [{name: api, port: 8080, weight: 3}]}]}
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: let-shop, namespace: default}
+spec: {from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: shop}], to: [{group: '', kind: Service}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: later, namespace: shop}
+";
+
+#[test]
+fn gateway_api_kinds_are_read_and_kept_through_the_compact_form() {
+    let objects = parse(GATEWAY_API);
+    assert_eq!(
+        labels(&objects),
+        [
+            "GatewayClass shunt",
+            "Gateway default/web",
+            "HTTPRoute shop/api",
+            "ReferenceGrant default/let-shop",
+            "GRPCRoute shop/later",
+        ]
+    );
+    let Object::HTTPRoute(route) = &objects[2] else {
+        panic!("an HTTPRoute: {:?}", objects[2]);
+    };
+    assert_eq!(route.spec.rules[0].backend_refs[0].weight, Some(3));
+    let compact = CompactObjects::encode(objects.clone()).expect("parsed objects encode");
+    let kept: Vec<Object> = objects
+        .into_iter()
+        .filter(|o| !matches!(o, Object::Skipped(_)))
+        .collect();
+    assert_eq!(compact.decode(), kept);
+    let state = ClusterState::from_objects(kept);
+    let counts = (
+        state.gateway_classes.len(),
+        state.gateways.len(),
+        state.http_routes.len(),
+        state.reference_grants.len(),
+    );
+    assert_eq!(counts, (1, 1, 1, 1));
+}

@@ -179,6 +179,8 @@ impl ManifestWatcher {
             Object::Service(o) => reads.wants_service(o),
             Object::EndpointSlice(o) => reads.wants_slice(o),
             Object::IngressClass(_) | Object::Secret(_) | Object::ConfigMap(_) => true,
+            // The Gateway API layer is compiled whole: its objects are always read.
+            Object::GatewayClass(_) | Object::Gateway(_) | Object::HTTPRoute(_) | Object::ReferenceGrant(_) => true,
             Object::Skipped(_) => false,
         };
         let objects = self.fixed.iter().filter(|o| wanted(o)).cloned().chain(
@@ -225,8 +227,13 @@ fn note_changes(changes: &mut Changes, old: &[Object], new: &[Object]) {
         Object::ConfigMap(o) => Some(key(1, o)),
         Object::Service(o) => Some(key(2, o)),
         Object::EndpointSlice(o) => Some(key(3, o)),
-        // TLS is walked whole at each compile; skipped kinds are not compiled.
-        Object::Secret(_) | Object::Skipped(_) => None,
+        // TLS and the Gateway API layer are compiled whole at each compile; skipped kinds are not compiled.
+        Object::Secret(_)
+        | Object::GatewayClass(_)
+        | Object::Gateway(_)
+        | Object::HTTPRoute(_)
+        | Object::ReferenceGrant(_)
+        | Object::Skipped(_) => None,
     };
     let before: BTreeMap<_, &Object> = old.iter().filter_map(|o| Some((keyed(o)?, o))).collect();
     let after: BTreeMap<_, &Object> = new.iter().filter_map(|o| Some((keyed(o)?, o))).collect();

@@ -81,6 +81,10 @@ impl Reads {
                 .collect(),
             secrets: state.secrets.clone(),
             config_maps: state.config_maps.clone(),
+            gateway_classes: state.gateway_classes.clone(),
+            gateways: state.gateways.clone(),
+            http_routes: state.http_routes.clone(),
+            reference_grants: state.reference_grants.clone(),
         }
     }
 }
@@ -119,6 +123,10 @@ impl Incremental {
         else {
             return None;
         };
+        // The Gateway API layer is compiled whole, from every route and the Services they name.
+        if self.gateway.is_some() || crate::sources::gateway::has_objects(changed) {
+            return None;
+        }
         // A changed Ingress names what its new object names; an unchanged one what its kept
         // contribution resolved (the walk resolves each backend whatever the others resolve to).
         // The changed Services too (with their slices), though only their users' names matter.

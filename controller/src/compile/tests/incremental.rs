@@ -58,6 +58,22 @@ enum Edit {
     SetProfiles(usize),
     /// ingress-nginx's ConfigMap: `ssl-redirect` off, or none of its keys set.
     PutNginxConfig(bool),
+    /// An HTTPRoute on the Gateway `g` in `default`: hostnames (of `HOSTS`), then rules as
+    /// (path, exact, header match, service, backend namespace).
+    PutRoute {
+        ns: usize,
+        name: usize,
+        created: Option<i64>,
+        hosts: Vec<usize>,
+        rules: Vec<(usize, bool, bool, usize, usize)>,
+    },
+    RemoveRoute(usize, usize),
+    /// The Gateway `g`: which of the world's listener sets, or none.
+    PutGateway(Option<usize>),
+    /// shunt's GatewayClass, or another controller's.
+    PutGatewayClass(bool),
+    /// A ReferenceGrant letting routes of every namespace reach Services in `b`, or none.
+    PutGrant(bool),
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
@@ -100,7 +116,34 @@ fn edit() -> impl Strategy<Value = Edit> {
         1 => Just(Edit::ToggleWithoutClass),
         1 => (0..world::PROFILE_OPTIONS).prop_map(Edit::SetProfiles),
         1 => any::<bool>().prop_map(Edit::PutNginxConfig),
+        3 => route(),
+        1 => (0..3usize, 0..3usize).prop_map(|(ns, name)| Edit::RemoveRoute(ns, name)),
+        1 => prop::option::of(0..world::LISTENER_SETS).prop_map(Edit::PutGateway),
+        1 => any::<bool>().prop_map(Edit::PutGatewayClass),
+        1 => any::<bool>().prop_map(Edit::PutGrant),
     ]
+}
+
+fn route() -> impl Strategy<Value = Edit> {
+    let rule = (
+        0..PATHS.len(),
+        any::<bool>(),
+        any::<bool>(),
+        0..SERVICES.len(),
+        0..3usize,
+    );
+    (
+        (0..3usize, 0..3usize, prop::option::of(0..3i64)),
+        prop::collection::vec(0..3usize, 0..3),
+        prop::collection::vec(rule, 0..3),
+    )
+        .prop_map(|((ns, name, created), hosts, rules)| Edit::PutRoute {
+            ns,
+            name,
+            created,
+            hosts,
+            rules,
+        })
 }
 
 proptest! {
@@ -112,6 +155,22 @@ proptest! {
         default_certificate in any::<bool>(),
     ) {
         each_step_equals_a_full_compile(&edits, default_certificate)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// The general proptest reaches an owned Gateway only by chance; here shunt's GatewayClass
+    /// and a Gateway exist from the start, so routes attach and Ingresses contend for their hosts.
+    #[test]
+    fn with_a_gateway_served_an_incremental_compile_after_any_edits_equals_a_full_compile(
+        set in 0..world::LISTENER_SETS - 1,
+        edits in prop::collection::vec(edit(), 1..30),
+    ) {
+        let mut all = vec![Edit::PutGatewayClass(true), Edit::PutGateway(Some(set))];
+        all.extend(edits);
+        each_step_equals_a_full_compile(&all, false)?;
     }
 }
 

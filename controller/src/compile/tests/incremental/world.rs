@@ -11,8 +11,13 @@ use k8s_openapi::{
     },
 };
 use rcgen::{CertificateParams, KeyPair, date_time_ymd};
+use serde_json::json;
 
 use super::*;
+use crate::sources::gateway::{
+    CONTROLLER_NAME,
+    objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+};
 
 /// Two certificates made once: one for the example hosts, one for another domain.
 fn pems() -> &'static [(String, String); 2] {
@@ -47,7 +52,15 @@ pub(super) struct World {
     secrets: BTreeMap<(usize, usize), Arc<Secret>>,
     classes: BTreeMap<usize, Arc<IngressClass>>,
     config_maps: Vec<Arc<ConfigMap>>,
+    routes: BTreeMap<(usize, usize), Arc<HTTPRoute>>,
+    gateway: Option<Arc<Gateway>>,
+    gateway_class: Option<Arc<GatewayClass>>,
+    grant: Option<Arc<ReferenceGrant>>,
 }
+
+/// The Gateway's listener sets: plain HTTP for every host, HTTP for `*.example.com` with
+/// HTTPS for `a.example.com` (certificate `s0`), and one listener shunt does not serve.
+pub(super) const LISTENER_SETS: usize = 3;
 
 /// Annotations of the profiles that tie Ingresses of one host together or read certificates:
 /// regex paths and rewrites, `app-root`, a shared or ambiguous load balancer, a certificate by
@@ -80,6 +93,10 @@ impl World {
             endpoint_slices: self.slices.values().cloned().collect(),
             secrets: self.secrets.values().cloned().collect(),
             config_maps: self.config_maps.clone(),
+            gateway_classes: self.gateway_class.iter().cloned().collect(),
+            gateways: self.gateway.iter().cloned().collect(),
+            http_routes: self.routes.values().cloned().collect(),
+            reference_grants: self.grant.iter().cloned().collect(),
         }
     }
 
@@ -151,11 +168,47 @@ impl World {
             }
             Edit::ToggleWithoutClass => options.watch_ingress_without_class ^= true,
             Edit::SetProfiles(choice) => set_profiles(options, choice),
+            Edit::PutRoute { .. }
+            | Edit::RemoveRoute(..)
+            | Edit::PutGateway(_)
+            | Edit::PutGatewayClass(_)
+            | Edit::PutGrant(_) => self.apply_gateway(edit),
             Edit::PutNginxConfig(ssl_redirect) => {
                 self.config_maps = vec![mk_nginx_config(options, ssl_redirect)];
                 // `shunt serve` tells a ConfigMap change as it tells a class change.
                 changes.ingress_classes = true;
             }
+        }
+    }
+
+    /// Applies an edit of a Gateway API object; `shunt serve` tells none (the layer is compiled whole).
+    fn apply_gateway(&mut self, edit: &Edit) {
+        match edit.clone() {
+            Edit::PutRoute { ns, name, .. } => _ = self.routes.insert((ns, name), mk_edited_route(edit)),
+            Edit::RemoveRoute(ns, name) => _ = self.routes.remove(&(ns, name)),
+            Edit::PutGateway(listeners) => self.gateway = listeners.map(mk_gateway),
+            Edit::PutGatewayClass(ours) => {
+                let controller = if ours { CONTROLLER_NAME } else { "else.dev/gateway" };
+                self.gateway_class = Some(decoded(json!({
+                    "metadata": {"name": "shunt"}, "spec": {"controllerName": controller},
+                })));
+            }
+            Edit::PutGrant(grant) => {
+                let from: Vec<serde_json::Value> = NAMESPACES
+                    .iter()
+                    .map(|ns| {
+                        let ns = ns.unwrap_or(DEFAULT_NAMESPACE);
+                        json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": ns})
+                    })
+                    .collect();
+                self.grant = grant.then(|| {
+                    decoded(json!({
+                        "metadata": {"namespace": "b", "name": "grant"},
+                        "spec": {"from": from, "to": [{"group": "", "kind": "Service"}]},
+                    }))
+                });
+            }
+            _ => {}
         }
     }
 }
@@ -215,6 +268,77 @@ fn mk_edited_ingress(edit: &Edit) -> Ingress {
     }
     ingress.metadata.annotations = Some(annotations).filter(|a| !a.is_empty());
     ingress
+}
+
+fn decoded<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Arc<T> {
+    Arc::new(serde_json::from_value(value).expect("a valid object"))
+}
+
+/// The HTTPRoute a `PutRoute` edit puts.
+fn mk_edited_route(edit: &Edit) -> Arc<HTTPRoute> {
+    let Edit::PutRoute {
+        ns,
+        name,
+        created,
+        hosts,
+        rules,
+    } = edit.clone()
+    else {
+        unreachable!("only a PutRoute edit puts a route");
+    };
+    let rules: Vec<serde_json::Value> = rules
+        .into_iter()
+        .map(|(path, exact, header, service, backend_ns)| {
+            let kind = if exact { "Exact" } else { "PathPrefix" };
+            let headers = if header {
+                json!([{"name": "x-v", "value": "1"}])
+            } else {
+                json!([])
+            };
+            json!({
+                "matches": [{"path": {"type": kind, "value": PATHS[path]}, "headers": headers}],
+                "backendRefs": [{
+                    "name": SERVICES[service], "port": 80,
+                    "namespace": NAMESPACES[backend_ns].unwrap_or(DEFAULT_NAMESPACE),
+                }],
+            })
+        })
+        .collect();
+    let hostnames: Vec<&str> = hosts.iter().map(|&host| HOSTS[host]).collect();
+    let mut metadata = json!({"namespace": NAMESPACES[ns], "name": format!("r{name}")});
+    if let Some(seconds) = created {
+        metadata["creationTimestamp"] = json!(
+            Timestamp::from_second(1_700_000_000 + seconds)
+                .expect("a time")
+                .to_string()
+        );
+    }
+    decoded(json!({
+        "metadata": metadata,
+        "spec": {
+            "parentRefs": [{"name": "g", "namespace": "default"}],
+            "hostnames": hostnames,
+            "rules": rules,
+        },
+    }))
+}
+
+/// The Gateway `g` with one of the [`LISTENER_SETS`].
+fn mk_gateway(set: usize) -> Arc<Gateway> {
+    let all = json!({"namespaces": {"from": "All"}});
+    let listeners = match set {
+        0 => json!([{"name": "http", "port": 80, "protocol": "HTTP", "allowedRoutes": all}]),
+        1 => json!([
+            {"name": "http", "port": 80, "protocol": "HTTP", "hostname": "*.example.com", "allowedRoutes": all},
+            {"name": "https", "port": 443, "protocol": "HTTPS", "hostname": "a.example.com", "allowedRoutes": all,
+             "tls": {"certificateRefs": [{"name": "s0"}]}},
+        ]),
+        _ => json!([{"name": "tcp", "port": 9000, "protocol": "TCP"}]),
+    };
+    decoded(json!({
+        "metadata": {"namespace": "default", "name": "g"},
+        "spec": {"gatewayClassName": "shunt", "listeners": listeners},
+    }))
 }
 
 /// Serves one of the [`PROFILE_OPTIONS`] choices of profiles.

@@ -1,0 +1,219 @@
+//! Which GatewayClasses and Gateways are shunt's, and each listener's fate: served on the plain
+//! listener (HTTP, port 80), on the TLS one (HTTPS, port 443, a certificate from its
+//! `certificateRefs`), or not accepted with the spec's reason.
+//!
+//! ```text
+//! GatewayClass controllerName == shunt.dev/gateway-controller ─▶ ours ─▶ its Gateways
+//!   each listener: protocol + port ─▶ Plain | Tls | refused (UnsupportedProtocol, PortUnavailable)
+//!                  hostname, allowedRoutes.kinds, certificateRefs (ReferenceGrant) ─▶ conditions
+//! ```
+
+use std::sync::Arc;
+
+use shunt_spec::HostMatch;
+
+use super::{
+    grants::{self, Grants},
+    hostnames,
+    objects::{Gateway, GatewayClass, Listener, ObjectRef},
+    status::{ClassStatus, Condition},
+};
+use crate::compile::{TlsBuilder, namespace_name};
+
+/// GatewayClasses with this `spec.controllerName` are shunt's.
+pub const CONTROLLER_NAME: &str = "shunt.dev/gateway-controller";
+
+/// One listener of one of our Gateways, as the compile serves it.
+pub struct Served<'s> {
+    pub gateway: &'s Gateway,
+    pub listener: &'s Listener,
+    /// Terminates TLS (HTTPS); else plain HTTP.
+    pub tls: bool,
+    /// `None` matches every host.
+    pub hostname: Option<HostMatch>,
+    /// Routes attach; false when the listener is not accepted.
+    pub accepted: bool,
+    /// Routes attached to it are served (accepted, refs resolved, no conflict).
+    pub programmed: bool,
+    /// Which namespaces' routes may attach: `Same`, `All`, or a selector shunt cannot judge yet.
+    pub from: From,
+    /// Whether `HTTPRoute` is among the kinds it allows.
+    pub takes_http_routes: bool,
+    /// The Secret its certificate comes from, once resolved.
+    pub certificate: Option<(String, String)>,
+    pub conditions: Vec<Condition>,
+    /// Counted by attachment (allowedRoutes and parentRefs alone, as the spec says).
+    pub attached: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum From {
+    Same,
+    All,
+    Selector,
+}
+
+/// Our GatewayClasses, with their status, sorted by name.
+pub fn classes(classes: &[Arc<GatewayClass>]) -> Vec<(String, ClassStatus)> {
+    let mut ours: Vec<(String, ClassStatus)> = classes
+        .iter()
+        .filter(|class| class.spec.controller_name == CONTROLLER_NAME)
+        .map(|class| {
+            let name = class.metadata.name.clone().unwrap_or_default();
+            // shunt's class takes no parameters: a class naming some is not what it serves.
+            let condition = match class.spec.parameters_ref {
+                Some(_) => Condition::new("Accepted", false, "InvalidParameters"),
+                None => Condition::new("Accepted", true, "Accepted"),
+            };
+            let status = ClassStatus {
+                name: name.clone(),
+                conditions: vec![condition],
+            };
+            (name, status)
+        })
+        .collect();
+    ours.sort_by(|a, b| a.0.cmp(&b.0));
+    ours
+}
+
+/// The listeners of `gateway` (of an accepted class of ours), in its order.
+pub fn listeners<'s>(gateway: &'s Gateway, grants: &Grants<'_>, certificates: &mut TlsBuilder<'_>) -> Vec<Served<'s>> {
+    let mut served: Vec<Served<'s>> = Vec::with_capacity(gateway.spec.listeners.len());
+    for listener in &gateway.spec.listeners {
+        let mut one = listener_of(gateway, listener, grants, certificates);
+        // Two listeners of one Gateway on one port and hostname: the later is refused.
+        let clash = served.iter().any(|earlier| {
+            earlier.accepted && earlier.listener.port == listener.port && earlier.hostname == one.hostname
+        });
+        if clash && one.accepted {
+            one.programmed = false;
+            one.conditions
+                .push(Condition::new("Conflicted", true, "HostnameConflict"));
+        } else {
+            one.conditions.push(Condition::new("Conflicted", false, "NoConflicts"));
+        }
+        let programmed = match (one.programmed, one.accepted) {
+            (true, _) => Condition::new("Programmed", true, "Programmed"),
+            (false, _) => Condition::new("Programmed", false, "Invalid"),
+        };
+        one.conditions.push(programmed);
+        served.push(one);
+    }
+    served
+}
+
+fn listener_of<'s>(
+    gateway: &'s Gateway,
+    listener: &'s Listener,
+    grants: &Grants<'_>,
+    certificates: &mut TlsBuilder<'_>,
+) -> Served<'s> {
+    let hostname = listener.hostname.as_deref().filter(|raw| !raw.is_empty());
+    let parsed = hostname.map(hostnames::parse);
+    let (from, takes_http_routes, kinds_ok) = allowed(listener);
+    let mut served = Served {
+        gateway,
+        listener,
+        tls: listener.protocol == "HTTPS",
+        hostname: parsed.clone().flatten(),
+        accepted: false,
+        programmed: false,
+        from,
+        takes_http_routes,
+        certificate: None,
+        conditions: Vec::new(),
+        attached: 0,
+    };
+    let refused = match (listener.protocol.as_str(), listener.port) {
+        ("HTTP", 80) | ("HTTPS", 443) => None,
+        // shunt serves its plain and TLS listeners; other ports need `--gateway-port` (later).
+        ("HTTP" | "HTTPS", _) => Some("PortUnavailable"),
+        _ => Some("UnsupportedProtocol"),
+    };
+    let refused = refused.or_else(|| matches!(parsed, Some(None)).then_some("UnsupportedValue"));
+    let tls_mode = listener.tls.as_ref().and_then(|tls| tls.mode.as_deref());
+    let refused = refused
+        .or_else(|| (served.tls && tls_mode.is_some_and(|mode| mode != "Terminate")).then_some("UnsupportedValue"));
+    served.accepted = refused.is_none();
+    served.conditions.push(Condition::new(
+        "Accepted",
+        served.accepted,
+        refused.unwrap_or("Accepted"),
+    ));
+    let resolved = if !kinds_ok {
+        Err("InvalidRouteKinds")
+    } else if served.tls && served.accepted {
+        certificate(gateway, listener, grants, certificates).map(|found| served.certificate = Some(found))
+    } else {
+        Ok(())
+    };
+    served.programmed = served.accepted && resolved.is_ok();
+    served.conditions.push(match resolved {
+        Ok(()) => Condition::new("ResolvedRefs", true, "ResolvedRefs"),
+        Err(reason) => Condition::new("ResolvedRefs", false, reason),
+    });
+    served
+}
+
+/// `allowedRoutes`: where routes may come from, whether HTTPRoutes may, and whether every
+/// kind named is one shunt knows.
+fn allowed(listener: &Listener) -> (From, bool, bool) {
+    let allowed = listener.allowed_routes.as_ref();
+    let from = match allowed
+        .and_then(|allowed| allowed.namespaces.as_ref())
+        .and_then(|ns| ns.from.as_deref())
+    {
+        Some("All") => From::All,
+        Some("Selector") => From::Selector,
+        _ => From::Same,
+    };
+    let kinds = allowed
+        .and_then(|allowed| allowed.kinds.as_ref())
+        .filter(|kinds| !kinds.is_empty());
+    let Some(kinds) = kinds else {
+        return (from, true, true);
+    };
+    let is_http_route = |kind: &super::objects::RouteGroupKind| {
+        kind.kind == "HTTPRoute" && kind.group.as_deref().unwrap_or(super::objects::GROUP) == super::objects::GROUP
+    };
+    (from, kinds.iter().any(is_http_route), kinds.iter().all(is_http_route))
+}
+
+/// The first usable `certificateRefs` entry, or why none is.
+fn certificate(
+    gateway: &Gateway,
+    listener: &Listener,
+    grants: &Grants<'_>,
+    certificates: &mut TlsBuilder<'_>,
+) -> Result<(String, String), &'static str> {
+    let (namespace, _) = namespace_name(&gateway.metadata);
+    let refs: &[ObjectRef] = listener.tls.as_ref().map_or(&[], |tls| &tls.certificate_refs);
+    let mut why = "InvalidCertificateRef";
+    for reference in refs {
+        let group = reference.group.as_deref().unwrap_or_default();
+        let kind = reference.kind.as_deref().unwrap_or("Secret");
+        if !group.is_empty() || kind != "Secret" {
+            continue;
+        }
+        let target = reference.namespace.as_deref().unwrap_or(namespace);
+        let from = grants::From {
+            group: super::objects::GROUP,
+            kind: "Gateway",
+            namespace,
+        };
+        let to = grants::To {
+            group: "",
+            kind: "Secret",
+            namespace: target,
+            name: &reference.name,
+        };
+        if !grants.permits(from, to) {
+            why = "RefNotPermitted";
+            continue;
+        }
+        if certificates.check(target, &reference.name).is_ok() {
+            return Ok((target.to_string(), reference.name.clone()));
+        }
+    }
+    Err(why)
+}

@@ -1,0 +1,363 @@
+//! Gateway API: shunt as the implementation of GatewayClasses whose `controllerName` is
+//! `shunt.dev/gateway-controller`. Their Gateways' HTTP (port 80) and HTTPS (port 443)
+//! listeners are shunt's plain and TLS listeners; the HTTPRoutes attached to them compile into
+//! the same table as the Ingresses, through the contract's route behaviours; the status shunt
+//! would write is plain data, published at `/gateway`.
+//!
+//! ```text
+//! GatewayClass ─ ours? ─▶ Gateway ─ listeners.rs ─▶ listeners (accepted, programmed, certificate)
+//! HTTPRoute ─ attachment.rs: parentRefs, allowedRoutes, hostnames ─▶ hosts per listener
+//!           ─ rules.rs: matches.rs, filters.rs, backends.rs (grants.rs) ─▶ entries
+//! (host, entries) ─ hosts.rs: precedence ─▶ ranked VirtualHostSpecs ─▶ the table, unless an
+//!   Ingress holds the host (the Ingress keeps it; the route's parent says so)
+//! every verdict ─ status.rs ─▶ /gateway
+//! ```
+//! The whole layer is compiled again at every compile while any Gateway API object exists (the
+//! incremental compile keeps no per-route state yet): its cost is that of compiling every
+//! route, paid only by clusters that have some.
+
+mod attachment;
+mod backends;
+mod filters;
+mod grants;
+pub mod hostnames;
+mod hosts;
+mod listeners;
+mod matches;
+pub mod objects;
+mod rules;
+pub mod status;
+
+#[cfg(test)]
+mod tests;
+
+use std::{
+    collections::{BTreeMap, BTreeSet, HashSet},
+    sync::Arc,
+};
+
+use shunt_spec::{BackendId, BackendSpec, HostMatch, Listeners, TableSpec, VirtualHostSpec};
+
+use self::{
+    attachment::{Gateways, Parent},
+    grants::Grants,
+    hosts::{HostsBuilder, Placed, RouteOrder},
+    objects::HTTPRoute,
+    rules::RouteRules,
+    status::{Condition, GatewayEntry, ListenerStatus, ParentStatus, RouteStatus},
+};
+pub use self::{listeners::CONTROLLER_NAME, status::GatewayStatus};
+use crate::compile::{Backends, ClusterState, Resolved, TlsBuilder, namespace_name};
+
+/// The name of the admin listener's document (`GET /gateway`).
+pub const DOCUMENT: &str = "gateway";
+
+/// What the Gateway API objects add to a compile.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layer {
+    /// Sorted by host; none of them a host the Ingresses hold.
+    pub hosts: Vec<Arc<VirtualHostSpec>>,
+    /// Every backend those hosts name.
+    pub backends: BTreeMap<BackendId, BackendSpec>,
+    pub status: GatewayStatus,
+}
+
+/// One route on its way through the compile.
+struct Kept<'s> {
+    route: &'s HTTPRoute,
+    order: RouteOrder,
+    parents: Vec<Parent>,
+    rules: Result<RouteRules, String>,
+    /// Some host of each parent (by index) is held by an Ingress.
+    held: BTreeSet<usize>,
+}
+
+/// Whether `state` holds any Gateway API object: only then is there a layer to compile.
+pub fn has_objects(state: &ClusterState) -> bool {
+    !(state.gateway_classes.is_empty()
+        && state.gateways.is_empty()
+        && state.http_routes.is_empty()
+        && state.reference_grants.is_empty())
+}
+
+/// Compiles the Gateway API objects of `state`; `table` holds the Ingresses' hosts, which keep
+/// theirs. Certificates of HTTPS listeners are bound in `certificates`, after the Ingresses'.
+pub fn compile(state: &ClusterState, table: &TableSpec, certificates: &mut TlsBuilder<'_>) -> Option<Layer> {
+    if !has_objects(state) {
+        return None;
+    }
+    let named = named_services(state);
+    let mut backends = Backends::only(state, &named);
+    let grants = Grants::new(&state.reference_grants);
+    let classes = listeners::classes(&state.gateway_classes);
+    let accepted: BTreeSet<&str> = (classes.iter())
+        .filter(|(_, status)| status.conditions.iter().all(Condition::holds))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let mut gateways: Gateways<'_> = BTreeMap::new();
+    let mut refused_gateways = Vec::new();
+    for gateway in &state.gateways {
+        let (namespace, name) = namespace_name(&gateway.metadata);
+        let key = (namespace.to_string(), name.to_string());
+        let class = gateway.spec.gateway_class_name.as_str();
+        if accepted.contains(class) {
+            gateways.insert(key, listeners::listeners(gateway, &grants, certificates));
+        } else if classes.iter().any(|(name, _)| name == class) {
+            refused_gateways.push(key);
+        }
+    }
+    let mut kept = attach_routes(state, &mut gateways, &grants, &mut backends);
+    let held = |host: &HostMatch| table.hosts.binary_search_by(|vhost| vhost.host.cmp(host)).is_ok();
+    let mut builder = HostsBuilder::default();
+    for one in &mut kept {
+        place(one, &gateways, &held, certificates, &mut builder);
+    }
+    let hosts: Vec<Arc<VirtualHostSpec>> = builder.finish().into_iter().map(Arc::new).collect();
+    let resolved = kept
+        .iter()
+        .filter_map(|one| one.rules.as_ref().ok())
+        .flat_map(|rules| &rules.resolved);
+    let backends = hosts_backends(&hosts, resolved);
+    let status = status_of(classes, &gateways, refused_gateways, &kept);
+    Some(Layer {
+        hosts,
+        backends,
+        status,
+    })
+}
+
+/// Adds `layer` to `table`: its hosts, backends and the `/gateway` document.
+pub fn merge(layer: &Layer, table: &mut TableSpec) {
+    if !layer.hosts.is_empty() {
+        table.hosts.extend(layer.hosts.iter().cloned());
+        table.hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    }
+    for (id, spec) in &layer.backends {
+        table.backends.entry(id.clone()).or_insert_with(|| spec.clone());
+    }
+    table.documents.insert(DOCUMENT.to_string(), layer.status.text());
+}
+
+/// The routes attached to our Gateways, in precedence order (oldest first, then by name).
+fn attach_routes<'s>(
+    state: &'s ClusterState,
+    gateways: &mut Gateways<'s>,
+    grants: &Grants<'_>,
+    backends: &mut Backends<'_>,
+) -> Vec<Kept<'s>> {
+    let mut routes: Vec<(RouteOrder, &HTTPRoute)> =
+        state.http_routes.iter().map(|route| (order(route), &**route)).collect();
+    routes.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut kept = Vec::new();
+    for (order, route) in routes {
+        let raw = &route.spec.hostnames;
+        let parsed: Vec<HostMatch> = raw.iter().filter_map(|host| hostnames::parse(host)).collect();
+        let parents = attachment::attach(route, &parsed, gateways);
+        if parents.is_empty() {
+            continue;
+        }
+        let rules = match (parsed.len() == raw.len(), raw.len() <= 16) {
+            (true, true) => rules::compile(route, grants, backends),
+            _ => Err("hostnames must be at most 16 DNS names".to_string()),
+        };
+        kept.push(Kept {
+            route,
+            order,
+            parents,
+            rules,
+            held: BTreeSet::new(),
+        });
+    }
+    kept
+}
+
+/// Places one route's entries on the hosts its accepted parents serve through programmed
+/// listeners, and binds the TLS listeners' certificates to those hosts.
+fn place<'k>(
+    one: &'k mut Kept<'_>,
+    gateways: &Gateways<'_>,
+    held: &impl Fn(&HostMatch) -> bool,
+    certificates: &mut TlsBuilder<'_>,
+    builder: &mut HostsBuilder<'k>,
+) {
+    let Ok(rules) = &one.rules else { return };
+    let source = &one.order.2;
+    let mut by_host: BTreeMap<HostMatch, Listeners> = BTreeMap::new();
+    for (at, parent) in one.parents.iter().enumerate() {
+        if parent.refused.is_some() {
+            continue;
+        }
+        for ((gateway, index), hosts) in &parent.attached {
+            let listener = &gateways[gateway][*index];
+            if !listener.programmed {
+                continue;
+            }
+            for host in hosts {
+                if held(host) {
+                    one.held.insert(at);
+                    continue;
+                }
+                let side = if listener.tls { Listeners::Tls } else { Listeners::Plain };
+                let joined = match by_host.get(host) {
+                    Some(&known) if known != side => Listeners::Both,
+                    _ => side,
+                };
+                by_host.insert(host.clone(), joined);
+                if let Some((namespace, name)) = &listener.certificate {
+                    // A host the certificate does not cover gets the default one: not an error.
+                    let _ = certificates.bind(&certificate_host(host), namespace, name, source);
+                }
+            }
+        }
+    }
+    for (host, listeners) in by_host {
+        for entry in &rules.entries {
+            builder.place(
+                host.clone(),
+                Placed {
+                    listeners,
+                    route: &one.order,
+                    entry,
+                },
+            );
+        }
+    }
+}
+
+/// The name a certificate is bound to for `host`: a routing wildcard (one or more labels) as
+/// the certificate wildcard it is served under.
+fn certificate_host(host: &HostMatch) -> HostMatch {
+    match host {
+        HostMatch::DeepWildcard(suffix) => HostMatch::Wildcard(suffix.clone()),
+        other => other.clone(),
+    }
+}
+
+fn order(route: &HTTPRoute) -> RouteOrder {
+    let created = route.metadata.creation_timestamp.as_ref().map(|time| time.0);
+    let (namespace, name) = namespace_name(&route.metadata);
+    (created.is_none(), created, format!("{namespace}/{name}"))
+}
+
+/// The Services any route's backendRefs name, to index only those.
+fn named_services(state: &ClusterState) -> HashSet<(&str, &str)> {
+    let mut named = HashSet::new();
+    for route in &state.http_routes {
+        let (namespace, _) = namespace_name(&route.metadata);
+        for reference in route.spec.rules.iter().flat_map(|rule| &rule.backend_refs) {
+            named.insert((
+                reference.namespace.as_deref().unwrap_or(namespace),
+                reference.name.as_str(),
+            ));
+        }
+    }
+    named
+}
+
+/// The backends the kept hosts name, from those the routes resolved.
+fn hosts_backends<'r>(
+    hosts: &[Arc<VirtualHostSpec>],
+    resolved: impl Iterator<Item = &'r Arc<Resolved>>,
+) -> BTreeMap<BackendId, BackendSpec> {
+    let resolved: BTreeMap<&str, &Resolved> = resolved.map(|one| (one.id.as_str(), &**one)).collect();
+    let mut named = BTreeMap::new();
+    for path in hosts.iter().flat_map(|vhost| &vhost.paths) {
+        let split = path.options.split.iter().flat_map(|split| split.backends());
+        for id in std::iter::once(&path.backend).chain(split) {
+            if let Some(found) = resolved.get(id.as_str()) {
+                named.entry(id.clone()).or_insert_with(|| found.spec.clone());
+            }
+        }
+    }
+    named
+}
+
+fn status_of(
+    classes: Vec<(String, status::ClassStatus)>,
+    gateways: &Gateways<'_>,
+    refused: Vec<(String, String)>,
+    kept: &[Kept<'_>],
+) -> GatewayStatus {
+    let mut entries: Vec<GatewayEntry> = gateways
+        .iter()
+        .map(|((namespace, name), listeners)| gateway_entry(namespace, name, listeners))
+        .collect();
+    entries.extend(refused.into_iter().map(|(namespace, name)| GatewayEntry {
+        namespace,
+        name,
+        conditions: vec![
+            Condition::new("Accepted", false, "Invalid"),
+            Condition::new("Programmed", false, "Invalid"),
+        ],
+        listeners: Vec::new(),
+    }));
+    entries.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    let mut routes: Vec<RouteStatus> = kept.iter().map(route_status).collect();
+    routes.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    GatewayStatus {
+        gateway_classes: classes.into_iter().map(|(_, status)| status).collect(),
+        gateways: entries,
+        routes,
+    }
+}
+
+fn gateway_entry(namespace: &str, name: &str, listeners: &[listeners::Served<'_>]) -> GatewayEntry {
+    let accepted = listeners.iter().filter(|listener| listener.accepted).count();
+    let accepted_condition = match (accepted, listeners.len()) {
+        (all, total) if all == total => Condition::new("Accepted", true, "Accepted"),
+        (0, _) => Condition::new("Accepted", false, "ListenersNotValid"),
+        _ => Condition::new("Accepted", true, "ListenersNotValid"),
+    };
+    let programmed = match listeners.iter().any(|listener| listener.programmed) {
+        true => Condition::new("Programmed", true, "Programmed"),
+        false => Condition::new("Programmed", false, "Invalid"),
+    };
+    GatewayEntry {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        conditions: vec![accepted_condition, programmed],
+        listeners: listeners
+            .iter()
+            .map(|listener| ListenerStatus {
+                name: listener.listener.name.clone(),
+                attached_routes: listener.attached,
+                conditions: listener.conditions.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn route_status(one: &Kept<'_>) -> RouteStatus {
+    let (namespace, name) = namespace_name(&one.route.metadata);
+    let parents = one.parents.iter().enumerate().map(|(at, parent)| {
+        let accepted = match (parent.refused, &one.rules) {
+            (Some(reason), _) => Condition::new("Accepted", false, reason),
+            (None, Err(_)) => Condition::new("Accepted", false, "UnsupportedValue"),
+            (None, Ok(_)) => Condition::new("Accepted", true, "Accepted"),
+        };
+        let unresolved = one.rules.as_ref().ok().and_then(|rules| rules.unresolved);
+        let resolved = match unresolved {
+            Some(reason) => Condition::new("ResolvedRefs", false, reason),
+            None => Condition::new("ResolvedRefs", true, "ResolvedRefs"),
+        };
+        let mut conditions = vec![accepted, resolved];
+        if one.held.contains(&at) {
+            // shunt's own condition: an Ingress holds a host this parent would serve.
+            conditions.push(Condition::new(
+                "shunt.dev/IngressConflict",
+                true,
+                "HostnameHeldByIngress",
+            ));
+        }
+        ParentStatus {
+            parent_ref: parent.parent_ref.clone(),
+            conditions,
+        }
+    });
+    RouteStatus {
+        kind: "HTTPRoute",
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        parents: parents.collect(),
+    }
+}
