@@ -26,7 +26,9 @@ use crate::{
     error::ProxyError,
     response_body::ResponseBody,
     routes::{Route, normalize_host},
-    upstream::{Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, UpstreamClients, UpstreamError},
+    upstream::{
+        Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Upstream, UpstreamClients, UpstreamError,
+    },
 };
 
 pub(super) async fn attempt(
@@ -37,11 +39,24 @@ pub(super) async fn attempt(
     prepared: &mut Prepared,
     outcome: &mut Outcome,
 ) -> Result<Response<ResponseBody>, ProxyError> {
-    let options = &inner.options;
     let (upstream, key) = match (&route.rules.balance, choice) {
         (Some(balance), Some(choice)) => (&**balance.upstream(&route.upstream, choice), choice.key),
         _ => (&*route.upstream, None),
     };
+    attempt_on(inner, route, (upstream, key), host, prepared, outcome).await
+}
+
+/// The tries against `upstream` (the route's, its canary's or its error backend's), the
+/// endpoint `key` hashes to first when there is one.
+pub(super) async fn attempt_on(
+    inner: &Inner,
+    route: &Arc<Route>,
+    (upstream, key): (&Upstream, Option<u64>),
+    host: &str,
+    prepared: &mut Prepared,
+    outcome: &mut Outcome,
+) -> Result<Response<ResponseBody>, ProxyError> {
+    let options = &inner.options;
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
     // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
     // read from the route where used, so the loop holds no copy across its awaits.

@@ -23,6 +23,7 @@
 //! - `attempt.rs`: the loop of tries against endpoints; which failures are retried is decided in
 //!   `retry.rs` (by error type, with the endpoint's and upstream's state), which turns the rest
 //!   into a `ProxyError`: below it, `upstream` never names the proxy's errors.
+//! - `error_pages.rs`: an answer with a status the route lists replaced by its error backend's.
 //! - `respond.rs`: the response as the client will see it: hop-by-hop fields, trailers, the
 //!   upgrade hand-off to a tunnel.
 //! - `access_log.rs`: what is logged and counted once the request is over.
@@ -31,6 +32,7 @@ mod access_log;
 mod admit;
 mod answer;
 mod attempt;
+mod error_pages;
 mod prepare;
 mod respond;
 mod retry;
@@ -215,10 +217,23 @@ impl Proxy {
             .balance
             .as_ref()
             .map(|balance| attempt::choose(balance, &request));
+        // Read from the request as the client sent it, for a route with error pages only.
+        let failed = route.rules.error_pages.as_deref().map(|pages| error_pages::Failed {
+            pages,
+            target: req.uri().path_and_query().cloned(),
+            host: host.clone(),
+            conn,
+        });
         let mut prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, inner);
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
-        attempt::attempt(inner, &route, host_str, choice, &mut prepared, outcome).await
+        let answered = attempt::attempt(inner, &route, host_str, choice, &mut prepared, outcome).await;
+        match failed {
+            None => answered,
+            Some(failed) => {
+                error_pages::intercept(inner, &route, failed, host_str, &mut prepared, outcome, answered).await
+            }
+        }
     }
 }
 

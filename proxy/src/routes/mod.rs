@@ -8,6 +8,7 @@
 //! When some route is limited to one listener, the table holds a second set of hosts for the
 //! TLS listener; otherwise one set serves both at no extra cost.
 
+mod error_pages;
 mod host;
 mod paths;
 mod regex;
@@ -15,6 +16,7 @@ mod rewrite;
 mod rules;
 mod table;
 
+pub use error_pages::ErrorRoute;
 pub use host::{authority_host, normalize_host};
 pub use regex::location_regex;
 pub use table::{BuildWarning, Rebuilt, Route, RouteTable};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use http::HeaderValue;
 
-use super::rewrite::Rewrite;
+use super::{ErrorRoute, rewrite::Rewrite};
 use crate::{
     cors::Cors,
     limits::{Limiter, limiter_for},
@@ -36,6 +36,8 @@ pub struct RouteRules {
     pub timeouts: Option<UpstreamTimeouts>,
     /// A canary or a hash key (set by the table build, which has the canary's upstream).
     pub balance: Option<Arc<RouteBalance>>,
+    /// Custom error pages (set by the table build, which has the error backend's upstream).
+    pub error_pages: Option<Arc<ErrorRoute>>,
 }
 
 impl RouteRules {
@@ -63,6 +65,7 @@ impl RouteRules {
             limits: options.limits.as_ref().map(limiter_for),
             timeouts: options.timeouts,
             balance: None,
+            error_pages: None,
         })
     }
 

@@ -9,6 +9,7 @@ use std::{
 use http::HeaderName;
 
 use super::{
+    ErrorRoute,
     paths::{PathTable, PathTableBuilder},
     rules::RouteRules,
 };
@@ -197,7 +198,10 @@ impl Route {
     /// The route's upstream, then its canary's if it has one.
     pub fn upstreams(&self) -> impl Iterator<Item = &Arc<Upstream>> {
         let canary = self.rules.balance.as_ref().and_then(|balance| balance.canary.as_ref());
-        std::iter::once(&self.upstream).chain(canary.map(|canary| &canary.upstream))
+        let errors = self.rules.error_pages.as_ref().and_then(|pages| pages.upstream.as_ref());
+        std::iter::once(&self.upstream)
+            .chain(canary.map(|canary| &canary.upstream))
+            .chain(errors)
     }
 }
 
@@ -358,11 +362,11 @@ impl RouteTable {
                 if !Arc::ptr_eq(&route.upstream, &parts.get(&route.upstream.id)?) {
                     return None;
                 }
-                let canary = route.rules.balance.as_ref().and_then(|balance| balance.canary.as_ref());
-                if let Some(canary) = canary
-                    && !Arc::ptr_eq(&canary.upstream, &parts.get(&canary.upstream.id)?)
-                {
-                    return None;
+                // The canary's and the error backend's, after the route's own.
+                for upstream in route.upstreams().skip(1) {
+                    if !Arc::ptr_eq(upstream, &parts.get(&upstream.id)?) {
+                        return None;
+                    }
                 }
             }
         }
@@ -444,7 +448,10 @@ fn build_routes<'s>(
                 continue;
             }
         };
-        let rules = match RouteRules::from_options(&path.options).and_then(|rules| balanced(rules, path, parts)) {
+        let rules = RouteRules::from_options(&path.options)
+            .and_then(|rules| balanced(rules, path, parts))
+            .and_then(|rules| with_error_pages(rules, path, parts));
+        let rules = match rules {
             Ok(rules) => rules,
             Err(reason) => {
                 warnings.push(BuildWarning {
@@ -502,6 +509,27 @@ fn balanced(
         canary,
         hash: options.hash.clone(),
     }));
+    Ok(rules)
+}
+
+/// `rules` with the path's error pages and their backend's upstream from `parts`.
+fn with_error_pages(
+    mut rules: RouteRules,
+    path: &PathSpec,
+    parts: &mut Parts<'_, impl BuildParts>,
+) -> Result<RouteRules, String> {
+    let Some(pages) = &path.options.error_pages else {
+        return Ok(rules);
+    };
+    let upstream = match &pages.backend {
+        None => None,
+        Some(id) => Some(
+            parts
+                .get(id)
+                .ok_or_else(|| format!("error backend {id} is not in the table"))?,
+        ),
+    };
+    rules.error_pages = Some(Arc::new(ErrorRoute::new(pages, upstream)?));
     Ok(rules)
 }
 
