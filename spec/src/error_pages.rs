@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::BackendId;
+use crate::{BackendId, PathSpec};
 
 /// The statuses a route's error pages may list: what ingress-nginx's validator admits.
 pub const ERROR_CODES: std::ops::RangeInclusive<u16> = 400..=599;
@@ -18,6 +18,9 @@ pub struct ErrorPages {
     /// `None` is ingress-nginx's built-in default server, which answers 404 to every request.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backend: Option<BackendId>,
+    /// The pod's answers are replaced too (nginx's `proxy_intercept_errors on`); otherwise
+    /// only the proxy's own (a pod that cannot be reached or does not answer in time).
+    pub intercept: bool,
     /// Sent as `X-Namespace`, `X-Ingress-Name`, `X-Service-Name` and `X-Service-Port`: the
     /// Ingress and the backend the route's location names (`$namespace` and the rest).
     pub location: ErrorLocation,
@@ -37,5 +40,12 @@ impl ErrorPages {
     /// Whether an answer with `status` goes to the error backend.
     pub fn lists(&self, status: u16) -> bool {
         self.codes.binary_search(&status).is_ok()
+    }
+}
+
+impl PathSpec {
+    /// The error backend the route names besides its own, if any.
+    pub fn error_backend(&self) -> Option<&BackendId> {
+        self.options.error_pages.as_ref()?.backend.as_ref()
     }
 }

@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::{
-    BackendSplit, CanarySpec, CorsSpec, ErrorPages, HashKey, HeaderEdits, PathReplacement, PrefixReplacement, RateLimits,
-    RequestConditions, RewriteTarget, UpstreamTimeouts,
+    BackendSplit, CanarySpec, CorsSpec, ErrorPages, HashKey, HeaderEdits, PathReplacement, PrefixReplacement,
+    RateLimits, RequestConditions, RewriteTarget, UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".

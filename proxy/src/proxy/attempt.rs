@@ -26,9 +26,7 @@ use crate::{
     error::ProxyError,
     response_body::ResponseBody,
     routes::{Route, normalize_host},
-    upstream::{
-        Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Upstream, UpstreamClients, UpstreamError,
-    },
+    upstream::{Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Upstream, UpstreamClients, UpstreamError},
 };
 
 pub(super) async fn attempt(

@@ -63,7 +63,9 @@ pub(super) async fn intercept(
     answered: Result<Response<ResponseBody>, ProxyError>,
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let status = match &answered {
-        Ok(response) => response.status(),
+        // Without `proxy_intercept_errors`, nginx passes the pod's answers on as they are.
+        Ok(response) if failed.pages.intercept => response.status(),
+        Ok(_) => return answered,
         // A client's failure (its body, its leaving) is not the location's answer.
         Err(error) if error.source_side() != ErrorSource::Client => error.status(),
         Err(_) => return answered,

@@ -14,6 +14,8 @@ pub struct ErrorRoute {
     codes: [u64; 4],
     /// `None`: the built-in default server, which answers 404 to anything.
     pub upstream: Option<Arc<Upstream>>,
+    /// The pod's answers are replaced too, not only the proxy's own errors.
+    pub intercept: bool,
     /// `X-Namespace`, `X-Ingress-Name`, `X-Service-Name`, `X-Service-Port`, in that order.
     pub location: [HeaderValue; 4],
 }
@@ -36,6 +38,7 @@ impl ErrorRoute {
         Ok(ErrorRoute {
             codes,
             upstream,
+            intercept: pages.intercept,
             location: [
                 value(&location.namespace)?,
                 value(&location.ingress_name)?,
@@ -62,6 +65,7 @@ mod tests {
         ErrorPages {
             codes,
             backend: None,
+            intercept: true,
             location: ErrorLocation {
                 namespace: "ns".into(),
                 ingress_name: "web".into(),
@@ -76,7 +80,11 @@ mod tests {
         let route = ErrorRoute::new(&pages(vec![400, 404, 463, 464, 503, 599]), None).unwrap();
         for status in 100..=999u16 {
             let listed = [400, 404, 463, 464, 503, 599].contains(&status);
-            assert_eq!(route.lists(http::StatusCode::from_u16(status).unwrap()), listed, "{status}");
+            assert_eq!(
+                route.lists(http::StatusCode::from_u16(status).unwrap()),
+                listed,
+                "{status}"
+            );
         }
     }
 

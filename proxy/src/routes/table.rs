@@ -198,7 +198,11 @@ impl Route {
     /// The route's upstream, then its canary's if it has one.
     pub fn upstreams(&self) -> impl Iterator<Item = &Arc<Upstream>> {
         let canary = self.rules.balance.as_ref().and_then(|balance| balance.canary.as_ref());
-        let errors = self.rules.error_pages.as_ref().and_then(|pages| pages.upstream.as_ref());
+        let errors = self
+            .rules
+            .error_pages
+            .as_ref()
+            .and_then(|pages| pages.upstream.as_ref());
         std::iter::once(&self.upstream)
             .chain(canary.map(|canary| &canary.upstream))
             .chain(errors)

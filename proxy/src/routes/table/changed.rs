@@ -123,7 +123,9 @@ fn hosts_to_rebuild(
     if !existence.is_empty() {
         let names = |vhost: &&Arc<VirtualHostSpec>| {
             (vhost.paths.iter()).any(|path| {
-                existence.contains(&path.backend) || path.canary_backend().is_some_and(|id| existence.contains(id))
+                existence.contains(&path.backend)
+                    || path.canary_backend().is_some_and(|id| existence.contains(id))
+                    || path.error_backend().is_some_and(|id| existence.contains(id))
             })
         };
         redo.extend(spec.hosts.iter().filter(names).map(|vhost| vhost.host.clone()));
