@@ -24,6 +24,9 @@ pub(super) struct Outcome {
     pub attempts: u32,
     /// The request's place under its route's requests-in-progress limit, handed to the body.
     pub in_progress: Option<InProgress>,
+    /// The answer is an error page's (see `error_pages.rs`): nginx's named location runs none
+    /// of the route's header filter (no HSTS, no CORS fields).
+    pub error_page: bool,
 }
 
 /// Counts and logs a request when dropped: after its response head, or when hyper drops the

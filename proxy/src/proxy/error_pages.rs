@@ -8,7 +8,8 @@
 //!                 └ yes: the pod's body dropped (its connection closed, nothing more read)
 //!                      ─▶ METHOD / to the error backend: the client's fields, Host, X-Code, X-Format,
 //!                         X-Original-URI, X-Namespace, X-Ingress-Name, X-Service-Name,
-//!                         X-Service-Port, X-Request-ID, X-Forwarded-For; the client's body again
+//!                         X-Service-Port, X-Request-ID, X-Forwarded-For; path `/` with the client's
+//!                         query; the client's body again
 //!                         when it was kept (64 KiB), else none
 //!                      ─▶ its answer, or the proxy's own 502/503/504 when it fails (never again
 //!                         an error page: nginx's `recursive_error_pages` is off)
@@ -76,6 +77,8 @@ pub(super) async fn intercept(
     if let Err(error) = &answered {
         debug!(%error, %status, route = %route.name, "Answering with the error backend");
     }
+    outcome.error_page = true;
+    outcome.cors_origin = None;
     // The pod's body is not read: dropped, its connection closes instead of going back to the pool.
     drop(answered);
     let Some(upstream) = failed.pages.upstream.as_ref().filter(|u| !u.endpoints.is_empty()) else {
@@ -89,7 +92,8 @@ pub(super) async fn intercept(
 }
 
 /// The request `location @custom_...` sends: the client's method and fields (the named location
-/// keeps both), path `/` (`rewrite (.*) / break`), the template's `proxy_set_header` lines.
+/// keeps both), path `/` and the query (`rewrite (.*) / break`), the template's
+/// `proxy_set_header` lines.
 fn error_request(
     inner: &Inner,
     route: &Route,
@@ -129,13 +133,23 @@ fn error_request(
         method: prepared.method.clone(),
         headers,
         added,
-        path_and_query: PathAndQuery::from_static("/"),
+        path_and_query: error_path(failed.target.as_ref()),
         write_at: prepared.write_at,
         accepts_trailers: prepared.accepts_trailers,
         client_upgrade: None,
         request_id: None,
         body,
         slot: prepared.slot.clone(),
+    }
+}
+
+/// `rewrite (.*) / break`: the path `/`, the client's query kept (nginx appends `$args`).
+fn error_path(target: Option<&PathAndQuery>) -> PathAndQuery {
+    match target.and_then(PathAndQuery::query) {
+        Some(query) => format!("/?{query}")
+            .parse()
+            .unwrap_or_else(|_| PathAndQuery::from_static("/")),
+        None => PathAndQuery::from_static("/"),
     }
 }
 

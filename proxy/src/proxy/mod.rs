@@ -169,7 +169,7 @@ impl Proxy {
             answer::finish(
                 &mut response,
                 route,
-                conn.tls,
+                conn.tls && !record.outcome.error_page,
                 made_here,
                 record.outcome.cors_origin.take(),
             );
