@@ -79,12 +79,13 @@ pub(super) async fn intercept(
     }
     outcome.error_page = true;
     outcome.cors_origin = None;
+    // What follows is the error backend's answer (set again when it comes) or ours.
+    outcome.answered = None;
     // The pod's body is not read: dropped, its connection closes instead of going back to the pool.
     drop(answered);
     let Some(upstream) = failed.pages.upstream.as_ref().filter(|u| !u.endpoints.is_empty()) else {
         // ingress-nginx's built-in default server (`location / { return 404; }`), also where a
         // default backend without endpoints leaves nginx: its page, made here.
-        outcome.answered = None;
         return Ok(not_found());
     };
     let mut request = error_request(inner, route, &failed, status, prepared, outcome);

@@ -11,6 +11,7 @@ const PAGES: &str = "pages.example.com";
 const DOWN: &str = "down.example.com";
 const QUIET: &str = "quiet.example.com";
 const GLOBAL: &str = "global.example.com";
+const BROKEN: &str = "broken.example.com";
 
 #[tokio::test]
 async fn a_listed_status_is_the_error_backends_answer_to_a_request_saying_what_failed() {
@@ -54,12 +55,18 @@ async fn a_listed_status_is_the_error_backends_answer_to_a_request_saying_what_f
         Probe::get(GLOBAL, "/?status=404")
             .expect("pod", "answered by errors")
             .expect("pod header x-ingress-name", "global"),
+        // An error backend that cannot be reached: nginx's own 502 page.
+        Probe::get(BROKEN, "/?status=404")
+            .expect("status", "502")
+            .expect("pod", "<no pod answered>"),
+        Probe::get(BROKEN, "/?status=201").expect("pod", "answered by fails"),
     ];
     let verdicts = [
         (PAGES, Verdict::Identical),
         (DOWN, Verdict::Identical),
         (QUIET, Verdict::Identical),
         (GLOBAL, Verdict::Identical),
+        (BROKEN, Verdict::Identical),
     ];
     let case = Case {
         args: &["--nginx-default-backend", "shop/errors"],

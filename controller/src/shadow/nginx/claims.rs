@@ -144,6 +144,11 @@ pub(super) fn settle(
     claim: &PathClaim,
     verdicts: &mut BTreeMap<String, HostVerdict>,
 ) {
+    if let Some(reason) = super::errors::unreproduced(nginx, sink, claim)
+        && let Some(verdict) = verdicts.get_mut(&claim.host.to_string())
+    {
+        verdict.reasons.push(reason);
+    }
     let Err(holder) = sink.table.claim(claim, &nginx.source) else {
         // The canary's backend goes into the table with the route naming it.
         let canary = claim

@@ -242,3 +242,19 @@ pub(super) fn hold_backend(claim: &PathClaim, sink: &mut Sink<'_>) {
         sink.table.add_alternative(&resolved);
     }
 }
+
+/// Why a claim's host is refused when its backend has no endpoints and its `default-backend`
+/// Service has some: ingress-nginx then sends the location's requests to that Service, with
+/// X-Code 503 (controller.go, `location.Backend = name`), which shunt does not reproduce.
+pub(super) fn unreproduced(nginx: &Nginx<'_>, sink: &mut Sink<'_>, claim: &PathClaim) -> Option<String> {
+    let name = nginx.annotations.errors.backend.as_deref()?;
+    let backend = claim.backend.as_deref().filter(|b| b.spec.endpoints.is_empty())?;
+    let fallback = sink.backends.resolve_first_port(nginx.namespace, name)?;
+    (!fallback.spec.endpoints.is_empty()).then(|| {
+        format!(
+            "UnsupportedAnnotation: {}default-backend: backend {} has no endpoints, so ingress-nginx sends its requests to the default backend",
+            super::annotations::PREFIX,
+            backend.id
+        )
+    })
+}
