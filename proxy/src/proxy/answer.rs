@@ -71,7 +71,8 @@ pub(super) fn answer(
     {
         return Err(ProxyError::SourceDenied);
     }
-    if route.upstream.endpoints.is_empty() {
+    // With error pages, the attempt's own 503 goes to them (nginx's `error_page` takes it too).
+    if route.upstream.endpoints.is_empty() && route.rules.error_pages.is_none() {
         return Err(ProxyError::NoEndpoints {
             backend: route.upstream.id.clone(),
         });

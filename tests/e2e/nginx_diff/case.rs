@@ -90,6 +90,8 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
         .flat_map(|pod| mk_backend_service(NAMESPACE, &pod.name, None, &[pod]))
         .chain(mk_service_on_ports(NAMESPACE, "secure", None, &[secure.addr.port()]))
         .chain(mk_service_on_ports(NAMESPACE, "down", None, &[down.port()]))
+        // `empty`: a Service without endpoints.
+        .chain(mk_service_on_ports(NAMESPACE, "empty", None, &[]))
         .collect();
     let secrets: Vec<Value> = leaves
         .iter()

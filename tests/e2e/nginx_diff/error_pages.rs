@@ -12,6 +12,7 @@ const DOWN: &str = "down.example.com";
 const QUIET: &str = "quiet.example.com";
 const GLOBAL: &str = "global.example.com";
 const BROKEN: &str = "broken.example.com";
+const EMPTY: &str = "empty.example.com";
 
 #[tokio::test]
 async fn a_listed_status_is_the_error_backends_answer_to_a_request_saying_what_failed() {
@@ -60,6 +61,10 @@ async fn a_listed_status_is_the_error_backends_answer_to_a_request_saying_what_f
             .expect("status", "502")
             .expect("pod", "<no pod answered>"),
         Probe::get(BROKEN, "/?status=201").expect("pod", "answered by fails"),
+        // A Service without endpoints: the 503 goes to the error backend too.
+        Probe::get(EMPTY, "/none")
+            .expect("pod header x-code", "503")
+            .expect("pod header x-service-name", "empty"),
     ];
     let verdicts = [
         (PAGES, Verdict::Identical),
@@ -67,6 +72,7 @@ async fn a_listed_status_is_the_error_backends_answer_to_a_request_saying_what_f
         (QUIET, Verdict::Identical),
         (GLOBAL, Verdict::Identical),
         (BROKEN, Verdict::Identical),
+        (EMPTY, Verdict::Identical),
     ];
     let case = Case {
         args: &["--nginx-default-backend", "shop/errors"],
