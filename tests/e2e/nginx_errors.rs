@@ -81,7 +81,11 @@ async fn a_listed_status_is_answered_by_the_error_backend_over_http1_and_h2() {
 
     let h1 = shunt.get("pages.example.com", "/missing/page?x=1").await;
     let h2 = shunt
-        .send_h2(Request::get("http://pages.example.com/missing/other").body(full("")).unwrap())
+        .send_h2(
+            Request::get("http://pages.example.com/missing/other")
+                .body(full(""))
+                .unwrap(),
+        )
         .await;
     for (reply, target) in [(&h1, "/missing/page?x=1"), (&h2, "/missing/other")] {
         assert_eq!(reply.status, StatusCode::OK, "{reply:?}");
@@ -91,7 +95,10 @@ async fn a_listed_status_is_answered_by_the_error_backend_over_http1_and_h2() {
         assert_eq!(seen["headers"]["x-original-uri"], target, "{seen}");
     }
     let passed = shunt.get("pages.example.com", "/found").await;
-    assert_eq!((passed.status, passed.json()["backend"].clone()), (StatusCode::OK, "app".into()));
+    assert_eq!(
+        (passed.status, passed.json()["backend"].clone()),
+        (StatusCode::OK, "app".into())
+    );
 
     let stuck = shunt.get("stuck.example.com", "/missing").await;
     assert_eq!(stuck.status, StatusCode::GATEWAY_TIMEOUT, "{stuck:?}");
