@@ -10,7 +10,8 @@
 //!   behaviours ([`RouteOptions`]: listeners, redirects, rewrites, forwarding fields, body
 //!   limit, source ranges, [`CorsSpec`], [`RateLimits`], a canary backend ([`CanarySpec`]), a
 //!   hash key ([`HashKey`]), request conditions, header edits, path replacements and weighted
-//!   splits ([`RequestConditions`], [`HeaderEdits`], [`PathReplacement`], [`BackendSplit`]));
+//!   splits ([`RequestConditions`], [`HeaderEdits`], [`PathReplacement`], [`BackendSplit`]), custom
+//!   error pages ([`ErrorPages`]));
 //!   server certificates ([`TlsSpec`]).
 //! - The proxy's own knobs the controller sets: [`RetryPolicy`], [`TrustedProxies`], [`Topology`].
 //! - [`defaults`]: the value of every knob when nothing sets it.
@@ -19,6 +20,7 @@ pub mod defaults;
 
 mod balance;
 mod cors;
+mod error_pages;
 mod host;
 mod limits;
 mod matching;
@@ -37,6 +39,7 @@ pub use self::{
         MAX_WEIGHT_TOTAL,
     },
     cors::{AllowOrigin, CorsSpec},
+    error_pages::{ERROR_CODES, ErrorLocation, ErrorPages},
     host::HostMatch,
     limits::{RateLimits, RatePeriod, RequestRate},
     matching::{

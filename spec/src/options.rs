@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::{
-    BackendSplit, CanarySpec, CorsSpec, HashKey, HeaderEdits, PathReplacement, PrefixReplacement, RateLimits,
-    RequestConditions, RewriteTarget, UpstreamTimeouts,
+    BackendSplit, CanarySpec, CorsSpec, ErrorPages, HashKey, HeaderEdits, PathReplacement, PrefixReplacement,
+    RateLimits, RequestConditions, RewriteTarget, UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".
@@ -79,6 +79,10 @@ pub struct RouteOptions {
     /// Several backends by weight instead of `backend` (see `matching.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split: Option<BackendSplit>,
+    /// ingress-nginx's custom error pages: listed statuses answered by an error backend (see
+    /// `error_pages.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_pages: Option<ErrorPages>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any

@@ -28,6 +28,7 @@ mod nginx;
 mod nginx_canary;
 mod nginx_cors;
 mod nginx_diff;
+mod nginx_errors;
 mod nginx_limits;
 mod nginx_timeouts;
 mod paths;

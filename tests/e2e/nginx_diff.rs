@@ -23,6 +23,7 @@ mod probe;
 mod access;
 mod acme;
 mod cors;
+mod error_pages;
 mod headers;
 mod limits;
 mod paths;

@@ -57,6 +57,14 @@ def test_the_default_nginx_configmap_is_granted_when_none_is_named():
     assert configmap_grants(rendered) == {"ingress-nginx": {"edge-shunt-nginx-config": expected}}
 
 
+def test_the_nginx_default_backend_is_passed_only_when_set_and_the_nginx_profile_is_served():
+    assert render({"classProfiles": ["internal=nginx"]}).flag("--nginx-default-backend") == []
+    backend = {"classProfiles": ["internal=nginx"], "nginxDefaultBackend": "errors/pages"}
+    assert render(backend).flag("--nginx-default-backend") == ["errors/pages"]
+    qcloud = {"classProfiles": ["internal=qcloud"], "nginxDefaultBackend": "errors/pages"}
+    assert render(qcloud).flag("--nginx-default-backend") == []
+
+
 def test_a_qcloud_class_profile_reads_no_nginx_configmap():
     rendered = render({"classProfiles": ["internal=qcloud"], "nginxConfigMap": TKE})
     assert rendered.flag("--class-profile") == ["internal=qcloud"]

@@ -39,6 +39,11 @@ pub struct ClassArgs {
     /// means ingress-nginx's defaults.
     #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME", default_value = "ingress-nginx/ingress-nginx-controller")]
     pub nginx_configmap: (String, String),
+    /// ingress-nginx's `--default-backend-service`: the Service (its first port) answering the
+    /// nginx profile's custom error pages where no `default-backend` annotation names one;
+    /// without it, ingress-nginx's built-in server answers them with 404.
+    #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
+    pub nginx_default_backend: Option<(String, String)>,
     /// `kubernetes.io/tls` Secret (NAMESPACE/NAME) for SNI names no Ingress covers and clients
     /// without SNI; a self-signed certificate for `shunt-default.invalid` otherwise.
     #[arg(long, value_parser = parse_namespaced, value_name = "NAMESPACE/NAME")]
@@ -69,6 +74,7 @@ impl ClassArgs {
                 default_rewrite_code: self.shadow_rewrite_code,
                 tls: self.shadow_tls.iter().cloned().collect(),
                 nginx_configmap: self.nginx_configmap.clone(),
+                nginx_default_backend: self.nginx_default_backend.clone(),
             },
             default_certificate: self.default_ssl_certificate.clone(),
             now: None,

@@ -234,6 +234,8 @@ fn the_nginx_profile_flags_reach_the_compile_options() {
         "shunt=nginx",
         "--nginx-configmap",
         "ops/nginx",
+        "--nginx-default-backend",
+        "ops/errors",
     ])
     .expect("valid arguments")
     .command
@@ -244,6 +246,8 @@ fn the_nginx_profile_flags_reach_the_compile_options() {
     assert_eq!(options.shadow_classes[0].profile, crate::compile::Profile::Nginx);
     assert_eq!(options.class_profiles[0].to_string(), "shunt=nginx");
     assert_eq!(options.shadow.nginx_configmap, ("ops".to_string(), "nginx".to_string()));
+    let errors = Some(("ops".to_string(), "errors".to_string()));
+    assert_eq!(options.shadow.nginx_default_backend, errors);
     let bare = Cli::try_parse_from(["shunt", "serve", "-f", "m", "--class-profile", "shunt"]);
     assert!(bare.is_err(), "a class profile must name its profile");
 }

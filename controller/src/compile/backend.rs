@@ -184,6 +184,29 @@ impl<'a> Backends<'a> {
         result
     }
 
+    /// The Service `namespace/name` at its first port, as ingress-nginx takes a default
+    /// backend (`Spec.Ports[0]`); `None` when it is missing or has no port.
+    pub fn resolve_first_port(&mut self, namespace: &str, name: &str) -> Option<Arc<Resolved>> {
+        let service = self.services.get(&(namespace, name))?;
+        let port = service.spec.as_ref()?.ports.as_ref()?.first()?.port;
+        let backend = IngressBackend {
+            service: Some(k8s_openapi::api::networking::v1::IngressServiceBackend {
+                name: name.to_string(),
+                port: Some(k8s_openapi::api::networking::v1::ServiceBackendPort {
+                    number: Some(port),
+                    name: None,
+                }),
+            }),
+            resource: None,
+        };
+        self.resolve(namespace, &backend, None).ok()
+    }
+
+    /// A backend resolved before, by its id.
+    pub fn resolved(&self, id: &str) -> Option<Arc<Resolved>> {
+        self.resolved.get(id)?.as_ref().ok().cloned()
+    }
+
     /// The `spec.type` of the Service `namespace/name` (`ClusterIP` when unset, as the API
     /// defaults it); `None` when the Service is not in the state.
     pub fn service_type(&self, namespace: &str, name: &str) -> Option<&str> {

@@ -416,11 +416,17 @@ fn backend_services(ingress: &Ingress) -> impl Iterator<Item = (&str, &str)> {
         .and_then(|spec| spec.default_backend.as_ref())
         .into_iter()
         .chain(paths.map(|path| &path.backend));
+    // ingress-nginx's `default-backend` annotation names a Service answering error pages.
+    let annotated = (ingress.metadata.annotations.as_ref())
+        .and_then(|annotations| annotations.get("nginx.ingress.kubernetes.io/default-backend"))
+        .map(|name| name.trim());
     // A backend without a Service name resolves nothing (as in the walk).
     backends
         .filter_map(|backend| backend.service.as_ref())
-        .filter(|service| !service.name.is_empty())
-        .map(move |service| (namespace, service.name.as_str()))
+        .map(|service| service.name.as_str())
+        .chain(annotated)
+        .filter(|name| !name.is_empty())
+        .map(move |name| (namespace, name))
 }
 
 fn key_of(meta: &ObjectMeta) -> Key {

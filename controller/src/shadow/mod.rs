@@ -43,6 +43,9 @@ pub struct ShadowOptions {
     pub tls: BTreeMap<String, (String, String)>,
     /// `--nginx-configmap`: ingress-nginx's ConfigMap (namespace, name).
     pub nginx_configmap: (String, String),
+    /// `--nginx-default-backend`: ingress-nginx's `--default-backend-service`, where custom
+    /// error pages go without a `default-backend` annotation; none is its built-in 404 server.
+    pub nginx_default_backend: Option<(String, String)>,
 }
 
 /// What the profiles read besides the Ingresses and options: found once per compile, whatever
@@ -100,6 +103,7 @@ impl Default for ShadowOptions {
             default_rewrite_code: shunt_spec::defaults::QCLOUD_AUTO_REWRITE_CODE,
             tls: BTreeMap::new(),
             nginx_configmap: nginx::config::default_configmap(),
+            nginx_default_backend: None,
         }
     }
 }

@@ -29,6 +29,9 @@ pub(super) struct Outcome {
     pub in_progress: Option<InProgress>,
     /// The backend a split route's share went to: counted as the route's own backend is.
     pub split_upstream: Option<Arc<Upstream>>,
+    /// The answer is an error page's (see `error_pages.rs`): nginx's named location runs none
+    /// of the route's header filter (no HSTS, no CORS fields).
+    pub error_page: bool,
 }
 
 /// Counts and logs a request when dropped: after its response head, or when hyper drops the

@@ -71,8 +71,9 @@ pub(super) fn answer(
     {
         return Err(ProxyError::SourceDenied);
     }
-    // A split's backend is drawn next (`attempt::draw`), which checks its endpoints.
-    if route.upstream.endpoints.is_empty() && route.rules.split.is_none() {
+    // A split's backend is drawn next (`attempt::draw`), which checks its endpoints; with error
+    // pages, the attempt's own 503 goes to them (nginx's `error_page` takes it too).
+    if route.upstream.endpoints.is_empty() && route.rules.split.is_none() && route.rules.error_pages.is_none() {
         return Err(ProxyError::NoEndpoints {
             backend: route.upstream.id.clone(),
         });

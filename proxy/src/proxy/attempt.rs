@@ -58,8 +58,25 @@ pub(super) async fn attempt(
     prepared: &mut Prepared,
     outcome: &mut Outcome,
 ) -> Result<Response<ResponseBody>, ProxyError> {
-    let options = &inner.options;
     let (upstream, key) = upstream_of(route, drawn, choice);
+    let edits = response_edits(route, drawn);
+    attempt_on(inner, route, (upstream, key, edits), host, prepared, outcome).await
+}
+
+/// The response edits an answer gets: the route's, then its split share's.
+pub(super) type ResponseEdits<'r> = [Option<&'r HeaderEdits>; 2];
+
+/// The tries against `upstream` (the route's, its canary's, its split share's or its error
+/// backend's), the endpoint `key` hashes to first when there is one.
+pub(super) async fn attempt_on(
+    inner: &Inner,
+    route: &Arc<Route>,
+    (upstream, key, edits): (&Upstream, Option<u64>, ResponseEdits<'_>),
+    host: &str,
+    prepared: &mut Prepared,
+    outcome: &mut Outcome,
+) -> Result<Response<ResponseBody>, ProxyError> {
+    let options = &inner.options;
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
     // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
     // read from the route where used, so the loop holds no copy across its awaits.
@@ -111,7 +128,7 @@ pub(super) async fn attempt(
                 let failed = options.retry.outlier.count_5xx && response.status().is_server_error();
                 upstream.record_try(index, failed, &options.retry.outlier);
                 let client = (prepared.client_upgrade.take(), prepared.accepts_trailers);
-                let ours = (timeouts().map(|t| t.read), response_edits(route, drawn));
+                let ours = (timeouts().map(|t| t.read), edits);
                 return Ok(respond::respond(response, guard, client, ours, &options.tunnels));
             }
             Ok(Err(error)) => error,
@@ -142,7 +159,7 @@ fn upstream_of<'r>(route: &'r Route, drawn: Option<Drawn<'r>>, choice: Option<Ch
 }
 
 /// The route's response header edits, then its split share's.
-fn response_edits<'r>(route: &'r Route, drawn: Option<Drawn<'r>>) -> [Option<&'r HeaderEdits>; 2] {
+fn response_edits<'r>(route: &'r Route, drawn: Option<Drawn<'r>>) -> ResponseEdits<'r> {
     [
         route.rules.response_headers.as_deref(),
         drawn.and_then(|drawn| drawn.target.response_headers.as_ref()),

@@ -24,6 +24,7 @@
 //!   `retry.rs` (by error type, with the endpoint's and upstream's state), which turns the rest
 //!   into a `ProxyError`: below it, `upstream` never names the proxy's errors. Its `draw`, run
 //!   between `answer` and `prepare`, picks a split route's share: its backend, or 500.
+//! - `error_pages.rs`: an answer with a status the route lists replaced by its error backend's.
 //! - `respond.rs`: the response as the client will see it: hop-by-hop fields, the route's
 //!   response header edits, trailers, the upgrade hand-off to a tunnel.
 //! - `access_log.rs`: what is logged and counted once the request is over.
@@ -32,6 +33,7 @@ mod access_log;
 mod admit;
 mod answer;
 mod attempt;
+mod error_pages;
 mod prepare;
 mod respond;
 mod retry;
@@ -168,7 +170,7 @@ impl Proxy {
             answer::finish(
                 &mut response,
                 route,
-                conn.tls,
+                conn.tls && !record.outcome.error_page,
                 made_here,
                 record.outcome.cors_origin.take(),
             );
@@ -228,10 +230,23 @@ impl Proxy {
             .balance
             .as_ref()
             .map(|balance| attempt::choose(balance, &request));
+        // Read from the request as the client sent it, for a route with error pages only.
+        let failed = route.rules.error_pages.as_deref().map(|pages| error_pages::Failed {
+            pages,
+            target: req.uri().path_and_query().cloned(),
+            host: host.clone(),
+            conn,
+        });
         let mut prepared = prepare::prepare(req, normalized, (&host, host_str), (&route, drawn), conn, inner);
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
-        attempt::attempt(inner, (&route, drawn), host_str, choice, &mut prepared, outcome).await
+        let answered = attempt::attempt(inner, (&route, drawn), host_str, choice, &mut prepared, outcome).await;
+        match failed {
+            None => answered,
+            Some(failed) => {
+                error_pages::intercept(inner, &route, failed, host_str, &mut prepared, outcome, answered).await
+            }
+        }
     }
 }
 

@@ -19,6 +19,7 @@
 
 mod conditions;
 mod edits;
+mod error_pages;
 mod host;
 mod paths;
 mod ranked;
@@ -31,6 +32,7 @@ mod table;
 
 pub use conditions::RequestFacts;
 pub use edits::HeaderEdits;
+pub use error_pages::ErrorRoute;
 pub use host::{authority_host, normalize_host};
 pub use regex::location_regex;
 pub use replace::{replace_path, replace_prefix};

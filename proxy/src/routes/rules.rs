@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use http::{HeaderValue, uri::PathAndQuery};
 
-use super::{conditions::Conditions, edits::HeaderEdits, rewrite::Rewrite, split::Split};
+use super::{ErrorRoute, conditions::Conditions, edits::HeaderEdits, rewrite::Rewrite, split::Split};
 use crate::{
     cors::Cors,
     limits::{Limiter, limiter_for},
@@ -49,6 +49,8 @@ pub struct RouteRules {
     pub path_replacement: Option<Arc<PathReplacement>>,
     /// Several backends by weight (set by the table build, which has their upstreams).
     pub split: Option<Arc<Split>>,
+    /// Custom error pages (set by the table build, which has the error backend's upstream).
+    pub error_pages: Option<Arc<ErrorRoute>>,
 }
 
 impl RouteRules {
@@ -104,6 +106,7 @@ impl RouteRules {
             response_headers: edits(&options.response_headers, "response")?,
             path_replacement: options.path_replacement.clone().map(Arc::new),
             split: None,
+            error_pages: None,
         })
     }
 

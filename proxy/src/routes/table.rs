@@ -9,6 +9,7 @@ use std::{
 use http::HeaderName;
 
 use super::{
+    ErrorRoute,
     conditions::{Facts, NoFacts},
     paths::{PathTable, PathTableBuilder},
     rules::RouteRules,
@@ -203,9 +204,15 @@ impl Route {
     pub fn upstreams(&self) -> impl Iterator<Item = &Arc<Upstream>> {
         let canary = self.rules.balance.as_ref().and_then(|balance| balance.canary.as_ref());
         let split = self.rules.split.iter().flat_map(|split| split.upstreams());
+        let errors = self
+            .rules
+            .error_pages
+            .as_ref()
+            .and_then(|pages| pages.upstream.as_ref());
         std::iter::once(&self.upstream)
             .chain(canary.map(|canary| &canary.upstream))
             .chain(split)
+            .chain(errors)
     }
 }
 
@@ -459,7 +466,10 @@ fn build_routes<'s>(
                 continue;
             }
         };
-        let rules = match RouteRules::from_options(&path.options).and_then(|rules| balanced(rules, path, parts)) {
+        let rules = RouteRules::from_options(&path.options)
+            .and_then(|rules| balanced(rules, path, parts))
+            .and_then(|rules| with_error_pages(rules, path, parts));
+        let rules = match rules {
             Ok(rules) => rules,
             Err(reason) => {
                 warnings.push(BuildWarning {
@@ -526,6 +536,27 @@ fn balanced(
         canary,
         hash: options.hash.clone(),
     }));
+    Ok(rules)
+}
+
+/// `rules` with the path's error pages and their backend's upstream from `parts`.
+fn with_error_pages(
+    mut rules: RouteRules,
+    path: &PathSpec,
+    parts: &mut Parts<'_, impl BuildParts>,
+) -> Result<RouteRules, String> {
+    let Some(pages) = &path.options.error_pages else {
+        return Ok(rules);
+    };
+    let upstream = match &pages.backend {
+        None => None,
+        Some(id) => Some(
+            parts
+                .get(id)
+                .ok_or_else(|| format!("error backend {id} is not in the table"))?,
+        ),
+    };
+    rules.error_pages = Some(Arc::new(ErrorRoute::new(pages, upstream)?));
     Ok(rules)
 }
 

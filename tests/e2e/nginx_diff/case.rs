@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use http::HeaderValue;
+use http::{HeaderValue, Response};
 use serde_json::Value;
 
 use super::{
@@ -37,6 +37,9 @@ pub struct Case {
     /// `(host, Secret name)`: a certificate for the host, in Secret `shop/<name>` for shunt and
     /// in `<host>.crt` / `<host>.key` for nginx.
     pub certificates: &'static [(&'static str, &'static str)],
+    /// Flags for shunt beside `--shadow-class nginx` (ingress-nginx's own flags have their
+    /// counterpart written into the case's `.conf`).
+    pub args: &'static [&'static str],
 }
 
 /// What `/shadow` must say of a host.
@@ -56,6 +59,7 @@ macro_rules! case {
             manifests: include_str!(concat!("cases/", $name, ".yaml")),
             nginx: include_str!(concat!("cases/", $name, ".conf")),
             certificates: $certificates,
+            args: &[],
         }
     };
 }
@@ -67,6 +71,10 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
     let Some(binary) = nginx::binary() else { return };
     let ca = TestCa::new("nginx-diff");
     let pods = start_pods().await;
+    // `down`: a Service whose one endpoint refuses connections (a pod that is not listening).
+    let down = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
     // The HTTPS pod: a certificate from a CA neither side knows, for a name that is not its own.
     let secure = TlsBackend::start("secure", &TestCa::new("pods").issue(&["pod.cluster.internal"])).await;
     let leaves: Vec<(&str, &str, Leaf)> = case
@@ -81,20 +89,27 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
         .iter()
         .flat_map(|pod| mk_backend_service(NAMESPACE, &pod.name, None, &[pod]))
         .chain(mk_service_on_ports(NAMESPACE, "secure", None, &[secure.addr.port()]))
+        .chain(mk_service_on_ports(NAMESPACE, "down", None, &[down.port()]))
+        // `empty`: a Service without endpoints.
+        .chain(mk_service_on_ports(NAMESPACE, "empty", None, &[]))
         .collect();
     let secrets: Vec<Value> = leaves
         .iter()
         .map(|(_, secret, leaf)| mk_tls_secret(NAMESPACE, secret, leaf))
         .collect();
     manifests.write("pods.yaml", &[&services, &secrets]);
-    let shunt = Shunt::start(manifests.path(), &["--shadow-class", "nginx"]).await;
+    let args: Vec<&str> = ["--shadow-class", "nginx"]
+        .into_iter()
+        .chain(case.args.iter().copied())
+        .collect();
+    let shunt = Shunt::start(manifests.path(), &args).await;
 
     let default_leaf = ca.issue(&["ingress.local"]);
     let mut certificates = vec![("default".to_string(), &default_leaf)];
     certificates.extend(leaves.iter().map(|(host, _, leaf)| (host.to_string(), leaf)));
     let config = NginxConfig {
         servers: case.nginx,
-        upstreams: upstreams(&pods, secure.addr),
+        upstreams: upstreams(&pods, secure.addr, down),
         certificates,
     };
     let nginx = Nginx::start(&binary, &config).await;
@@ -198,7 +213,10 @@ fn judge(entry: Option<&Value>, expected: &Verdict) -> Option<String> {
 
 /// The pods every case may route to: `web`, `api` and `solver` echo what they saw; `loud` also
 /// answers with the fields nginx's proxy hides by default (`Server`, `Date`, `X-Pad`,
-/// `X-Accel-*`) and one it passes (`X-Pod`); `slow` echoes after `?pause=MS` milliseconds.
+/// `X-Accel-*`) and one it passes (`X-Pod`); `slow` echoes after `?pause=MS` milliseconds;
+/// `fails` echoes with the status `?status=NNN` asks for; `errors` is an error backend: it
+/// echoes without the HTTP version, as ingress-nginx's error location speaks HTTP/1.0 to it
+/// (no `proxy_http_version` there) and shunt 1.1, a difference docs/shadow.md states.
 async fn start_pods() -> Vec<Backend> {
     let slow = Backend::http1("slow").handler(|request| async {
         let query = request.uri().query().unwrap_or_default();
@@ -221,7 +239,36 @@ async fn start_pods() -> Vec<Backend> {
         }
         response
     });
+    let fails = Backend::http1("fails").handler(|request| async {
+        let query = request.uri().query().unwrap_or_default();
+        let status = query.strip_prefix("status=").and_then(|code| code.parse().ok());
+        let mut response = echo("fails".to_string(), request).await;
+        if let Some(status) = status.and_then(|code| http::StatusCode::from_u16(code).ok()) {
+            *response.status_mut() = status;
+        }
+        response
+    });
+    let errors = Backend::http1("errors").handler(|request| async {
+        let response = echo("errors".to_string(), request).await;
+        let (parts, body) = response.into_parts();
+        let bytes = http_body_util::BodyExt::collect(body)
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let mut report: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        if let Some(report) = report.as_object_mut() {
+            report.remove("version");
+        }
+        let mut parts = parts;
+        parts.headers.remove(http::header::CONTENT_LENGTH);
+        Response::from_parts(
+            parts,
+            crate::support::full(serde_json::to_vec(&report).unwrap_or_default()),
+        )
+    });
     vec![
+        fails.start().await,
+        errors.start().await,
         Backend::start("web").await,
         Backend::start("api").await,
         Backend::start("solver").await,
@@ -230,14 +277,15 @@ async fn start_pods() -> Vec<Backend> {
     ]
 }
 
-/// One `upstream` per pod's Service (and the HTTPS pod `secure` at `secure`), named as
+/// One `upstream` per pod's Service (and the HTTPS pod `secure` at `secure`, `down`), named as
 /// ingress-nginx's buildUpstreamName does (`namespace-service-port`); keepalive as
 /// upstream-keepalive-connections (320, nginx.tmpl L534-539).
-fn upstreams(pods: &[Backend], secure: std::net::SocketAddr) -> String {
+fn upstreams(pods: &[Backend], secure: std::net::SocketAddr, down: std::net::SocketAddr) -> String {
     let upstream = |name: &str, addr: std::net::SocketAddr| {
         format!("upstream {NAMESPACE}-{name}-80 {{\n    server {addr};\n    keepalive 320;\n}}\n")
     };
     let mut text: String = pods.iter().map(|pod| upstream(&pod.name, pod.addr)).collect();
     text.push_str(&upstream("secure", secure));
+    text.push_str(&upstream("down", down));
     text
 }

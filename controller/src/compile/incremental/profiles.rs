@@ -208,11 +208,11 @@ impl Profiles {
             let Some(spec) = self.hosts.remove(&host) else {
                 continue;
             };
-            for id in spec
-                .paths
-                .iter()
-                .flat_map(|path| once(&path.backend).chain(path.canary_backend()))
-            {
+            for id in spec.paths.iter().flat_map(|path| {
+                once(&path.backend)
+                    .chain(path.canary_backend())
+                    .chain(path.error_backend())
+            }) {
                 release(&mut self.backends, id);
                 spec_changes.backends.insert(id.clone());
             }
@@ -235,11 +235,14 @@ impl Profiles {
         self.asking.remove(key);
     }
 
-    fn add_member(&mut self, key: Key, ingress: &Ingress, shadow: bool) {
+    /// `error_backend`: a Service every member's answers may come from (the nginx profile's
+    /// `--nginx-default-backend`), compiled again when it changes.
+    fn add_member(&mut self, key: Key, ingress: &Ingress, shadow: bool, error_backend: Option<&Key>) {
         let keys: Vec<String> = ingress_host_keys(ingress).into_iter().collect();
-        let services: BTreeSet<Key> = backend_services(ingress)
+        let mut services: BTreeSet<Key> = backend_services(ingress)
             .map(|(namespace, name)| (namespace.to_string(), name.to_string()))
             .collect();
+        services.extend(error_backend.cloned());
         for host in &keys {
             self.by_host.insert((host.clone(), key.clone()));
         }
@@ -270,12 +273,12 @@ impl Profiles {
         } = verdicts;
         let table = table.finish();
         for spec in table.hosts {
-            // A canary's backend is held like the route's own.
-            for id in spec
-                .paths
-                .iter()
-                .flat_map(|path| once(&path.backend).chain(path.canary_backend()))
-            {
+            // A canary's and an error backend are held like the route's own.
+            for id in spec.paths.iter().flat_map(|path| {
+                once(&path.backend)
+                    .chain(path.canary_backend())
+                    .chain(path.error_backend())
+            }) {
                 if let Some(backend) = table.backends.get(id) {
                     hold(&mut self.backends, id, backend);
                 }
@@ -404,7 +407,10 @@ impl Incremental {
                 continue;
             };
             let shadow = matches!(selection, crate::compile::class::Selection::Shadow(_));
-            self.profiles.add_member(key.clone(), ingress, shadow);
+            let error_backend = (profile == Profile::Nginx)
+                .then_some(inputs.options.shadow.nginx_default_backend.as_ref())
+                .flatten();
+            self.profiles.add_member(key.clone(), ingress, shadow, error_backend);
             keys.extend(self.profiles.members[key].keys.iter().cloned());
             selected.push(Selected {
                 rank: Rank::new(&ingress.metadata),

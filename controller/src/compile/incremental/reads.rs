@@ -155,6 +155,8 @@ impl Incremental {
             .cloned()
             .collect();
         named.extend(self.profiles.services_of(&unchanged).cloned());
+        // Where the nginx profile's error pages go when no annotation names a Service.
+        named.extend(options.shadow.nginx_default_backend.iter().cloned());
         Some(Reads {
             ingresses: ingresses.into_iter().chain(profile_redo).collect(),
             services: named.into_iter().collect(),

@@ -11,6 +11,7 @@ use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, HashKey, RateLimits, RewriteTa
 use super::{
     canary::CanaryKeys,
     cors::CorsKeys,
+    errors::{ErrorAnnotations, ErrorKeys},
     limits::{LimitKeys, LimitStatus},
     source_ranges::RangeList,
     timeouts::{TimeoutSeconds, seconds},
@@ -97,6 +98,8 @@ pub struct NginxAnnotations {
     pub canary: Option<CanaryRule>,
     /// `upstream-hash-by` (see `hash.rs`).
     pub hash: Option<HashKey>,
+    /// `custom-http-errors`, `default-backend`, `disable-proxy-intercept-errors` (see `errors.rs`).
+    pub errors: ErrorAnnotations,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
     /// Keys (with the prefix) no ingress-nginx parser reads (see `keys.rs`): nginx ignores them.
@@ -131,6 +134,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut cors = CorsKeys::default();
     let mut limits = LimitKeys::default();
     let mut canary = CanaryKeys::default();
+    let mut errors = ErrorKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         if !super::keys::read(name) {
@@ -153,6 +157,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
             name if cors.set(name, value) => continue,
             name if limits.set(name, value) => continue,
             name if canary.set(name, value) => continue,
+            name if errors.set(name, value) => continue,
             name => {
                 if let Err(refusal) = apply(&mut parsed, name, value) {
                     parsed.refusals.push(format!("{refusal}: {key}"));
@@ -176,6 +181,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     }
     match canary.resolve() {
         Ok(rule) => parsed.canary = rule,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match errors.resolve() {
+        Ok(keys) => parsed.errors = keys,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed

@@ -22,6 +22,8 @@ pub(super) struct Walk<'w> {
     pub hashes: BTreeMap<BackendId, Option<HashKey>>,
     pub redirects: &'w Redirects<'w>,
     pub config: &'w NginxConfig,
+    /// `--nginx-default-backend` (see `errors.rs`).
+    pub default_backend: Option<&'w (String, String)>,
     /// Every nginx Ingress, `namespace/name`.
     pub sources: BTreeSet<&'w str>,
     /// Hosts where ingress-nginx makes every location a regex (`use-regex`, `rewrite-target`).
@@ -116,6 +118,7 @@ pub(super) fn path_claim(
     };
     options.canary = walk.canaries.get(&backend.id).map(|(_, canary)| canary.clone());
     options.hash = walk.hashes.get(&backend.id).cloned().flatten();
+    options.error_pages = super::errors::claim(nginx, sink, walk, path);
     let annotations = &nginx.annotations;
     let redirects = walk.redirects;
     let ssl_redirect = (annotations.force_ssl_redirect
@@ -141,6 +144,11 @@ pub(super) fn settle(
     claim: &PathClaim,
     verdicts: &mut BTreeMap<String, HostVerdict>,
 ) {
+    if let Some(reason) = super::errors::unreproduced(nginx, sink, claim)
+        && let Some(verdict) = verdicts.get_mut(&claim.host.to_string())
+    {
+        verdict.reasons.push(reason);
+    }
     let Err(holder) = sink.table.claim(claim, &nginx.source) else {
         // The canary's backend goes into the table with the route naming it.
         let canary = claim
@@ -150,6 +158,7 @@ pub(super) fn settle(
         if let Some((alternative, _)) = canary {
             sink.table.add_alternative(alternative);
         }
+        super::errors::hold_backend(claim, sink);
         report_no_endpoints(nginx, claim, sink);
         return;
     };

@@ -9,6 +9,7 @@ use shunt_spec::BodyLimit;
 
 use super::{
     annotations::{Refusal, at_default, body_size, flag},
+    errors::GlobalErrors,
     limits::{LimitStatus, status_code},
     timeouts::TimeoutSeconds,
 };
@@ -80,6 +81,8 @@ pub struct NginxConfig {
     pub refusals: Vec<String>,
     /// `limit-req-status-code`, `limit-conn-status-code` (503).
     pub limit_status: LimitStatus,
+    /// `custom-http-errors` (none), `disable-proxy-intercept-errors` (false).
+    pub errors: GlobalErrors,
     /// The ConfigMap exists (else the defaults are assumed, and said once in the log).
     pub found: bool,
 }
@@ -97,6 +100,7 @@ impl Default for NginxConfig {
             timeouts: TimeoutSeconds::default(),
             refusals: Vec::new(),
             limit_status: LimitStatus::default(),
+            errors: GlobalErrors::default(),
             found: false,
         }
     }
@@ -166,6 +170,7 @@ impl NginxConfig {
                 "limit-conn-status-code" => status_code(value)
                     .map(|code| config.limit_status.connections = code)
                     .ok_or(Invalid),
+                "custom-http-errors" | "disable-proxy-intercept-errors" => config.errors.set(key, value).map_err(from),
                 // The key limits count by: the caller's address is the only one reproduced.
                 "limit-conn-zone-variable" if value == "$binary_remote_addr" => Ok(()),
                 "proxy-connect-timeout" => timeout(value).map(|s| config.timeouts.connect = Some(s)),
@@ -200,10 +205,15 @@ enum KeyRefusal {
 use KeyRefusal::{Invalid, Unsupported};
 
 fn timeout(value: &str) -> Result<u32, KeyRefusal> {
-    super::timeouts::seconds(value).map_err(|refusal| match refusal {
+    super::timeouts::seconds(value).map_err(from)
+}
+
+/// An annotation parser's refusal, of a ConfigMap key.
+fn from(refusal: Refusal) -> KeyRefusal {
+    match refusal {
         Refusal::Invalid => Invalid,
         Refusal::Unsupported => Unsupported,
-    })
+    }
 }
 
 /// `http-redirect-code`: ingress-nginx takes 301, 302, 307 and 308 and keeps 308 for anything

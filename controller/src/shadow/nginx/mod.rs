@@ -19,6 +19,7 @@ mod canary;
 mod claims;
 pub mod config;
 mod cors;
+mod errors;
 mod hash;
 mod keys;
 mod limits;
@@ -101,10 +102,11 @@ impl OwnProfile for IngressNginx {
         ingresses: &[&Ingress],
         sink: &mut Sink<'_>,
         certificates: &mut TlsBuilder<'_>,
-        _: &super::ShadowOptions,
+        options: &super::ShadowOptions,
         config: &super::ProfileConfig,
     ) -> Verdicts {
-        compile(ingresses, sink, certificates, &config.nginx)
+        let default_backend = options.nginx_default_backend.as_ref();
+        compile(ingresses, sink, certificates, (&config.nginx, default_backend))
     }
 }
 
@@ -114,7 +116,7 @@ fn compile(
     ingresses: &[&Ingress],
     sink: &mut Sink<'_>,
     certificates: &mut TlsBuilder<'_>,
-    config: &NginxConfig,
+    (config, default_backend): (&NginxConfig, Option<&(String, String)>),
 ) -> Verdicts {
     let mut all: Vec<Nginx<'_>> = Vec::with_capacity(ingresses.len());
     let mut skipped = Vec::new();
@@ -146,6 +148,7 @@ fn compile(
         hashes,
         redirects: &redirects,
         config,
+        default_backend,
         sources: nginxes.iter().map(|n| n.source.as_str()).collect(),
         regex_hosts: regex::hosts(&nginxes),
     };

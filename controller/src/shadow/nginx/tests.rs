@@ -6,6 +6,7 @@ mod annotations;
 mod canary;
 mod config;
 mod cors;
+mod errors;
 mod hash;
 mod paths;
 mod properties;

@@ -151,6 +151,10 @@ each class a classProfiles entry names, since a profile applies only to a class 
 {{- if include "shunt.servesNginx" . }}
 - --nginx-configmap
 - {{ include "shunt.nginxConfigMap" . | quote }}
+{{- with .Values.nginxDefaultBackend }}
+- --nginx-default-backend
+- {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- range $host, $secret := .Values.shadowTls }}
 - --shadow-tls

@@ -129,6 +129,7 @@ fn hosts_to_rebuild(
                 let split = path.options.split.iter().flat_map(|split| split.backends());
                 existence.contains(&path.backend)
                     || path.canary_backend().is_some_and(|id| existence.contains(id))
+                    || path.error_backend().is_some_and(|id| existence.contains(id))
                     || split.into_iter().any(|id| existence.contains(id))
             })
         };

@@ -41,8 +41,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "ssl-passthrough",
         "proxy-redirect-from",
         "proxy-cookie-path",
-        "custom-http-errors",
-        "default-backend",
         "affinity",
         "from-to-www-redirect",
     ] {
