@@ -89,7 +89,15 @@ pub(super) async fn intercept(
         return Ok(not_found());
     };
     let mut request = error_request(inner, route, &failed, status, prepared, outcome);
-    attempt::attempt_on(inner, route, (upstream, None, [None, None]), host, &mut request, outcome).await
+    attempt::attempt_on(
+        inner,
+        route,
+        (upstream, None, [None, None]),
+        host,
+        &mut request,
+        outcome,
+    )
+    .await
 }
 
 /// The request `location @custom_...` sends: the client's method and fields (the named location
