@@ -19,6 +19,7 @@ mod balance;
 mod cors;
 mod host;
 mod limits;
+mod next_upstream;
 mod options;
 mod retry;
 mod rewrite;
@@ -36,6 +37,7 @@ pub use self::{
     cors::{AllowOrigin, CorsSpec},
     host::HostMatch,
     limits::{RateLimits, RatePeriod, RequestRate},
+    next_upstream::NextUpstream,
     options::{
         BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,
     },

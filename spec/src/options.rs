@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::{CanarySpec, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamTimeouts};
+use crate::{CanarySpec, CorsSpec, HashKey, NextUpstream, RateLimits, RewriteTarget, UpstreamTimeouts};
 
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -59,6 +59,9 @@ pub struct RouteOptions {
     /// `upstream-hash-by`: the endpoint is the one this key hashes to (see `balance.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash: Option<HashKey>,
+    /// The route's own retry rules (nginx's `proxy_next_upstream*`), instead of the proxy's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_upstream: Option<NextUpstream>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any

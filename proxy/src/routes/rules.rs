@@ -9,7 +9,7 @@ use super::rewrite::Rewrite;
 use crate::{
     cors::Cors,
     limits::{Limiter, limiter_for},
-    spec::{BodyLimit, Forwarding, HttpsRedirect, RouteOptions, SourceRanges, UpstreamTimeouts},
+    spec::{BodyLimit, Forwarding, HttpsRedirect, NextUpstream, RouteOptions, SourceRanges, UpstreamTimeouts},
     upstream::RouteBalance,
 };
 
@@ -36,6 +36,8 @@ pub struct RouteRules {
     pub timeouts: Option<UpstreamTimeouts>,
     /// A canary or a hash key (set by the table build, which has the canary's upstream).
     pub balance: Option<Arc<RouteBalance>>,
+    /// The route's own retry rules, instead of the proxy's.
+    pub next_upstream: Option<Arc<NextUpstream>>,
 }
 
 impl RouteRules {
@@ -63,6 +65,7 @@ impl RouteRules {
             limits: options.limits.as_ref().map(limiter_for),
             timeouts: options.timeouts,
             balance: None,
+            next_upstream: options.next_upstream.clone().map(Arc::new),
         })
     }
 

@@ -6,12 +6,13 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamProtocol, defaults};
+use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamProtocol};
 
 use super::{
     canary::CanaryKeys,
     cors::CorsKeys,
     limits::{LimitKeys, LimitStatus},
+    next_upstream::{self, NextUpstreamKeys},
     source_ranges::RangeList,
     timeouts::{TimeoutSeconds, seconds},
 };
@@ -35,21 +36,6 @@ pub const NO_EFFECT: [&str; 13] = [
     "proxy-request-buffering",
     "service-upstream",
 ];
-
-/// `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or ConfigMap keys of the
-/// same names, which are shunt's own ([`defaults`]): retries of idempotent requests after an
-/// error or a timeout, three tries in all, as shunt's `--retries 2`; no time limit on the tries.
-/// Any other value is refused. (The connect, read and send timeouts take any value:
-/// `timeouts.rs`.)
-fn proxy_default(name: &str) -> Option<String> {
-    Some(match name {
-        "proxy-next-upstream" => "error timeout".to_string(),
-        "proxy-next-upstream-tries" => (defaults::RETRIES + 1).to_string(),
-        // nginx's "no limit".
-        "proxy-next-upstream-timeout" => "0".to_string(),
-        _ => return None,
-    })
-}
 
 /// What one Ingress's annotations ask of its routes, and the keys its hosts are refused for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -88,6 +74,8 @@ pub struct NginxAnnotations {
     /// `proxy-connect-timeout`, `proxy-read-timeout`, `proxy-send-timeout`: `None` keeps the
     /// ConfigMap's.
     pub timeouts: TimeoutSeconds,
+    /// `proxy-next-upstream`, `-tries`, `-timeout`: unset ones keep the ConfigMap's.
+    pub next_upstream: NextUpstreamKeys,
     /// `enable-cors` and the `cors-*` keys (see `cors.rs`).
     pub cors: Option<CorsSpec>,
     /// `limit-rps`, `limit-rpm`, `limit-connections` (see `limits.rs`), answered with 503 until
@@ -213,7 +201,9 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         "proxy-connect-timeout" => parsed.timeouts.connect = Some(seconds(value)?),
         "proxy-read-timeout" => parsed.timeouts.read = Some(seconds(value)?),
         "proxy-send-timeout" => parsed.timeouts.send = Some(seconds(value)?),
-        name if at_default(name, value) => {}
+        "proxy-next-upstream" => parsed.next_upstream.conditions = Some(next_upstream::conditions(value)?),
+        "proxy-next-upstream-tries" => parsed.next_upstream.tries = Some(next_upstream::tries(value)?),
+        "proxy-next-upstream-timeout" => parsed.next_upstream.timeout = Some(next_upstream::timeout(value)?),
         // Only 1.1 is what shunt speaks upstream; 1.0 closes every connection and changes framing.
         "proxy-http-version" if value.trim() == "1.1" => {}
         "allowlist-source-range" => parsed.allow_ranges = ranges(value, false)?,
@@ -222,11 +212,6 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         _ => return Err(Refusal::Unsupported),
     }
     Ok(())
-}
-
-/// Whether `name` is one of [`proxy_default`]'s keys at its default value (surrounding blanks aside).
-pub(super) fn at_default(name: &str, value: &str) -> bool {
-    proxy_default(name).is_some_and(|default| value.trim() == default)
 }
 
 /// ingress-nginx parses booleans with Go's `strconv.ParseBool`

@@ -8,8 +8,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use shunt_spec::BodyLimit;
 
 use super::{
-    annotations::{Refusal, at_default, body_size, flag},
+    annotations::{Refusal, body_size, flag},
     limits::{LimitStatus, status_code},
+    next_upstream::{self, NextUpstreamKeys},
     timeouts::TimeoutSeconds,
 };
 
@@ -35,7 +36,7 @@ const NO_EFFECT: [&str; 12] = [
 ];
 
 /// Keys whose values match what shunt does when they hold ingress-nginx's default (and only then);
-/// the timeouts and retries are the annotations' (`annotations::at_default`).
+/// the timeouts and retries are read as the annotations of the same names.
 const AT_DEFAULT: [(&str, &str); 4] = [
     ("generate-request-id", "true"),
     ("server-tokens", "false"),
@@ -76,6 +77,10 @@ pub struct NginxConfig {
     pub no_tls_redirect: Vec<String>,
     /// `proxy-connect-timeout`, `proxy-read-timeout`, `proxy-send-timeout` (5, 60 and 60 s).
     pub timeouts: TimeoutSeconds,
+    /// `proxy-next-upstream`, `-tries`, `-timeout` (`error timeout`, 3, 0), under the annotations.
+    pub next_upstream: NextUpstreamKeys,
+    /// `retry-non-idempotent` (false): POST, LOCK and PATCH go to another pod too.
+    pub retry_non_idempotent: bool,
     /// `UnsupportedConfigMapKey: KEY` or `InvalidConfigMapKey: KEY`, for every host.
     pub refusals: Vec<String>,
     /// `limit-req-status-code`, `limit-conn-status-code` (503).
@@ -95,6 +100,8 @@ impl Default for NginxConfig {
             snippets: SnippetPolicy::RejectIngress,
             no_tls_redirect: vec!["/.well-known/acme-challenge".to_string()],
             timeouts: TimeoutSeconds::default(),
+            next_upstream: NextUpstreamKeys::default(),
+            retry_non_idempotent: false,
             refusals: Vec::new(),
             limit_status: LimitStatus::default(),
             found: false,
@@ -172,7 +179,18 @@ impl NginxConfig {
                 "proxy-read-timeout" => timeout(value).map(|s| config.timeouts.read = Some(s)),
                 "proxy-send-timeout" => timeout(value).map(|s| config.timeouts.send = Some(s)),
                 key if AT_DEFAULT.iter().any(|(k, default)| *k == key && *default == value) => Ok(()),
-                key if at_default(key, value) => Ok(()),
+                "proxy-next-upstream" => next_upstream::conditions(value)
+                    .map(|c| config.next_upstream.conditions = Some(c))
+                    .map_err(KeyRefusal::from),
+                "proxy-next-upstream-tries" => next_upstream::tries(value)
+                    .map(|t| config.next_upstream.tries = Some(t))
+                    .map_err(KeyRefusal::from),
+                "proxy-next-upstream-timeout" => next_upstream::timeout(value)
+                    .map(|t| config.next_upstream.timeout = Some(t))
+                    .map_err(KeyRefusal::from),
+                "retry-non-idempotent" => flag(value)
+                    .map(|on| config.retry_non_idempotent = on)
+                    .map_err(|_| Invalid),
                 key if NO_EFFECT.contains(&key) => Ok(()),
                 _ => Err(Unsupported),
             };
@@ -199,11 +217,17 @@ enum KeyRefusal {
 }
 use KeyRefusal::{Invalid, Unsupported};
 
+impl From<Refusal> for KeyRefusal {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::Invalid => Invalid,
+            Refusal::Unsupported => Unsupported,
+        }
+    }
+}
+
 fn timeout(value: &str) -> Result<u32, KeyRefusal> {
-    super::timeouts::seconds(value).map_err(|refusal| match refusal {
-        Refusal::Invalid => Invalid,
-        Refusal::Unsupported => Unsupported,
-    })
+    super::timeouts::seconds(value).map_err(KeyRefusal::from)
 }
 
 /// `http-redirect-code`: ingress-nginx takes 301, 302, 307 and 308 and keeps 308 for anything

@@ -22,6 +22,7 @@ mod cors;
 mod hash;
 mod keys;
 mod limits;
+mod next_upstream;
 mod paths;
 mod regex;
 mod source_ranges;
