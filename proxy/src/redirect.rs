@@ -20,6 +20,7 @@ pub fn to_https() -> RedirectSpec {
         path: None,
         drop_query: false,
         location: None,
+        rewritten: false,
     }
 }
 
@@ -42,9 +43,15 @@ pub fn respond(redirect: &RedirectSpec, tls: bool, authority: &str, target: &Pat
 }
 
 fn with_location(code: u16, location: &str) -> Response<ResponseBody> {
+    with_location_value(code, HeaderValue::from_str(location).ok())
+}
+
+/// A redirect to `location` (none when it could not be a field value), also for a `Location`
+/// made elsewhere (a rewrite to a URL).
+pub fn with_location_value(code: u16, location: Option<HeaderValue>) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::empty());
     *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
-    if let Ok(value) = HeaderValue::from_str(location) {
+    if let Some(value) = location {
         response.headers_mut().insert(header::LOCATION, value);
     }
     response
@@ -85,6 +92,7 @@ mod tests {
             path: path.map(str::to_string),
             drop_query: false,
             location: None,
+            rewritten: false,
         }
     }
 

@@ -157,6 +157,11 @@ pub struct RedirectSpec {
     /// `Location` is this absolute URL, verbatim: every part above is ignored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+    /// `Location` is the route's rewrite (an absolute target, `RouteOptions::rewrite`) of the
+    /// request path, the query string appended: nginx's `rewrite` to an `http://` or `https://`
+    /// URL, which ends the location with a redirect.
+    #[serde(skip_serializing_if = "is_false")]
+    pub rewritten: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -174,6 +174,7 @@ fn a_redirect_counts_for_its_route_and_no_backend() {
         path: None,
         drop_query: false,
         location: None,
+        rewritten: false,
     });
     publisher.publish(spec);
     serve_one(&publisher, "old");

@@ -146,6 +146,7 @@ fn arb_path() -> impl Strategy<Value = PathSpec> {
                     path: None,
                     drop_query: false,
                     location: None,
+                    rewritten: false,
                 }),
                 client_protocol_header: header.map(str::to_string),
                 ..RouteOptions::default()

@@ -48,6 +48,14 @@ impl RouteRules {
                 .map(|text| HeaderValue::from_str(text).map_err(|_| format!("{what} {text:?} is not a field value")))
                 .transpose()
         };
+        // An absolute target is answered as a redirect, never sent to a pod as a path.
+        let absolute = options
+            .rewrite
+            .as_ref()
+            .is_some_and(|rewrite| rewrite.target.is_absolute());
+        if absolute != options.redirect.as_ref().is_some_and(|redirect| redirect.rewritten) {
+            return Err("a rewrite to a URL needs a redirect of its rewrite, and only it".to_string());
+        }
         Ok(RouteRules {
             forwarding: options.forwarding,
             body_limit: options.body_limit,

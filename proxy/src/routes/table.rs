@@ -685,6 +685,7 @@ fn slash_redirect(route: &Arc<Route>, path: &PathSpec, parts: &mut Parts<'_, imp
             path: Some(path.path.clone()),
             drop_query: false,
             location: None,
+            rewritten: false,
         }),
         client_protocol_header: None,
         rules: route.rules.clone(),

@@ -300,7 +300,8 @@ fn path_with_capture(value: &str) -> bool {
 }
 
 /// `rewrite-target`: what nginx's `rewrite` writes; `$` other than before a group number would be
-/// an nginx variable, and a target without a leading `/` no path.
+/// an nginx variable, and a target without a leading `/` no path. A target starting with
+/// `http://` or `https://` makes nginx's `rewrite` answer a 302 to it instead.
 fn rewrite_target(value: &str) -> Result<Option<RewriteTarget>, Refusal> {
     if value.is_empty() {
         return Ok(None);
@@ -308,7 +309,12 @@ fn rewrite_target(value: &str) -> Result<Option<RewriteTarget>, Refusal> {
     if !path_with_capture(value) {
         return Err(Refusal::Invalid);
     }
-    value.parse().map(Some).map_err(|_| Refusal::Unsupported)
+    let parsed = if value.starts_with("http://") || value.starts_with("https://") {
+        RewriteTarget::parse_absolute(value)
+    } else {
+        value.parse()
+    };
+    parsed.map(Some).map_err(|_| Refusal::Unsupported)
 }
 
 /// `x-forwarded-prefix`: quoted into `proxy_set_header X-Forwarded-Prefix "..."`.

@@ -83,6 +83,7 @@ fn options(app_root: &str, config: &NginxConfig) -> RouteOptions {
             path: Some(app_root.to_string()),
             drop_query: true,
             location: None,
+            rewritten: false,
         }),
         ..RouteOptions::default()
     }

@@ -201,6 +201,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
             path: None,
             drop_query: true,
             location: Some(fixed.url.clone()),
+            rewritten: false,
         }),
         ..RouteOptions::default()
     }

@@ -50,6 +50,7 @@ impl Redirect {
             path: self.path.clone(),
             drop_query: false,
             location: None,
+            rewritten: false,
         }
     }
 }
