@@ -21,6 +21,7 @@ pub fn to_https() -> RedirectSpec {
         drop_query: false,
         location: None,
         rewritten: false,
+        www: false,
     }
 }
 
@@ -38,8 +39,19 @@ pub fn to_https_trimmed(code: u16, authority: &str, target: &PathAndQuery) -> Re
 pub fn respond(redirect: &RedirectSpec, tls: bool, authority: &str, target: &PathAndQuery) -> Response<ResponseBody> {
     match &redirect.location {
         Some(fixed) => with_location(redirect.code, fixed),
+        None if redirect.www => with_location(redirect.code, &www_location(redirect, tls, target)),
         None => with_location(redirect.code, &location(redirect, tls, authority, target)),
     }
+}
+
+/// ingress-nginx's redirect server's `Location` (see [`RedirectSpec::www`]): its pod listens on
+/// 80 and 443, and writes the port whatever it is.
+fn www_location(redirect: &RedirectSpec, tls: bool, target: &PathAndQuery) -> String {
+    let scheme = if tls { Scheme::Https } else { Scheme::Http };
+    let host = redirect.host.as_deref().unwrap_or_default();
+    let target = target.as_str();
+    let target = target.strip_suffix('/').unwrap_or(target);
+    format!("{}://{host}:{}{target}", scheme.as_str(), scheme.default_port())
 }
 
 fn with_location(code: u16, location: &str) -> Response<ResponseBody> {
@@ -93,6 +105,7 @@ mod tests {
             drop_query: false,
             location: None,
             rewritten: false,
+            www: false,
         }
     }
 
@@ -134,6 +147,22 @@ mod tests {
             at(&odd_port, false, "a.example.com", "/p"),
             "http://b.example.com:8080/p"
         );
+    }
+
+    #[test]
+    fn the_www_redirect_writes_the_pods_port_and_drops_one_slash_ending_the_target() {
+        let mut www = mk_redirect(None, Some("www.example.com"), None, None);
+        www.www = true;
+        www.code = 308;
+        let cases = [
+            (false, "/", "http://www.example.com:80"),
+            (true, "/a/?q=1", "https://www.example.com:443/a/?q=1"),
+            (false, "/a/?q=/", "http://www.example.com:80/a/?q="),
+        ];
+        for (tls, target, expected) in cases {
+            let response = respond(&www, tls, "example.com:8080", &target.parse().expect("uri"));
+            assert_eq!(response.headers()[header::LOCATION], expected, "{target}");
+        }
     }
 
     #[test]

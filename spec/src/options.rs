@@ -162,6 +162,12 @@ pub struct RedirectSpec {
     /// URL, which ends the location with a redirect.
     #[serde(skip_serializing_if = "is_false")]
     pub rewritten: bool,
+    /// ingress-nginx's redirect `server` of `from-to-www-redirect` (ngx_srv_redirect.lua):
+    /// `Location` is the request's scheme, `host`, the port ingress-nginx's pod listens on for
+    /// that scheme (80 or 443, always written) and the target as sent with one `/` at its end
+    /// removed.
+    #[serde(skip_serializing_if = "is_false")]
+    pub www: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

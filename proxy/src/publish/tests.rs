@@ -147,6 +147,7 @@ fn arb_path() -> impl Strategy<Value = PathSpec> {
                     drop_query: false,
                     location: None,
                     rewritten: false,
+                    www: false,
                 }),
                 client_protocol_header: header.map(str::to_string),
                 ..RouteOptions::default()

@@ -686,6 +686,7 @@ fn slash_redirect(route: &Arc<Route>, path: &PathSpec, parts: &mut Parts<'_, imp
             drop_query: false,
             location: None,
             rewritten: false,
+            www: false,
         }),
         client_protocol_header: None,
         rules: route.rules.clone(),

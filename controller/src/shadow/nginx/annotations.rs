@@ -55,6 +55,8 @@ pub struct NginxAnnotations {
     pub redirect: Option<FixedRedirect>,
     /// `app-root`: a request for `/` on the Ingress's hosts is redirected here (302).
     pub app_root: Option<String>,
+    /// `from-to-www-redirect: "true"`: the other name of each host redirects to it (`www.rs`).
+    pub from_to_www: bool,
     /// `use-regex: "true"`: the Ingress's paths are regular expressions.
     pub use_regex: bool,
     /// `rewrite-target`: the path the pod sees, `$1`..`$9` from the location's match.
@@ -196,6 +198,9 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         "app-root" => parsed.app_root = app_root(value)?,
         "upstream-hash-by" => parsed.hash = super::hash::key(value)?,
         "use-regex" => parsed.use_regex = flag(value)?,
+        "from-to-www-redirect" => parsed.from_to_www = flag(value)?,
+        // Checked here; the aliases themselves are read before the compile (`alias::of`).
+        "server-alias" => drop(super::alias::parse(value)?),
         "rewrite-target" => parsed.rewrite_target = rewrite_target(value)?,
         "x-forwarded-prefix" => parsed.forwarded_prefix = Some(forwarded_prefix(value)?),
         "proxy-connect-timeout" => parsed.timeouts.connect = Some(seconds(value)?),

@@ -84,6 +84,7 @@ fn options(app_root: &str, config: &NginxConfig) -> RouteOptions {
             drop_query: true,
             location: None,
             rewritten: false,
+            www: false,
         }),
         ..RouteOptions::default()
     }

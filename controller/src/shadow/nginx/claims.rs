@@ -202,6 +202,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
             drop_query: true,
             location: Some(fixed.url.clone()),
             rewritten: false,
+            www: false,
         }),
         ..RouteOptions::default()
     }

@@ -95,6 +95,7 @@ pub(super) fn claim_host(
                 drop_query: false,
                 location: None,
                 rewritten: true,
+                www: false,
             });
             options.rewrite = Some(RewriteSpec {
                 pattern: location.path.clone(),

@@ -7,6 +7,7 @@ mod canary;
 mod config;
 mod cors;
 mod hash;
+mod names;
 mod paths;
 mod properties;
 mod redirects;

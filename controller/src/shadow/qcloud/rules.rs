@@ -51,6 +51,7 @@ impl Redirect {
             drop_query: false,
             location: None,
             rewritten: false,
+            www: false,
         }
     }
 }

@@ -44,7 +44,7 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "custom-http-errors",
         "default-backend",
         "affinity",
-        "from-to-www-redirect",
+        "mirror-target",
     ] {
         let refused = refused_for(&format!("nginx.ingress.kubernetes.io/{key}: \"x\""));
         assert_eq!(
