@@ -3,7 +3,7 @@
 //! difference.
 //!
 //! ```text
-//! Case { YAML, nginx servers, certificates } ─▶ pods web/api/solver/loud/slow, secure over TLS (namespace shop)
+//! Case { YAML, nginx servers, certificates } ─▶ pods web/api/solver/loud/slow/flaky, secure over TLS (namespace shop)
 //!   ├─ manifests (+ Services, TLS Secrets) ─▶ shunt serve --shadow-class nginx
 //!   └─ servers (+ upstreams, certificate files) ─▶ nginx
 //! each Probe ─▶ both ─▶ Seen ─diff─┐
@@ -81,6 +81,7 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
         .iter()
         .flat_map(|pod| mk_backend_service(NAMESPACE, &pod.name, None, &[pod]))
         .chain(mk_service_on_ports(NAMESPACE, "secure", None, &[secure.addr.port()]))
+        .chain(mk_backend_service(NAMESPACE, "mixed", None, &mixed(&pods)))
         .collect();
     let secrets: Vec<Value> = leaves
         .iter()
@@ -196,7 +197,8 @@ fn judge(entry: Option<&Value>, expected: &Verdict) -> Option<String> {
     (!met).then(|| format!("expected {wanted}, got {} {reasons:?}", entry["verdict"]))
 }
 
-/// The pods every case may route to: `web`, `api` and `solver` echo what they saw; `loud` also
+/// The pods every case may route to: `web`, `api` and `solver` echo what they saw, `flaky` too
+/// but with status 503 (`mixed` is it and `web`); `loud` also
 /// answers with the fields nginx's proxy hides by default (`Server`, `Date`, `X-Pad`,
 /// `X-Accel-*`) and one it passes (`X-Pod`); `slow` echoes after `?pause=MS` milliseconds.
 async fn start_pods() -> Vec<Backend> {
@@ -221,7 +223,13 @@ async fn start_pods() -> Vec<Backend> {
         }
         response
     });
+    let flaky = Backend::http1("flaky").handler(|request| async {
+        let mut response = echo("flaky".to_string(), request).await;
+        *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+        response
+    });
     vec![
+        flaky.start().await,
         Backend::start("web").await,
         Backend::start("api").await,
         Backend::start("solver").await,
@@ -239,5 +247,19 @@ fn upstreams(pods: &[Backend], secure: std::net::SocketAddr) -> String {
     };
     let mut text: String = pods.iter().map(|pod| upstream(&pod.name, pod.addr)).collect();
     text.push_str(&upstream("secure", secure));
+    let servers: String = mixed(pods)
+        .iter()
+        .map(|pod| format!("    server {};\n", pod.addr))
+        .collect();
+    text.push_str(&format!(
+        "upstream {NAMESPACE}-mixed-80 {{\n{servers}    keepalive 320;\n}}\n"
+    ));
     text
+}
+
+/// The Service `mixed`: `flaky` (always 503) and `web`, for the retry rules.
+fn mixed(pods: &[Backend]) -> Vec<&Backend> {
+    pods.iter()
+        .filter(|pod| pod.name == "flaky" || pod.name == "web")
+        .collect()
 }
