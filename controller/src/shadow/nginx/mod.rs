@@ -50,7 +50,7 @@ use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name};
 pub const PROFILE: &str = "nginx";
 
 /// What shunt assumes of ingress-nginx (its defaults, no ConfigMap keys set); `/shadow` lists it.
-pub const ASSUMED: [&str; 10] = [
+pub const ASSUMED: [&str; 11] = [
     "a ConfigMap key not set has ingress-nginx's default (config.go): ssl-redirect true, http-redirect-code 308, hsts true with max-age 31536000 and includeSubDomains, proxy-body-size 1m, use-forwarded-headers false, generate-request-id true, annotations-risk-level High, allow-snippet-annotations false",
     "ingress-nginx listens on 80 and 443 in its pod (X-Forwarded-Port), keeps upstream connections alive (no Connection field to the pod) and runs its default template",
     "pathType ImplementationSpecific (and a missing pathType) is Prefix, as internal/k8s/main.go converts it",
@@ -60,6 +60,7 @@ pub const ASSUMED: [&str; 10] = [
     "a request body is checked against proxy-body-size by its Content-Length; a chunked body over the limit gets 413 once it passes the limit, after the pod has seen its start (nginx buffers it first)",
     "nginx.ingress.kubernetes.io/* keys that change only buffering, logging, tracing or endpoint choice have no effect on the answer",
     "nginx.ingress.kubernetes.io/* keys no annotation parser of ingress-nginx v1.15 reads are ignored, as nginx ignores them (a host lists them under ignored)",
+    "a request body over 64 KiB already partly sent is not sent to another pod (shunt keeps the first 64 KiB for a resend; nginx buffers the whole body and would retry it under proxy-next-upstream)",
     "a pod behind backend-protocol HTTPS speaks TLS 1.2 or 1.3 with an AEAD cipher (shunt's TLS client), and shunt runs without --upstream-ca-bundle, so, as nginx, it checks neither the pod's certificate nor sends SNI",
 ];
 
