@@ -37,11 +37,16 @@ const NO_EFFECT: [&str; 12] = [
 
 /// Keys whose values match what shunt does when they hold ingress-nginx's default (and only then);
 /// the timeouts and retries are read as the annotations of the same names.
-const AT_DEFAULT: [(&str, &str); 4] = [
+/// `enable-real-ip: "true"` would take the caller's address from a field, and another
+/// `forwarded-for-header` names the field X-Original-Forwarded-For copies (nginx.tmpl
+/// `buildForwardedFor`): both stay refused.
+const AT_DEFAULT: [(&str, &str); 6] = [
     ("generate-request-id", "true"),
     ("server-tokens", "false"),
     ("use-forwarded-headers", "false"),
     ("enable-underscores-in-headers", "false"),
+    ("enable-real-ip", "false"),
+    ("forwarded-for-header", "X-Forwarded-For"),
 ];
 
 /// What happens to an Ingress carrying a `*-snippet` annotation (controller.go `CheckIngress`

@@ -86,7 +86,7 @@ pub(super) fn claim_host(
             && options.redirect.is_none()
         {
             // nginx's `rewrite ... break` to a URL ends the location with a 302 to it.
-            options.redirect = target.is_absolute().then(|| RedirectSpec {
+            options.redirect = target.is_absolute().then_some(RedirectSpec {
                 code: 302,
                 scheme: None,
                 host: None,
