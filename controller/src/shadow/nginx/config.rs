@@ -184,18 +184,10 @@ impl NginxConfig {
                 "proxy-read-timeout" => timeout(value).map(|s| config.timeouts.read = Some(s)),
                 "proxy-send-timeout" => timeout(value).map(|s| config.timeouts.send = Some(s)),
                 key if AT_DEFAULT.iter().any(|(k, default)| *k == key && *default == value) => Ok(()),
-                "proxy-next-upstream" => next_upstream::conditions(value)
-                    .map(|c| config.next_upstream.conditions = Some(c))
-                    .map_err(KeyRefusal::from),
-                "proxy-next-upstream-tries" => next_upstream::tries(value)
-                    .map(|t| config.next_upstream.tries = Some(t))
-                    .map_err(KeyRefusal::from),
-                "proxy-next-upstream-timeout" => next_upstream::timeout(value)
-                    .map(|t| config.next_upstream.timeout = Some(t))
-                    .map_err(KeyRefusal::from),
-                "retry-non-idempotent" => flag(value)
-                    .map(|on| config.retry_non_idempotent = on)
-                    .map_err(|_| Invalid),
+                "proxy-next-upstream"
+                | "proxy-next-upstream-tries"
+                | "proxy-next-upstream-timeout"
+                | "retry-non-idempotent" => config.retry_key(key, value),
                 key if NO_EFFECT.contains(&key) => Ok(()),
                 _ => Err(Unsupported),
             };
@@ -212,6 +204,20 @@ impl NginxConfig {
             (true, _) => SnippetPolicy::Run,
         };
         config
+    }
+}
+
+impl NginxConfig {
+    /// The retry keys, read as the annotations of the same names (`next_upstream.rs`).
+    fn retry_key(&mut self, key: &str, value: &str) -> Result<(), KeyRefusal> {
+        let rule = &mut self.next_upstream;
+        match key {
+            "proxy-next-upstream" => rule.conditions = Some(next_upstream::conditions(value)?),
+            "proxy-next-upstream-tries" => rule.tries = Some(next_upstream::tries(value)?),
+            "proxy-next-upstream-timeout" => rule.timeout = Some(next_upstream::timeout(value)?),
+            _ => self.retry_non_idempotent = flag(value).map_err(|_| Invalid)?,
+        }
+        Ok(())
     }
 }
 
