@@ -81,3 +81,19 @@ fn an_alias_covered_by_its_hosts_certificate_is_served_and_redirected_like_it() 
     assert_eq!(answer(&compiled, PLAIN, "other.example.com", "/x"), "shop/web:80");
     assert_eq!(verdict(&compiled, "other.example.com").listeners, ["http"]);
 }
+
+#[test]
+fn an_alias_gets_a_dns_rule_only_where_the_policy_lets_any_host_have_one() {
+    let alias = "nginx.ingress.kubernetes.io/server-alias: \"web.shop.svc.cluster.local, alias.example.com\"";
+    let compiled = compile_nginx(&[mk_ingress_on("a", alias, "a.example.com")]);
+    let served = crate::dns::served_hosts(&compiled.table);
+    let plan = crate::dns::DnsPolicy::new("cluster.local", Vec::new(), Vec::new()).plan(&served);
+    let rewritten: Vec<String> = plan.rewrite.iter().map(ToString::to_string).collect();
+    assert_eq!(rewritten, ["a.example.com", "alias.example.com"]);
+    let refused: Vec<String> = plan.refused.iter().map(|r| r.host.to_string()).collect();
+    assert_eq!(
+        refused,
+        ["web.shop.svc.cluster.local"],
+        "a cluster name is never captured"
+    );
+}
