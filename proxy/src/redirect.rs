@@ -21,6 +21,8 @@ pub fn to_https() -> RedirectSpec {
         drop_query: false,
         location: None,
         replace_prefix: None,
+        rewritten: false,
+        www: false,
     }
 }
 
@@ -38,14 +40,31 @@ pub fn to_https_trimmed(code: u16, authority: &str, target: &PathAndQuery) -> Re
 pub fn respond(redirect: &RedirectSpec, tls: bool, authority: &str, target: &PathAndQuery) -> Response<ResponseBody> {
     match &redirect.location {
         Some(fixed) => with_location(redirect.code, fixed),
+        None if redirect.www => with_location(redirect.code, &www_location(redirect, tls, target)),
         None => with_location(redirect.code, &location(redirect, tls, authority, target)),
     }
 }
 
+/// ingress-nginx's redirect server's `Location` (see [`RedirectSpec::www`]): its pod listens on
+/// 80 and 443, and writes the port whatever it is.
+fn www_location(redirect: &RedirectSpec, tls: bool, target: &PathAndQuery) -> String {
+    let scheme = if tls { Scheme::Https } else { Scheme::Http };
+    let host = redirect.host.as_deref().unwrap_or_default();
+    let target = target.as_str();
+    let target = target.strip_suffix('/').unwrap_or(target);
+    format!("{}://{host}:{}{target}", scheme.as_str(), scheme.default_port())
+}
+
 fn with_location(code: u16, location: &str) -> Response<ResponseBody> {
+    with_location_value(code, HeaderValue::from_str(location).ok())
+}
+
+/// A redirect to `location` (none when it could not be a field value), also for a `Location`
+/// made elsewhere (a rewrite to a URL).
+pub fn with_location_value(code: u16, location: Option<HeaderValue>) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::empty());
     *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
-    if let Ok(value) = HeaderValue::from_str(location) {
+    if let Some(value) = location {
         response.headers_mut().insert(header::LOCATION, value);
     }
     response
@@ -95,6 +114,8 @@ mod tests {
             drop_query: false,
             location: None,
             replace_prefix: None,
+            rewritten: false,
+            www: false,
         }
     }
 
@@ -136,6 +157,22 @@ mod tests {
             at(&odd_port, false, "a.example.com", "/p"),
             "http://b.example.com:8080/p"
         );
+    }
+
+    #[test]
+    fn the_www_redirect_writes_the_pods_port_and_drops_one_slash_ending_the_target() {
+        let mut www = mk_redirect(None, Some("www.example.com"), None, None);
+        www.www = true;
+        www.code = 308;
+        let cases = [
+            (false, "/", "http://www.example.com:80"),
+            (true, "/a/?q=1", "https://www.example.com:443/a/?q=1"),
+            (false, "/a/?q=/", "http://www.example.com:80/a/?q="),
+        ];
+        for (tls, target, expected) in cases {
+            let response = respond(&www, tls, "example.com:8080", &target.parse().expect("uri"));
+            assert_eq!(response.headers()[header::LOCATION], expected, "{target}");
+        }
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod error_pages;
 mod host;
 mod limits;
 mod matching;
+mod next_upstream;
 mod options;
 mod retry;
 mod rewrite;
@@ -46,6 +47,7 @@ pub use self::{
         BackendSplit, FieldCondition, HeaderEdits, MAX_CHOICES, MAX_CONDITIONS, MAX_EDITS, PathReplacement,
         PrefixReplacement, RequestConditions, SplitChoice, ValueMatch,
     },
+    next_upstream::NextUpstream,
     options::{
         BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,
     },

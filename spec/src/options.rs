@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::{
-    BackendSplit, CanarySpec, CorsSpec, ErrorPages, HashKey, HeaderEdits, PathReplacement, PrefixReplacement,
-    RateLimits, RequestConditions, RewriteTarget, UpstreamTimeouts,
+    BackendSplit, CanarySpec, CorsSpec, ErrorPages, HashKey, HeaderEdits, NextUpstream, PathReplacement,
+    PrefixReplacement, RateLimits, RequestConditions, RewriteTarget, UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".
@@ -83,6 +83,9 @@ pub struct RouteOptions {
     /// `error_pages.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_pages: Option<ErrorPages>,
+    /// The route's own retry rules (nginx's `proxy_next_upstream*`), instead of the proxy's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_upstream: Option<NextUpstream>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any
@@ -182,6 +185,17 @@ pub struct RedirectSpec {
     /// together with `path`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replace_prefix: Option<PrefixReplacement>,
+    /// `Location` is the route's rewrite (an absolute target, `RouteOptions::rewrite`) of the
+    /// request path, the query string appended: nginx's `rewrite` to an `http://` or `https://`
+    /// URL, which ends the location with a redirect.
+    #[serde(skip_serializing_if = "is_false")]
+    pub rewritten: bool,
+    /// ingress-nginx's redirect `server` of `from-to-www-redirect` (ngx_srv_redirect.lua):
+    /// `Location` is the request's scheme, `host`, the port ingress-nginx's pod listens on for
+    /// that scheme (80 or 443, always written) and the target as sent with one `/` at its end
+    /// removed.
+    #[serde(skip_serializing_if = "is_false")]
+    pub www: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

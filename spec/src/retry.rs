@@ -74,14 +74,20 @@ pub enum RetryReason {
     /// Reset or closed before any byte of a response (often a pooled connection the pod closed).
     StaleConnection,
     Timeout,
+    /// A response head that does not parse (a route's `invalid_header` rule).
+    InvalidHeader,
+    /// An answer whose status the route's rules retry (`http_503` and the like).
+    Status,
 }
 
 impl RetryReason {
-    pub const ALL: [RetryReason; 4] = [
+    pub const ALL: [RetryReason; 6] = [
         RetryReason::ConnectFailed,
         RetryReason::NeverProcessed,
         RetryReason::StaleConnection,
         RetryReason::Timeout,
+        RetryReason::InvalidHeader,
+        RetryReason::Status,
     ];
 
     /// The `reason` label of `shunt_upstream_retries`.
@@ -91,6 +97,8 @@ impl RetryReason {
             RetryReason::NeverProcessed => "never_processed",
             RetryReason::StaleConnection => "reset",
             RetryReason::Timeout => "timeout",
+            RetryReason::InvalidHeader => "invalid_header",
+            RetryReason::Status => "status",
         }
     }
 }
@@ -102,6 +110,8 @@ impl fmt::Display for RetryReason {
             RetryReason::NeverProcessed => "the pod did not process the request, retrying once",
             RetryReason::StaleConnection => "reset before any response byte, trying another endpoint",
             RetryReason::Timeout => "no response head in time, trying another endpoint",
+            RetryReason::InvalidHeader => "invalid response head, trying another endpoint",
+            RetryReason::Status => "the route retries this status, trying another endpoint",
         })
     }
 }

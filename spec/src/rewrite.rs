@@ -25,10 +25,14 @@ pub enum RewritePart {
     Group(usize),
 }
 
-/// The parts of a target: text and `$N` groups. A target must start with `/` and hold no `?`,
-/// `#`, whitespace or control character; a `$` must be followed by a digit 1-9.
-fn parse_target(target: &str) -> Result<Vec<RewritePart>, String> {
-    if !target.starts_with('/') {
+/// The parts of a target: text and `$N` groups. A target must start with `/` (or, `absolute`,
+/// with `http://` or `https://`) and hold no `?`, `#`, whitespace or control character; a `$`
+/// must be followed by a digit 1-9.
+fn parse_target(target: &str, absolute: bool) -> Result<Vec<RewritePart>, String> {
+    if absolute && !is_absolute(target) {
+        return Err(format!("target {target:?} does not start with http:// or https://"));
+    }
+    if !absolute && !target.starts_with('/') {
         return Err(format!("target {target:?} does not start with /"));
     }
     if let Some(bad) = target
@@ -75,13 +79,32 @@ impl RewriteTarget {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    /// A target that is a whole URL, `http://` or `https://` and the rest as a path target's:
+    /// nginx's `rewrite` answers it with a redirect instead of passing the request on.
+    pub fn parse_absolute(text: &str) -> Result<Self, InvalidRewriteTarget> {
+        let parts = parse_target(text, true).map_err(InvalidRewriteTarget)?;
+        Ok(RewriteTarget {
+            text: text.into(),
+            parts: parts.into(),
+        })
+    }
+
+    /// Whether the target is a whole URL ([`RewriteTarget::parse_absolute`]).
+    pub fn is_absolute(&self) -> bool {
+        is_absolute(&self.text)
+    }
+}
+
+fn is_absolute(text: &str) -> bool {
+    text.starts_with("http://") || text.starts_with("https://")
 }
 
 impl FromStr for RewriteTarget {
     type Err = InvalidRewriteTarget;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let parts = parse_target(text).map_err(InvalidRewriteTarget)?;
+        let parts = parse_target(text, false).map_err(InvalidRewriteTarget)?;
         Ok(RewriteTarget {
             text: text.into(),
             parts: parts.into(),

@@ -31,5 +31,6 @@ mod rate_limits;
 mod redirects;
 mod refused;
 mod regex;
+mod retries;
 mod timeouts;
 mod tls;

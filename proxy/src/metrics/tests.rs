@@ -175,6 +175,8 @@ fn a_redirect_counts_for_its_route_and_no_backend() {
         drop_query: false,
         location: None,
         replace_prefix: None,
+        rewritten: false,
+        www: false,
     });
     publisher.publish(spec);
     serve_one(&publisher, "old");

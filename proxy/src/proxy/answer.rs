@@ -118,6 +118,16 @@ fn redirect(route: &Route, request: &Request<'_>) -> Option<Response<ResponseBod
         return Some(response);
     }
     let redirect = route.redirect.as_ref()?;
+    if redirect.rewritten {
+        // nginx's `rewrite` matches the normalised path ($uri) and appends the query as sent.
+        let path = request
+            .normalized
+            .or(req.uri().path_and_query())
+            .unwrap_or(&root)
+            .path();
+        let location = route.rules.rewrite.as_ref()?.location(path, req.uri().query())?;
+        return Some(redirect::with_location_value(redirect.code, Some(location)));
+    }
     let target = req.uri().path_and_query().unwrap_or(&root);
     Some(redirect::respond(redirect, tls, host, target))
 }

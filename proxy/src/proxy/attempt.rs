@@ -14,7 +14,7 @@ use http::{Response, uri::PathAndQuery};
 use tracing::debug;
 
 use super::{
-    Inner,
+    Inner, ProxyOptions,
     access_log::Outcome,
     prepare,
     prepare::Prepared,
@@ -27,7 +27,10 @@ use crate::{
     error::ProxyError,
     response_body::ResponseBody,
     routes::{HeaderEdits, Route, Split, SplitTarget, normalize_host},
-    upstream::{Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Upstream, UpstreamClients, UpstreamError},
+    upstream::{
+        Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Upstream, UpstreamBody, UpstreamClients,
+        UpstreamError,
+    },
 };
 
 /// A split's share for one request: its backend's upstream and its own header edits.
@@ -81,12 +84,14 @@ pub(super) async fn attempt_on(
     // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
     // read from the route where used, so the loop holds no copy across its awaits.
     let timeouts = || route.rules.timeouts;
+    let rule = route.rules.next_upstream.as_deref();
     let mut retries = Retries::new(
         &options.retry,
         options.connect_attempts,
         &prepared.method,
         &prepared.headers,
-    );
+    )
+    .under(rule, &prepared.method);
     loop {
         // Endpoints failed on are avoided; when none is left, any but the unreachable ones.
         let hashed = key.and_then(|key| upstream.pick_hashed(key, retries.tried()));
@@ -127,6 +132,14 @@ pub(super) async fn attempt_on(
                 upstream.stats.observe_latency((answered - sent).as_secs_f64());
                 let failed = options.retry.outlier.count_5xx && response.status().is_server_error();
                 upstream.record_try(index, failed, &options.retry.outlier);
+                if rule.is_some()
+                    && let Some(next) =
+                        dropped_for_another_try(&mut retries, upstream, index, &response, prepared, route, options)
+                {
+                    debug!(endpoint = %endpoint.addr, backend = %upstream.id, status = %response.status(), "Retrying: {}", retry::Why::Status);
+                    body = next;
+                    continue;
+                }
                 let client = (prepared.client_upgrade.take(), prepared.accepts_trailers);
                 let ours = (timeouts().map(|t| t.read), edits);
                 return Ok(respond::respond(response, guard, client, ours, &options.tunnels));
@@ -164,6 +177,21 @@ fn response_edits<'r>(route: &'r Route, drawn: Option<Drawn<'r>>) -> ResponseEdi
         route.rules.response_headers.as_deref(),
         drawn.and_then(|drawn| drawn.target.response_headers.as_ref()),
     ]
+}
+
+/// The body for another try when the route's rules retry this answer's status (nginx's
+/// `proxy_next_upstream http_503` and the like); the answer is then dropped unread.
+fn dropped_for_another_try(
+    retries: &mut Retries<'_>,
+    upstream: &Upstream,
+    index: usize,
+    response: &Response<UpstreamBody>,
+    prepared: &Prepared,
+    route: &Route,
+    options: &ProxyOptions,
+) -> Option<RequestBody> {
+    let replay = || prepare::replay(&prepared.slot, route, options);
+    retry::on_status(retries, upstream, index, response.status(), replay)
 }
 
 /// Where a request of a route with a canary or hash key goes, from the request as it came.

@@ -16,6 +16,8 @@
 //! the request body again; a body already sent past what was kept
 //! cannot be. A response head ends the tries: nothing is retried once the client may have a byte.
 //! A failure that is the pod's counts towards its ejection ([`crate::upstream::health`]).
+//!
+//! A route with its own rules (nginx's `proxy_next_upstream*`) is decided by `rule.rs` instead.
 use std::{error::Error as StdError, io, time::Instant};
 
 use h2::Reason;
@@ -25,8 +27,11 @@ use crate::upstream::{Upstream, UpstreamError, chain_has, h1::H1Error};
 use crate::{
     body::{RequestBody, RequestBodyError},
     error::ProxyError,
-    spec::RetryPolicy,
+    spec::{NextUpstream, RetryPolicy},
 };
+
+mod rule;
+pub use rule::on_status;
 
 /// Why a failed try is sent again (the contract's word, also a metric label).
 pub use crate::spec::RetryReason as Why;
@@ -58,6 +63,8 @@ pub struct Retries<'a> {
     never_processed: bool,
     /// Tries sent so far, the first included.
     attempts: u32,
+    /// The route's own rules, which replace all of the above but the endpoints tried.
+    ruled: Option<rule::Ruled<'a>>,
 }
 
 /// Decides what a failed try leads to; `replay` gives the body for another try, or `None` when
@@ -95,8 +102,9 @@ pub fn classify(
     }
     retries.tried.push(endpoint);
     // A failed connect sent nothing, so its retry adds no load to any pod: outside the budget.
+    let unbudgeted = |why: Why| why == Why::ConnectFailed || retries.ruled.is_some();
     if let Some(why) = why
-        && (why == Why::ConnectFailed || upstream.budget.withdraw(Instant::now(), &retries.policy.budget))
+        && (unbudgeted(why) || upstream.budget.withdraw(Instant::now(), &retries.policy.budget))
         && let Some(body) = replay()
     {
         retries.took(why);
@@ -147,7 +155,14 @@ impl<'a> Retries<'a> {
             left: if idempotent { policy.retries } else { 0 },
             never_processed: true,
             attempts: 1,
+            ruled: None,
         }
+    }
+
+    /// The request follows the route's `rule` instead of the proxy's retries.
+    pub fn under(mut self, rule: Option<&'a NextUpstream>, method: &Method) -> Self {
+        self.ruled = rule.map(|rule| rule::Ruled::new(rule, method));
+        self
     }
 
     /// Endpoints this request failed on, for the next pick to avoid.
@@ -167,6 +182,9 @@ impl<'a> Retries<'a> {
 
     /// Why `error` may be retried under this request's rules, before the budget is asked.
     fn reason(&mut self, error: &UpstreamError, endpoint: usize, endpoints: usize) -> Option<Why> {
+        if self.ruled.is_some() {
+            return self.ruled_reason(error, endpoint);
+        }
         if error.is_connect() {
             self.unreachable.push(endpoint);
             let more = self.unreachable.len() < self.connect_attempts.min(endpoints);
@@ -192,8 +210,11 @@ impl<'a> Retries<'a> {
     /// Counts a retry granted for `why`.
     fn took(&mut self, why: Why) {
         self.attempts += 1;
+        if self.ruled.is_some() {
+            return;
+        }
         match why {
-            Why::ConnectFailed => {}
+            Why::ConnectFailed | Why::InvalidHeader | Why::Status => {}
             Why::NeverProcessed => self.never_processed = false,
             Why::StaleConnection | Why::Timeout => self.left -= 1,
         }

@@ -147,6 +147,8 @@ fn arb_path() -> impl Strategy<Value = PathSpec> {
                     drop_query: false,
                     location: None,
                     replace_prefix: None,
+                    rewritten: false,
+                    www: false,
                 }),
                 client_protocol_header: header.map(str::to_string),
                 ..RouteOptions::default()

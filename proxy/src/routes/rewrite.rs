@@ -40,6 +40,28 @@ impl Rewrite {
     /// The rewritten path and the request's query, or `None` when the pattern does not match
     /// (the request goes on unchanged).
     pub fn apply(&self, path: &str, query: Option<&str>) -> Option<PathAndQuery> {
+        let mut out = self.substitute(path)?;
+        if let Some(query) = query {
+            out.push(b'?');
+            out.extend_from_slice(query.as_bytes());
+        }
+        PathAndQuery::from_maybe_shared(bytes::Bytes::from(out)).ok()
+    }
+
+    /// The redirect's `Location` for an absolute target: the target with the groups of the
+    /// path's match, then `?` and the query string unless it is empty (nginx appends `r->args`
+    /// when the target holds no `?`). `None` when the pattern does not match.
+    pub fn location(&self, path: &str, query: Option<&str>) -> Option<HeaderValue> {
+        let mut out = self.substitute(path)?;
+        if let Some(query) = query.filter(|query| !query.is_empty()) {
+            out.push(b'?');
+            out.extend_from_slice(query.as_bytes());
+        }
+        HeaderValue::from_maybe_shared(bytes::Bytes::from(out)).ok()
+    }
+
+    /// The target with `$1`..`$9` replaced by the groups of the pattern's first match in `path`.
+    fn substitute(&self, path: &str) -> Option<Vec<u8>> {
         let captures = self.regex.captures(path.as_bytes())?;
         let mut out = Vec::with_capacity(path.len() + 16);
         for part in &self.target {
@@ -52,11 +74,7 @@ impl Rewrite {
                 }
             }
         }
-        if let Some(query) = query {
-            out.push(b'?');
-            out.extend_from_slice(query.as_bytes());
-        }
-        PathAndQuery::from_maybe_shared(bytes::Bytes::from(out)).ok()
+        Some(out)
     }
 
     pub fn forwarded_prefix(&self) -> Option<&HeaderValue> {

@@ -10,7 +10,7 @@ use crate::{
     cors::Cors,
     limits::{Limiter, limiter_for},
     spec::{
-        BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, PathReplacement, RouteOptions, SourceRanges,
+        BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, NextUpstream, PathReplacement, RouteOptions, SourceRanges,
         UpstreamTimeouts,
     },
     upstream::RouteBalance,
@@ -51,6 +51,8 @@ pub struct RouteRules {
     pub split: Option<Arc<Split>>,
     /// Custom error pages (set by the table build, which has the error backend's upstream).
     pub error_pages: Option<Arc<ErrorRoute>>,
+    /// The route's own retry rules, instead of the proxy's.
+    pub next_upstream: Option<Arc<NextUpstream>>,
 }
 
 impl RouteRules {
@@ -82,6 +84,14 @@ impl RouteRules {
                 .map(|spec| HeaderEdits::new(spec, what).map(Arc::new))
                 .transpose()
         };
+        // An absolute target is answered as a redirect, never sent to a pod as a path.
+        let absolute = options
+            .rewrite
+            .as_ref()
+            .is_some_and(|rewrite| rewrite.target.is_absolute());
+        if absolute != options.redirect.as_ref().is_some_and(|redirect| redirect.rewritten) {
+            return Err("a rewrite to a URL needs a redirect of its rewrite, and only it".to_string());
+        }
         Ok(RouteRules {
             forwarding: options.forwarding,
             body_limit: options.body_limit,
@@ -107,6 +117,7 @@ impl RouteRules {
             path_replacement: options.path_replacement.clone().map(Arc::new),
             split: None,
             error_pages: None,
+            next_upstream: options.next_upstream.clone().map(Arc::new),
         })
     }
 

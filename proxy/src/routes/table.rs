@@ -752,6 +752,8 @@ fn slash_redirect(route: &Arc<Route>, path: &PathSpec, parts: &mut Parts<'_, imp
             drop_query: false,
             location: None,
             replace_prefix: None,
+            rewritten: false,
+            www: false,
         }),
         client_protocol_header: None,
         rules: route.rules.clone(),

@@ -14,3 +14,20 @@ fn targets_nginx_would_read_as_variables_or_that_leave_the_path_are_refused() {
         ]
     );
 }
+
+#[test]
+fn an_absolute_target_is_a_url_with_groups_and_never_a_path_target() {
+    let url = RewriteTarget::parse_absolute("https://docs.example.com/$1").expect("valid");
+    assert!(url.is_absolute());
+    assert_eq!(
+        url.parts(),
+        [
+            RewritePart::Text("https://docs.example.com/".into()),
+            RewritePart::Group(1)
+        ]
+    );
+    for bad in ["/a", "ftp://x/", "https://x/a?b", "https://$host/"] {
+        assert!(RewriteTarget::parse_absolute(bad).is_err(), "{bad}");
+    }
+    assert!(!"/a".parse::<RewriteTarget>().expect("valid").is_absolute());
+}

@@ -3,7 +3,7 @@
 //! difference.
 //!
 //! ```text
-//! Case { YAML, nginx servers, certificates } ─▶ pods web/api/solver/loud/slow, secure over TLS (namespace shop)
+//! Case { YAML, nginx servers, certificates } ─▶ pods web/api/solver/loud/slow/flaky, secure over TLS (namespace shop)
 //!   ├─ manifests (+ Services, TLS Secrets) ─▶ shunt serve --shadow-class nginx
 //!   └─ servers (+ upstreams, certificate files) ─▶ nginx
 //! each Probe ─▶ both ─▶ Seen ─diff─┐
@@ -92,6 +92,7 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
         .chain(mk_service_on_ports(NAMESPACE, "down", None, &[down.port()]))
         // `empty`: a Service without endpoints.
         .chain(mk_service_on_ports(NAMESPACE, "empty", None, &[]))
+        .chain(mk_backend_service(NAMESPACE, "mixed", None, &mixed(&pods)))
         .collect();
     let secrets: Vec<Value> = leaves
         .iter()
@@ -211,7 +212,8 @@ fn judge(entry: Option<&Value>, expected: &Verdict) -> Option<String> {
     (!met).then(|| format!("expected {wanted}, got {} {reasons:?}", entry["verdict"]))
 }
 
-/// The pods every case may route to: `web`, `api` and `solver` echo what they saw; `loud` also
+/// The pods every case may route to: `web`, `api` and `solver` echo what they saw, `flaky` too
+/// but with status 503 (`mixed` is it and `web`); `loud` also
 /// answers with the fields nginx's proxy hides by default (`Server`, `Date`, `X-Pad`,
 /// `X-Accel-*`) and one it passes (`X-Pod`); `slow` echoes after `?pause=MS` milliseconds;
 /// `fails` echoes with the status `?status=NNN` asks for; `errors` is an error backend: it
@@ -237,6 +239,11 @@ async fn start_pods() -> Vec<Backend> {
         ] {
             headers.insert(name, HeaderValue::from_static(value));
         }
+        response
+    });
+    let flaky = Backend::http1("flaky").handler(|request| async {
+        let mut response = echo("flaky".to_string(), request).await;
+        *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
         response
     });
     let fails = Backend::http1("fails").handler(|request| async {
@@ -267,6 +274,7 @@ async fn start_pods() -> Vec<Backend> {
         )
     });
     vec![
+        flaky.start().await,
         fails.start().await,
         errors.start().await,
         Backend::start("web").await,
@@ -287,5 +295,19 @@ fn upstreams(pods: &[Backend], secure: std::net::SocketAddr, down: std::net::Soc
     let mut text: String = pods.iter().map(|pod| upstream(&pod.name, pod.addr)).collect();
     text.push_str(&upstream("secure", secure));
     text.push_str(&upstream("down", down));
+    let servers: String = mixed(pods)
+        .iter()
+        .map(|pod| format!("    server {};\n", pod.addr))
+        .collect();
+    text.push_str(&format!(
+        "upstream {NAMESPACE}-mixed-80 {{\n{servers}    keepalive 320;\n}}\n"
+    ));
     text
+}
+
+/// The Service `mixed`: `flaky` (always 503) and `web`, for the retry rules.
+fn mixed(pods: &[Backend]) -> Vec<&Backend> {
+    pods.iter()
+        .filter(|pod| pod.name == "flaky" || pod.name == "web")
+        .collect()
 }

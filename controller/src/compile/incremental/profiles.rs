@@ -533,7 +533,7 @@ fn groups<'s>(profiles: &Profiles, selected: Vec<Selected<'s>>) -> Vec<Vec<Selec
 }
 
 /// The host keys an Ingress names: its rules' hosts (`""` for a rule without one, or a default
-/// backend) and its `spec.tls` hosts. Every host its profile claims or gives a verdict for
+/// backend), its `spec.tls` hosts and the names the nginx profile adds. Every host its profile claims or gives a verdict for
 /// has one of these keys.
 fn ingress_host_keys(ingress: &Ingress) -> BTreeSet<String> {
     let Some(spec) = ingress.spec.as_ref() else {
@@ -546,6 +546,12 @@ fn ingress_host_keys(ingress: &Ingress) -> BTreeSet<String> {
         .map(|rule| rule.host.as_deref().unwrap_or_default());
     let tls = spec.tls.iter().flatten().flat_map(|entry| entry.hosts.iter().flatten());
     let mut keys: BTreeSet<String> = rules.chain(tls.map(String::as_str)).map(host_key).collect();
+    // The nginx profile's aliases and `from-to-www-redirect` names are hosts it serves too.
+    keys.extend(
+        crate::shadow::nginx::extra_names(ingress)
+            .iter()
+            .map(|name| host_key(name)),
+    );
     if spec.default_backend.is_some() {
         keys.insert(String::new());
     }

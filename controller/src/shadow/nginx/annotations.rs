@@ -6,13 +6,14 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamProtocol, defaults};
+use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamProtocol};
 
 use super::{
     canary::CanaryKeys,
     cors::CorsKeys,
     errors::{ErrorAnnotations, ErrorKeys},
     limits::{LimitKeys, LimitStatus},
+    next_upstream::{self, NextUpstreamKeys},
     source_ranges::RangeList,
     timeouts::{TimeoutSeconds, seconds},
 };
@@ -37,21 +38,6 @@ pub const NO_EFFECT: [&str; 13] = [
     "service-upstream",
 ];
 
-/// `proxy-next-upstream*` at ingress-nginx's defaults, as annotations or ConfigMap keys of the
-/// same names, which are shunt's own ([`defaults`]): retries of idempotent requests after an
-/// error or a timeout, three tries in all, as shunt's `--retries 2`; no time limit on the tries.
-/// Any other value is refused. (The connect, read and send timeouts take any value:
-/// `timeouts.rs`.)
-fn proxy_default(name: &str) -> Option<String> {
-    Some(match name {
-        "proxy-next-upstream" => "error timeout".to_string(),
-        "proxy-next-upstream-tries" => (defaults::RETRIES + 1).to_string(),
-        // nginx's "no limit".
-        "proxy-next-upstream-timeout" => "0".to_string(),
-        _ => return None,
-    })
-}
-
 /// What one Ingress's annotations ask of its routes, and the keys its hosts are refused for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NginxAnnotations {
@@ -70,6 +56,8 @@ pub struct NginxAnnotations {
     pub redirect: Option<FixedRedirect>,
     /// `app-root`: a request for `/` on the Ingress's hosts is redirected here (302).
     pub app_root: Option<String>,
+    /// `from-to-www-redirect: "true"`: the other name of each host redirects to it (`www.rs`).
+    pub from_to_www: bool,
     /// `use-regex: "true"`: the Ingress's paths are regular expressions.
     pub use_regex: bool,
     /// `rewrite-target`: the path the pod sees, `$1`..`$9` from the location's match.
@@ -89,6 +77,8 @@ pub struct NginxAnnotations {
     /// `proxy-connect-timeout`, `proxy-read-timeout`, `proxy-send-timeout`: `None` keeps the
     /// ConfigMap's.
     pub timeouts: TimeoutSeconds,
+    /// `proxy-next-upstream`, `-tries`, `-timeout`: unset ones keep the ConfigMap's.
+    pub next_upstream: NextUpstreamKeys,
     /// `enable-cors` and the `cors-*` keys (see `cors.rs`).
     pub cors: Option<CorsSpec>,
     /// `limit-rps`, `limit-rpm`, `limit-connections` (see `limits.rs`), answered with 503 until
@@ -217,12 +207,17 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         "app-root" => parsed.app_root = app_root(value)?,
         "upstream-hash-by" => parsed.hash = super::hash::key(value)?,
         "use-regex" => parsed.use_regex = flag(value)?,
+        "from-to-www-redirect" => parsed.from_to_www = flag(value)?,
+        // Checked here; the aliases themselves are read before the compile (`alias::of`).
+        "server-alias" => drop(super::alias::parse(value)?),
         "rewrite-target" => parsed.rewrite_target = rewrite_target(value)?,
         "x-forwarded-prefix" => parsed.forwarded_prefix = Some(forwarded_prefix(value)?),
         "proxy-connect-timeout" => parsed.timeouts.connect = Some(seconds(value)?),
         "proxy-read-timeout" => parsed.timeouts.read = Some(seconds(value)?),
         "proxy-send-timeout" => parsed.timeouts.send = Some(seconds(value)?),
-        name if at_default(name, value) => {}
+        "proxy-next-upstream" => parsed.next_upstream.conditions = Some(next_upstream::conditions(value)?),
+        "proxy-next-upstream-tries" => parsed.next_upstream.tries = Some(next_upstream::tries(value)?),
+        "proxy-next-upstream-timeout" => parsed.next_upstream.timeout = Some(next_upstream::timeout(value)?),
         // Only 1.1 is what shunt speaks upstream; 1.0 closes every connection and changes framing.
         "proxy-http-version" if value.trim() == "1.1" => {}
         "allowlist-source-range" => parsed.allow_ranges = ranges(value, false)?,
@@ -231,11 +226,6 @@ fn apply(parsed: &mut NginxAnnotations, name: &str, value: &str) -> Result<(), R
         _ => return Err(Refusal::Unsupported),
     }
     Ok(())
-}
-
-/// Whether `name` is one of [`proxy_default`]'s keys at its default value (surrounding blanks aside).
-pub(super) fn at_default(name: &str, value: &str) -> bool {
-    proxy_default(name).is_some_and(|default| value.trim() == default)
 }
 
 /// ingress-nginx parses booleans with Go's `strconv.ParseBool`
@@ -324,7 +314,8 @@ fn path_with_capture(value: &str) -> bool {
 }
 
 /// `rewrite-target`: what nginx's `rewrite` writes; `$` other than before a group number would be
-/// an nginx variable, and a target without a leading `/` no path.
+/// an nginx variable, and a target without a leading `/` no path. A target starting with
+/// `http://` or `https://` makes nginx's `rewrite` answer a 302 to it instead.
 fn rewrite_target(value: &str) -> Result<Option<RewriteTarget>, Refusal> {
     if value.is_empty() {
         return Ok(None);
@@ -332,7 +323,12 @@ fn rewrite_target(value: &str) -> Result<Option<RewriteTarget>, Refusal> {
     if !path_with_capture(value) {
         return Err(Refusal::Invalid);
     }
-    value.parse().map(Some).map_err(|_| Refusal::Unsupported)
+    let parsed = if value.starts_with("http://") || value.starts_with("https://") {
+        RewriteTarget::parse_absolute(value)
+    } else {
+        value.parse()
+    };
+    parsed.map(Some).map_err(|_| Refusal::Unsupported)
 }
 
 /// `x-forwarded-prefix`: quoted into `proxy_set_header X-Forwarded-Prefix "..."`.

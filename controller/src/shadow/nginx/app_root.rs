@@ -84,6 +84,8 @@ fn options(app_root: &str, config: &NginxConfig) -> RouteOptions {
             drop_query: true,
             location: None,
             replace_prefix: None,
+            rewritten: false,
+            www: false,
         }),
         ..RouteOptions::default()
     }

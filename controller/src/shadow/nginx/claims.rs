@@ -201,6 +201,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
             limits
         }),
         timeouts: annotations.timeouts.or(config.timeouts).route(),
+        next_upstream: (annotations.next_upstream.or(&config.next_upstream)).rule(config.retry_non_idempotent),
         redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {
             code: fixed.code,
             scheme: None,
@@ -210,6 +211,8 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
             drop_query: true,
             location: Some(fixed.url.clone()),
             replace_prefix: None,
+            rewritten: false,
+            www: false,
         }),
         ..RouteOptions::default()
     }

@@ -8,9 +8,10 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use shunt_spec::BodyLimit;
 
 use super::{
-    annotations::{Refusal, at_default, body_size, flag},
+    annotations::{Refusal, body_size, flag},
     errors::GlobalErrors,
     limits::{LimitStatus, status_code},
+    next_upstream::{self, NextUpstreamKeys},
     timeouts::TimeoutSeconds,
 };
 
@@ -36,12 +37,17 @@ const NO_EFFECT: [&str; 12] = [
 ];
 
 /// Keys whose values match what shunt does when they hold ingress-nginx's default (and only then);
-/// the timeouts and retries are the annotations' (`annotations::at_default`).
-const AT_DEFAULT: [(&str, &str); 4] = [
+/// the timeouts and retries are read as the annotations of the same names.
+/// `enable-real-ip: "true"` would take the caller's address from a field, and another
+/// `forwarded-for-header` names the field X-Original-Forwarded-For copies (nginx.tmpl
+/// `buildForwardedFor`): both stay refused.
+const AT_DEFAULT: [(&str, &str); 6] = [
     ("generate-request-id", "true"),
     ("server-tokens", "false"),
     ("use-forwarded-headers", "false"),
     ("enable-underscores-in-headers", "false"),
+    ("enable-real-ip", "false"),
+    ("forwarded-for-header", "X-Forwarded-For"),
 ];
 
 /// What happens to an Ingress carrying a `*-snippet` annotation (controller.go `CheckIngress`
@@ -77,6 +83,10 @@ pub struct NginxConfig {
     pub no_tls_redirect: Vec<String>,
     /// `proxy-connect-timeout`, `proxy-read-timeout`, `proxy-send-timeout` (5, 60 and 60 s).
     pub timeouts: TimeoutSeconds,
+    /// `proxy-next-upstream`, `-tries`, `-timeout` (`error timeout`, 3, 0), under the annotations.
+    pub next_upstream: NextUpstreamKeys,
+    /// `retry-non-idempotent` (false): POST, LOCK and PATCH go to another pod too.
+    pub retry_non_idempotent: bool,
     /// `UnsupportedConfigMapKey: KEY` or `InvalidConfigMapKey: KEY`, for every host.
     pub refusals: Vec<String>,
     /// `limit-req-status-code`, `limit-conn-status-code` (503).
@@ -98,6 +108,8 @@ impl Default for NginxConfig {
             snippets: SnippetPolicy::RejectIngress,
             no_tls_redirect: vec!["/.well-known/acme-challenge".to_string()],
             timeouts: TimeoutSeconds::default(),
+            next_upstream: NextUpstreamKeys::default(),
+            retry_non_idempotent: false,
             refusals: Vec::new(),
             limit_status: LimitStatus::default(),
             errors: GlobalErrors::default(),
@@ -170,14 +182,19 @@ impl NginxConfig {
                 "limit-conn-status-code" => status_code(value)
                     .map(|code| config.limit_status.connections = code)
                     .ok_or(Invalid),
-                "custom-http-errors" | "disable-proxy-intercept-errors" => config.errors.set(key, value).map_err(from),
+                "custom-http-errors" | "disable-proxy-intercept-errors" => {
+                    config.errors.set(key, value).map_err(KeyRefusal::from)
+                }
                 // The key limits count by: the caller's address is the only one reproduced.
                 "limit-conn-zone-variable" if value == "$binary_remote_addr" => Ok(()),
                 "proxy-connect-timeout" => timeout(value).map(|s| config.timeouts.connect = Some(s)),
                 "proxy-read-timeout" => timeout(value).map(|s| config.timeouts.read = Some(s)),
                 "proxy-send-timeout" => timeout(value).map(|s| config.timeouts.send = Some(s)),
                 key if AT_DEFAULT.iter().any(|(k, default)| *k == key && *default == value) => Ok(()),
-                key if at_default(key, value) => Ok(()),
+                "proxy-next-upstream"
+                | "proxy-next-upstream-tries"
+                | "proxy-next-upstream-timeout"
+                | "retry-non-idempotent" => config.retry_key(key, value),
                 key if NO_EFFECT.contains(&key) => Ok(()),
                 _ => Err(Unsupported),
             };
@@ -197,6 +214,20 @@ impl NginxConfig {
     }
 }
 
+impl NginxConfig {
+    /// The retry keys, read as the annotations of the same names (`next_upstream.rs`).
+    fn retry_key(&mut self, key: &str, value: &str) -> Result<(), KeyRefusal> {
+        let rule = &mut self.next_upstream;
+        match key {
+            "proxy-next-upstream" => rule.conditions = Some(next_upstream::conditions(value)?),
+            "proxy-next-upstream-tries" => rule.tries = Some(next_upstream::tries(value)?),
+            "proxy-next-upstream-timeout" => rule.timeout = Some(next_upstream::timeout(value)?),
+            _ => self.retry_non_idempotent = flag(value).map_err(|_| Invalid)?,
+        }
+        Ok(())
+    }
+}
+
 /// Why a ConfigMap key refuses every host.
 enum KeyRefusal {
     Invalid,
@@ -204,16 +235,17 @@ enum KeyRefusal {
 }
 use KeyRefusal::{Invalid, Unsupported};
 
-fn timeout(value: &str) -> Result<u32, KeyRefusal> {
-    super::timeouts::seconds(value).map_err(from)
+impl From<Refusal> for KeyRefusal {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::Invalid => Invalid,
+            Refusal::Unsupported => Unsupported,
+        }
+    }
 }
 
-/// An annotation parser's refusal, of a ConfigMap key.
-fn from(refusal: Refusal) -> KeyRefusal {
-    match refusal {
-        Refusal::Invalid => Invalid,
-        Refusal::Unsupported => Unsupported,
-    }
+fn timeout(value: &str) -> Result<u32, KeyRefusal> {
+    super::timeouts::seconds(value).map_err(KeyRefusal::from)
 }
 
 /// `http-redirect-code`: ingress-nginx takes 301, 302, 307 and 308 and keeps 308 for anything

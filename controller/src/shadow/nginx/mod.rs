@@ -13,6 +13,7 @@
 //! the Ingress spec does: claims go into the table like shunt's own, oldest Ingress first
 //! (ingress-nginx sorts by creation time too, `internal/ingress/controller/store`).
 
+mod alias;
 pub mod annotations;
 mod app_root;
 mod canary;
@@ -23,10 +24,12 @@ mod errors;
 mod hash;
 mod keys;
 mod limits;
+mod next_upstream;
 mod paths;
 mod regex;
 mod source_ranges;
 mod timeouts;
+mod www;
 
 #[cfg(test)]
 mod tests;
@@ -48,7 +51,7 @@ use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name};
 pub const PROFILE: &str = "nginx";
 
 /// What shunt assumes of ingress-nginx (its defaults, no ConfigMap keys set); `/shadow` lists it.
-pub const ASSUMED: [&str; 10] = [
+pub const ASSUMED: [&str; 11] = [
     "a ConfigMap key not set has ingress-nginx's default (config.go): ssl-redirect true, http-redirect-code 308, hsts true with max-age 31536000 and includeSubDomains, proxy-body-size 1m, use-forwarded-headers false, generate-request-id true, annotations-risk-level High, allow-snippet-annotations false",
     "ingress-nginx listens on 80 and 443 in its pod (X-Forwarded-Port), keeps upstream connections alive (no Connection field to the pod) and runs its default template",
     "pathType ImplementationSpecific (and a missing pathType) is Prefix, as internal/k8s/main.go converts it",
@@ -58,6 +61,7 @@ pub const ASSUMED: [&str; 10] = [
     "a request body is checked against proxy-body-size by its Content-Length; a chunked body over the limit gets 413 once it passes the limit, after the pod has seen its start (nginx buffers it first)",
     "nginx.ingress.kubernetes.io/* keys that change only buffering, logging, tracing or endpoint choice have no effect on the answer",
     "nginx.ingress.kubernetes.io/* keys no annotation parser of ingress-nginx v1.15 reads are ignored, as nginx ignores them (a host lists them under ignored)",
+    "a request body over 64 KiB already partly sent is not sent to another pod (shunt keeps the first 64 KiB for a resend; nginx buffers the whole body and would retry it under proxy-next-upstream)",
     "a pod behind backend-protocol HTTPS speaks TLS 1.2 or 1.3 with an AEAD cipher (shunt's TLS client), and shunt runs without --upstream-ca-bundle, so, as nginx, it checks neither the pod's certificate nor sends SNI",
 ];
 
@@ -118,6 +122,12 @@ fn compile(
     certificates: &mut TlsBuilder<'_>,
     (config, default_backend): (&NginxConfig, Option<&(String, String)>),
 ) -> Verdicts {
+    // Aliases are decided on the Ingresses as written; each then serves its host's rules.
+    let aliases = aliases(ingresses);
+    let widened: Vec<Option<Ingress>> = ingresses.iter().map(|i| alias::widened(i, &aliases)).collect();
+    let ingresses: Vec<&Ingress> = (ingresses.iter().zip(&widened))
+        .map(|(ingress, widened)| widened.as_ref().unwrap_or(ingress))
+        .collect();
     let mut all: Vec<Nginx<'_>> = Vec::with_capacity(ingresses.len());
     let mut skipped = Vec::new();
     for ingress in ingresses {
@@ -133,7 +143,16 @@ fn compile(
     for nginx in &nginxes {
         certificates.ingress(nginx.ingress, &mut sink.diagnostics);
     }
-    let tls_hosts = certificate_hosts(&nginxes);
+    let mut tls_hosts = certificate_hosts(&nginxes);
+    // An alias has its host's certificate where it covers the alias (nginx.go, `configureCertificates`).
+    for (host, names) in &aliases {
+        for name in names {
+            let matched = crate::compile::parse_host(name);
+            if matched.is_ok_and(|matched| alias::bind_like(&nginxes, host, &matched, certificates)) {
+                tls_hosts.insert(name.clone());
+            }
+        }
+    }
     // A Secret shunt cannot serve is one ingress-nginx cannot either: it answers with its default
     // certificate and does not redirect (lua_ingress.lua, `certificate_configured_for_current_request`).
     let served = |host: &&String| crate::compile::parse_host(host).is_ok_and(|matched| certificates.serves(&matched));
@@ -143,6 +162,8 @@ fn compile(
     };
     let mut verdicts = named(&nginxes, &tls_hosts);
     canaries_on_hosts(&canaries, &mut verdicts);
+    let alias_names: BTreeSet<&String> = aliases.values().flatten().collect();
+    let redirects_www = www::redirects(&nginxes, &alias_names, &mut verdicts);
     let walk = Walk {
         canaries: Canaries::merge(&nginxes, &canaries, &hashes, sink, &mut verdicts),
         hashes,
@@ -162,6 +183,7 @@ fn compile(
     for nginx in &nginxes {
         claims::claim(nginx, sink, &walk, &mut verdicts);
     }
+    www::claim(&redirects_www, &nginxes, sink, certificates, config, &mut verdicts);
     let hosts = verdict::settle_all(verdicts, &mut sink.diagnostics);
     // Host-less rules are the default server's (any Host no `server` names): a refused one
     // is said like a refused host, never dropped unseen.
@@ -170,6 +192,38 @@ fn compile(
         .map(|nginx| IngressVerdict::catch_all(&nginx.source, &nginx.problems, &mut sink.diagnostics));
     let ingresses = skipped.into_iter().chain(catch_alls).collect();
     Verdicts { hosts, ingresses }
+}
+
+/// The aliases each host keeps, given the hosts and `from-to-www-redirect` servers the
+/// Ingresses name (ingress-nginx drops an alias naming either).
+fn aliases(ingresses: &[&Ingress]) -> BTreeMap<String, Vec<String>> {
+    let hosts: BTreeSet<String> = ingresses
+        .iter()
+        .flat_map(|i| rule_hosts(i))
+        .map(|(host, _)| host)
+        .collect();
+    let mut taken = hosts.clone();
+    for ingress in ingresses.iter().filter(|ingress| www::asks(ingress)) {
+        let others = rule_hosts(ingress)
+            .into_iter()
+            .filter_map(|(host, _)| www::other_name(&host));
+        taken.extend(others.filter(|other| !hosts.contains(other)));
+    }
+    alias::resolve(ingresses, &taken)
+}
+
+/// Names an Ingress may make its profile serve beyond the hosts it names: the other names of
+/// `from-to-www-redirect` and the `server-alias` names (for the incremental compile's groups).
+pub fn extra_names(ingress: &Ingress) -> Vec<String> {
+    let mut names = alias::of(ingress);
+    if www::asks(ingress) {
+        names.extend(
+            rule_hosts(ingress)
+                .into_iter()
+                .filter_map(|(host, _)| www::other_name(&host)),
+        );
+    }
+    names
 }
 
 /// The Ingress as the profile reads it; skipped, with a diagnostic, when ingress-nginx would

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::networking::v1::HTTPIngressPath;
 use shunt_proxy::publish::location_regex;
-use shunt_spec::{PathKind, RewriteSpec};
+use shunt_spec::{PathKind, RedirectSpec, RewriteSpec};
 
 use super::{
     Nginx,
@@ -82,7 +82,22 @@ pub(super) fn claim_host(
         options.rank = index as u32 + 1;
         if let Some(target) = &annotations.rewrite_target
             && annotations.rewrites(&location.path)
+            // A `return` (temporal- or permanent-redirect) comes first in the location.
+            && options.redirect.is_none()
         {
+            // nginx's `rewrite ... break` to a URL ends the location with a 302 to it.
+            options.redirect = target.is_absolute().then_some(RedirectSpec {
+                code: 302,
+                scheme: None,
+                host: None,
+                port: None,
+                path: None,
+                drop_query: false,
+                location: None,
+                replace_prefix: None,
+                rewritten: true,
+                www: false,
+            });
             options.rewrite = Some(RewriteSpec {
                 pattern: location.path.clone(),
                 target: target.clone(),

@@ -8,6 +8,7 @@ mod config;
 mod cors;
 mod errors;
 mod hash;
+mod names;
 mod paths;
 mod properties;
 mod redirects;

@@ -51,6 +51,8 @@ impl Redirect {
             drop_query: false,
             location: None,
             replace_prefix: None,
+            rewritten: false,
+            www: false,
         }
     }
 }

@@ -169,6 +169,8 @@ fn redirect_spec(redirect: &super::objects::RequestRedirect, matched: &Match) ->
         path: None,
         drop_query: false,
         location: None,
+        rewritten: false,
+        www: false,
         replace_prefix: None,
     };
     match redirect

@@ -1,6 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::spec::RewriteTarget;
 
 fn mk_rewrite(pattern: &str, target: &str) -> Rewrite {
     Rewrite::new(&RewriteSpec {
@@ -73,4 +74,25 @@ proptest! {
         }
         prop_assert_eq!(rewritten(&rewrite, &path, query.as_deref()), Some(expected));
     }
+}
+
+#[test]
+fn a_url_target_is_the_location_with_its_groups_and_a_non_empty_query() {
+    let docs = Rewrite::new(&RewriteSpec {
+        pattern: "/docs(/|$)(.*)".to_string(),
+        target: RewriteTarget::parse_absolute("https://docs.example.com/$2").expect("a URL target"),
+        forwarded_prefix: None,
+    })
+    .expect("a valid rewrite");
+    let location =
+        |path: &str, query: Option<&str>| docs.location(path, query).map(|v| v.to_str().unwrap().to_string());
+    assert_eq!(
+        location("/docs/a/b", Some("x=1")).as_deref(),
+        Some("https://docs.example.com/a/b?x=1")
+    );
+    assert_eq!(
+        location("/DOCS", Some("")).as_deref(),
+        Some("https://docs.example.com/")
+    );
+    assert_eq!(location("/other", None), None);
 }

@@ -40,6 +40,8 @@ fn a_replacement_must_be_a_path_and_gateway_apis_empty_prefix_is_one() {
         path: None,
         drop_query: false,
         location: None,
+        rewritten: false,
+        www: false,
         replace_prefix: Some(prefix("no-slash")),
     };
     let options = RouteOptions {

@@ -42,7 +42,7 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "proxy-redirect-from",
         "proxy-cookie-path",
         "affinity",
-        "from-to-www-redirect",
+        "mirror-target",
     ] {
         let refused = refused_for(&format!("nginx.ingress.kubernetes.io/{key}: \"x\""));
         assert_eq!(

@@ -86,3 +86,20 @@ fn acme_challenge_paths_never_redirect_even_when_the_host_has_a_certificate() {
         "308 https://a.example.com/.well-known/acme-challenge/t"
     );
 }
+
+#[test]
+fn the_forwarding_keys_at_their_defaults_refuse_nothing_and_trusting_a_field_still_does() {
+    let defaults = "use-forwarded-headers: \"false\"\nenable-real-ip: \"false\"\nforwarded-for-header: X-Forwarded-For\ncompute-full-forwarded-for: \"true\"\nproxy-real-ip-cidr: 10.0.0.0/8";
+    let compiled = compile_nginx(&[mk_tls_ingress(), mk_config_map("ingress-nginx", defaults)]);
+    assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+    let trusting = "use-forwarded-headers: \"true\"\nenable-real-ip: \"true\"\nforwarded-for-header: X-Client-IP";
+    let compiled = compile_nginx(&[mk_tls_ingress(), mk_config_map("ingress-nginx", trusting)]);
+    assert_eq!(
+        refusals(&compiled, "a.example.com"),
+        [
+            "UnsupportedConfigMapKey: enable-real-ip",
+            "UnsupportedConfigMapKey: forwarded-for-header",
+            "UnsupportedConfigMapKey: use-forwarded-headers"
+        ]
+    );
+}

@@ -50,4 +50,26 @@ proptest! {
         let parsed = timeouts::seconds(&text);
         prop_assert_eq!(parsed == Err(annotations::Refusal::Invalid), !go_int);
     }
+
+    #[test]
+    fn a_url_rewrite_target_keeps_its_text_and_groups(https in any::<bool>(), host in "[a-z]{1,10}\\.example\\.com", parts in prop::collection::vec("[a-z0-9._~-]{1,6}|\\$[1-9]", 0..5)) {
+        let value = format!("{}://{host}/{}", if https { "https" } else { "http" }, parts.join("/"));
+        let parsed = annotations::parse(&mk_annotated("rewrite-target", &value));
+        prop_assert_eq!(&parsed.refusals, &Vec::<String>::new());
+        let target = parsed.rewrite_target.expect("a target");
+        prop_assert!(target.is_absolute());
+        prop_assert_eq!(target.as_str(), value.as_str());
+    }
+
+    #[test]
+    fn any_rewrite_target_is_a_target_or_refused_without_panicking(value in "\\PC{0,30}") {
+        let parsed = annotations::parse(&mk_annotated("rewrite-target", &value));
+        prop_assert!(parsed.rewrite_target.is_none() || parsed.refusals.is_empty());
+    }
+}
+
+fn mk_annotated(key: &str, value: &str) -> k8s_openapi::api::networking::v1::Ingress {
+    let mut ingress = k8s_openapi::api::networking::v1::Ingress::default();
+    ingress.metadata.annotations = Some([(format!("{}{key}", annotations::PREFIX), value.to_string())].into());
+    ingress
 }

@@ -181,3 +181,29 @@ fn a_refused_host_is_not_routed_so_no_caller_skips_what_its_annotation_asks() {
     assert_eq!(answer(&compiled, PLAIN, "a.example.com", "/"), "404");
     assert_eq!(answer(&compiled, PLAIN, "other.example.com", "/"), "404");
 }
+
+#[test]
+fn a_rewrite_target_that_is_a_url_is_a_302_of_the_rewrite_before_the_https_redirect() {
+    let compiled = compile_nginx(&[tls_ingress(
+        "a",
+        "nginx.ingress.kubernetes.io/rewrite-target: \"https://docs.example.com/$1\"",
+        &[("/docs/(.*)", "ImplementationSpecific")],
+    )]);
+    assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+    let table = table(&compiled);
+    let route = table
+        .lookup_on("a.example.com", "/docs/x", PLAIN)
+        .expect("the rewriting location");
+    assert!(!route.ssl_redirect, "the rewrite's redirect comes first");
+    let redirect = route.redirect.as_ref().expect("a redirect");
+    assert_eq!((redirect.code, redirect.rewritten), (302, true));
+    let location = route
+        .rules
+        .rewrite
+        .as_ref()
+        .and_then(|r| r.location("/docs/a/b", Some("q=1")));
+    assert_eq!(
+        location.expect("the pattern matches"),
+        "https://docs.example.com/a/b?q=1"
+    );
+}

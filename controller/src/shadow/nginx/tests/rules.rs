@@ -166,3 +166,45 @@ fn public_source_ranges_are_judged_on_the_callers_address_and_allowlist_wins_ove
     );
     assert_eq!(options_of(&solver, "a.example.com", "/").source_ranges, None);
 }
+
+#[test]
+fn next_upstream_keys_at_any_value_become_the_routes_own_retry_rules() {
+    let defaults = "nginx.ingress.kubernetes.io/proxy-next-upstream: \"error timeout\"";
+    assert_eq!(
+        options_of(&one(defaults, None), "a.example.com", "/").next_upstream,
+        None
+    );
+    let off = "nginx.ingress.kubernetes.io/proxy-next-upstream: \"off\"";
+    let compiled = one(off, None);
+    assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+    let rule = options_of(&compiled, "a.example.com", "/").next_upstream;
+    assert_eq!(rule, Some(shunt_spec::NextUpstream::OFF));
+    let statuses = "nginx.ingress.kubernetes.io/proxy-next-upstream: \"error http_503\"\nnginx.ingress.kubernetes.io/proxy-next-upstream-tries: \"2\"";
+    let configmap = "proxy-next-upstream-timeout: \"7\"\nretry-non-idempotent: \"true\"";
+    let compiled = one(statuses, Some(configmap));
+    assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+    let rule = options_of(&compiled, "a.example.com", "/")
+        .next_upstream
+        .expect("the route's own");
+    assert_eq!(
+        (
+            rule.error,
+            rule.timeout,
+            rule.statuses,
+            rule.tries,
+            rule.within_secs,
+            rule.non_idempotent
+        ),
+        (true, false, vec![503], 2, Some(7), true),
+        "the annotations over the ConfigMap, which fills in the rest"
+    );
+    for (value, reason) in [("0", "UnsupportedAnnotation"), ("two", "InvalidAnnotation")] {
+        let annotation = format!("nginx.ingress.kubernetes.io/proxy-next-upstream-tries: \"{value}\"");
+        assert_eq!(
+            refusals(&one(&annotation, None), "a.example.com"),
+            [format!(
+                "{reason}: nginx.ingress.kubernetes.io/proxy-next-upstream-tries"
+            )],
+        );
+    }
+}
