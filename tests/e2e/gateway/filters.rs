@@ -268,3 +268,31 @@ async fn redirect_status_codes() {
         );
     }
 }
+
+/// httproute-request-header-modifier-backend-weights: each backendRef's own filter edits only
+/// the requests its share gets, so the pod sees its own name in `Backend`.
+#[tokio::test]
+async fn request_header_modifier_backend_weights() {
+    let backend = |name: &str| {
+        format!(
+            "{{name: {name}, port: 8080, weight: 10, filters: [{{type: RequestHeaderModifier, \
+             requestHeaderModifier: {{set: [{{name: Backend, value: {name}}}]}}}}]}}"
+        )
+    };
+    let route = format!(
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n\
+         metadata: {{namespace: {INFRA}, name: request-header-modifier-backend-weights}}\n\
+         spec: {{parentRefs: [{{name: same-namespace}}], rules: [{{backendRefs: [{}, {}]}}]}}\n",
+        backend("infra-backend-v1"),
+        backend("infra-backend-v2")
+    );
+    let site = Conformance::start(&route).await;
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..100 {
+        let reply = site.shunt.get("example.com", "/").await;
+        let answered = reply.backend();
+        assert_eq!(reply.seen_header("backend"), Some(answered.clone()));
+        seen.insert(answered);
+    }
+    assert_eq!(seen.len(), 2, "both shares answered: {seen:?}");
+}

@@ -240,3 +240,34 @@ async fn method_matching() {
     .await;
     expect_404(&site, vec![request("HEAD", "example.com", "/", &[])]).await;
 }
+
+/// httproute-path-match-order: Exact before any prefix, then the longest prefix (a trailing `/`
+/// of a prefix ignored).
+#[tokio::test]
+async fn path_match_order() {
+    let rule = |kind: &str, path: &str, backend: &str| {
+        format!(
+            "{{matches: [{{path: {{type: {kind}, value: {path}}}}}], {}}}",
+            to(backend)
+        )
+    };
+    let rules = [
+        rule("Exact", "/match", "infra-backend-v1"),
+        rule("Exact", "/match/exact", "infra-backend-v2"),
+        rule("Exact", "/match/exact/one", "infra-backend-v3"),
+        rule("PathPrefix", "/match/", "infra-backend-v3"),
+        rule("PathPrefix", "/match/prefix/", "infra-backend-v1"),
+        rule("PathPrefix", "/match/prefix/one", "infra-backend-v2"),
+    ];
+    let site = Conformance::start(&route("path-matching-order", "[]", &format!("[{}]", rules.join(", ")))).await;
+    let h = "example.com";
+    site.expect_backends(&[
+        (get_on(h, "/match/exact/one"), "infra-backend-v3"),
+        (get_on(h, "/match/exact"), "infra-backend-v2"),
+        (get_on(h, "/match"), "infra-backend-v1"),
+        (get_on(h, "/match/prefix/one/any"), "infra-backend-v2"),
+        (get_on(h, "/match/prefix/any"), "infra-backend-v1"),
+        (get_on(h, "/match/any"), "infra-backend-v3"),
+    ])
+    .await;
+}

@@ -293,3 +293,58 @@ async fn parent_refs_matching_no_listener() {
         assert_eq!(site.shunt.get(host, "/").await.status, StatusCode::NOT_FOUND, "{host}");
     }
 }
+
+/// httproute-invalid-reference-grant: grants that miss by one field (their namespace, the
+/// from group, kind or namespace, the to group, kind or name) permit nothing: 500 and
+/// RefNotPermitted.
+#[tokio::test]
+async fn reference_grants_that_miss_permit_nothing() {
+    let grant = |namespace: &str, name: &str, from: (&str, &str, &str), to: (&str, &str, &str)| {
+        format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\n\
+             metadata: {{namespace: {namespace}, name: {name}}}\n\
+             spec: {{from: [{{group: '{}', kind: {}, namespace: {}}}], to: [{{group: '{}', kind: {}, name: {}}}]}}\n",
+            from.0, from.1, from.2, to.0, to.1, to.2
+        )
+    };
+    let route_from = ("gateway.networking.k8s.io", "HTTPRoute", INFRA);
+    let service = ("", "Service", "web-backend");
+    let grants = [
+        grant(INFRA, "wrong-namespace", route_from, service),
+        grant(WEB, "wrong-from-group", ("not-the-group", "HTTPRoute", INFRA), service),
+        grant(
+            WEB,
+            "wrong-from-kind",
+            ("gateway.networking.k8s.io", "Gateway", INFRA),
+            service,
+        ),
+        grant(
+            WEB,
+            "wrong-from-namespace",
+            ("gateway.networking.k8s.io", "HTTPRoute", "elsewhere"),
+            service,
+        ),
+        grant(
+            WEB,
+            "wrong-to-group",
+            route_from,
+            ("not-the-group", "Service", "web-backend"),
+        ),
+        grant(WEB, "wrong-to-kind", route_from, ("", "Secret", "web-backend")),
+        grant(WEB, "wrong-to-name", route_from, ("", "Service", "not-web-backend")),
+    ];
+    let site = Conformance::start(&format!(
+        "{}{}",
+        grants.concat(),
+        route(INFRA, "reference-grant", SAME, "[]", TO_WEB)
+    ))
+    .await;
+    assert_eq!(
+        site.shunt.get("example.com", "/").await.status,
+        StatusCode::INTERNAL_SERVER_ERROR
+    );
+    assert_eq!(
+        site.parent_conditions("reference-grant", "same-namespace").await[1],
+        condition("ResolvedRefs", "False", "RefNotPermitted")
+    );
+}

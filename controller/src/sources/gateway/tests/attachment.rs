@@ -184,3 +184,46 @@ spec: {controller: shunt.dev/ingress-controller}
     assert!(conditions.contains(&condition("shunt.dev/IngressConflict", "True", "HostnameHeldByIngress")));
     assert_eq!(conditions[0], condition("Accepted", "True", "Accepted"));
 }
+
+#[test]
+fn a_namespace_selector_takes_no_route_yet() {
+    // shunt reads no Namespace objects: a selector cannot be judged, so nothing attaches.
+    let gateway = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: selected}
+spec:
+  gatewayClassName: shunt
+  listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {team: a}}}}}]
+"#;
+    let compiled = compiled(&format!(
+        "{gateway}{}",
+        mk_route("infra", "web", "selected", "[web.example.com]", TO_V1)
+    ));
+    assert_eq!(
+        parent_conditions(&status(&compiled), "web", "selected")[0],
+        condition("Accepted", "False", "NotAllowedByListeners")
+    );
+    assert!(paths(&compiled.table, &exact("web.example.com")).is_empty());
+}
+
+#[test]
+fn a_route_is_not_served_through_a_listener_that_is_not_programmed() {
+    let gateway = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: both}
+spec:
+  gatewayClassName: shunt
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: https, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: missing}]}}
+"#;
+    let compiled = compiled(&format!(
+        "{gateway}{}",
+        mk_route("infra", "web", "both", "[web.example.com]", TO_V1)
+    ));
+    // The HTTPS listener has no usable certificate: not programmed, so plain HTTP only.
+    let paths = paths(&compiled.table, &exact("web.example.com"));
+    assert_eq!(paths[0].options.listeners, shunt_spec::Listeners::Plain);
+}
