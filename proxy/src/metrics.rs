@@ -142,6 +142,7 @@ where
 impl Families {
     fn register(registry: &mut Registry, options: MetricsOptions) -> Self {
         crate::limits::register(registry);
+        crate::auth::register(registry);
         let route_latency = options.per_route_latency.then(|| {
             register(
                 registry,

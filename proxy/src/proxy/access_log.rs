@@ -24,6 +24,8 @@ pub(super) struct Outcome {
     pub attempts: u32,
     /// The request's place under its route's requests-in-progress limit, handed to the body.
     pub in_progress: Option<InProgress>,
+    /// The route's auth service sent a cookie for the caller's answer.
+    pub auth_cookie: Option<super::auth::AuthCookie>,
 }
 
 /// Counts and logs a request when dropped: after its response head, or when hyper drops the

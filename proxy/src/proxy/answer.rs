@@ -4,7 +4,7 @@
 //! ```text
 //! route ─▶ answer: 413 body declared too large ─▶ CORS: preflight 204, or the allowed Origin kept
 //!            ─▶ redirect (to HTTPS, configured) ─▶ 503 rate and requests-in-progress limits
-//!            ─▶ 403 source ranges ─▶ 503 no endpoints ─▶ prepare
+//!            ─▶ 403 source ranges ─▶ 503 no endpoints (after `auth`, for a route with it) ─▶ prepare
 //!
 //! any answer for the route ─▶ finish: answer style (pages, the pod's server fields hidden),
 //!                             HSTS on TLS, CORS fields for the kept Origin ─▶ client
@@ -75,7 +75,8 @@ pub(super) fn answer(
     {
         return Err(ProxyError::SourceDenied);
     }
-    if route.upstream.endpoints.is_empty() {
+    // With external auth, after it (`auth.rs`), as nginx asks the auth service first.
+    if route.upstream.endpoints.is_empty() && route.rules.external_auth.is_none() {
         return Err(ProxyError::NoEndpoints {
             backend: route.upstream.id.clone(),
         });

@@ -31,6 +31,7 @@ mod access_log;
 mod admit;
 mod answer;
 mod attempt;
+mod auth;
 mod prepare;
 mod respond;
 mod retry;
@@ -171,6 +172,9 @@ impl Proxy {
                 record.outcome.cors_origin.take(),
             );
         }
+        if let Some(cookie) = record.outcome.auth_cookie.take() {
+            auth::add_cookie(&mut response, cookie);
+        }
         if let Some(in_progress) = record.outcome.in_progress.take() {
             response.body_mut().hold(in_progress);
         }
@@ -208,13 +212,30 @@ impl Proxy {
                 return Err(error);
             }
         };
-        // Read from the request as the client sent it, before prepare changes its fields.
+        // Boxed: the auth exchange's future stays out of every other route's.
+        let passed = match &route.rules.external_auth {
+            None => None,
+            Some(rule) => match Box::pin(auth::gate(inner, rule, &route, &request, outcome)).await {
+                Ok(passed) => Some(passed),
+                Err(refused) => {
+                    req.into_body().linger();
+                    return refused.into_result();
+                }
+            },
+        };
         let choice = route
             .rules
             .balance
             .as_ref()
             .map(|balance| attempt::choose(balance, &request));
+        let mut req = req;
+        if let Some(id) = passed.as_ref().and_then(|passed| passed.new_request_id.clone()) {
+            req.headers_mut().insert(http::header::HeaderName::from_static("x-request-id"), id);
+        }
         let mut prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, inner);
+        if let Some(passed) = passed {
+            auth::apply(passed, &mut prepared.headers);
+        }
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
         attempt::attempt(inner, &route, host_str, choice, &mut prepared, outcome).await

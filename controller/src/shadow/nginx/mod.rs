@@ -15,6 +15,7 @@
 
 pub mod annotations;
 mod app_root;
+mod auth;
 mod canary;
 mod claims;
 pub mod config;
