@@ -93,8 +93,8 @@ impl Default for AuthTimeouts {
     /// nginx's defaults: the auth location sets no proxy timeouts of its own.
     fn default() -> Self {
         AuthTimeouts {
-            connect: Duration::from_secs(60),
-            read: Duration::from_secs(60),
+            connect: crate::defaults::EXTERNAL_AUTH_TIMEOUT,
+            read: crate::defaults::EXTERNAL_AUTH_TIMEOUT,
         }
     }
 }

@@ -152,14 +152,16 @@ struct HeaderMapWithStatus {
 /// Sends the auth request and reads the answer, within the connect timeout (resolving,
 /// connecting, a free connection) and then the read timeout (the answer, its body drained).
 async fn ask(inner: &Inner, rule: &AuthRule, built: &request::Built) -> Result<HeaderMapWithStatus, String> {
-    let addrs = rule.addrs(rule.timeouts.connect).await?;
+    let cap = inner.options.external_auth_timeout;
+    let (connect, read) = (rule.timeouts.connect.min(cap), rule.timeouts.read.min(cap));
+    let addrs = rule.addrs(connect).await?;
     let addr = addrs[fastrand::usize(..addrs.len())];
     let key = AuthKey {
         addr,
         tls: rule.tls_name.clone(),
     };
     let exchange = async {
-        let response = (inner.clients.send_auth(&key, &built.outgoing(rule), rule.timeouts.connect))
+        let response = (inner.clients.send_auth(&key, &built.outgoing(rule), connect))
             .await
             .map_err(|error| format!("auth service {addr}: {error}"))?;
         let (parts, body) = response.into_parts();
@@ -171,7 +173,7 @@ async fn ask(inner: &Inner, rule: &AuthRule, built: &request::Built) -> Result<H
             headers: parts.headers,
         })
     };
-    let deadline: Duration = rule.timeouts.connect + rule.timeouts.read;
+    let deadline: Duration = connect + read;
     match tokio::time::timeout(deadline, exchange).await {
         Ok(result) => result,
         Err(_) => Err(format!("auth service {addr}: no answer within {deadline:?}")),

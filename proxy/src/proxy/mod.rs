@@ -72,6 +72,8 @@ pub struct ProxyOptions {
     pub access_log: bool,
     /// Longest wait between two reads of a request body (`--client-body-timeout`); then 408.
     pub client_body_timeout: Duration,
+    /// Caps each of the auth service's connect and answer timeouts (`--external-auth-timeout`).
+    pub external_auth_timeout: Duration,
     /// Where upgraded connections run (idle timeout, gauge, closed at the drain deadline).
     pub tunnels: Tunnels,
     /// Upgrade protocols forwarded besides WebSocket (`--allow-upgrade`).
@@ -93,6 +95,7 @@ impl Default for ProxyOptions {
             connect_attempts: usize::from(defaults::CONNECT_ATTEMPTS),
             access_log: defaults::ACCESS_LOG,
             client_body_timeout: defaults::CLIENT_BODY_TIMEOUT,
+            external_auth_timeout: defaults::EXTERNAL_AUTH_TIMEOUT,
             tunnels: Tunnels::default(),
             allowed_upgrades: AllowedUpgrades::default(),
             underscores_in_headers: false,
