@@ -122,14 +122,23 @@ fn judge(
         }
         401 => {
             STATS.record(AuthOutcome::Unauthorized);
-            if rule.signin.is_some() {
-                return signin(rule, request).map(Refused::Answer).map_or_else(
-                    || Err(Refused::Error(ProxyError::AuthFailed { reason: "sign-in URL".into() })),
-                    Err,
-                );
+            // auth_request copies the challenges onto the request's answer before `error_page`
+            // sends it to the sign-in location, so the redirect carries them too.
+            let challenges: Vec<HeaderValue> = answer.headers.get_all(header::WWW_AUTHENTICATE).iter().cloned().collect();
+            if rule.signin.is_none() {
+                return Err(Refused::Error(ProxyError::AuthUnauthorized { challenges }));
             }
-            let challenges = answer.headers.get_all(header::WWW_AUTHENTICATE).iter().cloned().collect();
-            Err(Refused::Error(ProxyError::AuthUnauthorized { challenges }))
+            match signin(rule, request) {
+                Some(mut redirect) => {
+                    for challenge in challenges {
+                        redirect.headers_mut().append(header::WWW_AUTHENTICATE, challenge);
+                    }
+                    Err(Refused::Answer(redirect))
+                }
+                None => Err(Refused::Error(ProxyError::AuthFailed {
+                    reason: "the sign-in URL is no field value".into(),
+                })),
+            }
         }
         403 => {
             STATS.record(AuthOutcome::Forbidden);

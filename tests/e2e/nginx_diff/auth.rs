@@ -7,7 +7,7 @@ use http::{HeaderValue, StatusCode, header};
 
 use super::{
     case::{Verdict, case, check},
-    probe::Probe,
+    probe::{Payload, Probe},
 };
 use crate::support::{Backend, text};
 
@@ -72,16 +72,21 @@ async fn only_the_auth_services_2xx_reaches_the_pod_with_its_fields() {
             .header("authorization", "Bearer good")
             .header("x-auth-user", "mallory")
             .header("x-forwarded-proto", "gopher")
-            .expect("status", "200"),
+            .expect("status", "200")
+            .expect("pod header x-auth-user", "alice"),
         Probe::get(GATED, "/a").header("authorization", "Bearer good").https(),
+        // The auth request carries no body and the subrequest's method (X-Auth-Saw says).
+        Probe::post(GATED, "/cart", Payload::Sized(100)).header("authorization", "Bearer good"),
+        Probe::post(GATED, "/cart", Payload::Chunked(3000)).header("authorization", "Bearer good"),
         Probe::get(GATED, "/b").header("authorization", "Bearer good").h2(),
         Probe::get(GATED, "/b").h2().expect("status", "401"),
         Probe::get(SIGNIN, "/x?y=1").expect("status", "302"),
+        Probe::get(GATED, "/c").header("authorization", "Bearer forbidden").https().expect("status", "403"),
         Probe::get(SIGNIN, "/x").header("authorization", "Bearer forbidden").expect("status", "403"),
         Probe::get(SIGNIN, "/x").header("authorization", "Bearer good").expect("status", "200"),
     ];
     check(
-        case!("external_auth", &[]),
+        case!("external_auth", &[(GATED, "gated-tls")]),
         &probes,
         &[(GATED, Verdict::Identical), (SIGNIN, Verdict::Identical)],
     )
