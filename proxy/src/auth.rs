@@ -15,8 +15,8 @@ mod stats;
 
 use http::{HeaderName, HeaderValue, Method, uri::PathAndQuery};
 
-pub use self::stats::{AuthOutcome, register};
 pub(crate) use self::stats::STATS;
+pub use self::stats::{AuthOutcome, register};
 use crate::spec::{AuthTimeouts, ExternalAuth, Scheme, Signin};
 
 /// A route's external authentication, ready for the request path.
@@ -78,7 +78,9 @@ impl AuthRule {
 
     /// The sign-in redirect's `Location` for a request (see [`signin::location`]).
     pub fn signin_location(&self, request: &signin::SigninRequest<'_>) -> Option<HeaderValue> {
-        self.signin.as_ref().and_then(|signin| signin::location(signin, request))
+        self.signin
+            .as_ref()
+            .and_then(|signin| signin::location(signin, request))
     }
 }
 

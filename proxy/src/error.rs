@@ -152,7 +152,9 @@ impl ProxyError {
         // auth_request passes the auth service's challenges on with its 401.
         if let ProxyError::AuthUnauthorized { challenges } = &self {
             for challenge in challenges {
-                response.headers_mut().append(header::WWW_AUTHENTICATE, challenge.clone());
+                response
+                    .headers_mut()
+                    .append(header::WWW_AUTHENTICATE, challenge.clone());
             }
         }
         if status == StatusCode::METHOD_NOT_ALLOWED {

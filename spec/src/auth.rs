@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
-use crate::Scheme;
+use crate::{Scheme, options::is_false, timeouts::millis};
 
 /// Fields of the auth service's answer copied onto the request at most.
 pub const MAX_RESPONSE_HEADERS: usize = 32;
@@ -137,10 +137,3 @@ pub const fn escaped_in_uri(byte: u8) -> bool {
         )
 }
 
-fn is_false(value: &bool) -> bool {
-    !value
-}
-
-fn millis<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
-}

@@ -34,7 +34,9 @@ mod topology;
 mod trusted;
 
 pub use self::{
-    auth::{AuthTimeouts, AuthUrl, ExternalAuth, MAX_RESPONSE_HEADERS, MAX_URL_LEN, Signin, SigninPart, escaped_in_uri},
+    auth::{
+        AuthTimeouts, AuthUrl, ExternalAuth, MAX_RESPONSE_HEADERS, MAX_URL_LEN, Signin, SigninPart, escaped_in_uri,
+    },
     balance::{
         CanaryHeader, CanaryRule, CanarySpec, HashKey, KeyPart, MAX_KEY_PARTS, MAX_NAME_LEN, MAX_VALUE_LEN,
         MAX_WEIGHT_TOTAL,

@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::{
-    BackendSplit, ExternalAuth, CanarySpec, CorsSpec, HashKey, HeaderEdits, PathReplacement, PrefixReplacement, RateLimits,
-    RequestConditions, RewriteTarget, UpstreamTimeouts,
+    BackendSplit, CanarySpec, CorsSpec, ExternalAuth, HashKey, HeaderEdits, PathReplacement, PrefixReplacement,
+    RateLimits, RequestConditions, RewriteTarget, UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".
@@ -269,7 +269,7 @@ impl HttpsRedirect {
     }
 }
 
-fn is_false(value: &bool) -> bool {
+pub(crate) fn is_false(value: &bool) -> bool {
     !value
 }
 

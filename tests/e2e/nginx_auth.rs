@@ -71,7 +71,8 @@ async fn start_auth(seen: Seen) -> Backend {
                     Some("Bearer good") => {
                         let mut ok = text(StatusCode::OK, "ok");
                         ok.headers_mut().insert("x-auth-user", "alice".parse().unwrap());
-                        ok.headers_mut().insert(header::SET_COOKIE, "session=s1".parse().unwrap());
+                        ok.headers_mut()
+                            .insert(header::SET_COOKIE, "session=s1".parse().unwrap());
                         ok
                     }
                     Some("Bearer forbidden") => text(StatusCode::FORBIDDEN, "no"),
@@ -121,7 +122,11 @@ async fn start_gate() -> Gate {
 }
 
 fn request(host: &str, path: &str, token: Option<&str>, absolute: bool) -> Request<Body> {
-    let uri = if absolute { format!("http://{host}{path}") } else { path.to_string() };
+    let uri = if absolute {
+        format!("http://{host}{path}")
+    } else {
+        path.to_string()
+    };
     let mut builder = Request::builder().uri(uri).header(header::HOST, host);
     if let Some(token) = token {
         builder = builder.header(header::AUTHORIZATION, format!("Bearer {token}"));
@@ -138,8 +143,15 @@ async fn each_protocol(shunt: &Shunt, host: &str, path: &str, token: Option<&str
     vec![
         ("http/1.1", shunt.send(request(host, path, token, false)).await),
         ("h2c", shunt.send_h2(request(host, path, token, true)).await),
-        ("https", tls.send(shunt.https, Some(host), request(host, path, token, false)).await),
-        ("h2", h2.send(shunt.https, Some(host), request(host, path, token, true)).await),
+        (
+            "https",
+            tls.send(shunt.https, Some(host), request(host, path, token, false))
+                .await,
+        ),
+        (
+            "h2",
+            h2.send(shunt.https, Some(host), request(host, path, token, true)).await,
+        ),
     ]
 }
 
@@ -157,7 +169,11 @@ async fn no_request_reaches_the_pod_without_the_auth_services_2xx() {
         for (protocol, reply) in each_protocol(&gate.shunt, GATED, "/orders", token).await {
             assert_eq!(reply.status, status, "{protocol} {token:?}: {}", reply.text());
             // nginx's own page for the status, as ingress-nginx answers.
-            assert!(reply.text().contains("<center>nginx</center>"), "{protocol}: {}", reply.text());
+            assert!(
+                reply.text().contains("<center>nginx</center>"),
+                "{protocol}: {}",
+                reply.text()
+            );
         }
     }
     assert_eq!(gate.pod.hits(), 0, "the pod saw a request its gate stopped");
@@ -165,7 +181,10 @@ async fn no_request_reaches_the_pod_without_the_auth_services_2xx() {
     // The challenge goes to the caller with the 401.
     let denied = gate.shunt.send(request(GATED, "/", None, false)).await;
     assert_eq!(
-        denied.headers.get(header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()),
+        denied
+            .headers
+            .get(header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok()),
         Some("Bearer realm=\"shop\"")
     );
 
@@ -207,7 +226,10 @@ async fn the_auth_service_sees_the_template_fields_and_no_body() {
     assert_eq!((method.as_str(), target.as_str()), ("GET", "/check?from=shunt"));
     let field = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     assert_eq!(field("host").as_deref(), Some("127.0.0.1"));
-    assert_eq!(field("x-original-url").as_deref(), Some("http://gated.example.com/cart?x=1"));
+    assert_eq!(
+        field("x-original-url").as_deref(),
+        Some("http://gated.example.com/cart?x=1")
+    );
     assert_eq!(field("x-original-method").as_deref(), Some("POST"));
     assert_eq!(field("x-auth-request-redirect").as_deref(), Some("/cart?x=1"));
     assert_eq!(field("x-sent-from").as_deref(), Some("nginx-ingress-controller"));

@@ -33,7 +33,9 @@ pub(super) fn location(signin: &Signin, request: &SigninRequest<'_>) -> Option<H
 /// `$host`: the Host without its port.
 fn host(http_host: &str) -> &str {
     if http_host.starts_with('[') {
-        return http_host.split_once(']').map_or(http_host, |(v6, _)| &http_host[..=v6.len()]);
+        return http_host
+            .split_once(']')
+            .map_or(http_host, |(v6, _)| &http_host[..=v6.len()]);
     }
     http_host.split_once(':').map_or(http_host, |(host, _)| host)
 }

@@ -43,8 +43,8 @@ pub(super) struct Passed {
 
 /// A request the auth service did not let through.
 pub(super) enum Refused {
-    /// The sign-in redirect.
-    Answer(Response<ResponseBody>),
+    /// The sign-in redirect; boxed, as it is rare and the error path should stay small.
+    Answer(Box<Response<ResponseBody>>),
     Error(ProxyError),
 }
 
@@ -58,7 +58,7 @@ pub(super) struct AuthCookie {
 impl Refused {
     pub(super) fn into_result(self) -> Result<Response<ResponseBody>, ProxyError> {
         match self {
-            Refused::Answer(response) => Ok(response),
+            Refused::Answer(response) => Ok(*response),
             Refused::Error(error) => Err(error),
         }
     }
@@ -124,7 +124,12 @@ fn judge(
             STATS.record(AuthOutcome::Unauthorized);
             // auth_request copies the challenges onto the request's answer before `error_page`
             // sends it to the sign-in location, so the redirect carries them too.
-            let challenges: Vec<HeaderValue> = answer.headers.get_all(header::WWW_AUTHENTICATE).iter().cloned().collect();
+            let challenges: Vec<HeaderValue> = answer
+                .headers
+                .get_all(header::WWW_AUTHENTICATE)
+                .iter()
+                .cloned()
+                .collect();
             if rule.signin.is_none() {
                 return Err(Refused::Error(ProxyError::AuthUnauthorized { challenges }));
             }
@@ -133,7 +138,7 @@ fn judge(
                     for challenge in challenges {
                         redirect.headers_mut().append(header::WWW_AUTHENTICATE, challenge);
                     }
-                    Err(Refused::Answer(redirect))
+                    Err(Refused::Answer(Box::new(redirect)))
                 }
                 None => Err(Refused::Error(ProxyError::AuthFailed {
                     reason: "the sign-in URL is no field value".into(),

@@ -233,7 +233,8 @@ impl Proxy {
             .map(|balance| attempt::choose(balance, &request));
         let mut req = req;
         if let Some(id) = passed.as_ref().and_then(|passed| passed.new_request_id.clone()) {
-            req.headers_mut().insert(http::header::HeaderName::from_static("x-request-id"), id);
+            req.headers_mut()
+                .insert(http::header::HeaderName::from_static("x-request-id"), id);
         }
         let mut prepared = prepare::prepare(req, normalized, &host, host_str, &route, conn, inner);
         if let Some(passed) = passed {

@@ -64,7 +64,12 @@ impl RouteRules {
                 .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
                 .transpose()?,
             limits: options.limits.as_ref().map(limiter_for),
-            external_auth: options.external_auth.as_ref().map(AuthRule::new).transpose()?.map(Arc::new),
+            external_auth: options
+                .external_auth
+                .as_ref()
+                .map(AuthRule::new)
+                .transpose()?
+                .map(Arc::new),
             timeouts: options.timeouts,
             balance: None,
         })

@@ -52,7 +52,10 @@ pub async fn pod() -> Backend {
                 headers.insert("x-auth-user", HeaderValue::from_static("alice"));
                 headers.insert("x-auth-saw", HeaderValue::from_str(&saw).expect("a field value"));
             } else {
-                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"shop\""));
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"shop\""),
+                );
             }
             response
         })
@@ -66,8 +69,12 @@ async fn only_the_auth_services_2xx_reaches_the_pod_with_its_fields() {
     const SIGNIN: &str = "signin.example.com";
     let probes = [
         Probe::get(GATED, "/orders?id=7").expect("status", "401"),
-        Probe::get(GATED, "/").header("authorization", "Bearer forbidden").expect("status", "403"),
-        Probe::get(GATED, "/").header("authorization", "Bearer broken").expect("status", "500"),
+        Probe::get(GATED, "/")
+            .header("authorization", "Bearer forbidden")
+            .expect("status", "403"),
+        Probe::get(GATED, "/")
+            .header("authorization", "Bearer broken")
+            .expect("status", "500"),
         Probe::get(GATED, "/orders?id=7")
             .header("authorization", "Bearer good")
             .header("x-auth-user", "mallory")
@@ -81,9 +88,16 @@ async fn only_the_auth_services_2xx_reaches_the_pod_with_its_fields() {
         Probe::get(GATED, "/b").header("authorization", "Bearer good").h2(),
         Probe::get(GATED, "/b").h2().expect("status", "401"),
         Probe::get(SIGNIN, "/x?y=1").expect("status", "302"),
-        Probe::get(GATED, "/c").header("authorization", "Bearer forbidden").https().expect("status", "403"),
-        Probe::get(SIGNIN, "/x").header("authorization", "Bearer forbidden").expect("status", "403"),
-        Probe::get(SIGNIN, "/x").header("authorization", "Bearer good").expect("status", "200"),
+        Probe::get(GATED, "/c")
+            .header("authorization", "Bearer forbidden")
+            .https()
+            .expect("status", "403"),
+        Probe::get(SIGNIN, "/x")
+            .header("authorization", "Bearer forbidden")
+            .expect("status", "403"),
+        Probe::get(SIGNIN, "/x")
+            .header("authorization", "Bearer good")
+            .expect("status", "200"),
     ];
     check(
         case!("external_auth", &[(GATED, "gated-tls")]),

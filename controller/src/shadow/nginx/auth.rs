@@ -104,7 +104,12 @@ impl AuthKeys {
         let Some(url) = &self.url else { return Ok(None) };
         let url = url::parse(url).map_err(|r| (r, "auth-url"))?;
         self.unreproduced()?;
-        let method = self.method.as_deref().map(method).transpose().map_err(|r| (r, "auth-method"))?;
+        let method = self
+            .method
+            .as_deref()
+            .map(method)
+            .transpose()
+            .map_err(|r| (r, "auth-method"))?;
         let signin = (self.signin.as_deref())
             .map(|value| signin::parse(value, self.signin_param.as_deref()))
             .transpose()?;
@@ -169,7 +174,9 @@ impl AuthKeys {
 /// authreq's `methodsRegex`.
 fn method(value: &str) -> Result<String, Refusal> {
     let value = value.replace(' ', "");
-    const METHODS: [&str; 9] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE"];
+    const METHODS: [&str; 9] = [
+        "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE",
+    ];
     if !METHODS.contains(&value.as_str()) {
         return Err(Refusal::Invalid);
     }
@@ -184,7 +191,10 @@ fn method(value: &str) -> Result<String, Refusal> {
 fn response_headers(value: &str) -> Result<Vec<String>, Refusal> {
     let mut names: Vec<String> = Vec::new();
     for name in value.split(',').map(str::trim).filter(|name| !name.is_empty()) {
-        if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        if !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
             return Err(Refusal::Invalid);
         }
         // `$upstream_http_NAME` matches `-` and `_` alike; a name of the template's own would

@@ -89,7 +89,10 @@ pub(super) fn build(rule: &AuthRule, request: &Request<'_>, underscores: bool) -
     push("host", Some(rule.host.clone()));
     push("x-original-url", text(&format!("{scheme}://{}{target}", request.host)));
     push("x-original-method", text(req.method().as_str()));
-    push("x-sent-from", Some(HeaderValue::from_static("nginx-ingress-controller")));
+    push(
+        "x-sent-from",
+        Some(HeaderValue::from_static("nginx-ingress-controller")),
+    );
     push("x-real-ip", Some(peer.clone()));
     push("x-forwarded-for", Some(peer));
     let redirect = rule.request_redirect.clone().or_else(|| text(target));

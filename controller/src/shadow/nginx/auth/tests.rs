@@ -17,9 +17,12 @@ fn resolved(pairs: &[(&str, &str)]) -> Result<Option<ExternalAuth>, (Refusal, &'
 
 #[test]
 fn an_auth_url_becomes_the_route_gate_with_nginx_defaults() {
-    let auth = resolved(&[("auth-url", "http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/auth")])
-        .unwrap()
-        .expect("a gate");
+    let auth = resolved(&[(
+        "auth-url",
+        "http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/auth",
+    )])
+    .unwrap()
+    .expect("a gate");
     assert_eq!(auth.url.scheme, Scheme::Http);
     assert_eq!(auth.url.host, "oauth2-proxy.auth.svc.cluster.local");
     assert_eq!(auth.url.port, 4180);
@@ -31,7 +34,10 @@ fn an_auth_url_becomes_the_route_gate_with_nginx_defaults() {
 
 #[test]
 fn without_auth_url_the_other_keys_change_nothing() {
-    assert_eq!(resolved(&[("auth-signin", "https://x/start"), ("auth-method", "nonsense")]), Ok(None));
+    assert_eq!(
+        resolved(&[("auth-signin", "https://x/start"), ("auth-method", "nonsense")]),
+        Ok(None)
+    );
 }
 
 #[test]
@@ -66,19 +72,48 @@ fn the_signin_url_gets_rd_unless_its_query_has_it() {
 #[test]
 fn what_cannot_be_applied_exactly_refuses_with_its_key() {
     let url = ("auth-url", "http://auth.example/check");
-    let cases: [(&[(&str, &str)], Refusal, &str); 12] = [
+    type Case<'a> = (&'a [(&'a str, &'a str)], Refusal, &'a str);
+    let cases: [Case<'_>; 12] = [
         (&[("auth-url", "http://$host/check")], Refusal::Unsupported, "auth-url"),
         (&[("auth-url", "http://auth.example")], Refusal::Unsupported, "auth-url"),
         (&[("auth-url", "ftp://auth.example/x")], Refusal::Invalid, "auth-url"),
         (&[("auth-url", "http://auth.example/x\"")], Refusal::Invalid, "auth-url"),
-        (&[url, ("auth-cache-key", "$remote_user")], Refusal::Unsupported, "auth-cache-key"),
-        (&[url, ("auth-proxy-set-headers", "auth-headers")], Refusal::Unsupported, "auth-proxy-set-headers"),
+        (
+            &[url, ("auth-cache-key", "$remote_user")],
+            Refusal::Unsupported,
+            "auth-cache-key",
+        ),
+        (
+            &[url, ("auth-proxy-set-headers", "auth-headers")],
+            Refusal::Unsupported,
+            "auth-proxy-set-headers",
+        ),
         (&[url, ("auth-method", "FETCH")], Refusal::Invalid, "auth-method"),
-        (&[url, ("auth-signin", "https://x/start?next=$uri")], Refusal::Unsupported, "auth-signin"),
-        (&[url, ("auth-signin", "/oauth2/start")], Refusal::Unsupported, "auth-signin"),
-        (&[url, ("auth-response-headers", "X-User, Host")], Refusal::Unsupported, "auth-response-headers"),
-        (&[url, ("auth-response-headers", "X-User;")], Refusal::Invalid, "auth-response-headers"),
-        (&[url, ("auth-cache-duration", "200 banana")], Refusal::Invalid, "auth-cache-duration"),
+        (
+            &[url, ("auth-signin", "https://x/start?next=$uri")],
+            Refusal::Unsupported,
+            "auth-signin",
+        ),
+        (
+            &[url, ("auth-signin", "/oauth2/start")],
+            Refusal::Unsupported,
+            "auth-signin",
+        ),
+        (
+            &[url, ("auth-response-headers", "X-User, Host")],
+            Refusal::Unsupported,
+            "auth-response-headers",
+        ),
+        (
+            &[url, ("auth-response-headers", "X-User;")],
+            Refusal::Invalid,
+            "auth-response-headers",
+        ),
+        (
+            &[url, ("auth-cache-duration", "200 banana")],
+            Refusal::Invalid,
+            "auth-cache-duration",
+        ),
     ];
     for (pairs, refusal, key) in cases {
         assert_eq!(resolved(pairs), Err((refusal, key)), "{pairs:?}");
@@ -114,8 +149,7 @@ fn acme_challenges_go_without_authentication() {
 proptest! {
     #[test]
     fn any_auth_url_either_parses_into_its_parts_or_refuses(value in "[ -~]{0,80}") {
-        match url::parse(&value) {
-            Ok(parsed) => {
+        if let Ok(parsed) = url::parse(&value) {
                 let scheme = parsed.scheme.as_str();
                 let port = if parsed.port == parsed.scheme.default_port() { String::new() } else { format!(":{}", parsed.port) };
                 let rebuilt = format!("{scheme}://{}{port}{}", parsed.host, parsed.path_and_query);
@@ -124,8 +158,6 @@ proptest! {
                 prop_assert!(rebuilt == value.trim() || rebuilt == written, "{value:?} became {rebuilt:?}");
                 prop_assert!(parsed.path_and_query.starts_with('/'));
                 prop_assert!(!value.contains('$'));
-            }
-            Err(_) => {}
         }
     }
 

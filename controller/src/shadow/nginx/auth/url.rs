@@ -39,7 +39,10 @@ pub(super) fn parse(value: &str) -> Result<AuthUrl, Refusal> {
         return Err(Refusal::Unsupported);
     }
     let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) => (host, port.parse::<u16>().ok().filter(|p| *p > 0).ok_or(Refusal::Invalid)?),
+        Some((host, port)) => (
+            host,
+            port.parse::<u16>().ok().filter(|p| *p > 0).ok_or(Refusal::Invalid)?,
+        ),
         None => (authority, scheme.default_port()),
     };
     if !dns_name(host) {
@@ -62,6 +65,8 @@ fn dns_name(host: &str) -> bool {
         && host.split('.').all(|label| {
             !label.is_empty()
                 && label.len() <= 63
-                && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         })
 }
