@@ -45,7 +45,8 @@ pub struct ExternalAuth {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct AuthUrl {
     pub scheme: Scheme,
-    /// A DNS name (resolved per request) or an IP address, lowercase, without brackets.
+    /// A DNS name (resolved when asked, kept 30 s) or an IPv4 address, as written: it is also the
+    /// auth request's `Host`.
     pub host: String,
     pub port: u16,
     /// Starts with `/`; sent as the auth request's target.
@@ -99,17 +100,6 @@ impl Default for AuthTimeouts {
     }
 }
 
-impl AuthUrl {
-    /// `host:port` as a `Host` field or an authority names it (IPv6 in brackets).
-    pub fn authority(&self) -> String {
-        if self.host.contains(':') {
-            format!("[{}]:{}", self.host, self.port)
-        } else {
-            format!("{}:{}", self.host, self.port)
-        }
-    }
-}
-
 /// Whether set-misc's `set_escape_uri` escapes `byte` (its patched `NGX_ESCAPE_URI` table):
 /// controls, space, `"#%&+/:;<=>?[\]^{}`, DEL and every byte above.
 pub const fn escaped_in_uri(byte: u8) -> bool {
@@ -136,4 +126,3 @@ pub const fn escaped_in_uri(byte: u8) -> bool {
                 | b'}'
         )
 }
-

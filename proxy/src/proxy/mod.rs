@@ -17,6 +17,9 @@
 //! - `answer.rs`: what the route answers without asking a pod (limits, CORS preflight,
 //!   redirects, access rules), and what it adds to every answer given for it, the pod's or ours
 //!   (`finish`: the answer style's pages and hidden fields, HSTS, CORS fields).
+//! - `auth.rs`: a route's external authentication (`auth-url`), between `answer` and
+//!   `prepare`, as nginx's `auth_request` comes after the access rules: the auth service's 2xx,
+//!   or 401 (or the sign-in redirect), 403, 500; only routes with it pay for it.
 //! - `prepare.rs`: the request as the pod will see it: the route's set of forwarding fields
 //!   (`prepare/forwarding.rs`), header rewrites, rewrite-target, upgrade detection, the
 //!   replayable body.

@@ -45,7 +45,7 @@ pub(super) fn exempt(path: &str) -> bool {
 
 /// Fields nginx's template sets on the request to the pod itself: an auth answer's field of
 /// the same name would be sent beside it, which the proxy does not reproduce.
-const TEMPLATE_FIELDS: [&str; 16] = [
+const TEMPLATE_FIELDS: [&str; 18] = [
     "connection",
     "content-length",
     "host",
@@ -55,9 +55,11 @@ const TEMPLATE_FIELDS: [&str; 16] = [
     "x-forwarded-for",
     "x-forwarded-host",
     "x-forwarded-port",
+    "x-forwarded-prefix",
     "x-forwarded-proto",
     "x-forwarded-scheme",
     "x-original-forwarded-for",
+    "x-original-forwarded-host",
     "x-original-uri",
     "x-real-ip",
     "x-request-id",
