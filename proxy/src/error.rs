@@ -28,6 +28,15 @@ pub enum ProxyError {
     /// The route's rate or requests-in-progress limit for the caller's address.
     #[error("client address over the route's {} limit", match .0.kind { LimitKind::Rate => "rate", LimitKind::Connections => "connections" })]
     Limited(Limited),
+    /// The route's auth service answered 401 (with these `WWW-Authenticate` challenges).
+    #[error("the auth service refused the request (401)")]
+    AuthUnauthorized { challenges: Vec<HeaderValue> },
+    /// The route's auth service answered 403.
+    #[error("the auth service refused the request (403)")]
+    AuthForbidden,
+    /// The route's auth service gave no answer that decides (down, slow, another status).
+    #[error("external auth failed: {reason}")]
+    AuthFailed { reason: String },
     #[error("request body stalled for {timeout:?}")]
     BodyTimeout { timeout: Duration },
     #[error("backend {backend} has no ready endpoints")]
@@ -84,7 +93,9 @@ impl ProxyError {
             ProxyError::BadRequest(TargetError::MethodNotAllowed(_)) => StatusCode::METHOD_NOT_ALLOWED,
             ProxyError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProxyError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ProxyError::SourceDenied => StatusCode::FORBIDDEN,
+            ProxyError::SourceDenied | ProxyError::AuthForbidden => StatusCode::FORBIDDEN,
+            ProxyError::AuthUnauthorized { .. } => StatusCode::UNAUTHORIZED,
+            ProxyError::AuthFailed { .. } => StatusCode::INTERNAL_SERVER_ERROR,
             ProxyError::Limited(limited) => limited.status,
             ProxyError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ProxyError::NoEndpoints { .. } | ProxyError::PoolExhausted { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -102,6 +113,8 @@ impl ProxyError {
             | ProxyError::BadRequest(_)
             | ProxyError::BodyTooLarge { .. }
             | ProxyError::SourceDenied
+            | ProxyError::AuthUnauthorized { .. }
+            | ProxyError::AuthForbidden
             | ProxyError::Limited(_)
             | ProxyError::BodyTimeout { .. }
             | ProxyError::ClientAborted
@@ -139,9 +152,18 @@ impl ProxyError {
         let reason = match &self {
             ProxyError::UpstreamFailed { backend, .. } => format!("backend {backend} failed"),
             ProxyError::Unreachable { backend, .. } => format!("backend {backend} unreachable"),
+            ProxyError::AuthFailed { .. } => "external auth failed".to_string(),
             other => other.to_string(),
         };
         let mut response = plain_response(status, &reason);
+        // auth_request passes the auth service's challenges on with its 401.
+        if let ProxyError::AuthUnauthorized { challenges } = &self {
+            for challenge in challenges {
+                response
+                    .headers_mut()
+                    .append(header::WWW_AUTHENTICATE, challenge.clone());
+            }
+        }
         if status == StatusCode::METHOD_NOT_ALLOWED {
             response
                 .headers_mut()

@@ -32,6 +32,7 @@ pub mod publish;
 pub use shunt_spec as spec;
 
 mod admin;
+mod auth;
 mod body;
 mod cors;
 mod error;

@@ -60,6 +60,9 @@ pub const CLIENT_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
 pub const CLIENT_IDLE_TIMEOUT: Duration = Duration::from_secs(75);
 /// Longest wait between two reads of a request body.
 pub const CLIENT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
+/// Bounds each of connecting to an external auth service and waiting for its answer
+/// (`--external-auth-timeout`): nginx's proxy timeouts, which the auth location keeps at their default.
+pub const EXTERNAL_AUTH_TIMEOUT: Duration = Duration::from_secs(60);
 /// An upgraded connection with no bytes either way for this long is closed.
 pub const TUNNEL_IDLE_TIMEOUT: Duration = Duration::from_secs(3600);
 /// Open client connections per process.

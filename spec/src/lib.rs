@@ -8,7 +8,8 @@
 //! - [`TableSpec`]: hosts ([`HostMatch`]) with their paths ([`PathSpec`]), each naming a
 //!   backend ([`BackendSpec`]: protocol, endpoints, topology hints) and carrying its route
 //!   behaviours ([`RouteOptions`]: listeners, redirects, rewrites, forwarding fields, body
-//!   limit, source ranges, [`CorsSpec`], [`RateLimits`], a canary backend ([`CanarySpec`]), a
+//!   limit, source ranges, [`CorsSpec`], [`RateLimits`], external authentication
+//!   ([`ExternalAuth`]), a canary backend ([`CanarySpec`]), a
 //!   hash key ([`HashKey`]), request conditions, header edits, path replacements and weighted
 //!   splits ([`RequestConditions`], [`HeaderEdits`], [`PathReplacement`], [`BackendSplit`]), custom
 //!   error pages ([`ErrorPages`]));
@@ -18,6 +19,7 @@
 
 pub mod defaults;
 
+mod auth;
 mod balance;
 mod cors;
 mod error_pages;
@@ -35,6 +37,9 @@ mod topology;
 mod trusted;
 
 pub use self::{
+    auth::{
+        AuthTimeouts, AuthUrl, ExternalAuth, MAX_RESPONSE_HEADERS, MAX_URL_LEN, Signin, SigninPart, escaped_in_uri,
+    },
     balance::{
         CanaryHeader, CanaryRule, CanarySpec, HashKey, KeyPart, MAX_KEY_PARTS, MAX_NAME_LEN, MAX_VALUE_LEN,
         MAX_WEIGHT_TOTAL,

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::{
-    BackendSplit, CanarySpec, CorsSpec, ErrorPages, HashKey, HeaderEdits, NextUpstream, PathReplacement,
+    BackendSplit, CanarySpec, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream, PathReplacement,
     PrefixReplacement, RateLimits, RequestConditions, RewriteTarget, UpstreamTimeouts,
 };
 
@@ -53,6 +53,10 @@ pub struct RouteOptions {
     /// Requests and requests in progress per caller address (ingress-nginx's `limit-*`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<RateLimits>,
+    /// A request to an auth service decides whether the request goes on (ingress-nginx's
+    /// `auth-url`); checked after the access rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_auth: Option<ExternalAuth>,
     /// Connect and read timeouts towards the pods, instead of the proxy's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<UpstreamTimeouts>,
@@ -283,7 +287,7 @@ impl HttpsRedirect {
     }
 }
 
-fn is_false(value: &bool) -> bool {
+pub(crate) fn is_false(value: &bool) -> bool {
     !value
 }
 

@@ -35,6 +35,6 @@ impl Default for UpstreamTimeouts {
 }
 
 /// Milliseconds: a route document stays a plain number per timeout.
-fn millis<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn millis<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
 }

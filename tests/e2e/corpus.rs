@@ -14,12 +14,9 @@ use serde_json::Value;
 use crate::support::launch;
 
 /// Keys (after `nginx.ingress.kubernetes.io/`) a host may still be refused for: features of
-/// ingress-nginx shunt does not reproduce (external auth, basic auth, TLS passthrough, the WAF).
+/// ingress-nginx shunt does not reproduce (basic auth, TLS passthrough, the WAF).
 /// Every other refusal is a defect of the profile.
-const NOT_REPRODUCED: [&str; 10] = [
-    "auth-url",
-    "auth-signin",
-    "auth-response-headers",
+const NOT_REPRODUCED: [&str; 7] = [
     "auth-type",
     "auth-secret",
     "auth-realm",

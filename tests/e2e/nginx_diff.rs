@@ -22,6 +22,7 @@ mod probe;
 
 mod access;
 mod acme;
+mod auth;
 mod cors;
 mod error_pages;
 mod headers;

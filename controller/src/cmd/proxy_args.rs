@@ -109,6 +109,10 @@ pub struct ProxyArgs {
     /// Longest wait between two reads of a request body; then 408 and the backend request ends.
     #[arg(long, default_value_t = Span(defaults::CLIENT_BODY_TIMEOUT))]
     pub client_body_timeout: Span,
+    /// Bounds each of connecting to an external auth service (nginx profile `auth-url`) and
+    /// waiting for its answer; then the request gets 500. nginx's own is 60 s each.
+    #[arg(long, default_value_t = Span(defaults::EXTERNAL_AUTH_TIMEOUT))]
+    pub external_auth_timeout: Span,
     /// An upgraded connection (WebSocket) with no bytes either way for this long is closed.
     #[arg(long, default_value_t = Span(defaults::TUNNEL_IDLE_TIMEOUT))]
     pub tunnel_idle_timeout: Span,
@@ -144,6 +148,7 @@ impl ProxyArgs {
             connect_attempts: usize::from(self.connect_attempts),
             access_log: self.access_log,
             client_body_timeout: self.client_body_timeout.0,
+            external_auth_timeout: self.external_auth_timeout.0,
             allowed_upgrades: AllowedUpgrades::new(&self.allow_upgrade),
             underscores_in_headers: self.allow_underscores_in_headers,
             retry: self.retry_policy(),

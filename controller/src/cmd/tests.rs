@@ -117,6 +117,7 @@ fn the_proxy_options_built_from_no_flags_are_the_proxy_crates_defaults() {
             connect_attempts,
             access_log,
             client_body_timeout,
+            external_auth_timeout,
             tunnels: _,
             allowed_upgrades,
             underscores_in_headers,
@@ -140,6 +141,10 @@ fn the_proxy_options_built_from_no_flags_are_the_proxy_crates_defaults() {
             "--client-body-timeout"
         );
         assert_eq!(allowed_upgrades, default.allowed_upgrades, "--allow-upgrade");
+        assert_eq!(
+            external_auth_timeout, default.external_auth_timeout,
+            "--external-auth-timeout"
+        );
         assert_eq!(
             underscores_in_headers, default.underscores_in_headers,
             "--allow-underscores-in-headers"

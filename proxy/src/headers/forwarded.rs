@@ -273,6 +273,13 @@ fn port_of(host: &str) -> Option<&str> {
 }
 
 /// 128 random bits as 32 hex digits.
+/// A new X-Request-ID: 32 random hex digits, as nginx's `$request_id`.
+pub fn new_request_id() -> HeaderValue {
+    let mut out = Vec::with_capacity(32);
+    push_request_id(&mut out);
+    HeaderValue::from_bytes(&out).expect("hex digits are a field value")
+}
+
 pub(super) fn push_request_id(out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bits = fastrand::u128(..);

@@ -18,7 +18,7 @@ mod upgrade;
 pub use added::AddedFields;
 pub use cookie::join_cookies;
 pub use fields::drop_underscored;
-pub use forwarded::{ForwardedContext, set_forwarded};
+pub use forwarded::{ForwardedContext, new_request_id, set_forwarded};
 pub use framing::drop_length_beside_transfer_encoding;
 pub use hop::{is_connection_or_framing_field, strip_hop_by_hop, upgrade_protocol};
 pub use replace::{ReplaceContext, replace_forwarded};

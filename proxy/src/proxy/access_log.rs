@@ -32,6 +32,8 @@ pub(super) struct Outcome {
     /// The answer is an error page's (see `error_pages.rs`): nginx's named location runs none
     /// of the route's header filter (no HSTS, no CORS fields).
     pub error_page: bool,
+    /// The route's auth service sent a cookie for the caller's answer.
+    pub auth_cookie: Option<super::auth::AuthCookie>,
 }
 
 /// Counts and logs a request when dropped: after its response head, or when hyper drops the

@@ -4,7 +4,7 @@
 //! ```text
 //! route ─▶ answer: 413 body declared too large ─▶ CORS: preflight 204, or the allowed Origin kept
 //!            ─▶ redirect (to HTTPS, configured) ─▶ 503 rate and requests-in-progress limits
-//!            ─▶ 403 source ranges ─▶ 503 no endpoints ─▶ prepare
+//!            ─▶ 403 source ranges ─▶ 503 no endpoints (after `auth`, for a route with it) ─▶ prepare
 //!
 //! any answer for the route ─▶ finish: answer style (pages, the pod's server fields hidden),
 //!                             HSTS on TLS, CORS fields for the kept Origin ─▶ client
@@ -72,8 +72,11 @@ pub(super) fn answer(
         return Err(ProxyError::SourceDenied);
     }
     // A split's backend is drawn next (`attempt::draw`), which checks its endpoints; with error
-    // pages, the attempt's own 503 goes to them (nginx's `error_page` takes it too).
-    if route.upstream.endpoints.is_empty() && route.rules.split.is_none() && route.rules.error_pages.is_none() {
+    // pages, the attempt's own 503 goes to them (nginx's `error_page` takes it too); with
+    // external auth, it comes after the gate (`auth.rs`), as nginx asks the auth service first.
+    let answered_later =
+        route.rules.split.is_some() || route.rules.error_pages.is_some() || route.rules.external_auth.is_some();
+    if route.upstream.endpoints.is_empty() && !answered_later {
         return Err(ProxyError::NoEndpoints {
             backend: route.upstream.id.clone(),
         });

@@ -17,6 +17,9 @@
 //! - `answer.rs`: what the route answers without asking a pod (limits, CORS preflight,
 //!   redirects, access rules), and what it adds to every answer given for it, the pod's or ours
 //!   (`finish`: the answer style's pages and hidden fields, HSTS, CORS fields).
+//! - `auth.rs`: a route's external authentication (`auth-url`), between `answer` and
+//!   `prepare`, as nginx's `auth_request` comes after the access rules: the auth service's 2xx,
+//!   or 401 (or the sign-in redirect), 403, 500; only routes with it pay for it.
 //! - `prepare.rs`: the request as the pod will see it: the route's set of forwarding fields
 //!   (`prepare/forwarding.rs`), header rewrites and edits, rewrite-target and path
 //!   replacement, upgrade detection, the replayable body.
@@ -33,6 +36,7 @@ mod access_log;
 mod admit;
 mod answer;
 mod attempt;
+mod auth;
 mod error_pages;
 mod prepare;
 mod respond;
@@ -75,6 +79,8 @@ pub struct ProxyOptions {
     pub access_log: bool,
     /// Longest wait between two reads of a request body (`--client-body-timeout`); then 408.
     pub client_body_timeout: Duration,
+    /// Caps each of the auth service's connect and answer timeouts (`--external-auth-timeout`).
+    pub external_auth_timeout: Duration,
     /// Where upgraded connections run (idle timeout, gauge, closed at the drain deadline).
     pub tunnels: Tunnels,
     /// Upgrade protocols forwarded besides WebSocket (`--allow-upgrade`).
@@ -96,6 +102,7 @@ impl Default for ProxyOptions {
             connect_attempts: usize::from(defaults::CONNECT_ATTEMPTS),
             access_log: defaults::ACCESS_LOG,
             client_body_timeout: defaults::CLIENT_BODY_TIMEOUT,
+            external_auth_timeout: defaults::EXTERNAL_AUTH_TIMEOUT,
             tunnels: Tunnels::default(),
             allowed_upgrades: AllowedUpgrades::default(),
             underscores_in_headers: false,
@@ -175,6 +182,9 @@ impl Proxy {
                 record.outcome.cors_origin.take(),
             );
         }
+        if let Some(cookie) = record.outcome.auth_cookie.take() {
+            auth::add_cookie(&mut response, cookie);
+        }
         if let Some(in_progress) = record.outcome.in_progress.take() {
             response.body_mut().hold(in_progress);
         }
@@ -212,6 +222,17 @@ impl Proxy {
                 return Err(error);
             }
         };
+        // Boxed: the auth exchange's future stays out of every other route's.
+        let passed = match &route.rules.external_auth {
+            None => None,
+            Some(rule) => match Box::pin(auth::gate(inner, rule, &route, &request, outcome)).await {
+                Ok(passed) => Some(passed),
+                Err(refused) => {
+                    req.into_body().linger();
+                    return refused.into_result();
+                }
+            },
+        };
         // A split's share, drawn once: its backend, or 500 for an invalid one.
         let drawn = match route.rules.split.as_deref().map(attempt::draw) {
             None => None,
@@ -224,12 +245,16 @@ impl Proxy {
                 return Err(error);
             }
         };
-        // Read from the request as the client sent it, before prepare changes its fields.
         let choice = route
             .rules
             .balance
             .as_ref()
             .map(|balance| attempt::choose(balance, &request));
+        let mut req = req;
+        if let Some(id) = passed.as_ref().and_then(|passed| passed.new_request_id.clone()) {
+            req.headers_mut()
+                .insert(http::header::HeaderName::from_static("x-request-id"), id);
+        }
         // Read from the request as the client sent it, for a route with error pages only.
         let failed = route.rules.error_pages.as_deref().map(|pages| error_pages::Failed {
             pages,
@@ -238,6 +263,9 @@ impl Proxy {
             conn,
         });
         let mut prepared = prepare::prepare(req, normalized, (&host, host_str), (&route, drawn), conn, inner);
+        if let Some(passed) = passed {
+            auth::apply(passed, &mut prepared.headers);
+        }
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
         let answered = attempt::attempt(inner, (&route, drawn), host_str, choice, &mut prepared, outcome).await;

@@ -7,6 +7,7 @@ use http::{HeaderValue, uri::PathAndQuery};
 
 use super::{ErrorRoute, conditions::Conditions, edits::HeaderEdits, rewrite::Rewrite, split::Split};
 use crate::{
+    auth::AuthRule,
     cors::Cors,
     limits::{Limiter, limiter_for},
     spec::{
@@ -35,6 +36,8 @@ pub struct RouteRules {
     pub cors: Option<Arc<Cors>>,
     /// The zone the route counts its callers in; equal specs share one across tables.
     pub limits: Option<Arc<Limiter>>,
+    /// External authentication: the auth service asked before any pod (see `proxy/auth.rs`).
+    pub external_auth: Option<Arc<AuthRule>>,
     /// Replace the proxy's connect and upstream timeouts for this route.
     pub timeouts: Option<UpstreamTimeouts>,
     /// A canary or a hash key (set by the table build, which has the canary's upstream).
@@ -107,6 +110,12 @@ impl RouteRules {
                 .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
                 .transpose()?,
             limits: options.limits.as_ref().map(limiter_for),
+            external_auth: options
+                .external_auth
+                .as_ref()
+                .map(AuthRule::new)
+                .transpose()?
+                .map(Arc::new),
             timeouts: options.timeouts,
             balance: None,
             conditions: (options.conditions.as_ref())

@@ -45,7 +45,9 @@ impl Default for ClientOptions {
 #[derive(Clone)]
 pub struct UpstreamClients {
     http1: Pool<PoolKey, Http1>,
-    tls: TlsConnector,
+    /// External auth services' connections (see `auth.rs`).
+    pub(super) auth: Pool<super::auth::AuthKey, Http1>,
+    pub(super) tls: TlsConnector,
     h2c: H2Connections,
     connect_timeout: Duration,
 }
@@ -76,6 +78,7 @@ impl UpstreamClients {
         };
         UpstreamClients {
             http1: Pool::new(pool),
+            auth: Pool::new(pool),
             tls: connect::tls_connector(&options.tls),
             h2c: H2Connections::default(),
             connect_timeout: options.connect_timeout,

@@ -1,6 +1,7 @@
 //! Backends: a set of pod endpoints with load counters, how to pick one, and the worker's
 //! connections to them.
 
+pub mod auth;
 mod balance;
 mod body;
 pub mod budget;

@@ -83,8 +83,11 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
         .map(|(host, secret)| (*host, *secret, ca.issue(&[host])))
         .collect();
 
+    // The auth service (`auth.rs`): `@AUTH@` in a case stands for its address.
+    let auth = super::auth::pod().await;
+    let at_auth = |text: &str| text.replace("@AUTH@", &auth.addr.to_string());
     let manifests = Manifests::new();
-    manifests.write_text("case.yaml", case.manifests);
+    manifests.write_text("case.yaml", &at_auth(case.manifests));
     let services: Vec<Value> = pods
         .iter()
         .flat_map(|pod| mk_backend_service(NAMESPACE, &pod.name, None, &[pod]))
@@ -108,8 +111,9 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
     let default_leaf = ca.issue(&["ingress.local"]);
     let mut certificates = vec![("default".to_string(), &default_leaf)];
     certificates.extend(leaves.iter().map(|(host, _, leaf)| (host.to_string(), leaf)));
+    let servers = at_auth(case.nginx);
     let config = NginxConfig {
-        servers: case.nginx,
+        servers: &servers,
         upstreams: upstreams(&pods, secure.addr, down),
         certificates,
     };

@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamProtocol};
+use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, ExternalAuth, HashKey, RateLimits, RewriteTarget, UpstreamProtocol};
 
 use super::{
+    auth::AuthKeys,
     canary::CanaryKeys,
     cors::CorsKeys,
     errors::{ErrorAnnotations, ErrorKeys},
@@ -84,6 +85,8 @@ pub struct NginxAnnotations {
     /// `limit-rps`, `limit-rpm`, `limit-connections` (see `limits.rs`), answered with 503 until
     /// the ConfigMap's codes are applied.
     pub limits: Option<RateLimits>,
+    /// `auth-url` and the `auth-*` keys of external authentication (see `auth.rs`).
+    pub external_auth: Option<ExternalAuth>,
     /// `canary: "true"` and the `canary-*` keys (see `canary.rs`).
     pub canary: Option<CanaryRule>,
     /// `upstream-hash-by` (see `hash.rs`).
@@ -125,6 +128,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut limits = LimitKeys::default();
     let mut canary = CanaryKeys::default();
     let mut errors = ErrorKeys::default();
+    let mut auth = AuthKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         if !super::keys::read(name) {
@@ -148,6 +152,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
             name if limits.set(name, value) => continue,
             name if canary.set(name, value) => continue,
             name if errors.set(name, value) => continue,
+            name if auth.set(name, value) => continue,
             name => {
                 if let Err(refusal) = apply(&mut parsed, name, value) {
                     parsed.refusals.push(format!("{refusal}: {key}"));
@@ -167,6 +172,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     }
     match limits.resolve(ingress, LimitStatus::default()) {
         Ok(spec) => parsed.limits = spec,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match auth.resolve() {
+        Ok(spec) => parsed.external_auth = spec,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     match canary.resolve() {

@@ -16,6 +16,7 @@
 mod alias;
 pub mod annotations;
 mod app_root;
+mod auth;
 mod canary;
 mod claims;
 pub mod config;

@@ -19,6 +19,7 @@ fn title(status: StatusCode) -> Option<&'static str> {
         307 => "307 Temporary Redirect",
         308 => "308 Permanent Redirect",
         400 => "400 Bad Request",
+        401 => "401 Authorization Required",
         403 => "403 Forbidden",
         404 => "404 Not Found",
         405 => "405 Not Allowed",

@@ -63,7 +63,7 @@ fn a_hostless_ingress_of_a_class_of_ours_is_the_default_server() {
 fn a_refused_hostless_ingress_is_a_diagnostic_and_listed() {
     let compiled = compile_owned(&[mk_ingress(
         "any",
-        "nginx.ingress.kubernetes.io/auth-url: http://auth.example.com/",
+        "nginx.ingress.kubernetes.io/auth-url: http://$host/auth",
         HOSTLESS,
     )]);
     assert_eq!(answer(&compiled, PLAIN, "elsewhere.example.com", "/x"), "404");

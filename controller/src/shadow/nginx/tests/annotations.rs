@@ -35,8 +35,8 @@ fn annotations_that_change_nothing_a_caller_sees_are_accepted() {
 #[test]
 fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
     for key in [
-        "auth-url",
-        "auth-signin",
+        "auth-type",
+        "auth-realm",
         "auth-tls-secret",
         "ssl-passthrough",
         "proxy-redirect-from",

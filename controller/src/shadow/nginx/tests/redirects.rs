@@ -166,13 +166,13 @@ fn a_host_whose_secret_is_missing_is_not_redirected_as_ingress_nginx_has_no_cert
 fn a_refused_host_is_not_routed_so_no_caller_skips_what_its_annotation_asks() {
     let guarded = mk_ingress(
         "admin",
-        "nginx.ingress.kubernetes.io/auth-url: http://auth.example/check",
+        "nginx.ingress.kubernetes.io/auth-url: http://$host/check",
         &mk_rule("a.example.com", &[("/admin", "Prefix")]),
     );
     let open = mk_ingress("open", "", &mk_rule("a.example.com", &[("/", "Prefix")]));
     let hostless = mk_ingress(
         "hostless",
-        "nginx.ingress.kubernetes.io/auth-url: http://auth.example/check",
+        "nginx.ingress.kubernetes.io/auth-url: http://$host/check",
         "rules:\n- http:\n    paths:\n    - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}",
     );
     let compiled = compile_nginx(&[guarded, open, hostless]);

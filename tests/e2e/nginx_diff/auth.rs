@@ -1,0 +1,108 @@
+//! auth-url: nginx's `auth_request` location as the template writes it, with an auth service
+//! that allows (its answer's fields copied onto the request, and what it saw sent on to the
+//! pod in `X-Auth-Saw`, so both sides' auth requests are compared), denies with 401 (a
+//! challenge, or the sign-in redirect), 403, or answers 500.
+
+use http::{HeaderValue, StatusCode, header};
+
+use super::{
+    case::{Verdict, case, check},
+    probe::{Payload, Probe},
+};
+use crate::support::{Backend, text};
+
+/// Fields of the auth request reported to the pod: the template's, and two it clears.
+const REPORTED: [&str; 10] = [
+    "host",
+    "x-original-url",
+    "x-original-method",
+    "x-sent-from",
+    "x-real-ip",
+    "x-forwarded-for",
+    "x-auth-request-redirect",
+    "content-length",
+    "x-forwarded-proto",
+    "authorization",
+];
+
+/// The auth service of the cases: the `Authorization` field decides.
+pub async fn pod() -> Backend {
+    Backend::http1("auth")
+        .handler(|request| async move {
+            let token = request.headers().get(header::AUTHORIZATION).cloned();
+            let mut saw = format!(
+                "{} {}",
+                request.method(),
+                request.uri().path_and_query().map_or("", |t| t.as_str())
+            );
+            for name in REPORTED {
+                let value = request.headers().get(name).and_then(|v| v.to_str().ok());
+                saw.push_str(&format!("; {name}={}", value.unwrap_or("-")));
+            }
+            let status = match token.as_ref().and_then(|t| t.to_str().ok()) {
+                Some("Bearer good") => StatusCode::OK,
+                Some("Bearer forbidden") => StatusCode::FORBIDDEN,
+                Some("Bearer broken") => StatusCode::INTERNAL_SERVER_ERROR,
+                _ => StatusCode::UNAUTHORIZED,
+            };
+            let mut response = text(status, "auth");
+            let headers = response.headers_mut();
+            headers.insert(header::SET_COOKIE, HeaderValue::from_static("session=s1"));
+            if status == StatusCode::OK {
+                headers.insert("x-auth-user", HeaderValue::from_static("alice"));
+                headers.insert("x-auth-saw", HeaderValue::from_str(&saw).expect("a field value"));
+            } else {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"shop\""),
+                );
+            }
+            response
+        })
+        .start()
+        .await
+}
+
+#[tokio::test]
+async fn only_the_auth_services_2xx_reaches_the_pod_with_its_fields() {
+    const GATED: &str = "gated.example.com";
+    const SIGNIN: &str = "signin.example.com";
+    let probes = [
+        Probe::get(GATED, "/orders?id=7").expect("status", "401"),
+        Probe::get(GATED, "/")
+            .header("authorization", "Bearer forbidden")
+            .expect("status", "403"),
+        Probe::get(GATED, "/")
+            .header("authorization", "Bearer broken")
+            .expect("status", "500"),
+        Probe::get(GATED, "/orders?id=7")
+            .header("authorization", "Bearer good")
+            .header("x-auth-user", "mallory")
+            .header("x-forwarded-proto", "gopher")
+            .expect("status", "200")
+            .expect("pod header x-auth-user", "alice"),
+        Probe::get(GATED, "/a").header("authorization", "Bearer good").https(),
+        // The auth request carries no body and the subrequest's method (X-Auth-Saw says).
+        Probe::post(GATED, "/cart", Payload::Sized(100)).header("authorization", "Bearer good"),
+        Probe::post(GATED, "/cart", Payload::Chunked(3000)).header("authorization", "Bearer good"),
+        Probe::get(GATED, "/b").header("authorization", "Bearer good").h2(),
+        Probe::get(GATED, "/b").h2().expect("status", "401"),
+        Probe::get(SIGNIN, "/x?y=1").expect("status", "302"),
+        Probe::get(GATED, "/c")
+            .header("authorization", "Bearer forbidden")
+            .https()
+            .expect("status", "403"),
+        Probe::get(SIGNIN, "/x")
+            .header("authorization", "Bearer forbidden")
+            .expect("status", "403"),
+        Probe::get(SIGNIN, "/x")
+            .header("authorization", "Bearer good")
+            .expect("status", "200"),
+    ];
+    check(
+        case!("external_auth", &[(GATED, "gated-tls")]),
+        &probes,
+        &[(GATED, Verdict::Identical), (SIGNIN, Verdict::Identical)],
+    )
+    .await;
+}
