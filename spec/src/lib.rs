@@ -9,12 +9,13 @@
 //!   backend ([`BackendSpec`]: protocol, endpoints, topology hints) and carrying its route
 //!   behaviours ([`RouteOptions`]: listeners, redirects, rewrites, forwarding fields, body
 //!   limit, source ranges, [`CorsSpec`], [`RateLimits`], a canary backend ([`CanarySpec`]), a
-//!   hash key ([`HashKey`])); server certificates ([`TlsSpec`]).
+//!   hash key ([`HashKey`]), cookie affinity ([`CookieAffinity`])); server certificates ([`TlsSpec`]).
 //! - The proxy's own knobs the controller sets: [`RetryPolicy`], [`TrustedProxies`], [`Topology`].
 //! - [`defaults`]: the value of every knob when nothing sets it.
 
 pub mod defaults;
 
+mod affinity;
 mod balance;
 mod cors;
 mod host;
@@ -29,6 +30,7 @@ mod topology;
 mod trusted;
 
 pub use self::{
+    affinity::{AffinityMode, CookieAffinity, MAX_COOKIE_SECONDS, SameSite},
     balance::{
         CanaryHeader, CanaryRule, CanarySpec, HashKey, KeyPart, MAX_KEY_PARTS, MAX_NAME_LEN, MAX_VALUE_LEN,
         MAX_WEIGHT_TOTAL,

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::{CanarySpec, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamTimeouts};
+use crate::{CanarySpec, CookieAffinity, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamTimeouts};
 
 /// Per-route behaviour beyond "forward to the backend".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -59,6 +59,9 @@ pub struct RouteOptions {
     /// `upstream-hash-by`: the endpoint is the one this key hashes to (see `balance.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash: Option<HashKey>,
+    /// ingress-nginx's `affinity: cookie` (see `affinity.rs`); the route's `hash` is then `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<CookieAffinity>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any

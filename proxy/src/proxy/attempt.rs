@@ -1,7 +1,8 @@
 //! Attempt: the tries against the route's endpoints. Each try picks an endpoint, sends the
 //! prepared request under the upstream timeout and either responds or asks
-//! [`retry::classify`] whether to go again. A route with a canary or a hash key has its
-//! [`Choice`] made first: which backend, and the endpoint its key prefers.
+//! [`retry::classify`] whether to go again. A route with a canary, a hash key or cookie
+//! affinity has its [`Choice`] made first: which backend, and the endpoint its key or cookie
+//! prefers; a new affinity cookie goes on the pod's answer.
 
 use std::{
     pin::pin,
@@ -37,10 +38,16 @@ pub(super) async fn attempt(
     outcome: &mut Outcome,
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let options = &inner.options;
-    let (upstream, key) = match (&route.rules.balance, choice) {
-        (Some(balance), Some(choice)) => (&**balance.upstream(&route.upstream, choice), choice.key),
-        _ => (&*route.upstream, None),
+    let (upstream, key, sticky) = match (&route.rules.balance, choice) {
+        (Some(balance), Some(choice)) => (
+            &**balance.upstream(&route.upstream, choice),
+            choice.key,
+            balance.affinity.as_ref().zip(choice.sticky),
+        ),
+        _ => (&*route.upstream, None, None),
     };
+    // Affinity cookies set by this request's picks; allocated only when one is.
+    let mut cookies = Vec::new();
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
     // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
     // read from the route where used, so the loop holds no copy across its awaits.
@@ -53,8 +60,10 @@ pub(super) async fn attempt(
     );
     loop {
         // Endpoints failed on are avoided; when none is left, any but the unreachable ones.
-        let hashed = key.and_then(|key| upstream.pick_hashed(key, retries.tried()));
-        let pick = hashed.or_else(|| upstream.pick(retries.tried(), options.slow_start));
+        let tried = retries.tried();
+        let stuck = sticky.and_then(|(affinity, sticky)| sticky.pick(affinity, upstream, tried, &mut cookies));
+        let hashed = stuck.or_else(|| key.and_then(|key| upstream.pick_hashed(key, tried)));
+        let pick = hashed.or_else(|| upstream.pick(tried, options.slow_start));
         let Some(index) = pick.or_else(|| upstream.pick(retries.unreachable(), options.slow_start)) else {
             return Err(ProxyError::NoEndpoints {
                 backend: upstream.id.clone(),
@@ -93,13 +102,9 @@ pub(super) async fn attempt(
                 upstream.record_try(index, failed, &options.retry.outlier);
                 let (upgrade, trailers) = (prepared.client_upgrade.take(), prepared.accepts_trailers);
                 let read = timeouts().map(|t| t.read);
-                return Ok(respond::respond(
-                    response,
-                    guard,
-                    (upgrade, trailers),
-                    read,
-                    &options.tunnels,
-                ));
+                let mut response = respond::respond(response, guard, (upgrade, trailers), read, &options.tunnels);
+                respond::set_cookies(response.headers_mut(), cookies);
+                return Ok(response);
             }
             Ok(Err(error)) => error,
         };
@@ -118,7 +123,7 @@ pub(super) async fn attempt(
     }
 }
 
-/// Where a request of a route with a canary or hash key goes, from the request as it came.
+/// Where a request of a route with a canary, hash key or affinity goes, from the request as it came.
 pub(super) fn choose(balance: &RouteBalance, request: &route::Request<'_>) -> Choice {
     let req = request.req;
     let target = req.uri().path_and_query().map_or("/", PathAndQuery::as_str);
@@ -129,7 +134,7 @@ pub(super) fn choose(balance: &RouteBalance, request: &route::Request<'_>) -> Ch
         host: &normalize_host(request.host),
         peer: request.conn.peer.ip(),
     };
-    balance.choose(&vars)
+    balance.choose(&vars, request.conn.tls)
 }
 
 /// The upstream deadline counted from `sent`, a clock reading already taken (`timeout` would

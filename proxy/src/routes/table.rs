@@ -478,14 +478,15 @@ fn build_routes<'s>(
     built
 }
 
-/// `rules` with the path's canary (its upstream from `parts`) and hash key, when it has either.
+/// `rules` with the path's canary (its upstream from `parts`), hash key and cookie affinity,
+/// when it has any.
 fn balanced(
     mut rules: RouteRules,
     path: &PathSpec,
     parts: &mut Parts<'_, impl BuildParts>,
 ) -> Result<RouteRules, String> {
     let options = &path.options;
-    if options.canary.is_none() && options.hash.is_none() {
+    if options.canary.is_none() && options.hash.is_none() && options.affinity.is_none() {
         return Ok(rules);
     }
     let canary = match &options.canary {
@@ -501,6 +502,7 @@ fn balanced(
     rules.balance = Some(Arc::new(RouteBalance {
         canary,
         hash: options.hash.clone(),
+        affinity: options.affinity.clone(),
     }));
     Ok(rules)
 }
