@@ -9,6 +9,7 @@ use k8s_openapi::api::networking::v1::Ingress;
 use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, HashKey, RateLimits, RewriteTarget, UpstreamProtocol, defaults};
 
 use super::{
+    affinity::{AffinityKeys, IngressAffinity},
     canary::CanaryKeys,
     cors::CorsKeys,
     limits::{LimitKeys, LimitStatus},
@@ -97,6 +98,8 @@ pub struct NginxAnnotations {
     pub canary: Option<CanaryRule>,
     /// `upstream-hash-by` (see `hash.rs`).
     pub hash: Option<HashKey>,
+    /// `affinity`, `affinity-mode` and the `session-cookie-*` keys (see `affinity.rs`).
+    pub affinity: IngressAffinity,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
     /// Keys (with the prefix) no ingress-nginx parser reads (see `keys.rs`): nginx ignores them.
@@ -131,6 +134,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut cors = CorsKeys::default();
     let mut limits = LimitKeys::default();
     let mut canary = CanaryKeys::default();
+    let mut affinity = AffinityKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         if !super::keys::read(name) {
@@ -153,6 +157,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
             name if cors.set(name, value) => continue,
             name if limits.set(name, value) => continue,
             name if canary.set(name, value) => continue,
+            name if affinity.set(name, value) => continue,
             name => {
                 if let Err(refusal) = apply(&mut parsed, name, value) {
                     parsed.refusals.push(format!("{refusal}: {key}"));
@@ -176,6 +181,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     }
     match canary.resolve() {
         Ok(rule) => parsed.canary = rule,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match affinity.resolve() {
+        Ok(resolved) => parsed.affinity = resolved,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed

@@ -15,6 +15,7 @@
 
 pub mod annotations;
 mod app_root;
+mod affinity;
 mod canary;
 mod claims;
 pub mod config;
@@ -141,9 +142,13 @@ fn compile(
     };
     let mut verdicts = named(&nginxes, &tls_hosts);
     canaries_on_hosts(&canaries, &mut verdicts);
+    let merged = Canaries::merge(&nginxes, &canaries, &hashes, sink, &mut verdicts);
+    let affinities = affinity::by_backend(&nginxes, sink);
+    affinity::refuse(&nginxes, &affinities, &merged, sink, &mut verdicts);
     let walk = Walk {
-        canaries: Canaries::merge(&nginxes, &canaries, &hashes, sink, &mut verdicts),
+        canaries: merged,
         hashes,
+        affinities,
         redirects: &redirects,
         config,
         sources: nginxes.iter().map(|n| n.source.as_str()).collect(),

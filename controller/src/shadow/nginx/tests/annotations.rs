@@ -43,7 +43,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "proxy-cookie-path",
         "custom-http-errors",
         "default-backend",
-        "affinity",
         "from-to-www-redirect",
     ] {
         let refused = refused_for(&format!("nginx.ingress.kubernetes.io/{key}: \"x\""));
