@@ -24,6 +24,7 @@ mod headers;
 mod hosts;
 mod http1;
 mod nginx;
+mod nginx_affinity;
 mod nginx_canary;
 mod nginx_cors;
 mod nginx_diff;
