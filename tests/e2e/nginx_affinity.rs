@@ -55,7 +55,11 @@ async fn start(mode: &str, pods: &[&Backend]) -> (Manifests, Shunt) {
 
 #[tokio::test]
 async fn a_client_keeps_its_pod_with_its_cookie_and_new_clients_spread() {
-    let pods = [Backend::start("p0").await, Backend::start("p1").await, Backend::start("p2").await];
+    let pods = [
+        Backend::start("p0").await,
+        Backend::start("p1").await,
+        Backend::start("p2").await,
+    ];
     let (_manifests, shunt) = start("balanced", &pods.iter().collect::<Vec<_>>()).await;
     let mut seen = BTreeMap::new();
     for _ in 0..12 {
@@ -65,7 +69,11 @@ async fn a_client_keeps_its_pod_with_its_cookie_and_new_clients_spread() {
         for _ in 0..10 {
             let again = shunt.send(with_cookie(Some(&cookie))).await;
             assert_eq!(again.backend(), pod, "cookie {cookie}");
-            assert_eq!(again.headers.get(header::SET_COOKIE), None, "a kept cookie is not set again");
+            assert_eq!(
+                again.headers.get(header::SET_COOKIE),
+                None,
+                "a kept cookie is not set again"
+            );
         }
         *seen.entry(pod).or_insert(0) += 1;
     }
@@ -74,12 +82,19 @@ async fn a_client_keeps_its_pod_with_its_cookie_and_new_clients_spread() {
     let foreign = shunt.send(with_cookie(Some("1700000000.1.42|abc"))).await;
     assert_eq!(set_route(&foreign), None);
     let pod = foreign.backend();
-    assert_eq!(shunt.send(with_cookie(Some("1700000000.1.42|abc"))).await.backend(), pod);
+    assert_eq!(
+        shunt.send(with_cookie(Some("1700000000.1.42|abc"))).await.backend(),
+        pod
+    );
 }
 
 #[tokio::test]
 async fn removing_a_pod_moves_only_its_clients_and_gives_them_a_new_cookie() {
-    let pods = [Backend::start("p0").await, Backend::start("p1").await, Backend::start("p2").await];
+    let pods = [
+        Backend::start("p0").await,
+        Backend::start("p1").await,
+        Backend::start("p2").await,
+    ];
     let (manifests, shunt) = start("persistent", &pods.iter().collect::<Vec<_>>()).await;
     let mut clients = Vec::new();
     for _ in 0..15 {
@@ -91,7 +106,10 @@ async fn removing_a_pod_moves_only_its_clients_and_gives_them_a_new_cookie() {
     assert_eq!(left.len(), 2, "one of three pods removed");
     manifests.write(
         "routes.yaml",
-        &[&mk_backend_service("shop", "pods", None, &left), &mk_sticky("persistent")],
+        &[
+            &mk_backend_service("shop", "pods", None, &left),
+            &mk_sticky("persistent"),
+        ],
     );
     let moved = eventually("the removed pod's client to move", RELOAD_WITHIN, async || {
         let reply = shunt.try_send(with_cookie(Some(&clients[0].0))).await.ok()?;

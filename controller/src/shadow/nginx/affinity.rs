@@ -158,7 +158,11 @@ fn text(value: Option<&str>, allowed: fn(u8) -> bool) -> Result<Option<String>, 
 /// `a1`) is refused, as Lua would read it its own way or fail.
 fn seconds(value: Option<&str>, remove_space: bool) -> Result<Option<i64>, Refusal> {
     let Some(value) = value else { return Ok(None) };
-    let checked = if remove_space { value.replace(' ', "") } else { value.to_string() };
+    let checked = if remove_space {
+        value.replace(' ', "")
+    } else {
+        value.to_string()
+    };
     let value = normalize(value);
     if !expires_pattern(&checked) || value.is_empty() || !expires_pattern(&value) {
         return Ok(None);
@@ -289,7 +293,9 @@ pub(super) fn refuse(
             let Ok(resolved) = sink.backends.resolve(nginx.namespace, &path.backend, protocol) else {
                 continue;
             };
-            let Some(affinity) = affinities.get(&resolved.id) else { continue };
+            let Some(affinity) = affinities.get(&resolved.id) else {
+                continue;
+            };
             let why = if canaries.get(&resolved.id).is_some() {
                 "with a canary on the same backend"
             } else if affinity.route(&host, path).is_none() {

@@ -13,9 +13,9 @@
 //! the Ingress spec does: claims go into the table like shunt's own, oldest Ingress first
 //! (ingress-nginx sorts by creation time too, `internal/ingress/controller/store`).
 
+mod affinity;
 pub mod annotations;
 mod app_root;
-mod affinity;
 mod canary;
 mod claims;
 pub mod config;

@@ -49,12 +49,16 @@ impl Sticky {
         let value = cookie::read(vars.headers, &affinity.name);
         // sticky.lua `get_cookie_parsed`: the part before the first `|` (nginx's own values
         // end in `|` and the backend's key).
-        let part = value.as_deref().and_then(|v| v.split(|&b| b == b'|').find(|p| !p.is_empty()));
+        let part = value
+            .as_deref()
+            .and_then(|v| v.split(|&b| b == b'|').find(|p| !p.is_empty()));
         let key = part.and_then(|part| match affinity.mode {
             AffinityMode::Balanced => Some(text_hash(part)),
             AffinityMode::Persistent => parse_token(part),
         });
-        let same_site_none = vars.header("user-agent").is_none_or(|agent| cookie::takes_same_site_none(&agent));
+        let same_site_none = vars
+            .header("user-agent")
+            .is_none_or(|agent| cookie::takes_same_site_none(&agent));
         Sticky {
             key,
             tls,

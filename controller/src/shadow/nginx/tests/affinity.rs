@@ -17,7 +17,11 @@ fn mk_annotations(entries: &[(&str, &str)]) -> String {
 fn affinity_at(compiled: &Compiled, host: &str, path: &str) -> Option<CookieAffinity> {
     let table = table(compiled);
     let route = table.lookup(host, path).expect("a route");
-    route.rules.balance.as_ref().and_then(|balance| balance.affinity.clone())
+    route
+        .rules
+        .balance
+        .as_ref()
+        .and_then(|balance| balance.affinity.clone())
 }
 
 fn mk_default(path: &str) -> CookieAffinity {
@@ -45,7 +49,10 @@ fn affinity_cookie_alone_takes_main_go_defaults_and_the_location_path() {
     )]);
     assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
     // sticky.lua `set_cookie`: `cookie_path = ... or ngx.var.location_path`.
-    assert_eq!(affinity_at(&compiled, "a.example.com", "/app/x"), Some(mk_default("/app")));
+    assert_eq!(
+        affinity_at(&compiled, "a.example.com", "/app/x"),
+        Some(mk_default("/app"))
+    );
     assert_eq!(affinity_at(&compiled, "a.example.com", "/"), Some(mk_default("/")));
 }
 
@@ -158,8 +165,14 @@ fn the_backend_is_sticky_for_every_route_but_only_the_cookie_ingress_sets_the_co
     ]);
     let a = affinity_at(&compiled, "a.example.com", "/a").expect("sticky");
     let b = affinity_at(&compiled, "a.example.com", "/b").expect("sticky");
-    assert_eq!((a.mode, a.set_cookie, a.name.as_str()), (AffinityMode::Persistent, false, "B"));
-    assert_eq!((b.mode, b.set_cookie, b.path.as_str()), (AffinityMode::Persistent, true, "/b"));
+    assert_eq!(
+        (a.mode, a.set_cookie, a.name.as_str()),
+        (AffinityMode::Persistent, false, "B")
+    );
+    assert_eq!(
+        (b.mode, b.set_cookie, b.path.as_str()),
+        (AffinityMode::Persistent, true, "/b")
+    );
 }
 
 #[test]
@@ -202,7 +215,9 @@ fn a_sticky_backend_with_a_canary_refuses_its_host() {
     ]);
     assert_eq!(
         refusals(&compiled, "a.example.com"),
-        [format!("UnsupportedAnnotation: {KEY}affinity: with a canary on the same backend")]
+        [format!(
+            "UnsupportedAnnotation: {KEY}affinity: with a canary on the same backend"
+        )]
     );
 }
 

@@ -68,7 +68,13 @@ fn find<'t>(text: &'t [u8], name: &[u8]) -> Option<&'t [u8]> {
 /// `SameSite=None` (https://www.chromium.org/updates/same-site/incompatible-clients).
 pub fn takes_same_site_none(agent: &str) -> bool {
     let has = |part: &str| agent.contains(part);
-    let old = ["Chrome/4", "Chrome/5", "Chrome/6", "CPU iPhone OS 12", "iPad; CPU OS 12"];
+    let old = [
+        "Chrome/4",
+        "Chrome/5",
+        "Chrome/6",
+        "CPU iPhone OS 12",
+        "iPad; CPU OS 12",
+    ];
     let mojave_safari = has("Macintosh") && has("Intel Mac OS X 10_14") && has("Safari") && !has("Chrome");
     !(old.iter().any(|part| has(part)) || mojave_safari)
 }
@@ -78,7 +84,9 @@ pub fn takes_same_site_none(agent: &str) -> bool {
 pub fn field(affinity: &CookieAffinity, sticky: &Sticky, value: &str, now: SystemTime) -> Option<HeaderValue> {
     let mut text = format!("{}={value}", affinity.name);
     if let Some(expires) = affinity.expires {
-        let now = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+        let now = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
         text.push_str("; Expires=");
         text.push_str(&cookie_time(now.saturating_add(expires)));
     }

@@ -18,7 +18,12 @@ fn mk_upstream(lasts: &[u8]) -> Upstream {
         .iter()
         .map(|&last| Arc::new(Endpoint::new(([10, 0, 0, last], 8080).into())))
         .collect();
-    Upstream::new("ns/web:80", UpstreamProtocol::Http1, endpoints, UpstreamStats::default())
+    Upstream::new(
+        "ns/web:80",
+        UpstreamProtocol::Http1,
+        endpoints,
+        UpstreamStats::default(),
+    )
 }
 
 fn mk_affinity(mode: AffinityMode) -> CookieAffinity {
@@ -62,7 +67,14 @@ fn sticky(affinity: &CookieAffinity, headers: &HeaderMap, tls: bool) -> Sticky {
 /// One request with `cookie` (or none): its endpoint's address and the cookie it set.
 fn request(affinity: &CookieAffinity, upstream: &Upstream, cookie: Option<&str>) -> (u8, Option<String>) {
     let line = cookie.map(|value| format!("{}={value}", affinity.name));
-    let headers = mk_headers(line.as_slice().iter().map(String::as_str).collect::<Vec<_>>().as_slice(), None);
+    let headers = mk_headers(
+        line.as_slice()
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        None,
+    );
     let mut cookies = Vec::new();
     let index = sticky(affinity, &headers, false)
         .pick(affinity, upstream, &[], &mut cookies)
@@ -72,7 +84,9 @@ fn request(affinity: &CookieAffinity, upstream: &Upstream, cookie: Option<&str>)
         let pair = text.split(';').next().expect("a pair");
         pair.split_once('=').expect("name=value").1.to_string()
     });
-    let std::net::IpAddr::V4(ip) = upstream.endpoints[index].addr.ip() else { unreachable!() };
+    let std::net::IpAddr::V4(ip) = upstream.endpoints[index].addr.ip() else {
+        unreachable!()
+    };
     (ip.octets()[3], set)
 }
 
@@ -142,8 +156,14 @@ fn conditional_same_site_none_is_left_out_for_browsers_that_reject_it() {
     assert!(with(&affinity, None));
     assert!(with(&affinity, Some("Mozilla/5.0 Chrome/120.0 Safari/537.36")));
     assert!(!with(&affinity, Some("Mozilla/5.0 Chrome/51.0.2704.103 Safari/537.36")));
-    assert!(!with(&affinity, Some("Mozilla/5.0 (iPhone; CPU iPhone OS 12_0 like Mac OS X)")));
-    assert!(!with(&affinity, Some("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_14_6) Version/12.1 Safari/605.1.15")));
+    assert!(!with(
+        &affinity,
+        Some("Mozilla/5.0 (iPhone; CPU iPhone OS 12_0 like Mac OS X)")
+    ));
+    assert!(!with(
+        &affinity,
+        Some("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_14_6) Version/12.1 Safari/605.1.15")
+    ));
     // Without the condition, every browser gets it.
     affinity.conditional_same_site_none = false;
     assert!(with(&affinity, Some("Mozilla/5.0 Chrome/51.0 Safari/537.36")));
@@ -190,7 +210,9 @@ fn a_failed_try_keeps_the_cookies_endpoint_unless_change_on_failure() {
         assert_eq!(sticky.pick(&affinity, &upstream, &[first], &mut cookies), Some(first));
         assert!(cookies.is_empty());
         affinity.change_on_failure = true;
-        let next = sticky.pick(&affinity, &upstream, &[first], &mut cookies).expect("two left");
+        let next = sticky
+            .pick(&affinity, &upstream, &[first], &mut cookies)
+            .expect("two left");
         assert_ne!(next, first, "{mode:?}");
         assert_eq!(cookies.len(), 1, "the new pick's cookie");
     }
