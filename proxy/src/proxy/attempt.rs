@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use http::{Response, uri::PathAndQuery};
+use http::{HeaderValue, Response, uri::PathAndQuery};
 use tracing::debug;
 
 use super::{
@@ -26,7 +26,10 @@ use crate::{
     body::{RequestBody, ResponseBody},
     error::ProxyError,
     routes::{Route, normalize_host},
-    upstream::{Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, UpstreamClients, UpstreamError},
+    spec::CookieAffinity,
+    upstream::{
+        Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Sticky, Upstream, UpstreamClients, UpstreamError,
+    },
 };
 
 pub(super) async fn attempt(
@@ -38,16 +41,8 @@ pub(super) async fn attempt(
     outcome: &mut Outcome,
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let options = &inner.options;
-    let (upstream, key, sticky) = match (&route.rules.balance, choice) {
-        (Some(balance), Some(choice)) => (
-            &**balance.upstream(&route.upstream, choice),
-            choice.key,
-            balance.affinity.as_ref().zip(choice.sticky),
-        ),
-        _ => (&*route.upstream, None, None),
-    };
-    // Affinity cookies set by this request's picks; allocated only when one is.
-    let mut cookies = Vec::new();
+    let mut target = Target::of(route, choice);
+    let upstream = target.upstream;
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
     // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
     // read from the route where used, so the loop holds no copy across its awaits.
@@ -59,12 +54,7 @@ pub(super) async fn attempt(
         &prepared.headers,
     );
     loop {
-        // Endpoints failed on are avoided; when none is left, any but the unreachable ones.
-        let tried = retries.tried();
-        let stuck = sticky.and_then(|(affinity, sticky)| sticky.pick(affinity, upstream, tried, &mut cookies));
-        let hashed = stuck.or_else(|| key.and_then(|key| upstream.pick_hashed(key, tried)));
-        let pick = hashed.or_else(|| upstream.pick(tried, options.slow_start));
-        let Some(index) = pick.or_else(|| upstream.pick(retries.unreachable(), options.slow_start)) else {
+        let Some(index) = target.pick(&retries, options.slow_start) else {
             return Err(ProxyError::NoEndpoints {
                 backend: upstream.id.clone(),
             });
@@ -102,9 +92,8 @@ pub(super) async fn attempt(
                 upstream.record_try(index, failed, &options.retry.outlier);
                 let (upgrade, trailers) = (prepared.client_upgrade.take(), prepared.accepts_trailers);
                 let read = timeouts().map(|t| t.read);
-                let mut response = respond::respond(response, guard, (upgrade, trailers), read, &options.tunnels);
-                respond::set_cookies(response.headers_mut(), cookies);
-                return Ok(response);
+                let response = respond::respond(response, guard, (upgrade, trailers), read, &options.tunnels);
+                return Ok(respond::with_cookies(response, target.cookies));
             }
             Ok(Err(error)) => error,
         };
@@ -120,6 +109,48 @@ pub(super) async fn attempt(
             }
             Decision::Fail(error) => return Err(error),
         }
+    }
+}
+
+/// The upstream a request's tries go to, and what prefers one of its endpoints.
+struct Target<'r> {
+    upstream: &'r Upstream,
+    /// The hash key's (`upstream-hash-by`).
+    key: Option<u64>,
+    /// The affinity cookie's, as sent.
+    sticky: Option<(&'r CookieAffinity, Sticky)>,
+    /// Affinity cookies this request's picks set; allocated only when one is.
+    cookies: Vec<HeaderValue>,
+}
+
+impl<'r> Target<'r> {
+    fn of(route: &'r Route, choice: Option<Choice>) -> Self {
+        match (&route.rules.balance, choice) {
+            (Some(balance), Some(choice)) => Target {
+                upstream: balance.upstream(&route.upstream, choice),
+                key: choice.key,
+                sticky: balance.affinity.as_ref().zip(choice.sticky),
+                cookies: Vec::new(),
+            },
+            _ => Target {
+                upstream: &route.upstream,
+                key: None,
+                sticky: None,
+                cookies: Vec::new(),
+            },
+        }
+    }
+
+    /// This try's endpoint: the affinity cookie's, the hash key's, else p2c. Endpoints failed
+    /// on are avoided; when none is left, any but the unreachable ones.
+    #[inline]
+    fn pick(&mut self, retries: &Retries<'_>, slow_start: Option<Duration>) -> Option<usize> {
+        let (upstream, tried) = (self.upstream, retries.tried());
+        let cookies = &mut self.cookies;
+        let stuck = (self.sticky).and_then(|(affinity, sticky)| sticky.pick(affinity, upstream, tried, cookies));
+        let hashed = stuck.or_else(|| self.key.and_then(|key| upstream.pick_hashed(key, tried)));
+        let pick = hashed.or_else(|| upstream.pick(tried, slow_start));
+        pick.or_else(|| upstream.pick(retries.unreachable(), slow_start))
     }
 }
 

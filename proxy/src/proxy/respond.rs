@@ -67,10 +67,11 @@ pub(super) fn respond(
 /// Puts the affinity cookies a request's picks set (`cookies`, in the order set) before the
 /// pod's own `Set-Cookie` fields, where nginx's balancer writes them: into the answer's fields
 /// before the pod's are copied after them.
-pub(super) fn set_cookies(headers: &mut http::HeaderMap, cookies: Vec<HeaderValue>) {
+pub(super) fn with_cookies(mut response: Response<ResponseBody>, cookies: Vec<HeaderValue>) -> Response<ResponseBody> {
     if cookies.is_empty() {
-        return;
+        return response;
     }
+    let headers = response.headers_mut();
     let pods: Vec<HeaderValue> = match headers.entry(header::SET_COOKIE) {
         http::header::Entry::Occupied(entry) => entry.remove_entry_mult().1.collect(),
         http::header::Entry::Vacant(_) => Vec::new(),
@@ -78,6 +79,7 @@ pub(super) fn set_cookies(headers: &mut http::HeaderMap, cookies: Vec<HeaderValu
     for value in cookies.into_iter().chain(pods) {
         headers.append(header::SET_COOKIE, value);
     }
+    response
 }
 
 /// Waits for the client's side of the upgrade, then runs the tunnel until either side closes.
