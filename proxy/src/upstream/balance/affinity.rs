@@ -23,7 +23,7 @@ use super::{
     vars::RequestVars,
 };
 use crate::{
-    spec::{AffinityMode, CookieAffinity},
+    spec::{AffinityMode, CookieAffinity, SameSite},
     upstream::Upstream,
 };
 
@@ -56,9 +56,10 @@ impl Sticky {
             AffinityMode::Balanced => Some(text_hash(part)),
             AffinityMode::Persistent => parse_token(part),
         });
-        let same_site_none = vars
-            .header("user-agent")
-            .is_none_or(|agent| cookie::takes_same_site_none(&agent));
+        // The User-Agent is read only where it can change the cookie.
+        let conditional = affinity.conditional_same_site_none && affinity.same_site == Some(SameSite::None);
+        let same_site_none =
+            !conditional || vars.header("user-agent").is_none_or(|agent| cookie::takes_same_site_none(&agent));
         Sticky {
             key,
             tls,
