@@ -58,8 +58,10 @@ impl Sticky {
         });
         // The User-Agent is read only where it can change the cookie.
         let conditional = affinity.conditional_same_site_none && affinity.same_site == Some(SameSite::None);
-        let same_site_none =
-            !conditional || vars.header("user-agent").is_none_or(|agent| cookie::takes_same_site_none(&agent));
+        let same_site_none = !conditional
+            || vars
+                .header("user-agent")
+                .is_none_or(|agent| cookie::takes_same_site_none(&agent));
         Sticky {
             key,
             tls,
