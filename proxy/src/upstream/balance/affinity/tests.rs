@@ -273,6 +273,20 @@ proptest! {
     }
 
     #[test]
+    fn adding_a_pod_moves_no_persistent_client(lasts in mk_lasts(), added in 251u8..=254) {
+        // sticky_persistent.lua: a token names its endpoint whatever else joins.
+        let affinity = mk_affinity(AffinityMode::Persistent);
+        let before = mk_upstream(&lasts);
+        let mut more = lasts.clone();
+        more.push(added);
+        let after = mk_upstream(&more);
+        for _ in 0..20 {
+            let (endpoint, set) = request(&affinity, &before, None);
+            prop_assert_eq!(request(&affinity, &after, set.as_deref()), (endpoint, None));
+        }
+    }
+
+    #[test]
     fn an_unknown_cookie_value_gets_an_endpoint_of_the_backend(mode in mk_mode(), lasts in mk_lasts(), value in "[ -~]{0,40}") {
         let affinity = mk_affinity(mode);
         let upstream = mk_upstream(&lasts);
