@@ -9,16 +9,16 @@
 //!   backend ([`BackendSpec`]: protocol, endpoints, topology hints) and carrying its route
 //!   behaviours ([`RouteOptions`]: listeners, redirects, rewrites, forwarding fields, body
 //!   limit, source ranges, [`CorsSpec`], [`RateLimits`], external authentication
-//!   ([`ExternalAuth`]), a canary backend ([`CanarySpec`]), a
-//!   hash key ([`HashKey`]), request conditions, header edits, path replacements and weighted
-//!   splits ([`RequestConditions`], [`HeaderEdits`], [`PathReplacement`], [`BackendSplit`]), custom
-//!   error pages ([`ErrorPages`]));
-//!   server certificates ([`TlsSpec`]).
+//!   ([`ExternalAuth`]), a canary backend ([`CanarySpec`]), a hash key ([`HashKey`]), cookie
+//!   affinity ([`CookieAffinity`]), request conditions, header edits, path replacements and
+//!   weighted splits ([`RequestConditions`], [`HeaderEdits`], [`PathReplacement`],
+//!   [`BackendSplit`]), custom error pages ([`ErrorPages`])); server certificates ([`TlsSpec`]).
 //! - The proxy's own knobs the controller sets: [`RetryPolicy`], [`TrustedProxies`], [`Topology`].
 //! - [`defaults`]: the value of every knob when nothing sets it.
 
 pub mod defaults;
 
+mod affinity;
 mod auth;
 mod balance;
 mod cors;
@@ -37,6 +37,7 @@ mod topology;
 mod trusted;
 
 pub use self::{
+    affinity::{AffinityMode, CookieAffinity, MAX_COOKIE_SECONDS, SameSite},
     auth::{
         AuthTimeouts, AuthUrl, ExternalAuth, MAX_RESPONSE_HEADERS, MAX_URL_LEN, Signin, SigninPart, escaped_in_uri,
     },

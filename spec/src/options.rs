@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::{
-    BackendSplit, CanarySpec, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream, PathReplacement,
-    PrefixReplacement, RateLimits, RequestConditions, RewriteTarget, UpstreamTimeouts,
+    BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream,
+    PathReplacement, PrefixReplacement, RateLimits, RequestConditions, RewriteTarget, UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".
@@ -90,6 +90,9 @@ pub struct RouteOptions {
     /// The route's own retry rules (nginx's `proxy_next_upstream*`), instead of the proxy's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_upstream: Option<NextUpstream>,
+    /// ingress-nginx's `affinity: cookie` (see `affinity.rs`); the route's `hash` is then `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<CookieAffinity>,
 }
 
 /// nginx's `deny RANGE;` lines, then `allow RANGE;` lines and `deny all;` when there are any

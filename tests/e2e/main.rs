@@ -25,6 +25,7 @@ mod headers;
 mod hosts;
 mod http1;
 mod nginx;
+mod nginx_affinity;
 mod nginx_auth;
 mod nginx_canary;
 mod nginx_cors;

@@ -1,8 +1,9 @@
 //! Attempt: the tries against the route's endpoints. Each try picks an endpoint, sends the
 //! prepared request under the upstream timeout and either responds or asks
-//! [`retry::classify`] whether to go again. A route with a canary or a hash key has its
-//! [`Choice`] made first: which backend, and the endpoint its key prefers; a route with a
-//! split has its share drawn before that ([`draw`]).
+//! [`retry::classify`] whether to go again. A route with a canary, a hash key or cookie
+//! affinity has its [`Choice`] made first: which backend, and the endpoint its key or cookie
+//! prefers; a new affinity cookie goes on the pod's answer. A route with a split has its share
+//! drawn before that ([`draw`]).
 
 use std::{
     pin::pin,
@@ -10,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use http::{Response, uri::PathAndQuery};
+use http::{HeaderValue, Response, uri::PathAndQuery};
 use tracing::debug;
 
 use super::{
@@ -27,8 +28,9 @@ use crate::{
     error::ProxyError,
     response_body::ResponseBody,
     routes::{HeaderEdits, Route, Split, SplitTarget, normalize_host},
+    spec::CookieAffinity,
     upstream::{
-        Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Upstream, UpstreamBody, UpstreamClients,
+        Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Sticky, Upstream, UpstreamBody, UpstreamClients,
         UpstreamError,
     },
 };
@@ -61,25 +63,26 @@ pub(super) async fn attempt(
     prepared: &mut Prepared,
     outcome: &mut Outcome,
 ) -> Result<Response<ResponseBody>, ProxyError> {
-    let (upstream, key) = upstream_of(route, drawn, choice);
+    let target = Target::of(route, drawn, choice);
     let edits = response_edits(route, drawn);
-    attempt_on(inner, route, (upstream, key, edits), host, prepared, outcome).await
+    attempt_on(inner, route, (target, edits), host, prepared, outcome).await
 }
 
 /// The response edits an answer gets: the route's, then its split share's.
 pub(super) type ResponseEdits<'r> = [Option<&'r HeaderEdits>; 2];
 
-/// The tries against `upstream` (the route's, its canary's, its split share's or its error
-/// backend's), the endpoint `key` hashes to first when there is one.
+/// The tries against the target's upstream (the route's, its canary's, its split share's or its
+/// error backend's).
 pub(super) async fn attempt_on(
     inner: &Inner,
     route: &Arc<Route>,
-    (upstream, key, edits): (&Upstream, Option<u64>, ResponseEdits<'_>),
+    (mut target, edits): (Target<'_>, ResponseEdits<'_>),
     host: &str,
     prepared: &mut Prepared,
     outcome: &mut Outcome,
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let options = &inner.options;
+    let upstream = target.upstream;
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
     // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
     // read from the route where used, so the loop holds no copy across its awaits.
@@ -93,10 +96,7 @@ pub(super) async fn attempt_on(
     )
     .under(rule, &prepared.method);
     loop {
-        // Endpoints failed on are avoided; when none is left, any but the unreachable ones.
-        let hashed = key.and_then(|key| upstream.pick_hashed(key, retries.tried()));
-        let pick = hashed.or_else(|| upstream.pick(retries.tried(), options.slow_start));
-        let Some(index) = pick.or_else(|| upstream.pick(retries.unreachable(), options.slow_start)) else {
+        let Some(index) = target.pick(&retries, options.slow_start) else {
             return Err(ProxyError::NoEndpoints {
                 backend: upstream.id.clone(),
             });
@@ -142,7 +142,8 @@ pub(super) async fn attempt_on(
                 }
                 let client = (prepared.client_upgrade.take(), prepared.accepts_trailers);
                 let ours = (timeouts().map(|t| t.read), edits);
-                return Ok(respond::respond(response, guard, client, ours, &options.tunnels));
+                let response = respond::respond(response, guard, client, ours, &options.tunnels);
+                return Ok(respond::with_cookies(response, target.cookies));
             }
             Ok(Err(error)) => error,
         };
@@ -158,16 +159,6 @@ pub(super) async fn attempt_on(
             }
             Decision::Fail(error) => return Err(error),
         }
-    }
-}
-
-/// The upstream the tries go to and the key's hash: the split's share or the route's backend,
-/// unless the canary takes the request.
-fn upstream_of<'r>(route: &'r Route, drawn: Option<Drawn<'r>>, choice: Option<Choice>) -> (&'r Upstream, Option<u64>) {
-    let main = drawn.map_or(&route.upstream, |drawn| drawn.upstream);
-    match (&route.rules.balance, choice) {
-        (Some(balance), Some(choice)) => (balance.upstream(main, choice), choice.key),
-        _ => (main, None),
     }
 }
 
@@ -194,7 +185,56 @@ fn dropped_for_another_try(
     retry::on_status(retries, upstream, index, response.status(), replay)
 }
 
-/// Where a request of a route with a canary or hash key goes, from the request as it came.
+/// The upstream a request's tries go to, and what prefers one of its endpoints.
+pub(super) struct Target<'r> {
+    upstream: &'r Upstream,
+    /// The hash key's (`upstream-hash-by`).
+    key: Option<u64>,
+    /// The affinity cookie's, as sent.
+    sticky: Option<(&'r CookieAffinity, Sticky)>,
+    /// Affinity cookies this request's picks set; allocated only when one is.
+    cookies: Vec<HeaderValue>,
+}
+
+impl<'r> Target<'r> {
+    /// The split's share or the route's backend, unless the canary takes the request.
+    fn of(route: &'r Route, drawn: Option<Drawn<'r>>, choice: Option<Choice>) -> Self {
+        let main = drawn.map_or(&route.upstream, |drawn| drawn.upstream);
+        match (&route.rules.balance, choice) {
+            (Some(balance), Some(choice)) => Target {
+                upstream: balance.upstream(main, choice),
+                key: choice.key,
+                sticky: balance.affinity.as_ref().zip(choice.sticky),
+                cookies: Vec::new(),
+            },
+            _ => Target::to(main),
+        }
+    }
+
+    /// `upstream`'s endpoints by p2c alone (an error backend's).
+    pub(super) fn to(upstream: &'r Upstream) -> Self {
+        Target {
+            upstream,
+            key: None,
+            sticky: None,
+            cookies: Vec::new(),
+        }
+    }
+
+    /// This try's endpoint: the affinity cookie's, the hash key's, else p2c. Endpoints failed
+    /// on are avoided; when none is left, any but the unreachable ones.
+    #[inline]
+    fn pick(&mut self, retries: &Retries<'_>, slow_start: Option<Duration>) -> Option<usize> {
+        let (upstream, tried) = (self.upstream, retries.tried());
+        let cookies = &mut self.cookies;
+        let stuck = (self.sticky).and_then(|(affinity, sticky)| sticky.pick(affinity, upstream, tried, cookies));
+        let hashed = stuck.or_else(|| self.key.and_then(|key| upstream.pick_hashed(key, tried)));
+        let pick = hashed.or_else(|| upstream.pick(tried, slow_start));
+        pick.or_else(|| upstream.pick(retries.unreachable(), slow_start))
+    }
+}
+
+/// Where a request of a route with a canary, hash key or affinity goes, from the request as it came.
 pub(super) fn choose(balance: &RouteBalance, request: &route::Request<'_>) -> Choice {
     let req = request.req;
     let target = req.uri().path_and_query().map_or("/", PathAndQuery::as_str);
@@ -205,7 +245,7 @@ pub(super) fn choose(balance: &RouteBalance, request: &route::Request<'_>) -> Ch
         host: &normalize_host(request.host),
         peer: request.conn.peer.ip(),
     };
-    balance.choose(&vars)
+    balance.choose(&vars, request.conn.tls)
 }
 
 /// The upstream deadline counted from `sent`, a clock reading already taken (`timeout` would

@@ -92,7 +92,7 @@ pub(super) async fn intercept(
     attempt::attempt_on(
         inner,
         route,
-        (upstream, None, [None, None]),
+        (attempt::Target::to(upstream), [None, None]),
         host,
         &mut request,
         outcome,

@@ -72,6 +72,24 @@ pub(super) fn respond(
     })
 }
 
+/// Puts the affinity cookies a request's picks set (`cookies`, in the order set) before the
+/// pod's own `Set-Cookie` fields, where nginx's balancer writes them: into the answer's fields
+/// before the pod's are copied after them.
+pub(super) fn with_cookies(mut response: Response<ResponseBody>, cookies: Vec<HeaderValue>) -> Response<ResponseBody> {
+    if cookies.is_empty() {
+        return response;
+    }
+    let headers = response.headers_mut();
+    let pods: Vec<HeaderValue> = match headers.entry(header::SET_COOKIE) {
+        http::header::Entry::Occupied(entry) => entry.remove_entry_mult().1.collect(),
+        http::header::Entry::Vacant(_) => Vec::new(),
+    };
+    for value in cookies.into_iter().chain(pods) {
+        headers.append(header::SET_COOKIE, value);
+    }
+    response
+}
+
 /// Waits for the client's side of the upgrade, then runs the tunnel until either side closes.
 async fn tunnel(client: OnUpgrade, upstream: Option<Upgraded>, guard: EndpointGuard, tunnels: Tunnels) {
     let endpoint = guard.endpoint().addr;

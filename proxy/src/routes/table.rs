@@ -508,8 +508,8 @@ fn build_routes<'s>(
     built
 }
 
-/// `rules` with the path's canary (its upstream from `parts`) and hash key, when it has either,
-/// and its split with each choice's upstream.
+/// `rules` with the path's canary (its upstream from `parts`), hash key and cookie affinity,
+/// when it has any, and its split with each choice's upstream.
 fn balanced(
     mut rules: RouteRules,
     path: &PathSpec,
@@ -519,7 +519,7 @@ fn balanced(
     if let Some(split) = &options.split {
         rules.split = Some(Arc::new(Split::new(split, |id| parts.get(id))?));
     }
-    if options.canary.is_none() && options.hash.is_none() {
+    if options.canary.is_none() && options.hash.is_none() && options.affinity.is_none() {
         return Ok(rules);
     }
     let canary = match &options.canary {
@@ -535,6 +535,7 @@ fn balanced(
     rules.balance = Some(Arc::new(RouteBalance {
         canary,
         hash: options.hash.clone(),
+        affinity: options.affinity.clone(),
     }));
     Ok(rules)
 }

@@ -7,8 +7,8 @@
 //! ```
 //! p2c is cheap, needs no shared lock, and keeps new connections spread across every endpoint
 //! instead of piling onto the first. With slow start, a new endpoint is drawn in proportion to
-//! its weight, which grows over the window. A route's canary and hash key (`route.rs`) are
-//! decided before this choice.
+//! its weight, which grows over the window. A route's canary, hash key and affinity cookie
+//! (`route.rs`) are decided before this choice.
 
 use std::{
     sync::{Arc, atomic::Ordering},
@@ -17,6 +17,7 @@ use std::{
 
 use super::{Endpoint, Upstream};
 
+pub mod affinity;
 pub mod canary;
 pub mod hash;
 pub mod route;

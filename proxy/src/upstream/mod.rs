@@ -32,6 +32,7 @@ use http::uri::Authority;
 pub use self::{
     balance::{
         EndpointGuard,
+        affinity::Sticky,
         canary::Canary,
         route::{Choice, RouteBalance},
         vars::RequestVars,

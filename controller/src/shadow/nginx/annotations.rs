@@ -9,6 +9,7 @@ use k8s_openapi::api::networking::v1::Ingress;
 use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, ExternalAuth, HashKey, RateLimits, RewriteTarget, UpstreamProtocol};
 
 use super::{
+    affinity::{AffinityKeys, IngressAffinity},
     auth::AuthKeys,
     canary::CanaryKeys,
     cors::CorsKeys,
@@ -93,6 +94,8 @@ pub struct NginxAnnotations {
     pub hash: Option<HashKey>,
     /// `custom-http-errors`, `default-backend`, `disable-proxy-intercept-errors` (see `errors.rs`).
     pub errors: ErrorAnnotations,
+    /// `affinity`, `affinity-mode` and the `session-cookie-*` keys (see `affinity.rs`).
+    pub affinity: IngressAffinity,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
     /// Keys (with the prefix) no ingress-nginx parser reads (see `keys.rs`): nginx ignores them.
@@ -129,6 +132,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut canary = CanaryKeys::default();
     let mut errors = ErrorKeys::default();
     let mut auth = AuthKeys::default();
+    let mut affinity = AffinityKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         if !super::keys::read(name) {
@@ -153,6 +157,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
             name if canary.set(name, value) => continue,
             name if errors.set(name, value) => continue,
             name if auth.set(name, value) => continue,
+            name if affinity.set(name, value) => continue,
             name => {
                 if let Err(refusal) = apply(&mut parsed, name, value) {
                     parsed.refusals.push(format!("{refusal}: {key}"));
@@ -184,6 +189,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     }
     match errors.resolve() {
         Ok(keys) => parsed.errors = keys,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match affinity.resolve() {
+        Ok(resolved) => parsed.affinity = resolved,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed

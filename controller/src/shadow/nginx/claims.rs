@@ -8,7 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::networking::v1::HTTPIngressPath;
 use shunt_spec::{BackendId, Forwarding, HashKey, HostMatch, HttpsRedirect, PathKind, RedirectSpec, RouteOptions};
 
-use super::{Nginx, Redirects, annotations::NginxAnnotations, canary::Canaries, config::NginxConfig, paths, report};
+use super::{
+    Nginx, Redirects, affinity::BackendAffinity, annotations::NginxAnnotations, canary::Canaries, config::NginxConfig,
+    paths, report,
+};
 use crate::{
     compile::{PathClaim, Reason, RouteSettings, Sink},
     shadow::HostVerdict,
@@ -20,6 +23,8 @@ pub(super) struct Walk<'w> {
     pub canaries: Canaries,
     /// `upstream-hash-by` keys by backend (see `hash.rs`).
     pub hashes: BTreeMap<BackendId, Option<HashKey>>,
+    /// Sticky backends (see `affinity.rs`).
+    pub affinities: BTreeMap<BackendId, BackendAffinity>,
     pub redirects: &'w Redirects<'w>,
     pub config: &'w NginxConfig,
     /// `--nginx-default-backend` (see `errors.rs`).
@@ -124,6 +129,11 @@ pub(super) fn path_claim(
     options.canary = walk.canaries.get(&backend.id).map(|(_, canary)| canary.clone());
     options.hash = walk.hashes.get(&backend.id).cloned().flatten();
     options.error_pages = super::errors::claim(nginx, sink, walk, path);
+    // Cookie affinity replaces the hash key (balancer.lua, `get_implementation`).
+    options.affinity = walk.affinities.get(&backend.id).and_then(|a| a.route(name, path));
+    if options.affinity.is_some() {
+        options.hash = None;
+    }
     let annotations = &nginx.annotations;
     let redirects = walk.redirects;
     let ssl_redirect = (annotations.force_ssl_redirect

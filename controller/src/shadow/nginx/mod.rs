@@ -13,6 +13,7 @@
 //! the Ingress spec does: claims go into the table like shunt's own, oldest Ingress first
 //! (ingress-nginx sorts by creation time too, `internal/ingress/controller/store`).
 
+mod affinity;
 mod alias;
 pub mod annotations;
 mod app_root;
@@ -165,9 +166,13 @@ fn compile(
     canaries_on_hosts(&canaries, &mut verdicts);
     let alias_names: BTreeSet<&String> = aliases.values().flatten().collect();
     let redirects_www = www::redirects(&nginxes, &alias_names, &mut verdicts);
+    let merged = Canaries::merge(&nginxes, &canaries, &hashes, sink, &mut verdicts);
+    let affinities = affinity::by_backend(&nginxes, sink);
+    affinity::refuse(&nginxes, &affinities, &merged, sink, &mut verdicts);
     let walk = Walk {
-        canaries: Canaries::merge(&nginxes, &canaries, &hashes, sink, &mut verdicts),
+        canaries: merged,
         hashes,
+        affinities,
         redirects: &redirects,
         config,
         default_backend,

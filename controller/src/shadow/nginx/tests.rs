@@ -2,6 +2,7 @@
 //! compiles them, builds the proxy's real table, and asks it what a request gets.
 
 mod accounting;
+mod affinity;
 mod annotations;
 mod canary;
 mod config;

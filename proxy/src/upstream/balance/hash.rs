@@ -15,11 +15,7 @@ const FNV_PRIME: u64 = 0x0100_0000_01b3;
 /// The key's hash: FNV-1a over its parts' bytes in order, as over the joined string.
 pub fn key_hash(key: &HashKey, vars: &RequestVars<'_>) -> u64 {
     let mut hash = FNV_OFFSET;
-    let mut feed = |bytes: &[u8]| {
-        for &byte in bytes {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(FNV_PRIME);
-        }
-    };
+    let mut feed = |bytes: &[u8]| hash = fnv(hash, bytes);
     for part in &key.parts {
         match part {
             KeyPart::Text(text) => feed(text.as_bytes()),
@@ -48,8 +44,21 @@ impl Upstream {
     }
 }
 
+/// FNV-1a of `bytes` continued from `hash` (start from [`text_hash`] or `FNV_OFFSET`).
+fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
+    for &byte in bytes {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(FNV_PRIME);
+    }
+    hash
+}
+
+/// One text's hash, as a key of that one part would hash.
+pub(super) fn text_hash(bytes: &[u8]) -> u64 {
+    fnv(FNV_OFFSET, bytes)
+}
+
 /// An endpoint's score for a key: the address's own hash mixed with the key's.
-fn score(key: u64, addr: SocketAddr) -> u64 {
+pub(super) fn score(key: u64, addr: SocketAddr) -> u64 {
     let id = match addr.ip() {
         IpAddr::V4(v4) => u128::from(v4.to_bits()),
         IpAddr::V6(v6) => v6.to_bits(),

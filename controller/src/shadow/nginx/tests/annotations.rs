@@ -41,7 +41,6 @@ fn annotations_shunt_does_not_reproduce_refuse_the_host_naming_the_key() {
         "ssl-passthrough",
         "proxy-redirect-from",
         "proxy-cookie-path",
-        "affinity",
         "mirror-target",
     ] {
         let refused = refused_for(&format!("nginx.ingress.kubernetes.io/{key}: \"x\""));
