@@ -24,6 +24,7 @@ mod h2c;
 mod headers;
 mod hosts;
 mod http1;
+mod layout;
 mod nginx;
 mod nginx_affinity;
 mod nginx_auth;

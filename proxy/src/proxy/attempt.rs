@@ -28,7 +28,7 @@ use crate::{
     error::ProxyError,
     response_body::ResponseBody,
     routes::{HeaderEdits, Route, Split, SplitTarget, normalize_host},
-    spec::CookieAffinity,
+    spec::{CookieAffinity, NextUpstream},
     upstream::{
         Choice, EndpointGuard, Outgoing, RequestVars, RouteBalance, Sticky, Upstream, UpstreamBody, UpstreamClients,
         UpstreamError,
@@ -44,7 +44,7 @@ pub(super) struct Drawn<'r> {
 
 /// The split's share for this request: 500 for a reference that did not resolve or a split
 /// whose weights are all 0, 503 for a backend without endpoints (as `answer` says for others).
-pub(super) fn draw(split: &Split) -> Result<Drawn<'_>, ProxyError> {
+fn draw(split: &Split) -> Result<Drawn<'_>, ProxyError> {
     let target = split.draw().ok_or(ProxyError::InvalidBackend)?;
     let upstream = target.upstream.as_ref().ok_or(ProxyError::InvalidBackend)?;
     if upstream.endpoints.is_empty() {
@@ -53,6 +53,17 @@ pub(super) fn draw(split: &Split) -> Result<Drawn<'_>, ProxyError> {
         });
     }
     Ok(Drawn { upstream, target })
+}
+
+/// A split route's share, drawn once (its backend, or 500 for an invalid one); `None` for
+/// other routes.
+pub(super) fn share<'r>(route: &'r Route, outcome: &mut Outcome) -> Result<Option<Drawn<'r>>, ProxyError> {
+    let Some(split) = route.rules.split.as_deref() else {
+        return Ok(None);
+    };
+    let drawn = draw(split)?;
+    outcome.split_upstream = Some(drawn.upstream.clone());
+    Ok(Some(drawn))
 }
 
 pub(super) async fn attempt(
@@ -88,13 +99,7 @@ pub(super) async fn attempt_on(
     // read from the route where used, so the loop holds no copy across its awaits.
     let timeouts = || route.rules.timeouts;
     let rule = route.rules.next_upstream.as_deref();
-    let mut retries = Retries::new(
-        &options.retry,
-        options.connect_attempts,
-        &prepared.method,
-        &prepared.headers,
-    )
-    .under(rule, &prepared.method);
+    let mut retries = retries_of(options, prepared, rule);
     loop {
         let Some(index) = target.pick(&retries, options.slow_start) else {
             return Err(ProxyError::NoEndpoints {
@@ -127,11 +132,7 @@ pub(super) async fn attempt_on(
         let error = match tokio::time::timeout_at(upstream_deadline(sent, head_timeout()), exchange).await {
             Err(_elapsed) => UpstreamError::Timeout(head_timeout()),
             Ok(Ok(response)) => {
-                let answered = Instant::now();
-                outcome.answered = Some(answered);
-                upstream.stats.observe_latency((answered - sent).as_secs_f64());
-                let failed = options.retry.outlier.count_5xx && response.status().is_server_error();
-                upstream.record_try(index, failed, &options.retry.outlier);
+                record_answer((upstream, index), sent, response.status(), options, outcome);
                 if rule.is_some()
                     && let Some(next) =
                         dropped_for_another_try(&mut retries, upstream, index, &response, prepared, route, options)
@@ -160,6 +161,27 @@ pub(super) async fn attempt_on(
             Decision::Fail(error) => return Err(error),
         }
     }
+}
+
+/// The request's retries: the proxy's policy, or the route's own rule.
+fn retries_of<'a>(options: &'a ProxyOptions, prepared: &Prepared, rule: Option<&'a NextUpstream>) -> Retries<'a> {
+    let (method, headers) = (&prepared.method, &prepared.headers);
+    Retries::new(&options.retry, options.connect_attempts, method, headers).under(rule, method)
+}
+
+/// What an answer from the pod at `index` tells: its latency, and a 5xx for outlier detection.
+fn record_answer(
+    (upstream, index): (&Upstream, usize),
+    sent: Instant,
+    status: http::StatusCode,
+    options: &ProxyOptions,
+    outcome: &mut Outcome,
+) {
+    let answered = Instant::now();
+    outcome.answered = Some(answered);
+    upstream.stats.observe_latency((answered - sent).as_secs_f64());
+    let failed = options.retry.outlier.count_5xx && status.is_server_error();
+    upstream.record_try(index, failed, &options.retry.outlier);
 }
 
 /// The route's response header edits, then its split share's.

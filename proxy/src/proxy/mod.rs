@@ -233,14 +233,9 @@ impl Proxy {
                 }
             },
         };
-        // A split's share, drawn once: its backend, or 500 for an invalid one.
-        let drawn = match route.rules.split.as_deref().map(attempt::draw) {
-            None => None,
-            Some(Ok(drawn)) => {
-                outcome.split_upstream = Some(drawn.upstream.clone());
-                Some(drawn)
-            }
-            Some(Err(error)) => {
+        let drawn = match attempt::share(&route, outcome) {
+            Ok(drawn) => drawn,
+            Err(error) => {
                 req.into_body().linger();
                 return Err(error);
             }

@@ -131,6 +131,16 @@ impl NginxConfig {
         }
     }
 
+    /// `limit-req-status-code` or `limit-conn-status-code`.
+    fn limit_status_key(&mut self, key: &str, value: &str) -> Result<(), KeyRefusal> {
+        let code = status_code(value).ok_or(Invalid)?;
+        match key {
+            "limit-req-status-code" => self.limit_status.rate = code,
+            _ => self.limit_status.connections = code,
+        }
+        Ok(())
+    }
+
     pub fn parse(data: &BTreeMap<String, String>) -> Self {
         let mut config = NginxConfig {
             found: true,
@@ -176,12 +186,7 @@ impl NginxConfig {
                 // ranges only matter with use-forwarded-headers.
                 "use-proxy-protocol" => flag(value).map(drop).map_err(|_| Invalid),
                 "proxy-real-ip-cidr" => Ok(()),
-                "limit-req-status-code" => status_code(value)
-                    .map(|code| config.limit_status.rate = code)
-                    .ok_or(Invalid),
-                "limit-conn-status-code" => status_code(value)
-                    .map(|code| config.limit_status.connections = code)
-                    .ok_or(Invalid),
+                "limit-req-status-code" | "limit-conn-status-code" => config.limit_status_key(key, value),
                 "custom-http-errors" | "disable-proxy-intercept-errors" => {
                     config.errors.set(key, value).map_err(KeyRefusal::from)
                 }

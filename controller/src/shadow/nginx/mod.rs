@@ -146,15 +146,7 @@ fn compile(
         certificates.ingress(nginx.ingress, &mut sink.diagnostics);
     }
     let mut tls_hosts = certificate_hosts(&nginxes);
-    // An alias has its host's certificate where it covers the alias (nginx.go, `configureCertificates`).
-    for (host, names) in &aliases {
-        for name in names {
-            let matched = crate::compile::parse_host(name);
-            if matched.is_ok_and(|matched| alias::bind_like(&nginxes, host, &matched, certificates)) {
-                tls_hosts.insert(name.clone());
-            }
-        }
-    }
+    tls_hosts.extend(alias_tls_hosts(&aliases, &nginxes, certificates));
     // A Secret shunt cannot serve is one ingress-nginx cannot either: it answers with its default
     // certificate and does not redirect (lua_ingress.lua, `certificate_configured_for_current_request`).
     let served = |host: &&String| crate::compile::parse_host(host).is_ok_and(|matched| certificates.serves(&matched));
@@ -198,6 +190,25 @@ fn compile(
         .map(|nginx| IngressVerdict::catch_all(&nginx.source, &nginx.problems, &mut sink.diagnostics));
     let ingresses = skipped.into_iter().chain(catch_alls).collect();
     Verdicts { hosts, ingresses }
+}
+
+/// The aliases with their host's certificate, where it covers them (nginx.go,
+/// `configureCertificates`).
+fn alias_tls_hosts(
+    aliases: &BTreeMap<String, Vec<String>>,
+    nginxes: &[Nginx<'_>],
+    certificates: &mut TlsBuilder<'_>,
+) -> Vec<String> {
+    let mut bound = Vec::new();
+    for (host, names) in aliases {
+        for name in names {
+            let matched = crate::compile::parse_host(name);
+            if matched.is_ok_and(|matched| alias::bind_like(nginxes, host, &matched, certificates)) {
+                bound.push(name.clone());
+            }
+        }
+    }
+    bound
 }
 
 /// The aliases each host keeps, given the hosts and `from-to-www-redirect` servers the
