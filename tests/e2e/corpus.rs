@@ -30,9 +30,9 @@ const NOT_REPRODUCED: [&str; 7] = [
 /// lands, and a refusal for any other key fails the test.
 const NOT_YET: [&str; 0] = [];
 
-/// The share of host verdicts that must be identical over the corpus: a floor that rises as
-/// [`NOT_YET`] empties (the goal is 0.95).
-const IDENTICAL_AT_LEAST: f64 = 0.92;
+/// The share of host verdicts that must be identical over the corpus: 112 of 115 are (97.4 %);
+/// the three refused name basic auth, ModSecurity and ssl-passthrough ([`NOT_REPRODUCED`]).
+const IDENTICAL_AT_LEAST: f64 = 0.97;
 
 struct Outcome {
     file: String,
