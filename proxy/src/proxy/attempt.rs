@@ -55,15 +55,24 @@ fn draw(split: &Split) -> Result<Drawn<'_>, ProxyError> {
     Ok(Drawn { upstream, target })
 }
 
-/// A split route's share, drawn once (its backend, or 500 for an invalid one); `None` for
-/// other routes.
-pub(super) fn share<'r>(route: &'r Route, outcome: &mut Outcome) -> Result<Option<Drawn<'r>>, ProxyError> {
-    let Some(split) = route.rules.split.as_deref() else {
-        return Ok(None);
+/// What a request's route picks before the request is taken apart: a split route's share (its
+/// backend, or 500 for an invalid one) and, for a route with a canary, hash key or affinity,
+/// its [`Choice`]; `None` for other routes.
+pub(super) fn pick<'r>(
+    route: &'r Route,
+    request: &route::Request<'_>,
+    outcome: &mut Outcome,
+) -> Result<(Option<Drawn<'r>>, Option<Choice>), ProxyError> {
+    let drawn = match route.rules.split.as_deref() {
+        None => None,
+        Some(split) => {
+            let drawn = draw(split)?;
+            outcome.split_upstream = Some(drawn.upstream.clone());
+            Some(drawn)
+        }
     };
-    let drawn = draw(split)?;
-    outcome.split_upstream = Some(drawn.upstream.clone());
-    Ok(Some(drawn))
+    let choice = route.rules.balance.as_ref().map(|balance| choose(balance, request));
+    Ok((drawn, choice))
 }
 
 pub(super) async fn attempt(
@@ -257,7 +266,7 @@ impl<'r> Target<'r> {
 }
 
 /// Where a request of a route with a canary, hash key or affinity goes, from the request as it came.
-pub(super) fn choose(balance: &RouteBalance, request: &route::Request<'_>) -> Choice {
+fn choose(balance: &RouteBalance, request: &route::Request<'_>) -> Choice {
     let req = request.req;
     let target = req.uri().path_and_query().map_or("/", PathAndQuery::as_str);
     let vars = RequestVars {

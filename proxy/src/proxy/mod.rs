@@ -193,6 +193,10 @@ impl Proxy {
     }
 
     /// The phases in order; each one may answer (an error, a redirect) instead of going on.
+    ///
+    /// A route with a gate (external auth, error pages) goes on in [`Proxy::forward_gated`],
+    /// boxed: its auth exchange and second try stay out of this future, which every request
+    /// allocates, fills and moves.
     async fn forward(
         &self,
         req: Request<ClientBody>,
@@ -209,23 +213,67 @@ impl Proxy {
             host: host_str,
             conn,
         };
-        let answered = route::route(&inner.routes, &request, outcome)
-            .and_then(|route| answer::answer(route, &request, inner.options.max_body_size, outcome));
-        let route = match answered {
-            Ok(Answer::Forward(route)) => route,
-            Ok(Answer::Answered(response)) => {
-                req.into_body().linger();
-                return Ok(response);
+        // In a block of its own, so the answer's space is not kept across the awaits below.
+        let route = {
+            let answered = route::route(&inner.routes, &request, outcome)
+                .and_then(|route| answer::answer(route, &request, inner.options.max_body_size, outcome));
+            match answered {
+                Ok(Answer::Forward(route)) => route,
+                Ok(Answer::Answered(response)) => {
+                    req.into_body().linger();
+                    return Ok(response);
+                }
+                Err(error) => {
+                    req.into_body().linger();
+                    return Err(error);
+                }
             }
+        };
+        if route.rules.external_auth.is_some() || route.rules.error_pages.is_some() {
+            let routed = Routed {
+                normalized,
+                host: (&host, host_str),
+                route: &route,
+                conn,
+            };
+            return Box::pin(self.forward_gated(req, routed, outcome)).await;
+        }
+        let (drawn, choice) = match attempt::pick(&route, &request, outcome) {
+            Ok(picked) => picked,
             Err(error) => {
                 req.into_body().linger();
                 return Err(error);
             }
         };
-        // Boxed: the auth exchange's future stays out of every other route's.
+        let mut prepared = prepare::prepare(req, normalized, (&host, host_str), (&route, drawn), conn, inner);
+        outcome.request_id = prepared.request_id.take();
+        // By reference: the prepared request stays where it is while the attempts run.
+        attempt::attempt(inner, (&route, drawn), host_str, choice, &mut prepared, outcome).await
+    }
+
+    /// The rest of `forward` for a route with a gate: the auth service before the request is
+    /// prepared, the error backend after the pod's answer.
+    async fn forward_gated(
+        &self,
+        req: Request<ClientBody>,
+        Routed {
+            normalized,
+            host: (host, host_str),
+            route,
+            conn,
+        }: Routed<'_>,
+        outcome: &mut Outcome,
+    ) -> Result<Response<ResponseBody>, ProxyError> {
+        let inner = &*self.0;
+        let request = route::Request {
+            req: &req,
+            normalized: normalized.as_ref(),
+            host: host_str,
+            conn,
+        };
         let passed = match &route.rules.external_auth {
             None => None,
-            Some(rule) => match Box::pin(auth::gate(inner, rule, &route, &request, outcome)).await {
+            Some(rule) => match auth::gate(inner, rule, route, &request, outcome).await {
                 Ok(passed) => Some(passed),
                 Err(refused) => {
                     req.into_body().linger();
@@ -233,18 +281,13 @@ impl Proxy {
                 }
             },
         };
-        let drawn = match attempt::share(&route, outcome) {
-            Ok(drawn) => drawn,
+        let (drawn, choice) = match attempt::pick(route, &request, outcome) {
+            Ok(picked) => picked,
             Err(error) => {
                 req.into_body().linger();
                 return Err(error);
             }
         };
-        let choice = route
-            .rules
-            .balance
-            .as_ref()
-            .map(|balance| attempt::choose(balance, &request));
         let mut req = req;
         if let Some(id) = passed.as_ref().and_then(|passed| passed.new_request_id.clone()) {
             req.headers_mut()
@@ -257,20 +300,27 @@ impl Proxy {
             host: host.clone(),
             conn,
         });
-        let mut prepared = prepare::prepare(req, normalized, (&host, host_str), (&route, drawn), conn, inner);
+        let mut prepared = prepare::prepare(req, normalized, (host, host_str), (route, drawn), conn, inner);
         if let Some(passed) = passed {
             auth::apply(passed, &mut prepared.headers);
         }
         outcome.request_id = prepared.request_id.take();
-        // By reference: the prepared request stays where it is while the attempts run.
-        let answered = attempt::attempt(inner, (&route, drawn), host_str, choice, &mut prepared, outcome).await;
+        let answered = attempt::attempt(inner, (route, drawn), host_str, choice, &mut prepared, outcome).await;
         match failed {
             None => answered,
             Some(failed) => {
-                error_pages::intercept(inner, &route, failed, host_str, &mut prepared, outcome, answered).await
+                error_pages::intercept(inner, route, failed, host_str, &mut prepared, outcome, answered).await
             }
         }
     }
+}
+
+/// What routing leaves for a gated route's rest of `forward`, besides the request itself.
+struct Routed<'a> {
+    normalized: Option<http::uri::PathAndQuery>,
+    host: (&'a http::HeaderValue, &'a str),
+    route: &'a Arc<crate::routes::Route>,
+    conn: ConnInfo,
 }
 
 #[cfg(test)]

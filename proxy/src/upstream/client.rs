@@ -103,10 +103,12 @@ impl UpstreamClients {
             UpstreamProtocol::Http1 => false,
             UpstreamProtocol::Https => true,
             UpstreamProtocol::H2c => {
-                let response = self
+                // Boxed: the HTTP/2 exchange's future is the largest part of this one, which
+                // every request to an HTTP/1 pod would otherwise carry and move.
+                let exchange = self
                     .h2c
-                    .send(endpoint.addr, &upstream.stats, head.to_h2(body), connect_timeout)
-                    .await?;
+                    .send(endpoint.addr, &upstream.stats, head.to_h2(body), connect_timeout);
+                let response = Box::pin(exchange).await?;
                 return Ok(response.map(UpstreamBody::H2));
             }
         };

@@ -73,8 +73,9 @@ pub enum Checkout<K: PoolKey, C: Poolable> {
 
 /// A connection out of the pool; dropping it returns it once it is ready again.
 pub struct Pooled<K: PoolKey, C: Poolable> {
-    /// Always `Some` until dropped.
-    conn: Option<C>,
+    /// Always `Some` until dropped. Boxed once, when opened: a checkout, the exchange and the
+    /// response body that hold it move a pointer, not the connection's buffers.
+    conn: Option<Box<C>>,
     key: K,
     pool: Weak<Shared<K, C>>,
 }
@@ -109,12 +110,12 @@ struct Slot<K: PoolKey, C: Poolable> {
 }
 
 struct Idle<C> {
-    conn: C,
+    conn: Box<C>,
     since: Instant,
 }
 
 enum Handoff<K: PoolKey, C: Poolable> {
-    Idle(C),
+    Idle(Box<C>),
     Connect(Permit<K, C>),
 }
 
@@ -158,7 +159,7 @@ where
             let idle_timeout = self.shared.options.idle_timeout;
             while let Some(mut idle) = slot.idle.pop() {
                 if idle.since.elapsed() < idle_timeout && idle.conn.check_idle() {
-                    return Ok(Checkout::Idle(self.pooled(key.clone(), idle.conn)));
+                    return Ok(Checkout::Idle(self.pooled_boxed(key.clone(), idle.conn)));
                 }
                 closed.push(idle);
             }
@@ -175,7 +176,7 @@ where
         drop(closed);
         let wait = self.shared.options.wait_timeout;
         match tokio::time::timeout(wait, waiting).await {
-            Ok(Ok(Handoff::Idle(conn))) => Ok(Checkout::Idle(self.pooled(key.clone(), conn))),
+            Ok(Ok(Handoff::Idle(conn))) => Ok(Checkout::Idle(self.pooled_boxed(key.clone(), conn))),
             Ok(Ok(Handoff::Connect(permit))) => Ok(Checkout::Connect(permit)),
             // The sender went away without an answer: only when the pool itself is gone.
             Ok(Err(_)) | Err(_) => Err(WaitTimeout(wait)),
@@ -184,6 +185,10 @@ where
 
     /// Wraps a connection just opened with a checkout's permit, so it returns here when done.
     pub fn pooled(&self, key: K, conn: C) -> Pooled<K, C> {
+        self.pooled_boxed(key, Box::new(conn))
+    }
+
+    fn pooled_boxed(&self, key: K, conn: Box<C>) -> Pooled<K, C> {
         Pooled {
             conn: Some(conn),
             key,
@@ -215,7 +220,7 @@ where
     }
 
     /// A ready connection comes back: to the first waiter, else to the idle list.
-    fn put(self: &Arc<Self>, key: K, conn: C) {
+    fn put(self: &Arc<Self>, key: K, conn: Box<C>) {
         let mut state = self.lock();
         let start_reaper = !state.reaper_running;
         let Some(slot) = state.endpoints.get_mut(&key) else {
@@ -326,7 +331,7 @@ impl<K: PoolKey, C: Poolable> Slot<K, C> {
 impl<K: PoolKey, C: Poolable> Pooled<K, C> {
     /// Takes the connection out of the pool for good (an upgrade); what it holds goes with it.
     pub fn detach(mut self) -> C {
-        self.conn.take().expect("a pooled connection is only taken once")
+        *self.conn.take().expect("a pooled connection is only taken once")
     }
 }
 
@@ -334,13 +339,15 @@ impl<K: PoolKey, C: Poolable> Deref for Pooled<K, C> {
     type Target = C;
 
     fn deref(&self) -> &C {
-        self.conn.as_ref().expect("a pooled connection is only taken in drop")
+        self.conn.as_deref().expect("a pooled connection is only taken in drop")
     }
 }
 
 impl<K: PoolKey, C: Poolable> DerefMut for Pooled<K, C> {
     fn deref_mut(&mut self) -> &mut C {
-        self.conn.as_mut().expect("a pooled connection is only taken in drop")
+        self.conn
+            .as_deref_mut()
+            .expect("a pooled connection is only taken in drop")
     }
 }
 
