@@ -203,14 +203,16 @@ impl Proxy {
         let Admitted { normalized, host } = admit::admit(&req)?;
         outcome.host = Some(host.clone());
         let host_str = host.to_str().map_err(|_| ProxyError::MissingHost)?;
-        let request = route::Request {
+        let mut request = route::Request {
             req: &req,
             normalized: normalized.as_ref(),
             host: host_str,
             conn,
         };
-        let answered = route::route(&inner.routes, &request, outcome)
-            .and_then(|route| answer::answer(route, &request, inner.options.max_body_size, outcome));
+        let answered = route::route(&inner.routes, &request, outcome).and_then(|route| {
+            route::caller(&route, &mut request, outcome);
+            answer::answer(route, &request, inner.options.max_body_size, outcome)
+        });
         let route = match answered {
             Ok(Answer::Forward(route)) => route,
             Ok(Answer::Answered(response)) => {
@@ -245,6 +247,8 @@ impl Proxy {
             .balance
             .as_ref()
             .map(|balance| attempt::choose(balance, &request));
+        // The caller as the route sees it (see `route::caller`).
+        let conn = request.conn;
         let mut req = req;
         if let Some(id) = passed.as_ref().and_then(|passed| passed.new_request_id.clone()) {
             req.headers_mut()

@@ -23,6 +23,7 @@ mod claims;
 pub mod config;
 mod cors;
 mod errors;
+mod forwarding;
 mod hash;
 mod keys;
 mod limits;
