@@ -134,7 +134,7 @@ fn connect_and_read_timeouts_at_any_value_become_the_routes_own() {
 }
 
 #[test]
-fn a_send_timeout_is_served_except_on_grpc_and_a_forwarding_configmap_key_refuses() {
+fn a_send_timeout_is_served_except_on_grpc_and_a_forwarding_configmap_key_is_carried() {
     let longer = "nginx.ingress.kubernetes.io/proxy-send-timeout: \"3600\"";
     assert_eq!(refusals(&one(longer, None), "a.example.com"), Vec::<String>::new());
     let grpc = format!("{longer}\nnginx.ingress.kubernetes.io/backend-protocol: GRPC");
@@ -143,10 +143,12 @@ fn a_send_timeout_is_served_except_on_grpc_and_a_forwarding_configmap_key_refuse
         ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-send-timeout"]
     );
     let config = one("", Some("proxy-read-timeout: \"60\"\nuse-forwarded-headers: \"true\""));
-    assert_eq!(
-        refusals(&config, "a.example.com"),
-        ["UnsupportedConfigMapKey: use-forwarded-headers"]
-    );
+    assert_eq!(refusals(&config, "a.example.com"), Vec::<String>::new());
+    let carried = options_of(&config, "a.example.com", "/").nginx_forwarding;
+    assert!(carried.is_some_and(|keys| keys.pass_forwarded && keys.real_ip.is_some()));
+    // ingress-nginx's defaults: nothing on the route.
+    let plain = one("", Some("use-forwarded-headers: \"false\""));
+    assert_eq!(options_of(&plain, "a.example.com", "/").nginx_forwarding, None);
 }
 
 #[test]
