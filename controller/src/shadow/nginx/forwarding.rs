@@ -11,7 +11,7 @@
 //! - `forwarded-for-header` is also the field X-Original-Forwarded-For copies.
 
 use ipnet::IpNet;
-use shunt_spec::{MAX_FIELD_NAME_LEN, NginxForwarding, RealIp, TrustedProxies};
+use shunt_spec::{ExternalAuth, MAX_FIELD_NAME_LEN, NginxForwarding, RealIp, TrustedProxies};
 
 use super::annotations::{Refusal, flag};
 
@@ -92,6 +92,18 @@ impl ForwardingKeys {
         };
         Ok((!forwarding.is_default()).then_some(forwarding))
     }
+}
+
+/// An `auth-url` Ingress under `use-forwarded-headers`, where nginx's auth request differs from
+/// shunt's: it carries `$full_x_forwarded_for` (`compute-full-forwarded-for`), and
+/// `$pass_access_scheme`, the caller's X-Forwarded-Proto, as `X-Scheme` (`auth-method`) and in
+/// the sign-in URL (`auth-signin`, template.go `buildAuthSignURL`). shunt's auth request writes
+/// the caller's address and the connection's scheme, so the host is refused.
+pub(super) fn auth_refusal(auth: Option<&ExternalAuth>, forwarding: Option<&NginxForwarding>) -> Option<String> {
+    let (auth, forwarding) = (auth?, forwarding?);
+    let differs = forwarding.pass_forwarded
+        && (forwarding.full_forwarded_for || auth.method.is_some() || auth.signin.is_some());
+    differs.then(|| "UnsupportedConfigMapKey: use-forwarded-headers (with nginx.ingress.kubernetes.io/auth-url)".to_string())
 }
 
 /// A field name nginx reads as the template writes it: a token, without `_` (nginx would match
