@@ -5,8 +5,9 @@
 use serde::Serialize;
 
 use crate::{
-    BackendSplit, CanarySpec, NginxForwarding, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream,
-    PathReplacement, PrefixReplacement, RateLimits, RequestConditions, RewriteTarget, UpstreamTimeouts,
+    BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream,
+    NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions, RewriteTarget,
+    UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".

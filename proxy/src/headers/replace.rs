@@ -78,7 +78,10 @@ impl Passed {
                 port: None,
             };
         };
-        let chain = keys.full_forwarded_for.then(|| joined(headers, &X_FORWARDED_FOR)).flatten();
+        let chain = keys
+            .full_forwarded_for
+            .then(|| joined(headers, &X_FORWARDED_FOR))
+            .flatten();
         Passed {
             original_for: joined(headers, &keys.original_for),
             chain: chain.filter(|chain| !chain.is_empty()),

@@ -63,7 +63,12 @@ pub(super) fn route(
 /// forwarding fields, the access log) reads it as the caller. Other routes: one `None` check.
 #[inline(always)]
 pub(super) fn caller(route: &Route, request: &mut Request<'_>, outcome: &mut Outcome) {
-    let Some(rule) = route.rules.nginx_forwarding.as_ref().and_then(|keys| keys.real_ip.as_ref()) else {
+    let Some(rule) = route
+        .rules
+        .nginx_forwarding
+        .as_ref()
+        .and_then(|keys| keys.real_ip.as_ref())
+    else {
         return;
     };
     let peer = request.conn.peer.ip();

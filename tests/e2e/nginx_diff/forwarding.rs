@@ -54,7 +54,10 @@ async fn use_forwarded_headers_trusts_the_named_proxy_and_passes_the_callers_fie
             .expect("pod header x-forwarded-host", "public.example.com")
             .expect("pod header x-forwarded-port", "8443"),
         // Over TLS, a caller saying `http` is redirected as nginx redirects it.
-        Probe::get(HOST, "/h").https().header("x-forwarded-proto", "http").expect("status", "308"),
+        Probe::get(HOST, "/h")
+            .https()
+            .header("x-forwarded-proto", "http")
+            .expect("status", "308"),
         Probe::get(HOST, "/i")
             .h2()
             .header("x-forwarded-for", "198.51.100.4")

@@ -101,9 +101,11 @@ impl ForwardingKeys {
 /// the caller's address and the connection's scheme, so the host is refused.
 pub(super) fn auth_refusal(auth: Option<&ExternalAuth>, forwarding: Option<&NginxForwarding>) -> Option<String> {
     let (auth, forwarding) = (auth?, forwarding?);
-    let differs = forwarding.pass_forwarded
-        && (forwarding.full_forwarded_for || auth.method.is_some() || auth.signin.is_some());
-    differs.then(|| "UnsupportedConfigMapKey: use-forwarded-headers (with nginx.ingress.kubernetes.io/auth-url)".to_string())
+    let differs =
+        forwarding.pass_forwarded && (forwarding.full_forwarded_for || auth.method.is_some() || auth.signin.is_some());
+    differs.then(|| {
+        "UnsupportedConfigMapKey: use-forwarded-headers (with nginx.ingress.kubernetes.io/auth-url)".to_string()
+    })
 }
 
 /// A field name nginx reads as the template writes it: a token, without `_` (nginx would match

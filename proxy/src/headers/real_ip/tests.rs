@@ -27,18 +27,33 @@ fn an_untrusted_peer_keeps_its_own_address() {
 #[test]
 fn the_walk_stops_at_the_right_most_untrusted_address() {
     let from = "10.0.0.0/8";
-    assert_eq!(walk_lines(&["6.6.6.6, 203.0.113.9, 10.0.0.2"], "10.0.0.1", from), Some(ip("203.0.113.9")));
+    assert_eq!(
+        walk_lines(&["6.6.6.6, 203.0.113.9, 10.0.0.2"], "10.0.0.1", from),
+        Some(ip("203.0.113.9"))
+    );
     // All trusted: the left-most stands.
-    assert_eq!(walk_lines(&["10.0.0.3, 10.0.0.2"], "10.0.0.1", from), Some(ip("10.0.0.3")));
+    assert_eq!(
+        walk_lines(&["10.0.0.3, 10.0.0.2"], "10.0.0.1", from),
+        Some(ip("10.0.0.3"))
+    );
     // Lines are one chain, the last line first.
-    assert_eq!(walk_lines(&["6.6.6.6, 203.0.113.9", "10.0.0.2"], "10.0.0.1", from), Some(ip("203.0.113.9")));
-    assert_eq!(walk_lines(&["6.6.6.6", "10.0.0.2"], "10.0.0.1", from), Some(ip("6.6.6.6")));
+    assert_eq!(
+        walk_lines(&["6.6.6.6, 203.0.113.9", "10.0.0.2"], "10.0.0.1", from),
+        Some(ip("203.0.113.9"))
+    );
+    assert_eq!(
+        walk_lines(&["6.6.6.6", "10.0.0.2"], "10.0.0.1", from),
+        Some(ip("6.6.6.6"))
+    );
 }
 
 #[test]
 fn an_unparsable_entry_stops_the_walk_at_the_last_address_taken() {
     let from = "10.0.0.0/8";
-    assert_eq!(walk_lines(&["6.6.6.6, unknown, 10.0.0.2"], "10.0.0.1", from), Some(ip("10.0.0.2")));
+    assert_eq!(
+        walk_lines(&["6.6.6.6, unknown, 10.0.0.2"], "10.0.0.1", from),
+        Some(ip("10.0.0.2"))
+    );
     // Nothing taken: the peer stays.
     assert_eq!(walk_lines(&["unknown"], "10.0.0.1", from), None);
     assert_eq!(walk_lines(&[""], "10.0.0.1", from), None);
@@ -50,7 +65,10 @@ fn an_unparsable_entry_stops_the_walk_at_the_last_address_taken() {
 fn entries_split_at_spaces_and_commas_and_runs_of_them() {
     let from = "10.0.0.0/8";
     assert_eq!(walk_lines(&["6.6.6.6 10.0.0.2"], "10.0.0.1", from), Some(ip("6.6.6.6")));
-    assert_eq!(walk_lines(&["6.6.6.6, ,, 10.0.0.2 ,"], "10.0.0.1", from), Some(ip("6.6.6.6")));
+    assert_eq!(
+        walk_lines(&["6.6.6.6, ,, 10.0.0.2 ,"], "10.0.0.1", from),
+        Some(ip("6.6.6.6"))
+    );
     // The first byte is never read as a separator: `,6.6.6.6` is one entry, not an address.
     assert_eq!(walk_lines(&[",6.6.6.6"], "10.0.0.1", from), None);
 }

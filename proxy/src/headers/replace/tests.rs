@@ -76,7 +76,10 @@ fn use_forwarded_headers_passes_the_callers_proto_and_port_and_the_real_ip_is_th
         assert_eq!(field(&fields, name), Some("https"), "{name}");
     }
     assert_eq!(field(&fields, "x-forwarded-port"), Some("8443"));
-    assert_eq!(field(&fields, "x-original-forwarded-for"), Some("203.0.113.9, 10.0.0.2"));
+    assert_eq!(
+        field(&fields, "x-original-forwarded-for"),
+        Some("203.0.113.9, 10.0.0.2")
+    );
     // Without the key, the connection's scheme and port stand.
     let keys = mk_keys(false, false, "x-forwarded-for");
     let (fields, _) = seen_with(&client, &keyed(&keys, &host, false));
@@ -94,7 +97,10 @@ fn compute_full_forwarded_for_appends_the_connections_peer_to_the_callers_chain(
     let host = HeaderValue::from_static("shop.example.com");
     let client = [("x-forwarded-for", "6.6.6.6"), ("x-forwarded-for", "203.0.113.9")];
     let (fields, _) = seen_with(&client, &keyed(&keys, &host, true));
-    assert_eq!(field(&fields, "x-forwarded-for"), Some("6.6.6.6, 203.0.113.9, 10.0.0.1"));
+    assert_eq!(
+        field(&fields, "x-forwarded-for"),
+        Some("6.6.6.6, 203.0.113.9, 10.0.0.1")
+    );
     assert_eq!(field(&fields, "x-real-ip"), Some("203.0.113.9"));
     let (fields, _) = seen_with(&[], &keyed(&keys, &host, true));
     assert_eq!(field(&fields, "x-forwarded-for"), Some("10.0.0.1"));

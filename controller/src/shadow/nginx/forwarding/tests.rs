@@ -32,7 +32,10 @@ fn either_key_turns_realip_on_with_every_ipv4_address_trusted_by_default() {
 fn the_full_chain_needs_use_forwarded_headers() {
     let alone = contract(&[("compute-full-forwarded-for", "true")]);
     assert_eq!(alone, Ok(None));
-    let both = contract(&[("compute-full-forwarded-for", "true"), ("use-forwarded-headers", "true")]);
+    let both = contract(&[
+        ("compute-full-forwarded-for", "true"),
+        ("use-forwarded-headers", "true"),
+    ]);
     assert!(both.unwrap().unwrap().full_forwarded_for);
 }
 
@@ -42,7 +45,10 @@ fn another_field_is_read_on_its_first_line_and_copied_to_x_original_forwarded_fo
         .unwrap()
         .unwrap();
     let real_ip = forwarding.real_ip.unwrap();
-    assert_eq!((real_ip.field.as_str(), real_ip.every_line), ("cf-connecting-ip", false));
+    assert_eq!(
+        (real_ip.field.as_str(), real_ip.every_line),
+        ("cf-connecting-ip", false)
+    );
     assert_eq!(forwarding.original_for, "cf-connecting-ip");
     // nginx compares `X-Forwarded-For` exactly: another spelling is read as any field is.
     let lower = contract(&[("enable-real-ip", "true"), ("forwarded-for-header", "x-forwarded-for")]);

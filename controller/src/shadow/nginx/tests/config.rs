@@ -100,10 +100,22 @@ fn the_forwarding_keys_refuse_nothing_but_what_shunt_cannot_reproduce() {
             "use-forwarded-headers: \"true\"\nuse-proxy-protocol: \"true\"",
             "UnsupportedConfigMapKey: use-proxy-protocol",
         ),
-        ("proxy-real-ip-cidr: lb.example.com", "UnsupportedConfigMapKey: proxy-real-ip-cidr"),
-        ("proxy-real-ip-cidr: 10.0.0.0/8, ,", "InvalidConfigMapKey: proxy-real-ip-cidr"),
-        ("forwarded-for-header: X_Client_IP", "UnsupportedConfigMapKey: forwarded-for-header"),
-        ("forwarded-for-header: X Client", "InvalidConfigMapKey: forwarded-for-header"),
+        (
+            "proxy-real-ip-cidr: lb.example.com",
+            "UnsupportedConfigMapKey: proxy-real-ip-cidr",
+        ),
+        (
+            "proxy-real-ip-cidr: 10.0.0.0/8, ,",
+            "InvalidConfigMapKey: proxy-real-ip-cidr",
+        ),
+        (
+            "forwarded-for-header: X_Client_IP",
+            "UnsupportedConfigMapKey: forwarded-for-header",
+        ),
+        (
+            "forwarded-for-header: X Client",
+            "InvalidConfigMapKey: forwarded-for-header",
+        ),
         ("enable-real-ip: \"yes\"", "InvalidConfigMapKey: enable-real-ip"),
     ] {
         let compiled = compile_nginx(&[mk_tls_ingress(), mk_config_map("ingress-nginx", keys)]);

@@ -215,7 +215,10 @@ fn next_upstream_keys_at_any_value_become_the_routes_own_retry_rules() {
 fn external_auth_under_use_forwarded_headers_is_refused_where_nginxs_auth_request_differs() {
     let auth = "nginx.ingress.kubernetes.io/auth-url: http://auth.shop.svc.cluster.local/check";
     let passed = "use-forwarded-headers: \"true\"";
-    assert_eq!(refusals(&one(auth, Some(passed)), "a.example.com"), Vec::<String>::new());
+    assert_eq!(
+        refusals(&one(auth, Some(passed)), "a.example.com"),
+        Vec::<String>::new()
+    );
     let refused = ["UnsupportedConfigMapKey: use-forwarded-headers (with nginx.ingress.kubernetes.io/auth-url)"];
     let full = "use-forwarded-headers: \"true\"\ncompute-full-forwarded-for: \"true\"";
     assert_eq!(refusals(&one(auth, Some(full)), "a.example.com"), refused);
@@ -223,5 +226,8 @@ fn external_auth_under_use_forwarded_headers_is_refused_where_nginxs_auth_reques
     assert_eq!(refusals(&one(&method, Some(passed)), "a.example.com"), refused);
     // The realip rule alone changes only the address, which shunt's auth request follows.
     let real_ip = "enable-real-ip: \"true\"";
-    assert_eq!(refusals(&one(&method, Some(real_ip)), "a.example.com"), Vec::<String>::new());
+    assert_eq!(
+        refusals(&one(&method, Some(real_ip)), "a.example.com"),
+        Vec::<String>::new()
+    );
 }
