@@ -209,10 +209,8 @@ impl Proxy {
             host: host_str,
             conn,
         };
-        let answered = route::route(&inner.routes, &request, outcome).and_then(|route| {
-            route::caller(&route, &mut request, outcome);
-            answer::answer(route, &request, inner.options.max_body_size, outcome)
-        });
+        let answered = route::route(&inner.routes, &mut request, outcome)
+            .and_then(|route| answer::answer(route, &request, inner.options.max_body_size, outcome));
         let route = match answered {
             Ok(Answer::Forward(route)) => route,
             Ok(Answer::Answered(response)) => {

@@ -24,11 +24,12 @@ pub(super) struct Request<'a> {
     pub conn: ConnInfo,
 }
 
-/// The request's route, also kept in `outcome` for the access log and `answer::finish`.
+/// The request's route, also kept in `outcome` for the access log and `answer::finish`; the
+/// request's caller then as the route sees it (see [`caller`]).
 #[inline(always)]
 pub(super) fn route(
     routes: &RouteReader,
-    request: &Request<'_>,
+    request: &mut Request<'_>,
     outcome: &mut Outcome,
 ) -> Result<Arc<Route>, ProxyError> {
     let Request {
@@ -54,6 +55,7 @@ pub(super) fn route(
     };
     let route = route.ok_or_else(|| ProxyError::NoRoute { host: host.to_string() })?;
     outcome.route = Some(route.clone());
+    caller(&route, request, outcome);
     Ok(route)
 }
 
@@ -62,7 +64,7 @@ pub(super) fn route(
 /// the peer is trusted; every phase after this one (limits, source ranges, hash keys, the
 /// forwarding fields, the access log) reads it as the caller. Other routes: one `None` check.
 #[inline(always)]
-pub(super) fn caller(route: &Route, request: &mut Request<'_>, outcome: &mut Outcome) {
+fn caller(route: &Route, request: &mut Request<'_>, outcome: &mut Outcome) {
     let Some(rule) = route
         .rules
         .nginx_forwarding
