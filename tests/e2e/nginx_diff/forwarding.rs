@@ -100,3 +100,32 @@ async fn enable_real_ip_reads_the_named_field_for_limits_ranges_and_fields() {
     ];
     check(case!("real_ip_header", &[]), &probes, &[(HOST, Verdict::Identical)]).await;
 }
+
+#[tokio::test]
+async fn use_forwarded_headers_alone_trusts_every_ipv4_address_and_sends_the_caller_alone() {
+    const HOST: &str = "anyproxy.example.com";
+    let probes = [
+        // Every IPv4 address is trusted: the walk runs to the left-most entry.
+        Probe::get(HOST, "/")
+            .from(UNTRUSTED)
+            .header("x-forwarded-for", "198.51.100.7, 203.0.113.7")
+            .expect("pod header x-real-ip", "198.51.100.7")
+            .expect("pod header x-forwarded-for", "198.51.100.7")
+            .expect("pod header x-original-forwarded-for", "198.51.100.7, 203.0.113.7"),
+        Probe::get(HOST, "/all")
+            .header("x-forwarded-for", "10.1.2.3 , 192.168.0.9:4431,127.0.0.9")
+            .header("x-forwarded-proto", "wss")
+            .expect("pod header x-real-ip", "10.1.2.3")
+            .expect("pod header x-forwarded-proto", "wss"),
+        // An IPv6 address is outside 0.0.0.0/0: the walk stops there.
+        Probe::get(HOST, "/v6")
+            .header("x-forwarded-for", "198.51.100.7, [2001:db8::7]:443")
+            .expect("pod header x-real-ip", "2001:db8::7"),
+    ];
+    check(
+        case!("forwarded_default_cidr", &[]),
+        &probes,
+        &[(HOST, Verdict::Identical)],
+    )
+    .await;
+}
