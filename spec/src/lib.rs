@@ -28,6 +28,7 @@ mod limits;
 mod matching;
 mod next_upstream;
 mod options;
+mod real_ip;
 mod retry;
 mod rewrite;
 mod table;
@@ -57,6 +58,7 @@ pub use self::{
     options::{
         BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,
     },
+    real_ip::{MAX_FIELD_NAME_LEN, NginxForwarding, RealIp},
     retry::{BudgetOptions, OutlierOptions, RetryPolicy, RetryReason},
     rewrite::{InvalidRewriteTarget, RewritePart, RewriteTarget},
     table::{

@@ -6,7 +6,8 @@ use serde::Serialize;
 
 use crate::{
     BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream,
-    PathReplacement, PrefixReplacement, RateLimits, RequestConditions, RewriteTarget, UpstreamTimeouts,
+    NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions, RewriteTarget,
+    UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".
@@ -25,6 +26,10 @@ pub struct RouteOptions {
     /// Which forwarding fields the pod sees, and which of the pod's fields the client does not.
     #[serde(skip_serializing_if = "Forwarding::is_standard")]
     pub forwarding: Forwarding,
+    /// ingress-nginx's ConfigMap forwarding keys, where they differ from its defaults: whose
+    /// address is the caller's, and which of the caller's fields the pod sees.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nginx_forwarding: Option<NginxForwarding>,
     /// The largest request body the route takes (413 above it), instead of the proxy's limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_limit: Option<BodyLimit>,

@@ -3,9 +3,10 @@
 use std::{net::IpAddr, str::FromStr};
 
 use ipnet::IpNet;
+use serde::Serialize;
 
 /// CIDRs whose forwarding headers we keep. Empty by default: trust nobody.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TrustedProxies(Vec<IpNet>);
 
 impl TrustedProxies {

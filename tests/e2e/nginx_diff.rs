@@ -25,6 +25,7 @@ mod acme;
 mod auth;
 mod cors;
 mod error_pages;
+mod forwarding;
 mod headers;
 mod limits;
 mod paths;

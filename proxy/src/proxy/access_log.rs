@@ -32,6 +32,8 @@ pub(super) struct Outcome {
     /// The answer is an error page's (see `error_pages.rs`): nginx's named location runs none
     /// of the route's header filter (no HSTS, no CORS fields).
     pub error_page: bool,
+    /// The caller a route's realip rule found, instead of the connection's peer.
+    pub client: Option<std::net::IpAddr>,
     /// The route's auth service sent a cookie for the caller's answer.
     pub auth_cookie: Option<super::auth::AuthCookie>,
 }
@@ -82,7 +84,7 @@ impl Drop for Record<'_> {
             let host = outcome.host.as_ref().and_then(|h| h.to_str().ok()).unwrap_or("");
             info!(
                 target: "shunt::access",
-                client = %self.conn.peer.ip(),
+                client = %outcome.client.unwrap_or(self.conn.peer.ip()),
                 %method,
                 host,
                 path = uri.path(),

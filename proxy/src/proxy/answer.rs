@@ -106,19 +106,17 @@ fn cors(route: &Route, req: &http::Request<ClientBody>, outcome: &mut Outcome) -
 fn redirect(route: &Route, request: &Request<'_>) -> Option<Response<ResponseBody>> {
     let (req, host, tls) = (request.req, request.host, request.conn.tls);
     let root = PathAndQuery::from_static("/");
-    if route.ssl_redirect && !tls {
-        let style = route.rules.https_redirect;
-        let response = if style.trim_trailing_slash {
-            // ingress-nginx's Location is built from the target as sent, not as normalised.
-            let target = req.uri().path_and_query().unwrap_or(&root);
-            redirect::to_https_trimmed(style.code, host, target)
-        } else {
-            let target = request.normalized.or(req.uri().path_and_query()).unwrap_or(&root);
-            let mut to_https = redirect::to_https();
-            to_https.code = style.code;
-            redirect::respond(&to_https, false, host, target)
-        };
-        return Some(response);
+    if route.ssl_redirect {
+        // `use-forwarded-headers`: lua_ingress.lua's `redirect_to_https` reads the caller's
+        // X-Forwarded-Proto (a request over TLS saying `http` is redirected, one over plain
+        // HTTP saying `https` is not) and `redirect_host` its X-Forwarded-Host.
+        let keys = route.rules.nginx_forwarding.as_deref();
+        let proto = keys.and_then(|keys| keys.passed_proto(req.headers()));
+        if proto.map_or(!tls, |proto| proto == "http") {
+            let passed_host = keys.and_then(|keys| keys.passed_host(req.headers()));
+            let host = passed_host.as_ref().and_then(|host| host.to_str().ok()).unwrap_or(host);
+            return Some(to_https(route, request, host));
+        }
     }
     let redirect = route.redirect.as_ref()?;
     if redirect.rewritten {
@@ -133,6 +131,24 @@ fn redirect(route: &Route, request: &Request<'_>) -> Option<Response<ResponseBod
     }
     let target = req.uri().path_and_query().unwrap_or(&root);
     Some(redirect::respond(redirect, tls, host, target))
+}
+
+/// The redirect of plain HTTP to HTTPS, in the route's style.
+#[inline(always)]
+fn to_https(route: &Route, request: &Request<'_>, host: &str) -> Response<ResponseBody> {
+    let req = request.req;
+    let root = PathAndQuery::from_static("/");
+    let style = route.rules.https_redirect;
+    if style.trim_trailing_slash {
+        // ingress-nginx's Location is built from the target as sent, not as normalised.
+        let target = req.uri().path_and_query().unwrap_or(&root);
+        redirect::to_https_trimmed(style.code, host, target)
+    } else {
+        let target = request.normalized.or(req.uri().path_and_query()).unwrap_or(&root);
+        let mut to_https = redirect::to_https();
+        to_https.code = style.code;
+        redirect::respond(&to_https, false, host, target)
+    }
 }
 
 fn content_length(req: &http::Request<ClientBody>) -> Option<u64> {

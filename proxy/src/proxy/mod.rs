@@ -207,7 +207,7 @@ impl Proxy {
         let Admitted { normalized, host } = admit::admit(&req)?;
         outcome.host = Some(host.clone());
         let host_str = host.to_str().map_err(|_| ProxyError::MissingHost)?;
-        let request = route::Request {
+        let mut request = route::Request {
             req: &req,
             normalized: normalized.as_ref(),
             host: host_str,
@@ -215,7 +215,7 @@ impl Proxy {
         };
         // In a block of its own, so the answer's space is not kept across the awaits below.
         let route = {
-            let answered = route::route(&inner.routes, &request, outcome)
+            let answered = route::route(&inner.routes, &mut request, outcome)
                 .and_then(|route| answer::answer(route, &request, inner.options.max_body_size, outcome));
             match answered {
                 Ok(Answer::Forward(route)) => route,
@@ -229,6 +229,8 @@ impl Proxy {
                 }
             }
         };
+        // The caller as the route sees it (see `route::caller`).
+        let conn = request.conn;
         if route.rules.external_auth.is_some() || route.rules.error_pages.is_some() {
             let routed = Routed {
                 normalized,

@@ -65,6 +65,9 @@ pub(super) fn prepare(
     let trailers = matches!(body, ClientBody::Hyper(_)).then(|| TrailerFilter::new(&headers));
     strip_unintended_fields(&mut headers, conn, inner);
     let accepts_trailers = headers.contains_key(header::TE);
+    // `use-forwarded-headers`: the caller's X-Forwarded-Host is the Host the pod sees.
+    let passed_host = (route.rules.nginx_forwarding.as_deref()).and_then(|keys| keys.passed_host(&headers));
+    let host = passed_host.as_ref().unwrap_or(host);
     // Up to seven forwarding fields, a route's protocol field and room to spare.
     let mut added = AddedFields::with_capacity(9);
     let hop = Hop {

@@ -2,7 +2,7 @@
 //! ranked host, the method, fields and query its paths' conditions read); what the route then
 //! answers without a pod is `answer`'s.
 
-use std::sync::Arc;
+use std::{net::SocketAddr, sync::Arc};
 
 use http::uri::PathAndQuery;
 
@@ -24,11 +24,12 @@ pub(super) struct Request<'a> {
     pub conn: ConnInfo,
 }
 
-/// The request's route, also kept in `outcome` for the access log and `answer::finish`.
+/// The request's route, also kept in `outcome` for the access log and `answer::finish`; the
+/// request's caller then as the route sees it (see [`caller`]).
 #[inline(always)]
 pub(super) fn route(
     routes: &RouteReader,
-    request: &Request<'_>,
+    request: &mut Request<'_>,
     outcome: &mut Outcome,
 ) -> Result<Arc<Route>, ProxyError> {
     let Request {
@@ -54,5 +55,28 @@ pub(super) fn route(
     };
     let route = route.ok_or_else(|| ProxyError::NoRoute { host: host.to_string() })?;
     outcome.route = Some(route.clone());
+    caller(&route, request, outcome);
     Ok(route)
+}
+
+/// The caller as the route's profile sees it: for a route with a realip rule (ingress-nginx's
+/// `enable-real-ip`, `use-forwarded-headers`), the address the rule finds in the request when
+/// the peer is trusted; every phase after this one (limits, source ranges, hash keys, the
+/// forwarding fields, the access log) reads it as the caller. Other routes: one `None` check.
+#[inline(always)]
+fn caller(route: &Route, request: &mut Request<'_>, outcome: &mut Outcome) {
+    let Some(rule) = route
+        .rules
+        .nginx_forwarding
+        .as_ref()
+        .and_then(|keys| keys.real_ip.as_ref())
+    else {
+        return;
+    };
+    let peer = request.conn.peer.ip();
+    if let Some(client) = rule.client(request.req.headers(), peer) {
+        request.conn.peer = SocketAddr::new(client, 0);
+        request.conn.via = Some(peer);
+        outcome.client = Some(client);
+    }
 }

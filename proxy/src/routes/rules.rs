@@ -9,6 +9,7 @@ use super::{ErrorRoute, conditions::Conditions, edits::HeaderEdits, rewrite::Rew
 use crate::{
     auth::AuthRule,
     cors::Cors,
+    headers::ForwardingKeys,
     limits::{Limiter, limiter_for},
     spec::{
         BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, NextUpstream, PathReplacement, RouteOptions, SourceRanges,
@@ -21,6 +22,9 @@ use crate::{
 #[derive(Clone, Debug, Default)]
 pub struct RouteRules {
     pub forwarding: Forwarding,
+    /// ingress-nginx's ConfigMap forwarding keys, where not its defaults (`None` for every other
+    /// route: the caller is the peer, its fields are replaced).
+    pub nginx_forwarding: Option<Arc<ForwardingKeys>>,
     /// Replaces the proxy's `--max-body-size` for this route.
     pub body_limit: Option<BodyLimit>,
     /// Set on every answer the TLS listener gives for the route.
@@ -97,6 +101,9 @@ impl RouteRules {
         }
         Ok(RouteRules {
             forwarding: options.forwarding,
+            nginx_forwarding: (options.nginx_forwarding.as_ref())
+                .map(|spec| ForwardingKeys::new(spec).map(Arc::new))
+                .transpose()?,
             body_limit: options.body_limit,
             hsts: value("HSTS value", &options.hsts)?,
             https_redirect: options.https_redirect,

@@ -43,8 +43,12 @@ const CLOSE_GRACE: Duration = Duration::from_secs(1);
 /// The connection a request arrived on.
 #[derive(Clone, Copy, Debug)]
 pub struct ConnInfo {
+    /// The caller: the connection's peer, or (from `route` on) the address a route's realip
+    /// rule found in the request (port 0).
     pub peer: SocketAddr,
     pub tls: bool,
+    /// The connection's peer when a realip rule replaced `peer` (nginx's `$realip_remote_addr`).
+    pub via: Option<std::net::IpAddr>,
 }
 
 #[derive(Clone, Debug)]
@@ -228,6 +232,7 @@ fn accepted<H, Fut>(
     let info = ConnInfo {
         peer,
         tls: tls.is_some(),
+        via: None,
     };
     match tls {
         None => {

@@ -1,13 +1,16 @@
 //! One request of a case, sent the same way to nginx and to shunt: plain HTTP/1.1, or over TLS
 //! with HTTP/1.1 or HTTP/2, with the same Host (no port), fields and body.
 
-use std::{fmt, net::SocketAddr};
+use std::{
+    fmt,
+    net::{IpAddr, SocketAddr},
+};
 
 use bytes::Bytes;
 use http::{Method, Request, header};
 use http_body_util::{BodyExt, StreamBody};
 
-use crate::support::{Body, BoxError, Reply, TlsClient, collect, full, send_h1};
+use crate::support::{Body, BoxError, Reply, TlsClient, collect, full, send_h1, send_h1_from};
 
 /// The request body a probe sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +46,8 @@ pub struct Probe {
     /// `(field, value)` nginx's own answer must show, as the rule the case tests says: these
     /// anchor the hand-written configuration, so nginx and shunt cannot agree on a wrong answer.
     pub expected: Vec<(&'static str, &'static str)>,
+    /// The loopback address a plain HTTP/1.1 probe connects from (127.0.0.1 unless set).
+    pub from: Option<IpAddr>,
 }
 
 /// The TLS clients a case sends with: both trust the case's CA.
@@ -72,6 +77,7 @@ impl Probe {
             status_only: false,
             nginx_only: false,
             expected: Vec::new(),
+            from: None,
         }
     }
 
@@ -99,6 +105,13 @@ impl Probe {
     /// Over TLS (SNI = host), HTTP/2 chosen by ALPN; the host travels as `:authority`.
     pub fn h2(mut self) -> Probe {
         self.transport = Transport::TlsHttp2;
+        self
+    }
+
+    /// Plain HTTP/1.1 from another loopback address (`127.0.0.2`), a peer the ConfigMap may not
+    /// trust.
+    pub fn from(mut self, addr: &'static str) -> Probe {
+        self.from = Some(addr.parse().expect("a loopback address"));
         self
     }
 
@@ -147,7 +160,10 @@ impl Probe {
     pub async fn send(&self, to: Listeners, clients: &Clients) -> Result<Reply, String> {
         let request = self.request();
         let sent = match self.transport {
-            Transport::Plain => async { collect(send_h1(to.http, request).await?).await }.await,
+            Transport::Plain => match self.from {
+                None => async { collect(send_h1(to.http, request).await?).await }.await,
+                Some(from) => async { collect(send_h1_from(from, to.http, request).await?).await }.await,
+            },
             Transport::TlsHttp1 => send_tls(&clients.http1, to.https, self.host, request).await,
             Transport::TlsHttp2 => send_tls(&clients.http2, to.https, self.host, request).await,
         };
@@ -180,6 +196,9 @@ impl fmt::Display for Probe {
             Transport::TlsHttp2 => "https h2",
         };
         write!(f, "{} {} {}{}", self.method, transport, self.host, self.path)?;
+        if let Some(from) = self.from {
+            write!(f, " from {from}")?;
+        }
         for (name, value) in &self.headers {
             write!(f, " [{name}: {value}]")?;
         }

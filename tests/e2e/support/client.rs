@@ -72,7 +72,22 @@ pub fn get(host: &str, path: &str) -> Request<Body> {
 
 /// Sends one request over a new HTTP/1.1 connection; the body streams as the caller reads it.
 pub async fn send_h1(addr: SocketAddr, req: Request<Body>) -> Result<Response<Incoming>, BoxError> {
-    let stream = TcpStream::connect(addr).await?;
+    h1_over(TcpStream::connect(addr).await?, req).await
+}
+
+/// [`send_h1`] from a chosen loopback address (`127.0.0.2`: any of 127.0.0.0/8 reaches a
+/// loopback listener), for a server that tells callers apart by address.
+pub async fn send_h1_from(
+    from: std::net::IpAddr,
+    addr: SocketAddr,
+    req: Request<Body>,
+) -> Result<Response<Incoming>, BoxError> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::new(from, 0))?;
+    h1_over(socket.connect(addr).await?, req).await
+}
+
+async fn h1_over(stream: TcpStream, req: Request<Body>) -> Result<Response<Incoming>, BoxError> {
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(async move { drop(connection.with_upgrades().await) });
     Ok(tokio::time::timeout(REQUEST_TIMEOUT, sender.send_request(req)).await??)

@@ -8,7 +8,7 @@ mod shunt;
 mod tls;
 
 pub use self::{
-    client::{REQUEST_TIMEOUT, Reply, collect, curl, get, raw, send_h1, send_h2},
+    client::{REQUEST_TIMEOUT, Reply, collect, curl, get, raw, send_h1, send_h1_from, send_h2},
     common::{
         backend::{Backend, Body, BoxError, echo, fnv64, full, held_stream, text},
         launch::{self, sample},

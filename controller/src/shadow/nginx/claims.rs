@@ -201,6 +201,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
         forwarding: Forwarding::Nginx {
             original_uri: config.original_uri,
         },
+        nginx_forwarding: config.forwarding.clone(),
         body_limit: Some(annotations.body_limit.unwrap_or(config.body_limit)),
         hsts: config.hsts.clone(),
         https_redirect: HttpsRedirect {

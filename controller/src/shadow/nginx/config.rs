@@ -1,15 +1,20 @@
 //! ingress-nginx's ConfigMap (`--nginx-configmap`): the keys that change every host's answer.
 //! Missing means ingress-nginx's defaults; a key shunt does not reproduce refuses every host
 //! (docs/user-guide/nginx-configuration/configmap.md lists them with their defaults).
+//!
+//! PROXY protocol (`use-proxy-protocol`) is how the load balancer hands ingress-nginx the
+//! caller's address; a caller shunt serves reaches it directly, and nginx would write that same
+//! address (the PROXY source) into X-Forwarded-For and X-Real-IP, so alone it changes nothing.
 
 use std::{collections::BTreeMap, sync::Arc};
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use shunt_spec::BodyLimit;
+use shunt_spec::{BodyLimit, NginxForwarding};
 
 use super::{
     annotations::{Refusal, body_size, flag},
     errors::GlobalErrors,
+    forwarding::{FORWARDING_KEYS, ForwardingKeys},
     limits::{LimitStatus, status_code},
     next_upstream::{self, NextUpstreamKeys},
     timeouts::TimeoutSeconds,
@@ -37,17 +42,12 @@ const NO_EFFECT: [&str; 12] = [
 ];
 
 /// Keys whose values match what shunt does when they hold ingress-nginx's default (and only then);
-/// the timeouts and retries are read as the annotations of the same names.
-/// `enable-real-ip: "true"` would take the caller's address from a field, and another
-/// `forwarded-for-header` names the field X-Original-Forwarded-For copies (nginx.tmpl
-/// `buildForwardedFor`): both stay refused.
-const AT_DEFAULT: [(&str, &str); 6] = [
+/// the timeouts and retries are read as the annotations of the same names, the forwarding
+/// keys in `forwarding.rs`.
+const AT_DEFAULT: [(&str, &str); 3] = [
     ("generate-request-id", "true"),
     ("server-tokens", "false"),
-    ("use-forwarded-headers", "false"),
     ("enable-underscores-in-headers", "false"),
-    ("enable-real-ip", "false"),
-    ("forwarded-for-header", "X-Forwarded-For"),
 ];
 
 /// What happens to an Ingress carrying a `*-snippet` annotation (controller.go `CheckIngress`
@@ -93,6 +93,8 @@ pub struct NginxConfig {
     pub limit_status: LimitStatus,
     /// `custom-http-errors` (none), `disable-proxy-intercept-errors` (false).
     pub errors: GlobalErrors,
+    /// The forwarding keys where not ingress-nginx's defaults (see `forwarding.rs`).
+    pub forwarding: Option<NginxForwarding>,
     /// The ConfigMap exists (else the defaults are assumed, and said once in the log).
     pub found: bool,
 }
@@ -113,6 +115,7 @@ impl Default for NginxConfig {
             refusals: Vec::new(),
             limit_status: LimitStatus::default(),
             errors: GlobalErrors::default(),
+            forwarding: None,
             found: false,
         }
     }
@@ -148,9 +151,11 @@ impl NginxConfig {
         };
         let mut hsts = Hsts::default();
         let mut snippets = (false, "High");
+        let mut forwarding = ForwardingKeys::default();
         for (key, value) in data {
             let value = value.trim();
             let applied = match key.as_str() {
+                key if FORWARDING_KEYS.contains(&key) => forwarding.read(key, value).map_err(KeyRefusal::from),
                 "ssl-redirect" => flag(value).map(|on| config.ssl_redirect = on).map_err(|_| Invalid),
                 "no-tls-redirect-locations" => {
                     let locations = value.split(',').map(str::trim).filter(|l| !l.is_empty());
@@ -178,14 +183,6 @@ impl NginxConfig {
                     snippets.1 = if value == "Critical" { "Critical" } else { "High" };
                     Ok(())
                 }
-                // Without use-forwarded-headers, the full chain is never computed.
-                "compute-full-forwarded-for" => flag(value).map(drop).map_err(|_| Invalid),
-                // PROXY protocol is how the load balancer hands ingress-nginx the caller's address;
-                // a caller shunt serves reaches it directly, and nginx would write that same
-                // address (the PROXY source) into X-Forwarded-For and X-Real-IP. The trusted
-                // ranges only matter with use-forwarded-headers.
-                "use-proxy-protocol" => flag(value).map(drop).map_err(|_| Invalid),
-                "proxy-real-ip-cidr" => Ok(()),
                 "limit-req-status-code" | "limit-conn-status-code" => config.limit_status_key(key, value),
                 "custom-http-errors" | "disable-proxy-intercept-errors" => {
                     config.errors.set(key, value).map_err(KeyRefusal::from)
@@ -208,6 +205,10 @@ impl NginxConfig {
                 Err(Invalid) => config.refusals.push(format!("InvalidConfigMapKey: {key}")),
                 Err(Unsupported) => config.refusals.push(format!("UnsupportedConfigMapKey: {key}")),
             }
+        }
+        match forwarding.contract() {
+            Ok(contract) => config.forwarding = contract,
+            Err(key) => config.refusals.push(format!("UnsupportedConfigMapKey: {key}")),
         }
         config.hsts = hsts.on.then(|| hsts.value());
         config.snippets = match snippets {

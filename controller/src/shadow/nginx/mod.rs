@@ -23,6 +23,7 @@ mod claims;
 pub mod config;
 mod cors;
 mod errors;
+mod forwarding;
 mod hash;
 mod keys;
 mod limits;
@@ -255,6 +256,10 @@ fn prepare<'i>(
     annotations.ssl_redirect = annotations.ssl_redirect.or(Some(config.ssl_redirect));
     let mut problems = annotations.refusals.clone();
     problems.extend(config.refusals.iter().cloned());
+    problems.extend(forwarding::auth_refusal(
+        annotations.external_auth.as_ref(),
+        config.forwarding.as_ref(),
+    ));
     if let Some(snippet) = annotations.snippets.first() {
         match config.snippets {
             SnippetPolicy::RejectIngress => {

@@ -4,6 +4,19 @@ use super::*;
 
 /// The fields the pod sees after `replace_forwarded`, by name, repeated values joined.
 fn seen(client: &[(&str, &str)], tls: bool, original_uri: Option<&str>) -> (Vec<(String, String)>, HeaderValue) {
+    let host = HeaderValue::from_static("Shop.example.com:8080");
+    let request = ReplaceContext {
+        peer: "::ffff:10.0.0.7".parse().unwrap(),
+        via: None,
+        tls,
+        host: &host,
+        original_uri,
+        keys: None,
+    };
+    seen_with(client, &request)
+}
+
+fn seen_with(client: &[(&str, &str)], request: &ReplaceContext<'_>) -> (Vec<(String, String)>, HeaderValue) {
     let mut headers = HeaderMap::new();
     for (name, value) in client {
         headers.append(
@@ -11,15 +24,8 @@ fn seen(client: &[(&str, &str)], tls: bool, original_uri: Option<&str>) -> (Vec<
             HeaderValue::from_str(value).unwrap(),
         );
     }
-    let host = HeaderValue::from_static("Shop.example.com:8080");
-    let request = ReplaceContext {
-        peer: "::ffff:10.0.0.7".parse().unwrap(),
-        tls,
-        host: &host,
-        original_uri,
-    };
     let mut added = AddedFields::default();
-    let id = replace_forwarded(&mut headers, &request, &mut added);
+    let id = replace_forwarded(&mut headers, request, &mut added);
     added.append_to(&mut headers);
     let mut fields: Vec<(String, String)> = headers
         .keys()
@@ -30,6 +36,85 @@ fn seen(client: &[(&str, &str)], tls: bool, original_uri: Option<&str>) -> (Vec<
         .collect();
     fields.sort();
     (fields, id)
+}
+
+fn mk_keys(pass_forwarded: bool, full: bool, original_for: &str) -> ForwardingKeys {
+    let spec = crate::spec::NginxForwarding {
+        real_ip: None,
+        pass_forwarded,
+        full_forwarded_for: full,
+        original_for: original_for.to_string(),
+    };
+    ForwardingKeys::new(&spec).unwrap()
+}
+
+/// A request from 10.0.0.1 whose realip rule found 203.0.113.9, under `keys`.
+fn keyed<'a>(keys: &'a ForwardingKeys, host: &'a HeaderValue, tls: bool) -> ReplaceContext<'a> {
+    ReplaceContext {
+        peer: "203.0.113.9".parse().unwrap(),
+        via: Some("10.0.0.1".parse().unwrap()),
+        tls,
+        host,
+        original_uri: None,
+        keys: Some(keys),
+    }
+}
+
+#[test]
+fn use_forwarded_headers_passes_the_callers_proto_and_port_and_the_real_ip_is_the_callers() {
+    let keys = mk_keys(true, false, "x-forwarded-for");
+    let host = HeaderValue::from_static("shop.example.com");
+    let client = [
+        ("x-forwarded-for", "203.0.113.9, 10.0.0.2"),
+        ("x-forwarded-proto", "https"),
+        ("x-forwarded-port", "8443"),
+    ];
+    let (fields, _) = seen_with(&client, &keyed(&keys, &host, false));
+    assert_eq!(field(&fields, "x-real-ip"), Some("203.0.113.9"));
+    assert_eq!(field(&fields, "x-forwarded-for"), Some("203.0.113.9"));
+    for name in ["x-forwarded-proto", "x-forwarded-scheme", "x-scheme"] {
+        assert_eq!(field(&fields, name), Some("https"), "{name}");
+    }
+    assert_eq!(field(&fields, "x-forwarded-port"), Some("8443"));
+    assert_eq!(
+        field(&fields, "x-original-forwarded-for"),
+        Some("203.0.113.9, 10.0.0.2")
+    );
+    // Without the key, the connection's scheme and port stand.
+    let keys = mk_keys(false, false, "x-forwarded-for");
+    let (fields, _) = seen_with(&client, &keyed(&keys, &host, false));
+    assert_eq!(field(&fields, "x-forwarded-proto"), Some("http"));
+    assert_eq!(field(&fields, "x-forwarded-port"), Some("80"));
+    // An empty value is sent as nginx sends an empty `proxy_set_header`: not at all.
+    let keys = mk_keys(true, false, "x-forwarded-for");
+    let (fields, _) = seen_with(&[("x-forwarded-proto", "")], &keyed(&keys, &host, false));
+    assert_eq!(field(&fields, "x-forwarded-proto"), None);
+}
+
+#[test]
+fn compute_full_forwarded_for_appends_the_connections_peer_to_the_callers_chain() {
+    let keys = mk_keys(true, true, "x-forwarded-for");
+    let host = HeaderValue::from_static("shop.example.com");
+    let client = [("x-forwarded-for", "6.6.6.6"), ("x-forwarded-for", "203.0.113.9")];
+    let (fields, _) = seen_with(&client, &keyed(&keys, &host, true));
+    assert_eq!(
+        field(&fields, "x-forwarded-for"),
+        Some("6.6.6.6, 203.0.113.9, 10.0.0.1")
+    );
+    assert_eq!(field(&fields, "x-real-ip"), Some("203.0.113.9"));
+    let (fields, _) = seen_with(&[], &keyed(&keys, &host, true));
+    assert_eq!(field(&fields, "x-forwarded-for"), Some("10.0.0.1"));
+}
+
+#[test]
+fn forwarded_for_header_names_the_field_x_original_forwarded_for_copies() {
+    let keys = mk_keys(false, false, "x-client-ip");
+    let host = HeaderValue::from_static("shop.example.com");
+    let client = [("x-forwarded-for", "6.6.6.6"), ("x-client-ip", "203.0.113.9")];
+    let (fields, _) = seen_with(&client, &keyed(&keys, &host, false));
+    assert_eq!(field(&fields, "x-original-forwarded-for"), Some("203.0.113.9"));
+    // The caller's own field still reaches the pod: no `proxy_set_header` names it.
+    assert_eq!(field(&fields, "x-client-ip"), Some("203.0.113.9"));
 }
 
 fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {

@@ -70,9 +70,11 @@ impl FieldSet {
                 }
                 let request = ReplaceContext {
                     peer: hop.conn.peer.ip(),
+                    via: hop.conn.via,
                     tls: hop.conn.tls,
                     host: hop.host,
                     original_uri: original_uri.then(|| hop.target.map_or("/", PathAndQuery::as_str)),
+                    keys: route.rules.nginx_forwarding.as_deref(),
                 };
                 replace_forwarded(headers, &request, added)
             }

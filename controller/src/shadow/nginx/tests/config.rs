@@ -88,18 +88,37 @@ fn acme_challenge_paths_never_redirect_even_when_the_host_has_a_certificate() {
 }
 
 #[test]
-fn the_forwarding_keys_at_their_defaults_refuse_nothing_and_trusting_a_field_still_does() {
+fn the_forwarding_keys_refuse_nothing_but_what_shunt_cannot_reproduce() {
     let defaults = "use-forwarded-headers: \"false\"\nenable-real-ip: \"false\"\nforwarded-for-header: X-Forwarded-For\ncompute-full-forwarded-for: \"true\"\nproxy-real-ip-cidr: 10.0.0.0/8";
     let compiled = compile_nginx(&[mk_tls_ingress(), mk_config_map("ingress-nginx", defaults)]);
     assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
     let trusting = "use-forwarded-headers: \"true\"\nenable-real-ip: \"true\"\nforwarded-for-header: X-Client-IP";
     let compiled = compile_nginx(&[mk_tls_ingress(), mk_config_map("ingress-nginx", trusting)]);
-    assert_eq!(
-        refusals(&compiled, "a.example.com"),
-        [
-            "UnsupportedConfigMapKey: enable-real-ip",
+    assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+    for (keys, refused) in [
+        (
+            "use-forwarded-headers: \"true\"\nuse-proxy-protocol: \"true\"",
+            "UnsupportedConfigMapKey: use-proxy-protocol",
+        ),
+        (
+            "proxy-real-ip-cidr: lb.example.com",
+            "UnsupportedConfigMapKey: proxy-real-ip-cidr",
+        ),
+        (
+            "proxy-real-ip-cidr: 10.0.0.0/8, ,",
+            "InvalidConfigMapKey: proxy-real-ip-cidr",
+        ),
+        (
+            "forwarded-for-header: X_Client_IP",
             "UnsupportedConfigMapKey: forwarded-for-header",
-            "UnsupportedConfigMapKey: use-forwarded-headers"
-        ]
-    );
+        ),
+        (
+            "forwarded-for-header: X Client",
+            "InvalidConfigMapKey: forwarded-for-header",
+        ),
+        ("enable-real-ip: \"yes\"", "InvalidConfigMapKey: enable-real-ip"),
+    ] {
+        let compiled = compile_nginx(&[mk_tls_ingress(), mk_config_map("ingress-nginx", keys)]);
+        assert_eq!(refusals(&compiled, "a.example.com"), [refused], "{keys}");
+    }
 }

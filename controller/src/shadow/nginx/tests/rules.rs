@@ -134,7 +134,7 @@ fn connect_and_read_timeouts_at_any_value_become_the_routes_own() {
 }
 
 #[test]
-fn a_send_timeout_is_served_except_on_grpc_and_a_forwarding_configmap_key_refuses() {
+fn a_send_timeout_is_served_except_on_grpc_and_a_forwarding_configmap_key_is_carried() {
     let longer = "nginx.ingress.kubernetes.io/proxy-send-timeout: \"3600\"";
     assert_eq!(refusals(&one(longer, None), "a.example.com"), Vec::<String>::new());
     let grpc = format!("{longer}\nnginx.ingress.kubernetes.io/backend-protocol: GRPC");
@@ -143,10 +143,12 @@ fn a_send_timeout_is_served_except_on_grpc_and_a_forwarding_configmap_key_refuse
         ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-send-timeout"]
     );
     let config = one("", Some("proxy-read-timeout: \"60\"\nuse-forwarded-headers: \"true\""));
-    assert_eq!(
-        refusals(&config, "a.example.com"),
-        ["UnsupportedConfigMapKey: use-forwarded-headers"]
-    );
+    assert_eq!(refusals(&config, "a.example.com"), Vec::<String>::new());
+    let carried = options_of(&config, "a.example.com", "/").nginx_forwarding;
+    assert!(carried.is_some_and(|keys| keys.pass_forwarded && keys.real_ip.is_some()));
+    // ingress-nginx's defaults: nothing on the route.
+    let plain = one("", Some("use-forwarded-headers: \"false\""));
+    assert_eq!(options_of(&plain, "a.example.com", "/").nginx_forwarding, None);
 }
 
 #[test]
@@ -207,4 +209,25 @@ fn next_upstream_keys_at_any_value_become_the_routes_own_retry_rules() {
             )],
         );
     }
+}
+
+#[test]
+fn external_auth_under_use_forwarded_headers_is_refused_where_nginxs_auth_request_differs() {
+    let auth = "nginx.ingress.kubernetes.io/auth-url: http://auth.shop.svc.cluster.local/check";
+    let passed = "use-forwarded-headers: \"true\"";
+    assert_eq!(
+        refusals(&one(auth, Some(passed)), "a.example.com"),
+        Vec::<String>::new()
+    );
+    let refused = ["UnsupportedConfigMapKey: use-forwarded-headers (with nginx.ingress.kubernetes.io/auth-url)"];
+    let full = "use-forwarded-headers: \"true\"\ncompute-full-forwarded-for: \"true\"";
+    assert_eq!(refusals(&one(auth, Some(full)), "a.example.com"), refused);
+    let method = format!("{auth}\nnginx.ingress.kubernetes.io/auth-method: POST");
+    assert_eq!(refusals(&one(&method, Some(passed)), "a.example.com"), refused);
+    // The realip rule alone changes only the address, which shunt's auth request follows.
+    let real_ip = "enable-real-ip: \"true\"";
+    assert_eq!(
+        refusals(&one(&method, Some(real_ip)), "a.example.com"),
+        Vec::<String>::new()
+    );
 }
