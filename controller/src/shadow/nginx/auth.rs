@@ -33,16 +33,6 @@ pub struct AuthKeys {
     enable_global: Option<String>,
 }
 
-/// The ConfigMap's `no-auth-locations` at ingress-nginx's default (config.go); a location
-/// whose Ingress path starts with one is not authenticated (template.go,
-/// `isLocationInLocationList`).
-const NO_AUTH_LOCATIONS: [&str; 1] = ["/.well-known/acme-challenge"];
-
-/// Whether the location of Ingress path `path` goes without authentication.
-pub(super) fn exempt(path: &str) -> bool {
-    NO_AUTH_LOCATIONS.iter().any(|prefix| path.starts_with(prefix))
-}
-
 /// Fields nginx's template sets on the request to the pod itself: an auth answer's field of
 /// the same name would be sent beside it, which the proxy does not reproduce.
 const TEMPLATE_FIELDS: [&str; 18] = [
@@ -96,10 +86,18 @@ impl AuthKeys {
         true
     }
 
+    /// `enable-global-auth` (authreqglobal/main.go): on unless a valid boolean says off (an
+    /// invalid value refuses the hosts in [`AuthKeys::resolve`]).
+    pub fn global_enabled(&self) -> bool {
+        self.enable_global
+            .as_deref()
+            .is_none_or(|value| flag(value.trim()) != Ok(false))
+    }
+
     /// The Ingress's external authentication, or the key that refuses its hosts.
     pub fn resolve(&self) -> Result<Option<ExternalAuth>, (Refusal, &'static str)> {
-        // authreqglobal/main.go: a boolean; it matters only with the ConfigMap's global-auth-url,
-        // which refuses every host.
+        // authreqglobal/main.go: a boolean, which decides whether the ConfigMap's
+        // global-auth-url gates locations without an auth-url (`global_auth.rs`).
         if let Some(value) = &self.enable_global {
             flag(value.trim()).map_err(|r| (r, "enable-global-auth"))?;
         }

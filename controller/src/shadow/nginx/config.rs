@@ -10,6 +10,7 @@ use shunt_spec::BodyLimit;
 use super::{
     annotations::{Refusal, body_size, flag},
     errors::GlobalErrors,
+    global_auth::GlobalAuth,
     limits::{LimitStatus, status_code},
     next_upstream::{self, NextUpstreamKeys},
     timeouts::TimeoutSeconds,
@@ -93,6 +94,8 @@ pub struct NginxConfig {
     pub limit_status: LimitStatus,
     /// `custom-http-errors` (none), `disable-proxy-intercept-errors` (false).
     pub errors: GlobalErrors,
+    /// `global-auth-*` and `no-auth-locations` (see `global_auth.rs`).
+    pub auth: GlobalAuth,
     /// The ConfigMap exists (else the defaults are assumed, and said once in the log).
     pub found: bool,
 }
@@ -113,6 +116,7 @@ impl Default for NginxConfig {
             refusals: Vec::new(),
             limit_status: LimitStatus::default(),
             errors: GlobalErrors::default(),
+            auth: GlobalAuth::default(),
             found: false,
         }
     }
@@ -201,6 +205,7 @@ impl NginxConfig {
                 | "proxy-next-upstream-timeout"
                 | "retry-non-idempotent" => config.retry_key(key, value),
                 key if NO_EFFECT.contains(&key) => Ok(()),
+                key if config.auth.set(key, value) => Ok(()),
                 _ => Err(Unsupported),
             };
             match applied {
@@ -209,6 +214,7 @@ impl NginxConfig {
                 Err(Unsupported) => config.refusals.push(format!("UnsupportedConfigMapKey: {key}")),
             }
         }
+        config.auth.resolve(&mut config.refusals);
         config.hsts = hsts.on.then(|| hsts.value());
         config.snippets = match snippets {
             (_, "High") => SnippetPolicy::RejectIngress,

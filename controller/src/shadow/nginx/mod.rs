@@ -23,6 +23,7 @@ mod claims;
 pub mod config;
 mod cors;
 mod errors;
+mod global_auth;
 mod hash;
 mod keys;
 mod limits;

@@ -140,12 +140,6 @@ fn companions_are_read_as_the_parser_reads_them() {
     assert!(auth.always_set_cookie);
 }
 
-#[test]
-fn acme_challenges_go_without_authentication() {
-    assert!(exempt("/.well-known/acme-challenge/token"));
-    assert!(!exempt("/"));
-}
-
 proptest! {
     #[test]
     fn any_auth_url_either_parses_into_its_parts_or_refuses(value in "[ -~]{0,80}") {
