@@ -104,11 +104,16 @@ struct Gate {
 }
 
 async fn start_gate() -> Gate {
+    start_gate_with(ingresses).await
+}
+
+/// shunt serving the objects `objects` writes for the auth service's port.
+async fn start_gate_with(objects: fn(u16) -> String) -> Gate {
     let seen: Seen = Arc::default();
     let auth = start_auth(seen.clone()).await;
     let pod = Backend::start("web").await;
     let manifests = Manifests::new();
-    manifests.write_text("ingress.yaml", &ingresses(auth.port()));
+    manifests.write_text("ingress.yaml", &objects(auth.port()));
     manifests.write("services.yaml", &[&mk_backend_service("shop", "web", None, &[&pod])]);
     let args = ["--shadow-class", "nginx", "--external-auth-timeout", "1s"];
     let shunt = Shunt::start(manifests.path(), &args).await;
@@ -271,4 +276,63 @@ async fn a_host_whose_auth_keys_cannot_be_applied_exactly_is_never_served_open()
         reasons.contains("UnsupportedAnnotation: nginx.ingress.kubernetes.io/auth-cache-key"),
         "{reasons}"
     );
+}
+
+/// An Ingress without auth annotations under the ConfigMap's `global-auth-url`.
+fn global_manifests(auth_port: u16) -> String {
+    format!(
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata: {{namespace: ingress-nginx, name: ingress-nginx-controller}}
+data:
+  global-auth-url: "http://127.0.0.1:{auth_port}/check?from=global"
+  global-auth-response-headers: "X-Auth-User"
+  no-auth-locations: "/public"
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {{namespace: shop, name: plain}}
+spec:
+  ingressClassName: nginx
+  rules:
+  - host: {GATED}
+    http:
+      paths:
+      - {{path: /, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}
+      - {{path: /public, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}
+"#
+    )
+}
+
+#[tokio::test]
+async fn under_global_auth_no_request_reaches_the_pod_without_the_auth_services_2xx() {
+    let Gate { shunt, pod, seen, .. } = &start_gate_with(global_manifests).await;
+    let denied = [
+        (None, StatusCode::UNAUTHORIZED),
+        (Some("forbidden"), StatusCode::FORBIDDEN),
+        (Some("broken"), StatusCode::INTERNAL_SERVER_ERROR),
+        (Some("slow"), StatusCode::INTERNAL_SERVER_ERROR),
+    ];
+    for (token, status) in denied {
+        for (protocol, reply) in each_protocol(shunt, GATED, "/orders", token).await {
+            assert_eq!(reply.status, status, "{protocol} {token:?}: {}", reply.text());
+        }
+    }
+    assert_eq!(pod.hits(), 0, "the pod saw a request the global gate stopped");
+    for (protocol, reply) in each_protocol(shunt, GATED, "/orders", Some("good")).await {
+        assert_eq!(reply.status, StatusCode::OK, "{protocol}");
+        assert_eq!(reply.seen_header("x-auth-user").as_deref(), Some("alice"), "{protocol}");
+    }
+    assert_eq!(pod.hits(), 4);
+    let asked = seen.lock().unwrap().len();
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .all(|(_, target, _)| target == "/check?from=global")
+    );
+    // no-auth-locations: served without asking.
+    let reply = shunt.send(request(GATED, "/public/x", None, false)).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(seen.lock().unwrap().len(), asked);
 }

@@ -106,3 +106,47 @@ async fn only_the_auth_services_2xx_reaches_the_pod_with_its_fields() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn the_global_gate_stops_what_it_stops_in_nginx_and_spares_what_it_spares() {
+    const GLOBAL: &str = "global.example.com";
+    const OWN: &str = "own.example.com";
+    const OFF: &str = "off.example.com";
+    let good = |probe: Probe| probe.header("authorization", "Bearer good");
+    let probes = [
+        Probe::get(GLOBAL, "/orders").expect("status", "401"),
+        Probe::get(GLOBAL, "/")
+            .header("authorization", "Bearer forbidden")
+            .expect("status", "403"),
+        Probe::get(GLOBAL, "/")
+            .header("authorization", "Bearer broken")
+            .expect("status", "500"),
+        good(Probe::get(GLOBAL, "/orders?id=7"))
+            .expect("status", "200")
+            .expect("pod header x-auth-user", "alice"),
+        good(Probe::get(GLOBAL, "/a")).https(),
+        Probe::get(GLOBAL, "/a").https().expect("status", "401"),
+        good(Probe::get(GLOBAL, "/b")).h2(),
+        Probe::get(GLOBAL, "/b").h2().expect("status", "401"),
+        // no-auth-locations: no auth request at all.
+        Probe::get(GLOBAL, "/public/x").expect("status", "200"),
+        Probe::get(GLOBAL, "/public/x")
+            .header("authorization", "Bearer forbidden")
+            .expect("status", "200"),
+        // The location's own auth-url wins: X-Auth-Saw names its query.
+        good(Probe::get(OWN, "/x")).expect("status", "200"),
+        Probe::get(OWN, "/x").expect("status", "401"),
+        // enable-global-auth "false".
+        Probe::get(OFF, "/x").expect("status", "200"),
+    ];
+    check(
+        case!("global_auth", &[(GLOBAL, "global-tls")]),
+        &probes,
+        &[
+            (GLOBAL, Verdict::Identical),
+            (OWN, Verdict::Identical),
+            (OFF, Verdict::Identical),
+        ],
+    )
+    .await;
+}
