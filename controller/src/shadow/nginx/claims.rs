@@ -105,6 +105,10 @@ pub(super) fn path_claim(
     if walk.config.auth.exempt(path.path.as_deref().unwrap_or("/")) {
         options.external_auth = None;
     }
+    if let Some(cache) = options.external_auth.as_mut().and_then(|auth| auth.cache.as_mut()) {
+        let path_type = path.path_type.as_str();
+        cache.scope = super::auth::cache::scope(name, path.path.as_deref().unwrap_or("/"), path_type);
+    }
     // A `return` in the location answers before the HTTPS redirect (nginx's rewrite module runs
     // ahead of lua_ingress.lua's rewrite handler) and never reaches the backend.
     if options.redirect.is_some() {

@@ -31,7 +31,7 @@ impl Default for GlobalAuth {
         GlobalAuth {
             external_auth: None,
             no_auth_locations: locations(NO_AUTH_LOCATIONS),
-            keys: AuthKeys::default(),
+            keys: AuthKeys::global(),
         }
     }
 }
