@@ -133,10 +133,12 @@ pub fn put(key: u128, kept: Kept, ttl: Duration) {
 }
 
 impl Store {
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
 use shunt_spec::{AuthCache, CacheKeyPart, CacheValid, MAX_CACHE_KEY_PARTS, MAX_URL_LEN};
 
 use super::super::annotations::Refusal;
@@ -162,6 +161,21 @@ fn time_value(value: &str) -> Option<Duration> {
 /// auth location (template.go `buildAuthLocation`).
 pub(crate) fn scope(host: &str, path: &str, path_type: &str) -> String {
     let host = if host.is_empty() { "_" } else { host };
-    let encoded = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(path);
-    format!("{host}/_external-auth-{encoded}-{path_type}")
+    format!("{host}/_external-auth-{}-{path_type}", base64_url(path.as_bytes()))
+}
+
+/// Go's `base64.RawURLEncoding`: the URL alphabet, no padding.
+fn base64_url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+        }
+    }
+    out
 }
