@@ -13,6 +13,7 @@ use crate::support::*;
 const GATED: &str = "gated.example.com";
 const SIGNIN: &str = "signin.example.com";
 const REFUSED: &str = "refused.example.com";
+const CACHED: &str = "cached.example.com";
 
 fn ingresses(auth_port: u16) -> String {
     let url = format!("http://127.0.0.1:{auth_port}/check?from=shunt");
@@ -43,11 +44,18 @@ metadata:
             SIGNIN,
             "    nginx.ingress.kubernetes.io/auth-signin: \"https://login.example/start\"\n",
         ),
-        // A cache shunt does not keep: the host stays refused, never served without its gate.
+        // A cache key with a variable shunt does not expand: the host stays refused, never
+        // served without its gate.
         ingress(
             "refused",
             REFUSED,
-            "    nginx.ingress.kubernetes.io/auth-cache-key: \"$remote_user\"\n",
+            "    nginx.ingress.kubernetes.io/auth-cache-key: \"$remote_user$uri\"\n",
+        ),
+        // Answers kept per Authorization and X-Key, for the default 200 202 401 5m.
+        ingress(
+            "cached",
+            CACHED,
+            "    nginx.ingress.kubernetes.io/auth-cache-key: \"$http_authorization$http_x_key\"\n",
         ),
     ]
     .join("---\n")
@@ -73,6 +81,12 @@ async fn start_auth(seen: Seen) -> Backend {
                         ok.headers_mut().insert("x-auth-user", "alice".parse().unwrap());
                         ok.headers_mut()
                             .insert(header::SET_COOKIE, "session=s1".parse().unwrap());
+                        ok
+                    }
+                    // A 200 without a cookie, which a cache may keep.
+                    Some("Bearer plain") => {
+                        let mut ok = text(StatusCode::OK, "ok");
+                        ok.headers_mut().insert("x-auth-user", "bob".parse().unwrap());
                         ok
                     }
                     Some("Bearer forbidden") => text(StatusCode::FORBIDDEN, "no"),
@@ -275,6 +289,50 @@ async fn a_host_whose_auth_keys_cannot_be_applied_exactly_is_never_served_open()
     assert!(
         reasons.contains("UnsupportedAnnotation: nginx.ingress.kubernetes.io/auth-cache-key"),
         "{reasons}"
+    );
+}
+
+#[tokio::test]
+async fn a_kept_answer_stands_in_for_the_auth_request_only_for_its_key() {
+    let gate = start_gate().await;
+    let asked = || gate.seen.lock().unwrap().len();
+    let send = |token: &'static str, key: &'static str| {
+        let mut request = request(CACHED, "/orders", Some(token), false);
+        request.headers_mut().insert("x-key", key.parse().unwrap());
+        gate.shunt.send(request)
+    };
+    let first = send("plain", "a").await;
+    assert_eq!((first.status, asked()), (StatusCode::OK, 1));
+    // Without X-Key, another key: asked once over the first protocol, then the kept 200, its
+    // field still copied onto the request, over the others.
+    for (protocol, reply) in each_protocol(&gate.shunt, CACHED, "/orders", Some("plain")).await {
+        assert_eq!(reply.status, StatusCode::OK, "{protocol}");
+        assert_eq!(reply.seen_header("x-auth-user").as_deref(), Some("bob"), "{protocol}");
+    }
+    let after_protocols = asked();
+    assert_eq!(after_protocols, 2);
+    let again = send("plain", "a").await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(again.seen_header("x-auth-user").as_deref(), Some("bob"));
+    assert_eq!(asked(), after_protocols, "the same key asked again");
+    // Another key asks; a 500 and an answer with a cookie are not kept.
+    assert_eq!(send("plain", "b").await.status, StatusCode::OK);
+    assert_eq!(asked(), after_protocols + 1);
+    for token in ["broken", "broken", "good", "good"] {
+        let before = asked();
+        send(token, "c").await;
+        assert_eq!(asked(), before + 1, "{token} was kept");
+    }
+    // A kept 401 denies without asking, and never reaches the pod.
+    let (hits, before) = (gate.pod.hits(), asked());
+    for _ in 0..2 {
+        assert_eq!(send("nobody", "d").await.status, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!((gate.pod.hits(), asked()), (hits, before + 1));
+    let metrics = gate.shunt.metrics().await;
+    assert!(
+        metrics.contains("shunt_external_auth_cache_total{event=\"hit\"} 5"),
+        "{metrics}"
     );
 }
 
