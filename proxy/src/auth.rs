@@ -5,10 +5,13 @@
 //!
 //! ```text
 //! publish ─▶ AuthRule::new(spec)        (fields, target, method parsed; an IP needs no lookup)
-//! request ─▶ AuthRule::addrs()          (lookup within the connect timeout, cached 30 s)
+//! request ─▶ cache::get(key)             (auth-cache-key: a kept answer, else ask)
+//!         ─▶ AuthRule::addrs()          (lookup within the connect timeout, cached 30 s)
 //!         ─▶ AuthRule::signin_location  (401 with auth-signin: the 302's Location)
 //! ```
 
+pub mod cache;
+pub mod cache_key;
 mod resolve;
 mod signin;
 mod stats;
@@ -36,6 +39,8 @@ pub struct AuthRule {
     pub timeouts: AuthTimeouts,
     /// `Some` for `https`: the name the TLS handshake carries.
     pub tls_name: Option<std::sync::Arc<str>>,
+    /// `auth-cache-key`: answers kept and reused.
+    pub cache: Option<cache::CacheRule>,
     addrs: resolve::Addrs,
 }
 
@@ -67,6 +72,7 @@ impl AuthRule {
             always_set_cookie: spec.always_set_cookie,
             timeouts: spec.timeouts,
             tls_name: (url.scheme == Scheme::Https).then(|| url.host.as_str().into()),
+            cache: spec.cache.as_ref().map(cache::CacheRule::new),
             addrs: resolve::Addrs::new(&url.host, url.port),
         })
     }

@@ -39,6 +39,57 @@ pub struct ExternalAuth {
     #[serde(skip_serializing_if = "is_false")]
     pub always_set_cookie: bool,
     pub timeouts: AuthTimeouts,
+    /// `auth-cache-key`: answers kept and reused (see [`AuthCache`]); `None`: asked every time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<AuthCache>,
+}
+
+/// Parts of a cache key template at most.
+pub const MAX_CACHE_KEY_PARTS: usize = 32;
+
+/// The template's `proxy_cache auth_cache` on the auth location: an answer is reused for
+/// requests whose key expands to the same text, within the time its status is kept.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct AuthCache {
+    /// `$server.Hostname` and the auth location's path (`/_external-auth-...`): the start of
+    /// nginx's `$tmp_cache_key`, so locations never share answers.
+    pub scope: String,
+    /// `auth-cache-key`, expanded per request after `scope`.
+    pub key: Vec<CacheKeyPart>,
+    /// `proxy_cache_valid` lines, in order: the first naming an answer's status decides.
+    pub valid: Vec<CacheValid>,
+}
+
+/// A piece of a cache key template: text, or an nginx variable of the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheKeyPart {
+    Text(String),
+    /// `$remote_user`: the user of a `Basic` Authorization.
+    RemoteUser,
+    /// `$host`: the request's host, lowercase, without port.
+    Host,
+    /// `$request_uri`: the request target as sent.
+    RequestUri,
+    /// `$request_method`.
+    RequestMethod,
+    /// `$scheme`: `http` or `https`.
+    Scheme,
+    /// `$remote_addr`: the caller's address.
+    RemoteAddr,
+    /// `$http_NAME`: the field NAME (lowercase, `_` read as `-`).
+    Header(String),
+    /// `$cookie_NAME`: the cookie NAME's value.
+    Cookie(String),
+}
+
+/// `proxy_cache_valid [code ...] time`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct CacheValid {
+    /// Statuses kept; empty: every status (`any`).
+    pub codes: Vec<u16>,
+    #[serde(serialize_with = "millis")]
+    pub ttl: Duration,
 }
 
 /// An `http` or `https` URL without nginx variables.

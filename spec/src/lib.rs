@@ -40,7 +40,8 @@ mod trusted;
 pub use self::{
     affinity::{AffinityMode, CookieAffinity, MAX_COOKIE_SECONDS, SameSite},
     auth::{
-        AuthTimeouts, AuthUrl, ExternalAuth, MAX_RESPONSE_HEADERS, MAX_URL_LEN, Signin, SigninPart, escaped_in_uri,
+        AuthCache, AuthTimeouts, AuthUrl, CacheKeyPart, CacheValid, ExternalAuth, MAX_CACHE_KEY_PARTS,
+        MAX_RESPONSE_HEADERS, MAX_URL_LEN, Signin, SigninPart, escaped_in_uri,
     },
     balance::{
         CanaryHeader, CanaryRule, CanarySpec, HashKey, KeyPart, MAX_KEY_PARTS, MAX_NAME_LEN, MAX_VALUE_LEN,

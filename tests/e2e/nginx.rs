@@ -63,7 +63,7 @@ async fn nginx_paths_and_the_ssl_redirect_answer_as_ingress_nginx_does() {
     let slash = nginx.shunt.get("shop.example.com", "/docs/").await;
     let location = slash.headers.get(header::LOCATION).and_then(|v| v.to_str().ok());
     assert_eq!(location, Some("https://shop.example.com/docs"));
-    // A refused host (auth-cache-key) is not routed at all: no caller skips its auth check.
+    // A refused host (auth-url with $host) is not routed at all: no caller skips its auth check.
     assert_eq!(
         nginx.shunt.get("admin.example.com", "/").await.status,
         StatusCode::NOT_FOUND
@@ -151,7 +151,7 @@ async fn shadow_and_the_report_say_why_each_nginx_host_stays_on_the_load_balance
         "{report}"
     );
     assert!(
-        report.contains("- admin.example.com (shop/admin): nginx.ingress.kubernetes.io/auth-cache-key\n"),
+        report.contains("- admin.example.com (shop/admin): nginx.ingress.kubernetes.io/auth-url\n"),
         "{report}"
     );
     let json: Value = serde_json::from_str(&run_shunt(&nginx.manifests, &["shadow", "report", "--json"]).await)

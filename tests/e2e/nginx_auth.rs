@@ -13,6 +13,7 @@ use crate::support::*;
 const GATED: &str = "gated.example.com";
 const SIGNIN: &str = "signin.example.com";
 const REFUSED: &str = "refused.example.com";
+const CACHED: &str = "cached.example.com";
 
 fn ingresses(auth_port: u16) -> String {
     let url = format!("http://127.0.0.1:{auth_port}/check?from=shunt");
@@ -43,11 +44,18 @@ metadata:
             SIGNIN,
             "    nginx.ingress.kubernetes.io/auth-signin: \"https://login.example/start\"\n",
         ),
-        // A cache shunt does not keep: the host stays refused, never served without its gate.
+        // A cache key with a variable shunt does not expand: the host stays refused, never
+        // served without its gate.
         ingress(
             "refused",
             REFUSED,
-            "    nginx.ingress.kubernetes.io/auth-cache-key: \"$remote_user\"\n",
+            "    nginx.ingress.kubernetes.io/auth-cache-key: \"$remote_user$uri\"\n",
+        ),
+        // Answers kept per Authorization and X-Key, for the default 200 202 401 5m.
+        ingress(
+            "cached",
+            CACHED,
+            "    nginx.ingress.kubernetes.io/auth-cache-key: \"$http_authorization$http_x_key\"\n",
         ),
     ]
     .join("---\n")
@@ -73,6 +81,12 @@ async fn start_auth(seen: Seen) -> Backend {
                         ok.headers_mut().insert("x-auth-user", "alice".parse().unwrap());
                         ok.headers_mut()
                             .insert(header::SET_COOKIE, "session=s1".parse().unwrap());
+                        ok
+                    }
+                    // A 200 without a cookie, which a cache may keep.
+                    Some("Bearer plain") => {
+                        let mut ok = text(StatusCode::OK, "ok");
+                        ok.headers_mut().insert("x-auth-user", "bob".parse().unwrap());
                         ok
                     }
                     Some("Bearer forbidden") => text(StatusCode::FORBIDDEN, "no"),
@@ -104,11 +118,16 @@ struct Gate {
 }
 
 async fn start_gate() -> Gate {
+    start_gate_with(ingresses).await
+}
+
+/// shunt serving the objects `objects` writes for the auth service's port.
+async fn start_gate_with(objects: fn(u16) -> String) -> Gate {
     let seen: Seen = Arc::default();
     let auth = start_auth(seen.clone()).await;
     let pod = Backend::start("web").await;
     let manifests = Manifests::new();
-    manifests.write_text("ingress.yaml", &ingresses(auth.port()));
+    manifests.write_text("ingress.yaml", &objects(auth.port()));
     manifests.write("services.yaml", &[&mk_backend_service("shop", "web", None, &[&pod])]);
     let args = ["--shadow-class", "nginx", "--external-auth-timeout", "1s"];
     let shunt = Shunt::start(manifests.path(), &args).await;
@@ -271,4 +290,107 @@ async fn a_host_whose_auth_keys_cannot_be_applied_exactly_is_never_served_open()
         reasons.contains("UnsupportedAnnotation: nginx.ingress.kubernetes.io/auth-cache-key"),
         "{reasons}"
     );
+}
+
+#[tokio::test]
+async fn a_kept_answer_stands_in_for_the_auth_request_only_for_its_key() {
+    let gate = start_gate().await;
+    let asked = || gate.seen.lock().unwrap().len();
+    let send = |token: &'static str, key: &'static str| {
+        let mut request = request(CACHED, "/orders", Some(token), false);
+        request.headers_mut().insert("x-key", key.parse().unwrap());
+        gate.shunt.send(request)
+    };
+    let first = send("plain", "a").await;
+    assert_eq!((first.status, asked()), (StatusCode::OK, 1));
+    // Without X-Key, another key: asked once over the first protocol, then the kept 200, its
+    // field still copied onto the request, over the others.
+    for (protocol, reply) in each_protocol(&gate.shunt, CACHED, "/orders", Some("plain")).await {
+        assert_eq!(reply.status, StatusCode::OK, "{protocol}");
+        assert_eq!(reply.seen_header("x-auth-user").as_deref(), Some("bob"), "{protocol}");
+    }
+    let after_protocols = asked();
+    assert_eq!(after_protocols, 2);
+    let again = send("plain", "a").await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(again.seen_header("x-auth-user").as_deref(), Some("bob"));
+    assert_eq!(asked(), after_protocols, "the same key asked again");
+    // Another key asks; a 500 and an answer with a cookie are not kept.
+    assert_eq!(send("plain", "b").await.status, StatusCode::OK);
+    assert_eq!(asked(), after_protocols + 1);
+    for token in ["broken", "broken", "good", "good"] {
+        let before = asked();
+        send(token, "c").await;
+        assert_eq!(asked(), before + 1, "{token} was kept");
+    }
+    // A kept 401 denies without asking, and never reaches the pod.
+    let (hits, before) = (gate.pod.hits(), asked());
+    for _ in 0..2 {
+        assert_eq!(send("nobody", "d").await.status, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!((gate.pod.hits(), asked()), (hits, before + 1));
+    let metrics = gate.shunt.metrics().await;
+    assert!(
+        metrics.contains("shunt_external_auth_cache_total{event=\"hit\"} 5"),
+        "{metrics}"
+    );
+}
+
+/// An Ingress without auth annotations under the ConfigMap's `global-auth-url`.
+fn global_manifests(auth_port: u16) -> String {
+    format!(
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata: {{namespace: ingress-nginx, name: ingress-nginx-controller}}
+data:
+  global-auth-url: "http://127.0.0.1:{auth_port}/check?from=global"
+  global-auth-response-headers: "X-Auth-User"
+  no-auth-locations: "/public"
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {{namespace: shop, name: plain}}
+spec:
+  ingressClassName: nginx
+  rules:
+  - host: {GATED}
+    http:
+      paths:
+      - {{path: /, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}
+      - {{path: /public, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}
+"#
+    )
+}
+
+#[tokio::test]
+async fn under_global_auth_no_request_reaches_the_pod_without_the_auth_services_2xx() {
+    let Gate { shunt, pod, seen, .. } = &start_gate_with(global_manifests).await;
+    let denied = [
+        (None, StatusCode::UNAUTHORIZED),
+        (Some("forbidden"), StatusCode::FORBIDDEN),
+        (Some("broken"), StatusCode::INTERNAL_SERVER_ERROR),
+        (Some("slow"), StatusCode::INTERNAL_SERVER_ERROR),
+    ];
+    for (token, status) in denied {
+        for (protocol, reply) in each_protocol(shunt, GATED, "/orders", token).await {
+            assert_eq!(reply.status, status, "{protocol} {token:?}: {}", reply.text());
+        }
+    }
+    assert_eq!(pod.hits(), 0, "the pod saw a request the global gate stopped");
+    for (protocol, reply) in each_protocol(shunt, GATED, "/orders", Some("good")).await {
+        assert_eq!(reply.status, StatusCode::OK, "{protocol}");
+        assert_eq!(reply.seen_header("x-auth-user").as_deref(), Some("alice"), "{protocol}");
+    }
+    assert_eq!(pod.hits(), 4);
+    let asked = seen.lock().unwrap().len();
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .all(|(_, target, _)| target == "/check?from=global")
+    );
+    // no-auth-locations: served without asking.
+    let reply = shunt.send(request(GATED, "/public/x", None, false)).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(seen.lock().unwrap().len(), asked);
 }

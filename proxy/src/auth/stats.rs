@@ -42,6 +42,11 @@ pub fn register(registry: &mut Registry) {
         "Requests to external auth services (auth-url), by outcome: allowed, unauthorized, forbidden, unexpected (another status), failed (no answer)",
         STATS.total.clone(),
     );
+    registry.register(
+        "shunt_external_auth_cache",
+        "Auth cache (auth-cache-key) events: hit, miss, store, eviction (the oldest answer dropped at the cap)",
+        CACHE_STATS.clone(),
+    );
 }
 
 impl AuthStats {
@@ -54,5 +59,33 @@ impl AuthStats {
             AuthOutcome::Failed => "failed",
         };
         self.total.get_or_create(&OutcomeLabels { outcome }).inc();
+    }
+}
+
+/// What happened to one look-up or answer in the auth cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheEvent {
+    Hit,
+    Miss,
+    Store,
+    Eviction,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EventLabels {
+    event: &'static str,
+}
+
+static CACHE_STATS: LazyLock<Family<EventLabels, Counter>> = LazyLock::new(Family::default);
+
+impl AuthStats {
+    pub fn cache(&self, event: CacheEvent) {
+        let event = match event {
+            CacheEvent::Hit => "hit",
+            CacheEvent::Miss => "miss",
+            CacheEvent::Store => "store",
+            CacheEvent::Eviction => "eviction",
+        };
+        CACHE_STATS.get_or_create(&EventLabels { event }).inc();
     }
 }

@@ -45,9 +45,13 @@ pub async fn pod() -> Backend {
                 Some("Bearer broken") => StatusCode::INTERNAL_SERVER_ERROR,
                 _ => StatusCode::UNAUTHORIZED,
             };
+            // nginx keeps no answer with a cookie: `X-Auth-No-Cookie` asks for none.
+            let cookie = request.headers().get("x-auth-no-cookie").is_none();
             let mut response = text(status, "auth");
             let headers = response.headers_mut();
-            headers.insert(header::SET_COOKIE, HeaderValue::from_static("session=s1"));
+            if cookie {
+                headers.insert(header::SET_COOKIE, HeaderValue::from_static("session=s1"));
+            }
             if status == StatusCode::OK {
                 headers.insert("x-auth-user", HeaderValue::from_static("alice"));
                 headers.insert("x-auth-saw", HeaderValue::from_str(&saw).expect("a field value"));
@@ -105,4 +109,79 @@ async fn only_the_auth_services_2xx_reaches_the_pod_with_its_fields() {
         &[(GATED, Verdict::Identical), (SIGNIN, Verdict::Identical)],
     )
     .await;
+}
+
+#[tokio::test]
+async fn the_global_gate_stops_what_it_stops_in_nginx_and_spares_what_it_spares() {
+    const GLOBAL: &str = "global.example.com";
+    const OWN: &str = "own.example.com";
+    const OFF: &str = "off.example.com";
+    let good = |probe: Probe| probe.header("authorization", "Bearer good");
+    let probes = [
+        Probe::get(GLOBAL, "/orders").expect("status", "401"),
+        Probe::get(GLOBAL, "/")
+            .header("authorization", "Bearer forbidden")
+            .expect("status", "403"),
+        Probe::get(GLOBAL, "/")
+            .header("authorization", "Bearer broken")
+            .expect("status", "500"),
+        good(Probe::get(GLOBAL, "/orders?id=7"))
+            .expect("status", "200")
+            .expect("pod header x-auth-user", "alice"),
+        good(Probe::get(GLOBAL, "/a")).https(),
+        Probe::get(GLOBAL, "/a").https().expect("status", "401"),
+        good(Probe::get(GLOBAL, "/b")).h2(),
+        Probe::get(GLOBAL, "/b").h2().expect("status", "401"),
+        // no-auth-locations: no auth request at all.
+        Probe::get(GLOBAL, "/public/x").expect("status", "200"),
+        Probe::get(GLOBAL, "/public/x")
+            .header("authorization", "Bearer forbidden")
+            .expect("status", "200"),
+        // The location's own auth-url wins: X-Auth-Saw names its query.
+        good(Probe::get(OWN, "/x")).expect("status", "200"),
+        Probe::get(OWN, "/x").expect("status", "401"),
+        // enable-global-auth "false".
+        Probe::get(OFF, "/x").expect("status", "200"),
+    ];
+    check(
+        case!("global_auth", &[(GLOBAL, "global-tls")]),
+        &probes,
+        &[
+            (GLOBAL, Verdict::Identical),
+            (OWN, Verdict::Identical),
+            (OFF, Verdict::Identical),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_cached_answer_stands_in_for_the_auth_request_within_its_key() {
+    const CACHED: &str = "cached.example.com";
+    // X-Auth-Saw names the target of the request the auth service saw: a kept answer keeps it.
+    let ask = |path: &'static str| {
+        Probe::get(CACHED, path)
+            .header("authorization", "Bearer good")
+            .header("x-auth-no-cookie", "1")
+    };
+    let probes = [
+        ask("/first").expect("status", "200"),
+        ask("/second").expect("status", "200"),
+        ask("/third").header("x-key", "other").expect("status", "200"),
+        ask("/fourth").header("x-key", "other"),
+        Probe::get(CACHED, "/denied")
+            .header("x-auth-no-cookie", "1")
+            .expect("status", "401"),
+        Probe::get(CACHED, "/denied")
+            .header("x-auth-no-cookie", "1")
+            .expect("status", "401"),
+        // An answer with a cookie is not kept: this one names its own target.
+        Probe::get(CACHED, "/fifth")
+            .header("authorization", "Bearer good")
+            .header("x-key", "k3"),
+        Probe::get(CACHED, "/sixth")
+            .header("authorization", "Bearer good")
+            .header("x-key", "k3"),
+    ];
+    check(case!("auth_cache", &[]), &probes, &[(CACHED, Verdict::Identical)]).await;
 }

@@ -88,6 +88,9 @@ pub struct NginxAnnotations {
     pub limits: Option<RateLimits>,
     /// `auth-url` and the `auth-*` keys of external authentication (see `auth.rs`).
     pub external_auth: Option<ExternalAuth>,
+    /// `enable-global-auth: "false"`: the ConfigMap's `global-auth-url` gates none of the
+    /// Ingress's locations (see `global_auth.rs`).
+    pub no_global_auth: bool,
     /// `canary: "true"` and the `canary-*` keys (see `canary.rs`).
     pub canary: Option<CanaryRule>,
     /// `upstream-hash-by` (see `hash.rs`).
@@ -183,6 +186,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         Ok(spec) => parsed.external_auth = spec,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
+    parsed.no_global_auth = !auth.global_enabled();
     match canary.resolve() {
         Ok(rule) => parsed.canary = rule,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),

@@ -4,9 +4,11 @@
 //!
 //! A host that kept its route but lost its gate would be served open, so every value this
 //! cannot reproduce exactly refuses the hosts, with its key: nginx variables in the auth URL,
-//! a cache (`auth-cache-key`), headers from a ConfigMap (`auth-proxy-set-headers`). Without
+//! a cache key with variables shunt does not expand (`auth/cache.rs`), headers from a
+//! ConfigMap (`auth-proxy-set-headers`). Without
 //! `auth-url` the other keys change nothing, as the parser stops at the missing URL.
 
+pub(super) mod cache;
 mod signin;
 mod url;
 
@@ -31,16 +33,8 @@ pub struct AuthKeys {
     /// `use-http2` is on (its default; shunt refuses the ConfigMap key), so only validated.
     keepalive: Vec<(&'static str, String)>,
     enable_global: Option<String>,
-}
-
-/// The ConfigMap's `no-auth-locations` at ingress-nginx's default (config.go); a location
-/// whose Ingress path starts with one is not authenticated (template.go,
-/// `isLocationInLocationList`).
-const NO_AUTH_LOCATIONS: [&str; 1] = ["/.well-known/acme-challenge"];
-
-/// Whether the location of Ingress path `path` goes without authentication.
-pub(super) fn exempt(path: &str) -> bool {
-    NO_AUTH_LOCATIONS.iter().any(|prefix| path.starts_with(prefix))
+    /// The ConfigMap's `global-auth-*` keys: no default `auth-cache-duration`.
+    global: bool,
 }
 
 /// Fields nginx's template sets on the request to the pod itself: an auth answer's field of
@@ -67,6 +61,14 @@ const TEMPLATE_FIELDS: [&str; 18] = [
 ];
 
 impl AuthKeys {
+    /// The keys of the ConfigMap's global gate.
+    pub fn global() -> Self {
+        AuthKeys {
+            global: true,
+            ..AuthKeys::default()
+        }
+    }
+
     /// Keeps `value` when `name` (without the prefix) is an auth key; `false` otherwise.
     pub fn set(&mut self, name: &str, value: &str) -> bool {
         let slot = match name {
@@ -96,10 +98,18 @@ impl AuthKeys {
         true
     }
 
+    /// `enable-global-auth` (authreqglobal/main.go): on unless a valid boolean says off (an
+    /// invalid value refuses the hosts in [`AuthKeys::resolve`]).
+    pub fn global_enabled(&self) -> bool {
+        self.enable_global
+            .as_deref()
+            .is_none_or(|value| flag(value.trim()) != Ok(false))
+    }
+
     /// The Ingress's external authentication, or the key that refuses its hosts.
     pub fn resolve(&self) -> Result<Option<ExternalAuth>, (Refusal, &'static str)> {
-        // authreqglobal/main.go: a boolean; it matters only with the ConfigMap's global-auth-url,
-        // which refuses every host.
+        // authreqglobal/main.go: a boolean, which decides whether the ConfigMap's
+        // global-auth-url gates locations without an auth-url (`global_auth.rs`).
         if let Some(value) = &self.enable_global {
             flag(value.trim()).map_err(|r| (r, "enable-global-auth"))?;
         }
@@ -130,6 +140,12 @@ impl AuthKeys {
             .transpose()
             .map_err(|r| (r, "auth-always-set-cookie"))?
             .unwrap_or(false);
+        let cache = cache::parse(
+            self.cache_key.as_deref(),
+            self.cache_duration.as_deref(),
+            method.as_deref(),
+            !self.global,
+        )?;
         Ok(Some(ExternalAuth {
             url,
             method,
@@ -138,16 +154,13 @@ impl AuthKeys {
             signin,
             always_set_cookie,
             timeouts: AuthTimeouts::default(),
+            cache,
         }))
     }
 
     /// The keys shunt does not reproduce, and values it would have to second-guess.
     fn unreproduced(&self) -> Result<(), (Refusal, &'static str)> {
         let set = |value: &Option<String>| value.as_deref().is_some_and(|v| !v.trim().is_empty());
-        // A cache shared by requests: shunt asks the auth service every time.
-        if set(&self.cache_key) {
-            return Err((Refusal::Unsupported, "auth-cache-key"));
-        }
         // Validated even without a key: an invalid value fails the whole parser.
         if let Some(duration) = &self.cache_duration
             && !cache_duration(duration)

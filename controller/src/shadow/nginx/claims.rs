@@ -101,10 +101,13 @@ pub(super) fn path_claim(
     (kind, location): (PathKind, String),
     mut options: RouteOptions,
 ) -> Option<PathClaim> {
-    // `no-auth-locations` (the ConfigMap's default; the key itself is refused): the location
-    // is served without the `auth_request` line.
-    if super::auth::exempt(path.path.as_deref().unwrap_or("/")) {
+    // `no-auth-locations`: the location is served without the `auth_request` line.
+    if walk.config.auth.exempt(path.path.as_deref().unwrap_or("/")) {
         options.external_auth = None;
+    }
+    if let Some(cache) = options.external_auth.as_mut().and_then(|auth| auth.cache.as_mut()) {
+        let path_type = path.path_type.as_str();
+        cache.scope = super::auth::cache::scope(name, path.path.as_deref().unwrap_or("/"), path_type);
     }
     // A `return` in the location answers before the HTTPS redirect (nginx's rewrite module runs
     // ahead of lua_ingress.lua's rewrite handler) and never reaches the backend.
@@ -211,7 +214,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
         upstream_host: annotations.upstream_vhost.clone(),
         source_ranges: annotations.source_ranges(),
         cors: annotations.cors.clone(),
-        external_auth: annotations.external_auth.clone(),
+        external_auth: (config.auth).gate(annotations.external_auth.as_ref(), !annotations.no_global_auth),
         limits: annotations.limits.clone().map(|mut limits| {
             limits.rate_status = config.limit_status.rate;
             limits.connection_status = config.limit_status.connections;

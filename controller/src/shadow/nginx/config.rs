@@ -15,6 +15,7 @@ use super::{
     annotations::{Refusal, body_size, flag},
     errors::GlobalErrors,
     forwarding::{FORWARDING_KEYS, ForwardingKeys},
+    global_auth::GlobalAuth,
     limits::{LimitStatus, status_code},
     next_upstream::{self, NextUpstreamKeys},
     timeouts::TimeoutSeconds,
@@ -95,6 +96,8 @@ pub struct NginxConfig {
     pub errors: GlobalErrors,
     /// The forwarding keys where not ingress-nginx's defaults (see `forwarding.rs`).
     pub forwarding: Option<NginxForwarding>,
+    /// `global-auth-*` and `no-auth-locations` (see `global_auth.rs`).
+    pub auth: GlobalAuth,
     /// The ConfigMap exists (else the defaults are assumed, and said once in the log).
     pub found: bool,
 }
@@ -116,6 +119,7 @@ impl Default for NginxConfig {
             limit_status: LimitStatus::default(),
             errors: GlobalErrors::default(),
             forwarding: None,
+            auth: GlobalAuth::default(),
             found: false,
         }
     }
@@ -198,6 +202,7 @@ impl NginxConfig {
                 | "proxy-next-upstream-timeout"
                 | "retry-non-idempotent" => config.retry_key(key, value),
                 key if NO_EFFECT.contains(&key) => Ok(()),
+                key if config.auth.set(key, value) => Ok(()),
                 _ => Err(Unsupported),
             };
             match applied {
@@ -210,6 +215,7 @@ impl NginxConfig {
             Ok(contract) => config.forwarding = contract,
             Err(key) => config.refusals.push(format!("UnsupportedConfigMapKey: {key}")),
         }
+        config.auth.resolve(&mut config.refusals);
         config.hsts = hsts.on.then(|| hsts.value());
         config.snippets = match snippets {
             (_, "High") => SnippetPolicy::RejectIngress,

@@ -24,6 +24,7 @@ pub mod config;
 mod cors;
 mod errors;
 mod forwarding;
+mod global_auth;
 mod hash;
 mod keys;
 mod limits;
@@ -256,10 +257,9 @@ fn prepare<'i>(
     annotations.ssl_redirect = annotations.ssl_redirect.or(Some(config.ssl_redirect));
     let mut problems = annotations.refusals.clone();
     problems.extend(config.refusals.iter().cloned());
-    problems.extend(forwarding::auth_refusal(
-        annotations.external_auth.as_ref(),
-        config.forwarding.as_ref(),
-    ));
+    // The gate the Ingress gets: its own auth-url, else the ConfigMap's global one.
+    let gate = (config.auth).gate(annotations.external_auth.as_ref(), !annotations.no_global_auth);
+    problems.extend(forwarding::auth_refusal(gate.as_ref(), config.forwarding.as_ref()));
     if let Some(snippet) = annotations.snippets.first() {
         match config.snippets {
             SnippetPolicy::RejectIngress => {

@@ -8,6 +8,7 @@ mod canary;
 mod config;
 mod cors;
 mod errors;
+mod global_auth;
 mod hash;
 mod names;
 mod paths;

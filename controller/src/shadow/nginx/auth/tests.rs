@@ -1,5 +1,7 @@
 use proptest::prelude::*;
-use shunt_spec::{Scheme, SigninPart};
+use std::time::Duration;
+
+use shunt_spec::{CacheKeyPart, CacheValid, Scheme, SigninPart};
 
 use super::*;
 
@@ -79,7 +81,7 @@ fn what_cannot_be_applied_exactly_refuses_with_its_key() {
         (&[("auth-url", "ftp://auth.example/x")], Refusal::Invalid, "auth-url"),
         (&[("auth-url", "http://auth.example/x\"")], Refusal::Invalid, "auth-url"),
         (
-            &[url, ("auth-cache-key", "$remote_user")],
+            &[url, ("auth-cache-key", "$remote_user$uri")],
             Refusal::Unsupported,
             "auth-cache-key",
         ),
@@ -141,12 +143,99 @@ fn companions_are_read_as_the_parser_reads_them() {
 }
 
 #[test]
-fn acme_challenges_go_without_authentication() {
-    assert!(exempt("/.well-known/acme-challenge/token"));
-    assert!(!exempt("/"));
+fn a_cache_key_becomes_text_and_the_variables_shunt_expands() {
+    let auth = resolved(&[
+        ("auth-url", "http://auth.example/check"),
+        ("auth-cache-key", "u-$remote_user-${http_x_token}$cookie_session$host"),
+    ])
+    .unwrap()
+    .unwrap();
+    let cache = auth.cache.expect("a cache");
+    assert_eq!(
+        cache.key,
+        [
+            CacheKeyPart::Text("u-".into()),
+            CacheKeyPart::RemoteUser,
+            CacheKeyPart::Text("-".into()),
+            CacheKeyPart::Header("x-token".into()),
+            CacheKeyPart::Cookie("session".into()),
+            CacheKeyPart::Host,
+        ]
+    );
+    // authreq's DefaultCacheDuration.
+    let five = Duration::from_secs(300);
+    assert_eq!(
+        cache.valid,
+        [CacheValid {
+            codes: vec![200, 202, 401],
+            ttl: five
+        }]
+    );
+}
+
+#[test]
+fn cache_durations_become_valid_lines_and_what_nginx_would_not_load_refuses() {
+    let lines = cache::valid_lines("200 202 10m, 401 30s, any 1h, 5m").expect("valid");
+    let codes: Vec<_> = lines.iter().map(|l| (l.codes.clone(), l.ttl.as_secs())).collect();
+    assert_eq!(
+        codes,
+        [
+            (vec![200, 202], 600),
+            (vec![401], 30),
+            (vec![], 3600),
+            (vec![200, 301, 302], 300)
+        ]
+    );
+    assert_eq!(cache::valid_lines("200 1h 30m"), Err(Refusal::Unsupported));
+    assert_eq!(cache::valid_lines("200 5ms"), Err(Refusal::Unsupported));
+    assert_eq!(cache::valid_lines("banana"), Err(Refusal::Invalid));
+}
+
+#[test]
+fn no_key_another_method_or_an_empty_key_cache_nothing() {
+    let url = ("auth-url", "http://auth.example/check");
+    let cache = |pairs: &[(&str, &str)]| resolved(pairs).unwrap().unwrap().cache;
+    assert_eq!(cache(&[url]), None);
+    assert_eq!(cache(&[url, ("auth-cache-key", " ")]), None);
+    assert_eq!(
+        cache(&[url, ("auth-cache-key", "$remote_user"), ("auth-method", "POST")]),
+        None
+    );
+    assert!(cache(&[url, ("auth-cache-key", "$remote_user"), ("auth-method", "GET")]).is_some());
+    // The global keys have no default duration.
+    let mut global = AuthKeys::global();
+    global.set("auth-url", "http://auth.example/check");
+    global.set("auth-cache-key", "$remote_user");
+    assert_eq!(global.resolve(), Err((Refusal::Unsupported, "auth-cache-duration")));
+}
+
+#[test]
+fn the_cache_scope_is_nginxs_server_name_and_auth_location() {
+    assert_eq!(
+        cache::scope("a.example.com", "/", "Prefix"),
+        "a.example.com/_external-auth-Lw-Prefix"
+    );
+    assert_eq!(
+        cache::scope("", "/public", "Exact"),
+        "_/_external-auth-L3B1YmxpYw-Exact"
+    );
 }
 
 proptest! {
+    #[test]
+    fn a_cache_key_parses_into_parts_without_a_dollar_or_refuses(value in "[a-z_${}-]{0,40}") {
+        if let Ok(parts) = cache::template(&value) {
+            prop_assert!(parts.len() <= shunt_spec::MAX_CACHE_KEY_PARTS);
+            for part in parts {
+                match part {
+                    CacheKeyPart::Text(text) => prop_assert!(!text.contains('$') && !text.is_empty()),
+                    CacheKeyPart::Header(name) | CacheKeyPart::Cookie(name) => prop_assert!(!name.is_empty()),
+                    _ => {}
+                }
+            }
+        }
+    }
+
     #[test]
     fn any_auth_url_either_parses_into_its_parts_or_refuses(value in "[ -~]{0,80}") {
         if let Ok(parsed) = url::parse(&value) {
