@@ -100,8 +100,15 @@ fn people_s_tke_ingresses_move_unless_they_wait_for_a_certificate_or_tke_rejects
         }
     }
     let share = f64::from(identical) / f64::from(hosts);
-    eprintln!("qcloud corpus: {identical} of {hosts} hosts identical ({:.1} %)", share * 100.0);
-    assert!(defects.is_empty(), "refused for what changes no answer:\n{}", defects.join("\n"));
+    eprintln!(
+        "qcloud corpus: {identical} of {hosts} hosts identical ({:.1} %)",
+        share * 100.0
+    );
+    assert!(
+        defects.is_empty(),
+        "refused for what changes no answer:\n{}",
+        defects.join("\n")
+    );
     assert!(share >= IDENTICAL_AT_LEAST, "{identical} of {hosts} hosts identical");
 }
 
@@ -122,9 +129,22 @@ fn every_qcloud_ingress_of_the_corpus_is_accounted_for_in_its_report() {
 
 #[test]
 fn tkes_own_rejections_in_the_corpus_are_named_with_its_error() {
-    let outcome = report(&corpus_files().into_iter().find(|f| f.ends_with("terraform-demo-client-ip.yaml")).expect("the file"));
+    let outcome = report(
+        &corpus_files()
+            .into_iter()
+            .find(|f| f.ends_with("terraform-demo-client-ip.yaml"))
+            .expect("the file"),
+    );
     let hosts = outcome.report["hosts"].as_array().expect("hosts");
-    let rejected = hosts.iter().find(|h| h["host"] == "clusterip.demo.test").expect("the host");
+    let rejected = hosts
+        .iter()
+        .find(|h| h["host"] == "clusterip.demo.test")
+        .expect("the host");
     assert_eq!(rejected["verdict"], "refused");
-    assert!(rejected["reasons"][0].as_str().expect("text").starts_with("TkeRejects: E4047 "));
+    assert!(
+        rejected["reasons"][0]
+            .as_str()
+            .expect("text")
+            .starts_with("TkeRejects: E4047 ")
+    );
 }

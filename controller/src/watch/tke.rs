@@ -52,7 +52,9 @@ fn reflect(api: Api<TkeServiceConfig>, changed: &Arc<Notify>) -> Store<TkeServic
                             changed.notify_one();
                         }
                     }
-                    None => warn!(%error, kind = "TkeServiceConfig", "Watch failed; last known objects keep serving, retrying"),
+                    None => {
+                        warn!(%error, kind = "TkeServiceConfig", "Watch failed; last known objects keep serving, retrying")
+                    }
                 },
             }
         }

@@ -90,7 +90,11 @@ impl OwnProfile for TkeClb {
 
     fn no_effect(&self) -> Vec<String> {
         let fields = service_config::NO_EFFECT_FIELDS.iter();
-        keys::NO_EFFECT.iter().chain(fields).map(|key| key.to_string()).collect()
+        keys::NO_EFFECT
+            .iter()
+            .chain(fields)
+            .map(|key| key.to_string())
+            .collect()
     }
 
     fn compile(

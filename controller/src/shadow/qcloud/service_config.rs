@@ -77,8 +77,13 @@ impl ServiceConfigs {
 
     /// The config `annotations` of Ingress `namespace/name` name.
     pub fn named(&self, namespace: &str, name: &str, annotations: &BTreeMap<String, String>) -> Named<'_> {
-        let named = annotations.get(TKE_SERVICE_CONFIG).map(|n| n.trim()).filter(|n| !n.is_empty());
-        let auto = annotations.get(TKE_SERVICE_CONFIG_AUTO).is_some_and(|v| v.trim() == "true");
+        let named = annotations
+            .get(TKE_SERVICE_CONFIG)
+            .map(|n| n.trim())
+            .filter(|n| !n.is_empty());
+        let auto = annotations
+            .get(TKE_SERVICE_CONFIG_AUTO)
+            .is_some_and(|v| v.trim() == "true");
         let config = match (named, auto) {
             (None, false) => return Named::None,
             (Some(_), true) => {
@@ -123,7 +128,13 @@ impl ServiceConfig {
         let mut reasons = self.all.clone();
         reasons.extend(self.listeners.get(&tls).into_iter().flatten().cloned());
         reasons.extend(self.domains.get(&(tls, domain.clone())).into_iter().flatten().cloned());
-        reasons.extend(self.rules.get(&(tls, domain, url.to_string())).into_iter().flatten().cloned());
+        reasons.extend(
+            self.rules
+                .get(&(tls, domain, url.to_string()))
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
         reasons
     }
 }
@@ -185,7 +196,11 @@ fn listeners(value: &Value, source: &str, config: &mut ServiceConfig) -> Result<
 /// Reads one `domains[]` entry; returns its number of rules.
 fn domain_rules(value: &Value, tls: Tls, source: &str, config: &mut ServiceConfig) -> Result<usize, String> {
     let domain = object(value, source, "domains[]")?;
-    let name = domain.get("domain").and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
+    let name = domain
+        .get("domain")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let mut count = 0;
     for (key, value) in domain {
         match key.as_str() {
@@ -195,7 +210,11 @@ fn domain_rules(value: &Value, tls: Tls, source: &str, config: &mut ServiceConfi
                     let rule = object(rule, source, "rules[]")?;
                     let url = rule.get("url").and_then(Value::as_str).unwrap_or("/").to_string();
                     let reasons = rule_reasons(rule, source, &name, &url);
-                    config.rules.entry((tls, name.clone(), url)).or_default().extend(reasons);
+                    config
+                        .rules
+                        .entry((tls, name.clone(), url))
+                        .or_default()
+                        .extend(reasons);
                     count += 1;
                 }
             }
@@ -222,7 +241,10 @@ fn rule_reasons(rule: &Map<String, Value>, source: &str, domain: &str, url: &str
                 "TkeServiceConfig: forwardType {value} ({at}): the CLB speaks it to the backend, shunt speaks HTTP"
             )),
             "session" => {
-                let enabled = value.get("enable").or_else(|| value.get("enabled")).and_then(Value::as_bool);
+                let enabled = value
+                    .get("enable")
+                    .or_else(|| value.get("enabled"))
+                    .and_then(Value::as_bool);
                 // With IP_HASH the CLB keeps a session by source address, adding nothing to the answer.
                 if enabled != Some(false) && scheduler != "IP_HASH" {
                     reasons.push(format!(
@@ -242,7 +264,9 @@ fn unknown(source: &str, field: &str) -> String {
 }
 
 fn object<'v>(value: &'v Value, source: &str, at: &str) -> Result<&'v Map<String, Value>, String> {
-    value.as_object().ok_or_else(|| format!("{source}: {at} is not an object"))
+    value
+        .as_object()
+        .ok_or_else(|| format!("{source}: {at} is not an object"))
 }
 
 fn array<'v>(value: &'v Value, source: &str, at: &str) -> Result<&'v Vec<Value>, String> {

@@ -80,4 +80,3 @@ fn every_key_is_classified_once_and_the_prefixes_decide_the_rest() {
     assert_eq!(classify("ingress.cloud.tencent.com/new-feature"), Class::Refused);
     assert_eq!(classify("nginx.ingress.kubernetes.io/rewrite-target"), Class::Foreign);
 }
-

@@ -76,7 +76,9 @@ fn session_persistence_refuses_the_host_naming_the_field() {
     assert_eq!(verdict.verdict, Verdict::Refused);
     assert_eq!(
         verdict.reasons,
-        ["TkeServiceConfig: session (shop/shop-config shop.example.com/): the CLB inserts a session cookie whose name and value Tencent does not document"]
+        [
+            "TkeServiceConfig: session (shop/shop-config shop.example.com/): the CLB inserts a session cookie whose name and value Tencent does not document"
+        ]
     );
     // The default domain's rule has no session: the catch-all stays as it was.
     assert_eq!(compiled.shadow_ingresses[0].reasons, Vec::<String>::new());
@@ -116,7 +118,8 @@ fn a_segment_for_another_rule_or_listener_changes_nothing_here() {
     let other = mk_config("shop-config", SESSION).replace("- url: /\n", "- url: /other\n");
     let compiled = compile_with(SHOP, &other);
     assert_eq!(verdict(&compiled, "shop.example.com").verdict, Verdict::Identical);
-    let https = mk_config("shop-config", SESSION).replace("protocol: HTTP\n      port: 80", "protocol: HTTPS\n      port: 443");
+    let https =
+        mk_config("shop-config", SESSION).replace("protocol: HTTP\n      port: 80", "protocol: HTTPS\n      port: 443");
     let compiled = compile_with(SHOP, &https);
     assert_eq!(verdict(&compiled, "shop.example.com").verdict, Verdict::Identical);
 }
@@ -133,7 +136,9 @@ fn a_default_domain_session_refuses_the_catch_all_not_a_host_with_its_own_rules(
     assert_eq!(catch_all.kind, IngressKind::CatchAll);
     assert_eq!(
         catch_all.reasons,
-        ["TkeServiceConfig: session (shop/shop-config /health): the CLB inserts a session cookie whose name and value Tencent does not document"]
+        [
+            "TkeServiceConfig: session (shop/shop-config /health): the CLB inserts a session cookie whose name and value Tencent does not document"
+        ]
     );
 }
 
@@ -152,7 +157,10 @@ fn a_host_the_default_domain_serves_on_a_listener_takes_its_session() {
     let compiled = compile_with(&ingress, &config);
     let verdict = verdict(&compiled, "shop.example.com");
     assert!(
-        verdict.reasons.iter().any(|r| r.starts_with("TkeServiceConfig: session (shop/shop-config /health)")),
+        verdict
+            .reasons
+            .iter()
+            .any(|r| r.starts_with("TkeServiceConfig: session (shop/shop-config /health)")),
         "{verdict:?}"
     );
 }
@@ -162,7 +170,9 @@ fn a_named_config_that_does_not_exist_refuses_the_ingress() {
     let compiled = compile_tke(SHOP);
     assert_eq!(
         verdict(&compiled, "shop.example.com").reasons,
-        ["TkeServiceConfigNotFound: ingress.cloud.tencent.com/tke-service-config names shop/shop-config, which does not exist: what the CLB then keeps is unknown"]
+        [
+            "TkeServiceConfigNotFound: ingress.cloud.tencent.com/tke-service-config names shop/shop-config, which does not exist: what the CLB then keeps is unknown"
+        ]
     );
     assert_eq!(compiled.shadow_ingresses[0].reasons.len(), 1);
 }
@@ -187,7 +197,10 @@ fn the_auto_config_is_read_when_tke_created_it() {
         "ingress.cloud.tencent.com/tke-service-config-auto: \"true\"",
     );
     // Not created yet: TKE creates it from the listeners as they are, which shunt reproduces.
-    assert_eq!(verdict(&compile_tke(&auto), "shop.example.com").verdict, Verdict::Identical);
+    assert_eq!(
+        verdict(&compile_tke(&auto), "shop.example.com").verdict,
+        Verdict::Identical
+    );
     let compiled = compile_with(&auto, &mk_config("shop-auto-ingress-config", SESSION));
     assert_eq!(reasons(&compiled, "shop.example.com"), ["TkeServiceConfig"]);
 }
