@@ -42,7 +42,7 @@ use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name, paths
 pub const PROFILE: &str = "qcloud";
 
 /// What shunt assumes of the CLB where TKE's documentation is not precise; `/shadow` lists it.
-pub const ASSUMED: [&str; 8] = [
+pub const ASSUMED: [&str; 9] = [
     "paths are CLB URL rules (nginx locations): a character prefix, longest wins; pathType Exact is nginx '='",
     "a rule ending in '/' answers the same path without it with 301 to the rule",
     "a wildcard '*.domain' matches any number of labels; an exact domain beats it",
@@ -51,6 +51,7 @@ pub const ASSUMED: [&str; 8] = [
     "redirects keep the query string",
     "X-Client-Proto is http or https by listener; X-Forwarded-For/-Proto as shunt always sets them; X-Real-IP is not sent",
     "a port the CLB does not listen on gets 404 from shunt instead of a refused connection",
+    "a TkeServiceConfig segment for the default domain applies to a host the default domain serves on that listener",
 ];
 
 /// The header the CLB sets to the client's protocol (documented for backends).
