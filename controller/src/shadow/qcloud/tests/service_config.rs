@@ -273,3 +273,35 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn an_edited_config_alone_is_picked_up_by_the_incremental_compiles() {
+    use crate::compile::{Changes, Incremental};
+    let options = mk_options();
+    let before = mk_state(&format!(
+        "{SHOP}\n---\n{}",
+        mk_config("shop-config", HEALTH_AND_SCHEDULER)
+    ));
+    // The same Ingress and Services (the same `Arc`s, as a reflector store keeps them); only the
+    // config is new.
+    let mut after = before.clone();
+    after.tke_service_configs = mk_state(&mk_config("shop-config", SESSION)).tke_service_configs;
+    let full = compile(&after, &options);
+    assert_eq!(verdict(&full, "shop.example.com").verdict, Verdict::Refused);
+
+    let mut by_address = Incremental::default();
+    assert_eq!(by_address.compile(&before, &options), compile(&before, &options));
+    assert_eq!(by_address.compile(&after, &options), full);
+    // `shunt serve`'s watcher tells a config edit as it tells an IngressClass one.
+    let mut told = Incremental::default();
+    let everything = Changes {
+        everything: true,
+        ..Changes::default()
+    };
+    told.compile_changes(&before, &options, &everything);
+    let edited = Changes {
+        ingress_classes: true,
+        ..Changes::default()
+    };
+    assert_eq!(told.compile_changes(&after, &options, &edited), full);
+}
