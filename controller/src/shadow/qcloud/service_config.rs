@@ -229,7 +229,7 @@ fn domain_rules(value: &Value, tls: Tls, source: &str, config: &mut ServiceConfi
 
 /// What one rule segment sets that changes an answer.
 fn rule_reasons(rule: &Map<String, Value>, source: &str, domain: &str, url: &str) -> Vec<String> {
-    let at = format!("{source} {domain}{url}");
+    let at = bounded(&format!("{source} {domain}{url}"));
     let mut reasons = Vec::new();
     let scheduler = rule.get("scheduler").and_then(Value::as_str).unwrap_or("WRR");
     for (key, value) in rule {
@@ -238,7 +238,8 @@ fn rule_reasons(rule: &Map<String, Value>, source: &str, domain: &str, url: &str
             "scheduler" if matches!(scheduler, "WRR" | "LEAST_CONN" | "IP_HASH") => {}
             "forwardType" if value.as_str() == Some("HTTP") => {}
             "forwardType" => reasons.push(format!(
-                "TkeServiceConfig: forwardType {value} ({at}): the CLB speaks it to the backend, shunt speaks HTTP"
+                "TkeServiceConfig: forwardType {} ({at}): the CLB speaks it to the backend, shunt speaks HTTP",
+                bounded(&value.to_string())
             )),
             "session" => {
                 let enabled = value
@@ -259,8 +260,13 @@ fn rule_reasons(rule: &Map<String, Value>, source: &str, domain: &str, url: &str
 }
 
 fn unknown(source: &str, field: &str) -> String {
-    let field: String = field.chars().take(120).collect();
+    let field = bounded(field);
     format!("TkeServiceConfig: {field} ({source}) is not known to shunt: a newer TKE may read it")
+}
+
+/// Tenant-written text as a reason quotes it: at most 120 characters.
+fn bounded(text: &str) -> String {
+    text.chars().take(120).collect()
 }
 
 fn object<'v>(value: &'v Value, source: &str, at: &str) -> Result<&'v Map<String, Value>, String> {

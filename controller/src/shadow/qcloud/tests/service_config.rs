@@ -305,3 +305,15 @@ fn an_edited_config_alone_is_picked_up_by_the_incremental_compiles() {
     };
     assert_eq!(told.compile_changes(&after, &options, &edited), full);
 }
+
+#[test]
+fn a_reason_quotes_at_most_a_bounded_part_of_what_the_tenant_wrote() {
+    let huge = "x".repeat(10_000);
+    // YAML keeps a plain key under 1024 characters.
+    let key = "y".repeat(1000);
+    let rule = format!("          forwardType: {huge}\n          {key}: 1");
+    let compiled = compile_with(SHOP, &mk_config("shop-config", &rule));
+    let verdict = verdict(&compiled, "shop.example.com");
+    assert_eq!(verdict.reasons.len(), 2, "{verdict:?}");
+    assert!(verdict.reasons.iter().all(|r| r.len() < 400), "{verdict:?}");
+}
