@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use crate::{
     compile::{ClusterState, DEFAULT_NAMESPACE},
-    objects::{EndpointSlice, Service},
+    objects::{EndpointSlice, Service, TkeServiceConfig},
     sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
 };
 
@@ -59,6 +59,8 @@ pub enum Object {
     HTTPRoute(HTTPRoute),
     /// `v1` or `v1beta1`.
     ReferenceGrant(ReferenceGrant),
+    /// TKE's CLB settings for a qcloud Ingress.
+    TkeServiceConfig(TkeServiceConfig),
     /// A kind compile does not read (a Deployment next to its Service): kept so the caller can
     /// say so, ignored by [`ClusterState::from_objects`].
     Skipped(Skipped),
@@ -283,6 +285,7 @@ fn decode(api_version: &str, kind: &str, value: Value) -> Result<Object, (String
         ("gateway.networking.k8s.io/v1" | "gateway.networking.k8s.io/v1beta1", "ReferenceGrant") => {
             typed(value, namespaced).map(Object::ReferenceGrant)
         }
+        ("cloud.tencent.com/v1alpha1", "TkeServiceConfig") => typed(value, namespaced).map(Object::TkeServiceConfig),
         _ => {
             let meta = |field| value.get("metadata")?.get(field)?.as_str().map(str::to_string);
             Ok(Object::Skipped(Skipped {
@@ -383,8 +386,13 @@ impl ClusterState {
             BTreeMap::new(),
             BTreeMap::new(),
         );
-        let (mut gateway_classes, mut gateways, mut http_routes, mut grants) =
-            (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        let (mut gateway_classes, mut gateways, mut http_routes, mut grants, mut tke_configs) = (
+            BTreeMap::new(),
+            BTreeMap::new(),
+            BTreeMap::new(),
+            BTreeMap::new(),
+            BTreeMap::new(),
+        );
         for object in objects {
             match object {
                 Object::Ingress(o) => _ = ingresses.insert(key(&o.metadata), Arc::new(o)),
@@ -397,6 +405,7 @@ impl ClusterState {
                 Object::Gateway(o) => _ = gateways.insert(key(&o.metadata), Arc::new(o)),
                 Object::HTTPRoute(o) => _ = http_routes.insert(key(&o.metadata), Arc::new(o)),
                 Object::ReferenceGrant(o) => _ = grants.insert(key(&o.metadata), Arc::new(o)),
+                Object::TkeServiceConfig(o) => _ = tke_configs.insert(key(&o.metadata), Arc::new(o)),
                 Object::Skipped(_) => {}
             }
         }
@@ -411,6 +420,7 @@ impl ClusterState {
             gateways: gateways.into_values().collect(),
             http_routes: http_routes.into_values().collect(),
             reference_grants: grants.into_values().collect(),
+            tke_service_configs: tke_configs.into_values().collect(),
         }
     }
 }
@@ -430,6 +440,7 @@ impl Object {
             Object::Gateway(_) => "Gateway",
             Object::HTTPRoute(_) => "HTTPRoute",
             Object::ReferenceGrant(_) => "ReferenceGrant",
+            Object::TkeServiceConfig(_) => "TkeServiceConfig",
             Object::Skipped(skipped) => &skipped.kind,
         }
     }
@@ -446,6 +457,7 @@ impl Object {
             Object::Gateway(o) => &o.metadata,
             Object::HTTPRoute(o) => &o.metadata,
             Object::ReferenceGrant(o) => &o.metadata,
+            Object::TkeServiceConfig(o) => &o.metadata,
             Object::Skipped(skipped) => return (skipped.namespace.as_deref(), skipped.name.as_deref()),
         };
         (meta.namespace.as_deref(), meta.name.as_deref())

@@ -240,6 +240,13 @@ macro_rules! resource {
 
 resource!(Service, "", "v1", "Service", "services");
 resource!(
+    tke::TkeServiceConfig,
+    "cloud.tencent.com",
+    "v1alpha1",
+    "TkeServiceConfig",
+    "tkeserviceconfigs"
+);
+resource!(
     EndpointSlice,
     "discovery.k8s.io",
     "v1",
@@ -391,6 +398,9 @@ impl Serialize for FirstAddress {
         serializer.collect_seq(self.0.iter())
     }
 }
+
+mod tke;
+pub use tke::TkeServiceConfig;
 
 // === conversions from k8s-openapi (fixtures, tests, tools that list with k8s-openapi) ===
 

@@ -26,11 +26,12 @@ use tracing::{debug, warn};
 
 use crate::{
     compile::ClusterState,
-    objects::{EndpointSlice, Service},
+    objects::{EndpointSlice, Service, TkeServiceConfig},
 };
 
 mod slim;
 mod store;
+mod tke;
 pub use slim::Slim;
 pub use store::{Store, WatcherStopped};
 
@@ -47,14 +48,22 @@ pub struct Stores {
     secrets: Vec<Store<Secret>>,
     /// ingress-nginx's ConfigMap alone (`--nginx-configmap`), when an nginx profile is served.
     nginx_config: Option<Store<ConfigMap>>,
+    /// TKE's TkeServiceConfigs, when a qcloud profile is served (see `tke.rs`).
+    tke_service_configs: Vec<Store<TkeServiceConfig>>,
     /// Signalled on every watch event; a waiter that was busy still finds the permit.
     pub changed: Arc<Notify>,
 }
 
 impl Stores {
     /// Starts the watchers. `namespaces` empty means all namespaces. `nginx_config` is the one
-    /// ConfigMap watched, by name (RBAC grants it by `resourceNames`).
-    pub fn spawn(client: &Client, namespaces: &[String], nginx_config: Option<&(String, String)>) -> Self {
+    /// ConfigMap watched, by name (RBAC grants it by `resourceNames`); `qcloud` watches
+    /// TkeServiceConfigs.
+    pub fn spawn(
+        client: &Client,
+        namespaces: &[String],
+        nginx_config: Option<&(String, String)>,
+        qcloud: bool,
+    ) -> Self {
         let changed = Arc::new(Notify::new());
         let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
             vec![None]
@@ -84,6 +93,10 @@ impl Stores {
                 let by_name = config().fields(&format!("metadata.name={name}"));
                 reflect(Api::namespaced(client.clone(), namespace), by_name, &changed)
             }),
+            tke_service_configs: match qcloud {
+                true => tke::spawn(client, &scopes, &changed),
+                false => Vec::new(),
+            },
             changed,
         }
     }
@@ -106,6 +119,9 @@ impl Stores {
         if let Some(store) = &self.nginx_config {
             store.wait_until_ready().await?;
         }
+        for store in &self.tke_service_configs {
+            store.wait_until_ready().await?;
+        }
         Ok(())
     }
 
@@ -121,6 +137,7 @@ impl Stores {
             endpoint_slices: all(&self.slices),
             secrets: all(&self.secrets),
             config_maps: self.nginx_config.iter().flat_map(|store| store.state()).collect(),
+            tke_service_configs: all(&self.tke_service_configs),
             // `shunt run` does not watch Gateway API objects yet.
             ..ClusterState::default()
         }

@@ -35,6 +35,7 @@ mod nginx_errors;
 mod nginx_limits;
 mod nginx_timeouts;
 mod paths;
+mod qcloud_corpus;
 mod reload;
 mod shutdown;
 mod streaming;

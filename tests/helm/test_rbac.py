@@ -41,8 +41,12 @@ def roles_by_namespace(rendered: Rendered) -> dict[str, dict[str, set[Grant]]]:
     return out
 
 
-def test_the_rules_file_has_the_five_sets_and_configmaps_and_deployments_only_for_coredns_and_nginx():
-    assert set(rules()) == {"cluster", "namespace", "coredns", "corednsDeployment", "nginxConfigMap"}
+def test_the_rules_file_has_the_six_sets_and_configmaps_and_deployments_only_for_coredns_and_nginx():
+    assert set(rules()) == {"cluster", "namespace", "coredns", "corednsDeployment", "nginxConfigMap", "qcloudServiceConfigs"}
+    assert grants(rules()["qcloudServiceConfigs"]) == {
+        ("cloud.tencent.com", "tkeserviceconfigs", "list", ()),
+        ("cloud.tencent.com", "tkeserviceconfigs", "watch", ()),
+    }
     assert grants(rules()["nginxConfigMap"]) == {("", "configmaps", "list", ()), ("", "configmaps", "watch", ())}
     assert grants(rules()["coredns"]) == {("", "configmaps", "get", ()), ("", "configmaps", "update", ())}
     assert grants(rules()["corednsDeployment"]) == {("apps", "deployments", "get", ())}
@@ -122,9 +126,13 @@ def test_every_variant_grants_exactly_the_file_rules_and_coredns_objects_only_by
     nginx_config = file_grants("nginxConfigMap", (nginx_name,))
     classes = values.get("shadowClasses", []) + values.get("classProfiles", [])
     shadows_nginx = any(c == "nginx" or c.endswith("=nginx") for c in classes)
+    if any(c == "qcloud" or c.endswith("=qcloud") for c in classes):
+        expected_qcloud = file_grants("qcloudServiceConfigs")
+    else:
+        expected_qcloud = set()
     configmaps = {g for g in granted if g[1] == "configmaps"} - nginx_config
     deployments = {g for g in granted if g[1] == "deployments"}
-    expected = file_grants("cluster") | file_grants("namespace")
+    expected = file_grants("cluster") | file_grants("namespace") | expected_qcloud
     if shadows_nginx:
         expected |= nginx_config
     if managed:
@@ -156,3 +164,31 @@ def test_every_binding_binds_a_rendered_role_to_the_pods_service_account(variant
     assert bound == roles, "every Role is bound"
     if VARIANTS[variant].get("serviceAccount", {}).get("create", True):
         assert rendered.one("ServiceAccount")["metadata"]["name"] == account
+
+
+@pytest.mark.parametrize(
+    "values",
+    [{"shadowClasses": ["qcloud"]}, {"shadowClasses": ["tke=qcloud"]}, {"classProfiles": ["legacy=qcloud"]}],
+    ids=["shadow", "shadow-named", "class-profile"],
+)
+def test_the_qcloud_profile_may_list_and_watch_tkeserviceconfigs_cluster_wide(values):
+    rendered = render(values)
+    roles = {role["metadata"]["name"]: grants(role["rules"]) for role in rendered.all("ClusterRole")}
+    assert roles["edge-shunt-qcloud"] == file_grants("qcloudServiceConfigs")
+    assert "edge-shunt-qcloud" not in roles_by_namespace(rendered).get(NAMESPACE, {})
+
+
+def test_the_qcloud_profile_with_watch_namespaces_gets_a_role_in_each_watched_namespace():
+    rendered = render({"shadowClasses": ["qcloud"], "watchNamespaces": ["a", "b"]})
+    roles = roles_by_namespace(rendered)
+    for namespace in ("a", "b"):
+        assert roles[namespace]["edge-shunt-qcloud"] == file_grants("qcloudServiceConfigs")
+    assert "edge-shunt-qcloud" not in {role["metadata"]["name"] for role in rendered.all("ClusterRole")}
+
+
+def test_no_qcloud_profile_no_tkeserviceconfig_grant():
+    rendered = render("default")
+    granted = set()
+    for role in rendered.all("ClusterRole") + rendered.all("Role"):
+        granted |= grants(role["rules"])
+    assert not any(group == "cloud.tencent.com" for group, _, _, _ in granted)

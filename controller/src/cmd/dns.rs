@@ -264,8 +264,9 @@ pub(super) async fn list_state(
     namespaces: &[String],
     classes: &ClassArgs,
 ) -> anyhow::Result<ClusterState> {
+    let classes_options = classes.compile_options();
     // Read only when a class uses the nginx profile: other users need no ConfigMap access.
-    let nginx_config = match crate::shadow::serves_nginx(&classes.compile_options()) {
+    let nginx_config = match crate::shadow::serves_nginx(&classes_options) {
         true => get_config_map(client, &classes.nginx_configmap).await?,
         false => None,
     };
@@ -273,6 +274,10 @@ pub(super) async fn list_state(
         .list(&ListParams::default())
         .await?;
     let tls = ListParams::default().fields(crate::watch::TLS_SECRET_SELECTOR);
+    let tke_service_configs = match crate::shadow::serves_qcloud(&classes_options) {
+        true => list_tke_service_configs(client, namespaces).await?,
+        false => Vec::new(),
+    };
     Ok(ClusterState {
         ingresses: list::<Ingress>(client, namespaces, &ListParams::default()).await?,
         ingress_classes: classes.items.into_iter().map(std::sync::Arc::new).collect(),
@@ -280,8 +285,23 @@ pub(super) async fn list_state(
         endpoint_slices: list::<EndpointSlice>(client, namespaces, &ListParams::default()).await?,
         secrets: list::<Secret>(client, namespaces, &tls).await?,
         config_maps: nginx_config.into_iter().collect(),
+        tke_service_configs,
         ..ClusterState::default()
     })
+}
+
+/// TKE's TkeServiceConfigs, as `run` watches them: none where the CRD is absent or not granted.
+async fn list_tke_service_configs(
+    client: &Client,
+    namespaces: &[String],
+) -> anyhow::Result<Vec<std::sync::Arc<crate::objects::TkeServiceConfig>>> {
+    match list(client, namespaces, &ListParams::default()).await {
+        Ok(configs) => Ok(configs),
+        Err(error) => match error.downcast_ref::<kube::Error>() {
+            Some(kube::Error::Api(status)) if matches!(status.code, 403 | 404) => Ok(Vec::new()),
+            _ => Err(error),
+        },
+    }
 }
 
 /// ingress-nginx's ConfigMap, `None` when it does not exist.

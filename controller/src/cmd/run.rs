@@ -199,7 +199,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
 
     let options = args.classes.compile_options();
     let nginx_config = crate::shadow::serves_nginx(&options).then_some(&options.shadow.nginx_configmap);
-    let stores = Stores::spawn(&clients.watch, &args.watch_namespaces, nginx_config);
+    let qcloud = crate::shadow::serves_qcloud(&options);
+    let stores = Stores::spawn(&clients.watch, &args.watch_namespaces, nginx_config, qcloud);
     let (outcome_tx, outcome_rx) = watch::channel(None::<CompileOutcome>);
     let source = StoreSource {
         stores: stores.clone(),

@@ -142,7 +142,7 @@ impl Incremental {
     /// which objects its files changed, and keeps no objects between compiles).
     pub fn compile_changes(&mut self, state: &ClusterState, options: &CompileOptions, changes: &Changes) -> Compiled {
         let plan = self.plan(options, changes, &state.endpoint_slices);
-        let config = ProfileConfig::find(options, &state.config_maps);
+        let config = ProfileConfig::find(options, state);
         // The Ingresses by name, to redo some or walk TLS; a duplicate name comes with a change.
         let index = match &plan {
             Plan::Redo { ingresses, .. } if ingresses.is_empty() && self.tls == 0 && self.profiles.is_empty() => {

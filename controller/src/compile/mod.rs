@@ -45,7 +45,7 @@ use serde::Serialize;
 use shunt_spec::TableSpec;
 
 use crate::{
-    objects::{EndpointSlice, Service},
+    objects::{EndpointSlice, Service, TkeServiceConfig},
     shadow::{HostVerdict, IngressVerdict, ProfileConfig, ShadowOptions, Shadowed},
     sources::gateway::{
         self,
@@ -96,6 +96,8 @@ pub struct ClusterState {
     pub http_routes: Vec<Arc<HTTPRoute>>,
     /// `v1` and `v1beta1`.
     pub reference_grants: Vec<Arc<ReferenceGrant>>,
+    /// TKE's TkeServiceConfigs, read by the qcloud profile (`tke-service-config`).
+    pub tke_service_configs: Vec<Arc<TkeServiceConfig>>,
 }
 
 /// Which Ingresses are ours.
@@ -175,7 +177,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         ingress::compile_ingress(ingress, &mut sink);
         certificates.ingress(ingress, &mut sink.diagnostics);
     }
-    let config = ProfileConfig::find(options, &state.config_maps);
+    let config = ProfileConfig::find(options, state);
     let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &config);
     let (shadow, shadow_ingresses) = (shadow.hosts, shadow.ingresses);
     let default_certificate_error = default_certificate_error(&mut certificates, options);

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Object;
 use crate::{
-    objects::{EndpointSlice, Service},
+    objects::{EndpointSlice, Service, TkeServiceConfig},
     sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
 };
 
@@ -53,6 +53,7 @@ enum Compact {
     Gateway(Gateway),
     HTTPRoute(HTTPRoute),
     ReferenceGrant(ReferenceGrant),
+    TkeServiceConfig(TkeServiceConfig),
 }
 
 // === impl CompactObjects ===
@@ -74,6 +75,7 @@ impl CompactObjects {
                 Object::Gateway(o) => Some(Compact::Gateway(o)),
                 Object::HTTPRoute(o) => Some(Compact::HTTPRoute(o)),
                 Object::ReferenceGrant(o) => Some(Compact::ReferenceGrant(o)),
+                Object::TkeServiceConfig(o) => Some(Compact::TkeServiceConfig(o)),
                 Object::Skipped(_) => None,
             })
             .collect();
@@ -118,6 +120,7 @@ impl CompactObjects {
                 Compact::Gateway(o) => Object::Gateway(o),
                 Compact::HTTPRoute(o) => Object::HTTPRoute(o),
                 Compact::ReferenceGrant(o) => Object::ReferenceGrant(o),
+                Compact::TkeServiceConfig(o) => Object::TkeServiceConfig(o),
             })
             .collect()
     }

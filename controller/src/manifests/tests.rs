@@ -670,3 +670,20 @@ fn gateway_api_kinds_are_read_and_kept_through_the_compact_form() {
     );
     assert_eq!(counts, (1, 1, 1, 1));
 }
+
+#[test]
+fn a_tke_service_config_is_kept_with_its_spec_and_survives_compaction() {
+    let text = "\
+apiVersion: cloud.tencent.com/v1alpha1
+kind: TkeServiceConfig
+metadata: {name: shop-config, namespace: shop}
+spec: {loadBalancer: {l7Listeners: [{protocol: HTTP, port: 80}]}}
+";
+    let objects = parse(text);
+    assert_eq!(labels(&objects), ["TkeServiceConfig shop/shop-config"]);
+    let kept = CompactObjects::encode(objects.clone()).expect("encodes").decode();
+    assert_eq!(kept, objects);
+    let state = ClusterState::from_objects(kept);
+    let spec = state.tke_service_configs[0].spec.as_ref().expect("a spec");
+    assert_eq!(spec["loadBalancer"]["l7Listeners"][0]["port"], 80);
+}

@@ -178,7 +178,7 @@ impl ManifestWatcher {
             Object::Ingress(o) => reads.wants_ingress(o),
             Object::Service(o) => reads.wants_service(o),
             Object::EndpointSlice(o) => reads.wants_slice(o),
-            Object::IngressClass(_) | Object::Secret(_) | Object::ConfigMap(_) => true,
+            Object::IngressClass(_) | Object::Secret(_) | Object::ConfigMap(_) | Object::TkeServiceConfig(_) => true,
             // The Gateway API layer is compiled whole: its objects are always read.
             Object::GatewayClass(_) | Object::Gateway(_) | Object::HTTPRoute(_) | Object::ReferenceGrant(_) => true,
             Object::Skipped(_) => false,
@@ -223,8 +223,9 @@ fn note_changes(changes: &mut Changes, old: &[Object], new: &[Object]) {
     let keyed = |object: &Object| match object {
         Object::Ingress(o) => Some(key(0, o)),
         Object::IngressClass(o) => Some(key(1, o)),
-        // Read by the nginx profile: a change compiles everything again (changes are rare).
+        // Read by the nginx and qcloud profiles: a change compiles everything again (changes are rare).
         Object::ConfigMap(o) => Some(key(1, o)),
+        Object::TkeServiceConfig(o) => Some(key(4, o)),
         Object::Service(o) => Some(key(2, o)),
         Object::EndpointSlice(o) => Some(key(3, o)),
         // TLS and the Gateway API layer are compiled whole at each compile; skipped kinds are not compiled.
@@ -245,7 +246,7 @@ fn note_changes(changes: &mut Changes, old: &[Object], new: &[Object]) {
         let key = (namespace.clone(), name.clone());
         match kind {
             0 => _ = changes.ingresses.insert(key),
-            1 => changes.ingress_classes = true,
+            1 | 4 => changes.ingress_classes = true,
             2 => _ = changes.services.insert(key),
             _ => _ = changes.endpoint_slices.insert(key),
         }

@@ -22,17 +22,14 @@ pub(crate) mod verdict;
 
 use std::{
     collections::BTreeMap,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::atomic::{AtomicBool, Ordering},
 };
 
-use k8s_openapi::api::{core::v1::ConfigMap, networking::v1::Ingress};
+use k8s_openapi::api::networking::v1::Ingress;
 use tracing::info;
 
 pub use self::verdict::{HostVerdict, IngressKind, IngressVerdict, Verdict, Verdicts};
-use crate::compile::{CompileOptions, Profile, Sink, TlsBuilder};
+use crate::compile::{ClusterState, CompileOptions, Profile, Sink, TlsBuilder};
 
 /// What the shadow profiles need besides the Ingresses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,6 +51,8 @@ pub struct ShadowOptions {
 pub struct ProfileConfig {
     /// ingress-nginx's ConfigMap (`--nginx-configmap`), or its defaults.
     pub nginx: nginx::config::NginxConfig,
+    /// TKE's TkeServiceConfigs, read when the qcloud profile is served.
+    pub qcloud: qcloud::service_config::ServiceConfigs,
 }
 
 /// A profile that compiles its own Ingresses with the semantics of the controller it stands in
@@ -173,14 +172,21 @@ impl<'i> Shadowed<'i> {
 impl ProfileConfig {
     /// The configuration `options` point at in `config_maps`; a missing nginx ConfigMap is said
     /// in the log when the nginx profile is served.
-    pub fn find(options: &CompileOptions, config_maps: &[Arc<ConfigMap>]) -> Self {
+    pub fn find(options: &CompileOptions, state: &ClusterState) -> Self {
+        let qcloud = match serves(options, Profile::Qcloud) {
+            true => qcloud::service_config::ServiceConfigs::parse(&state.tke_service_configs),
+            false => Default::default(),
+        };
         if !serves_nginx(options) {
-            return ProfileConfig::default();
+            return ProfileConfig {
+                qcloud,
+                ..ProfileConfig::default()
+            };
         }
         let configmap = &options.shadow.nginx_configmap;
-        let nginx = nginx::config::NginxConfig::find(config_maps, configmap);
+        let nginx = nginx::config::NginxConfig::find(&state.config_maps, configmap);
         say_missing_configmap(&nginx, configmap);
-        ProfileConfig { nginx }
+        ProfileConfig { nginx, qcloud }
     }
 }
 
@@ -211,9 +217,18 @@ fn say_missing_configmap(config: &nginx::config::NginxConfig, (namespace, name):
 
 /// Whether a class is compiled with the nginx profile: then its ConfigMap is read.
 pub fn serves_nginx(options: &CompileOptions) -> bool {
+    serves(options, Profile::Nginx)
+}
+
+/// Whether a class is compiled with the qcloud profile: then TkeServiceConfigs are read.
+pub fn serves_qcloud(options: &CompileOptions) -> bool {
+    serves(options, Profile::Qcloud)
+}
+
+fn serves(options: &CompileOptions, profile: Profile) -> bool {
     (options.shadow_classes.iter())
         .chain(&options.class_profiles)
-        .any(|class| class.profile == Profile::Nginx)
+        .any(|class| class.profile == profile)
 }
 
 /// The `/shadow` document, when a class of a profile with verdicts is served.

@@ -51,7 +51,7 @@ fn slim_metadata(metadata: &mut ObjectMeta) {
 }
 
 /// For kinds whose annotations and identity nothing reads (Events name Ingresses only).
-fn slim_metadata_fully(metadata: &mut ObjectMeta) {
+pub(super) fn slim_metadata_fully(metadata: &mut ObjectMeta) {
     slim_metadata(metadata);
     metadata.annotations = None;
     metadata.uid = None;

@@ -89,6 +89,12 @@ impl<K: Resource> Store<K> {
 // === impl Writer ===
 
 impl<K: Resource + Clone> Writer<K> {
+    /// Counts the store as listed without a list (a kind the API does not serve); true the
+    /// first time.
+    pub fn mark_ready(&mut self) -> bool {
+        !self.ready.send_replace(true)
+    }
+
     /// Applies one watcher event. Objects are stored as clones: serde grows vectors by doubling,
     /// a clone has exact capacities (an EndpointSlice's five endpoints: 1.7 KB, not 2.8).
     pub fn apply(&mut self, event: &watcher::Event<K>) {

@@ -37,3 +37,29 @@ async fn routes_are_published_only_after_every_first_list() {
     shunt.wait_ready().await;
     until_served_by(&shunt, &host("web"), "web", Duration::from_secs(5)).await;
 }
+
+/// TkeServiceConfig is a CRD only TKE clusters have: with a qcloud shadow class, its list answers
+/// 404 here, and the first publish must not wait for it.
+#[tokio::test]
+async fn a_qcloud_class_is_served_where_the_tkeserviceconfig_crd_does_not_exist() {
+    let cluster = Cluster::start(&["web"]).await;
+    let mut service = super::mk_service("shop", "tke-web");
+    service["spec"]["type"] = serde_json::json!("NodePort");
+    cluster.api.apply(service);
+    let port = cluster.backend("web").port();
+    cluster.api.apply(super::mk_slice("shop", "tke-web-1", "tke-web", port));
+    cluster
+        .api
+        .apply(super::mk_ingress("shop", "tke", "qcloud", &host("tke"), "tke-web"));
+    let shunt = Shunt::start(
+        &cluster.api,
+        cluster.dir.path(),
+        "shunt-0",
+        &["--shadow-class", "qcloud"],
+    )
+    .await;
+    until_served_by(&shunt, &host("tke"), "web", Duration::from_secs(5)).await;
+    let requests = cluster.api.requests();
+    let refused = |r: &&super::Recorded| r.is_list_of("tkeserviceconfigs") && r.status == 404;
+    assert!(requests.iter().any(|r| refused(&r)), "TkeServiceConfigs were listed");
+}

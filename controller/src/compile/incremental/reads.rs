@@ -85,6 +85,7 @@ impl Reads {
             gateways: state.gateways.clone(),
             http_routes: state.http_routes.clone(),
             reference_grants: state.reference_grants.clone(),
+            tke_service_configs: state.tke_service_configs.clone(),
         }
     }
 }

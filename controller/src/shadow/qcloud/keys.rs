@@ -2,14 +2,14 @@
 //! effect on the answer a caller gets (listed in `/shadow`), or refused with its key named. A key
 //! under a TKE prefix that the table does not know is refused: a newer TKE may read it.
 //!
-//! `tke-service-config` and `tke-service-config-auto` are refused so: the TkeServiceConfig they
-//! name may turn on session persistence or another backend protocol, and shunt does not read it.
+//! `tke-service-config` and `tke-service-config-auto` are read with the TkeServiceConfig they
+//! name (`service_config.rs`): its fields that change an answer refuse the hosts they touch.
 
 /// TKE reads keys under both; `kubernetes.io/ingress.class` is the class selection's.
 pub const PREFIXES: [&str; 2] = ["ingress.cloud.tencent.com/", "kubernetes.io/ingress."];
 
 /// Keys shunt reproduces (see `annotations.rs`).
-pub const REPRODUCED: [&str; 12] = [
+pub const REPRODUCED: [&str; 14] = [
     "kubernetes.io/ingress.class",
     "kubernetes.io/ingress.rule-mix",
     "kubernetes.io/ingress.rule-mix-both",
@@ -25,6 +25,9 @@ pub const REPRODUCED: [&str; 12] = [
     "ingress.cloud.tencent.com/direct-access",
     // Groups Ingresses on one load balancer (with enable-group); otherwise where the CLB is.
     "kubernetes.io/ingress.existLbId",
+    // The TkeServiceConfig they name is read (see `service_config.rs`).
+    "ingress.cloud.tencent.com/tke-service-config",
+    "ingress.cloud.tencent.com/tke-service-config-auto",
 ];
 
 /// Keys that choose, create, protect or bill the load balancer, or how it reaches and weighs

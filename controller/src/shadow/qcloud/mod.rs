@@ -4,7 +4,8 @@
 //! ```text
 //! qcloud Ingresses ─annotations─▶ rules::split (listener per rule, redirects)
 //!       │                              └─▶ CLB paths and hosts ─claim─▶ table (exclusive hosts)
-//!       └─ certificates (--shadow-tls, shunt.dev/tls-secret, spec.tls) ─▶ TlsBuilder
+//!       ├─ certificates (--shadow-tls, shunt.dev/tls-secret, spec.tls) ─▶ TlsBuilder
+//!       └─ the TkeServiceConfig it names (service_config) ─▶ reasons per host
 //! per host: reasons ─▶ HostVerdict { identical | refused } ─▶ /shadow, DNS, diagnostics
 //! ```
 //!
@@ -19,15 +20,21 @@ pub(crate) mod keys;
 mod redirect_rules;
 mod route;
 mod rules;
+pub mod service_config;
 
 #[cfg(test)]
 mod tests;
+
+use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::Ingress;
 use shunt_spec::{HostMatch, PathKind};
 
 pub use self::annotations::TLS_SECRET;
-use self::rules::ClbRule;
+use self::{
+    rules::ClbRule,
+    service_config::{Named, ServiceConfigs},
+};
 use super::{HostVerdict, IngressVerdict, OwnProfile, ProfileConfig, ShadowOptions, Verdicts, verdict::has_catch_all};
 use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name, paths};
 
@@ -35,7 +42,7 @@ use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name, paths
 pub const PROFILE: &str = "qcloud";
 
 /// What shunt assumes of the CLB where TKE's documentation is not precise; `/shadow` lists it.
-pub const ASSUMED: [&str; 8] = [
+pub const ASSUMED: [&str; 9] = [
     "paths are CLB URL rules (nginx locations): a character prefix, longest wins; pathType Exact is nginx '='",
     "a rule ending in '/' answers the same path without it with 301 to the rule",
     "a wildcard '*.domain' matches any number of labels; an exact domain beats it",
@@ -44,6 +51,7 @@ pub const ASSUMED: [&str; 8] = [
     "redirects keep the query string",
     "X-Client-Proto is http or https by listener; X-Forwarded-For/-Proto as shunt always sets them; X-Real-IP is not sent",
     "a port the CLB does not listen on gets 404 from shunt instead of a refused connection",
+    "a TkeServiceConfig segment for the default domain applies to a host the default domain serves on that listener",
 ];
 
 /// The header the CLB sets to the client's protocol (documented for backends).
@@ -63,6 +71,10 @@ struct Lb<'i> {
     tls_secret: Option<String>,
     /// `direct-access: "true"`: ClusterIP backends are reachable (no E4047).
     direct_access: bool,
+    /// Reasons its TkeServiceConfig gives named hosts, by host.
+    host_problems: BTreeMap<String, Vec<String>>,
+    /// Reasons its TkeServiceConfig gives the default domain (the catch-all).
+    default_domain_problems: Vec<String>,
 }
 
 /// TKE's CLB ([`OwnProfile`]).
@@ -78,7 +90,12 @@ impl OwnProfile for TkeClb {
     }
 
     fn no_effect(&self) -> Vec<String> {
-        keys::NO_EFFECT.iter().map(|key| key.to_string()).collect()
+        let fields = service_config::NO_EFFECT_FIELDS.iter();
+        keys::NO_EFFECT
+            .iter()
+            .chain(fields)
+            .map(|key| key.to_string())
+            .collect()
     }
 
     fn compile(
@@ -87,9 +104,9 @@ impl OwnProfile for TkeClb {
         sink: &mut Sink<'_>,
         certificates: &mut TlsBuilder<'_>,
         options: &ShadowOptions,
-        _: &ProfileConfig,
+        config: &ProfileConfig,
     ) -> Verdicts {
-        compile(ingresses, sink, certificates, options)
+        compile(ingresses, sink, certificates, options, &config.qcloud)
     }
 }
 
@@ -100,12 +117,20 @@ fn compile(
     sink: &mut Sink<'_>,
     certificates: &mut TlsBuilder<'_>,
     options: &ShadowOptions,
+    configs: &ServiceConfigs,
 ) -> Verdicts {
     let lbs: Vec<Lb<'_>> = ingresses
         .iter()
-        .map(|ingress| prepare(ingress, options, &mut sink.diagnostics))
+        .map(|ingress| prepare(ingress, options, configs, &mut sink.diagnostics))
         .collect();
     let mut verdicts = hosts::named(&lbs);
+    for lb in &lbs {
+        for (host, reasons) in &lb.host_problems {
+            if let Some(verdict) = verdicts.get_mut(host) {
+                verdict.reasons.extend(reasons.iter().cloned());
+            }
+        }
+    }
     let qcloud_sources = lbs.iter().map(|lb| lb.source.as_str()).collect();
     for lb in &lbs {
         route::claim(lb, sink, &qcloud_sources, &mut verdicts);
@@ -118,15 +143,33 @@ fn compile(
     // by name, and a refused one is a diagnostic.
     let ingresses = (lbs.iter())
         .filter(|lb| has_catch_all(lb.ingress))
-        .map(|lb| IngressVerdict::catch_all(&lb.source, &lb.problems, &mut sink.diagnostics))
+        .map(|lb| {
+            let problems = [lb.problems.as_slice(), &lb.default_domain_problems].concat();
+            IngressVerdict::catch_all(&lb.source, &problems, &mut sink.diagnostics)
+        })
         .collect();
     Verdicts { hosts, ingresses }
 }
 
-fn prepare<'i>(ingress: &'i Ingress, options: &ShadowOptions, diagnostics: &mut Vec<Diagnostic>) -> Lb<'i> {
+fn prepare<'i>(
+    ingress: &'i Ingress,
+    options: &ShadowOptions,
+    configs: &ServiceConfigs,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Lb<'i> {
     let (namespace, name) = namespace_name(&ingress.metadata);
     let parsed = annotations::parse(ingress);
     let (rules, mut problems) = rules::split(ingress, &parsed, options.default_rewrite_code);
+    let empty = BTreeMap::new();
+    let annotations = ingress.metadata.annotations.as_ref().unwrap_or(&empty);
+    let (host_problems, default_domain_problems) = match configs.named(namespace, name, annotations) {
+        Named::None => Default::default(),
+        Named::Refused(reason) => {
+            problems.push(reason);
+            Default::default()
+        }
+        Named::Config(config) => service_config::by_host(&rules, config),
+    };
     for (key, error) in &parsed.invalid {
         diagnostics.push(Diagnostic::new(
             namespace,
@@ -156,6 +199,8 @@ fn prepare<'i>(ingress: &'i Ingress, options: &ShadowOptions, diagnostics: &mut 
         problems,
         tls_secret: parsed.tls_secret,
         direct_access: parsed.direct_access,
+        host_problems,
+        default_domain_problems,
     }
 }
 

@@ -9,7 +9,7 @@ use super::{
     CLIENT_PROTO_HEADER, HostVerdict, Lb,
     annotations::DIRECT_ACCESS,
     clb_path, host_match,
-    rules::{Action, ClbRule},
+    rules::{Action, ClbRule, known_on},
 };
 use crate::compile::{Diagnostic, PathClaim, Reason, RouteSettings, Sink};
 
@@ -67,8 +67,7 @@ fn with_default_domain(lb: &Lb<'_>) -> Vec<ClbRule> {
     for host in &hosts {
         for listener in [Listeners::Plain, Listeners::Tls] {
             let tls = listener == Listeners::Tls;
-            let known = lb.rules.iter().any(|r| r.host == *host && r.listeners.serves(tls));
-            if known {
+            if known_on(&lb.rules, host, tls) {
                 continue;
             }
             for fallback in lb.rules.iter().filter(|r| r.host.is_empty() && r.listeners.serves(tls)) {

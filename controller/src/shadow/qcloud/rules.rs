@@ -240,6 +240,11 @@ fn rewrite_code(parsed: &QcloudAnnotations, default_code: u16, host: &str) -> u1
         .unwrap_or(default_code)
 }
 
+/// Whether `host` has a rule of its own on listener `tls` (else the default domain's serve it).
+pub fn known_on(rules: &[ClbRule], host: &str, tls: bool) -> bool {
+    rules.iter().any(|r| r.host == host && r.listeners.serves(tls))
+}
+
 fn rule_key(rule: &ClbRule) -> Key {
     (
         rule.host.clone(),

@@ -9,6 +9,7 @@ mod listeners;
 mod properties;
 mod redirects;
 mod rejects;
+mod service_config;
 
 use std::{collections::BTreeMap, path::Path, sync::Arc};
 

@@ -110,6 +110,12 @@ release namespace, where shunt reads its own Service for --publish-service.
 {{- range .Values.classProfiles }}{{ if hasSuffix "=nginx" . }}true{{ end }}{{ end }}
 {{- end }}
 
+{{/* Non-empty when a class uses the qcloud profile: a shadow class `qcloud` or `NAME=qcloud`, a class profile `NAME=qcloud`. */}}
+{{- define "shunt.servesQcloud" -}}
+{{- range .Values.shadowClasses }}{{ if or (eq . "qcloud") (hasSuffix "=qcloud" .) }}true{{ end }}{{ end }}
+{{- range .Values.classProfiles }}{{ if hasSuffix "=qcloud" . }}true{{ end }}{{ end }}
+{{- end }}
+
 {{/*
 The classes shunt serves as its own (--ingress-class), as a JSON list: ingressClass.name, then
 each class a classProfiles entry names, since a profile applies only to a class of ours.

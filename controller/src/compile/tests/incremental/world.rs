@@ -97,6 +97,7 @@ impl World {
             gateways: self.gateway.iter().cloned().collect(),
             http_routes: self.routes.values().cloned().collect(),
             reference_grants: self.grant.iter().cloned().collect(),
+            tke_service_configs: Vec::new(),
         }
     }
 

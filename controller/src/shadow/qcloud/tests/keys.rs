@@ -80,37 +80,3 @@ fn every_key_is_classified_once_and_the_prefixes_decide_the_rest() {
     assert_eq!(classify("ingress.cloud.tencent.com/new-feature"), Class::Refused);
     assert_eq!(classify("nginx.ingress.kubernetes.io/rewrite-target"), Class::Foreign);
 }
-
-/// TKE's TkeServiceConfig example: session persistence on one rule, a health check.
-const SERVICE_CONFIG: &str = r#"
-apiVersion: cloud.tencent.com/v1alpha1
-kind: TkeServiceConfig
-metadata: {namespace: shop, name: console-config}
-spec:
-  loadBalancer:
-    l7Listeners:
-    - protocol: HTTP
-      port: 80
-      domains:
-      - domain: console.example.com
-        rules:
-        - url: /
-          session: {enable: true, sessionExpireTime: 3600}
-          healthCheck: {enable: true, intervalTime: 10}
-"#;
-
-#[test]
-fn a_tke_service_config_refuses_the_host_naming_its_key() {
-    for (key, value) in [
-        ("ingress.cloud.tencent.com/tke-service-config", "console-config"),
-        ("ingress.cloud.tencent.com/tke-service-config-auto", "\"true\""),
-    ] {
-        let annotated = CONSOLE.replace(
-            "    kubernetes.io/ingress.class: qcloud\n",
-            &format!("    kubernetes.io/ingress.class: qcloud\n    {key}: {value}\n"),
-        );
-        let compiled = compile_tke(&format!("{annotated}\n---\n{SERVICE_CONFIG}"));
-        let verdict = verdict(&compiled, "console.example.com");
-        assert_eq!(verdict.reasons, [format!("UnsupportedAnnotation: {key}")]);
-    }
-}
