@@ -29,8 +29,10 @@ use crate::{
     objects::{EndpointSlice, Service},
 };
 
+mod gateway;
 mod slim;
 mod store;
+pub use gateway::GatewayStores;
 pub use slim::Slim;
 pub use store::{Store, WatcherStopped};
 
@@ -47,14 +49,22 @@ pub struct Stores {
     secrets: Vec<Store<Secret>>,
     /// ingress-nginx's ConfigMap alone (`--nginx-configmap`), when an nginx profile is served.
     nginx_config: Option<Store<ConfigMap>>,
+    /// Gateway API kinds, once their CRDs are found.
+    gateway: GatewayStores,
     /// Signalled on every watch event; a waiter that was busy still finds the permit.
     pub changed: Arc<Notify>,
 }
 
 impl Stores {
     /// Starts the watchers. `namespaces` empty means all namespaces. `nginx_config` is the one
-    /// ConfigMap watched, by name (RBAC grants it by `resourceNames`).
-    pub fn spawn(client: &Client, namespaces: &[String], nginx_config: Option<&(String, String)>) -> Self {
+    /// ConfigMap watched, by name (RBAC grants it by `resourceNames`). `gateway_api`: look for
+    /// the Gateway API CRDs and watch their kinds once found.
+    pub fn spawn(
+        client: &Client,
+        namespaces: &[String],
+        nginx_config: Option<&(String, String)>,
+        gateway_api: bool,
+    ) -> Self {
         let changed = Arc::new(Notify::new());
         let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
             vec![None]
@@ -62,6 +72,7 @@ impl Stores {
             namespaces.iter().map(|ns| Some(ns.as_str())).collect()
         };
         let config = watcher::Config::default;
+        let owned: Vec<Option<String>> = scopes.iter().map(|s| s.map(str::to_string)).collect();
         Stores {
             ingresses: scopes
                 .iter()
@@ -84,6 +95,7 @@ impl Stores {
                 let by_name = config().fields(&format!("metadata.name={name}"));
                 reflect(Api::namespaced(client.clone(), namespace), by_name, &changed)
             }),
+            gateway: GatewayStores::spawn(client, &owned, &changed, gateway_api),
             changed,
         }
     }
@@ -106,7 +118,7 @@ impl Stores {
         if let Some(store) = &self.nginx_config {
             store.wait_until_ready().await?;
         }
-        Ok(())
+        self.gateway.wait_until_ready().await
     }
 
     /// The objects as they are now, for compile: the stores' own `Arc`s, no copies.
@@ -114,16 +126,17 @@ impl Stores {
         fn all<K: Resource>(stores: &[Store<K>]) -> Vec<Arc<K>> {
             stores.iter().flat_map(|store| store.state()).collect()
         }
-        ClusterState {
+        let mut state = ClusterState {
             ingresses: all(&self.ingresses),
             ingress_classes: all(std::slice::from_ref(&self.classes)),
             services: all(&self.services),
             endpoint_slices: all(&self.slices),
             secrets: all(&self.secrets),
             config_maps: self.nginx_config.iter().flat_map(|store| store.state()).collect(),
-            // `shunt run` does not watch Gateway API objects yet.
             ..ClusterState::default()
-        }
+        };
+        self.gateway.fill(&mut state);
+        state
     }
 
     /// Readers of the Ingress stores, for status writes.

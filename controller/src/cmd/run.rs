@@ -90,6 +90,10 @@ pub struct RunArgs {
     /// long, and happens only if the hosts are still absent then.
     #[arg(long, default_value_t = Span(DNS_PRUNE_DELAY))]
     pub dns_prune_delay: Span,
+    /// Watch the Gateway API kinds once their CRDs are found (`false`: never look, as when RBAC
+    /// does not grant them).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub gateway_api: bool,
     #[command(flatten)]
     pub dns_rules: DnsRuleArgs,
     #[command(flatten)]
@@ -199,7 +203,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
 
     let options = args.classes.compile_options();
     let nginx_config = crate::shadow::serves_nginx(&options).then_some(&options.shadow.nginx_configmap);
-    let stores = Stores::spawn(&clients.watch, &args.watch_namespaces, nginx_config);
+    let stores = Stores::spawn(&clients.watch, &args.watch_namespaces, nginx_config, args.gateway_api);
     let (outcome_tx, outcome_rx) = watch::channel(None::<CompileOutcome>);
     let source = StoreSource {
         stores: stores.clone(),
