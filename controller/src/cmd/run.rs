@@ -7,7 +7,7 @@
 //! leader.rs Lease ─────────────────────────────────┘
 //! ```
 
-use std::{path::PathBuf, time::Duration};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use anyhow::Context as _;
 use clap::Args;
@@ -29,7 +29,11 @@ use crate::{
     events::EventReporter,
     leader::{Elector, LeaseConfig, WallClock},
     metrics::ControllerMetrics,
-    status::StatusWriter,
+    sources::gateway::GatewayStatus,
+    status::{
+        StatusWriter,
+        gateway::{GatewayStatusWriter, Objects as GatewayObjects},
+    },
     watch::Stores,
 };
 
@@ -179,6 +183,8 @@ struct CompileOutcome {
     refused: Vec<crate::dns::Refusal>,
     /// LoadBalancer Services' hostnames (`--dns-loadbalancer-services`).
     services: Vec<crate::dns::services::ServiceName>,
+    /// The Gateway API status and the objects it was computed from, when there are any.
+    gateway: Option<Arc<(GatewayStatus, GatewayObjects)>>,
 }
 
 /// Watches, compiles and serves until SIGTERM/SIGINT; the elected leader also writes.
@@ -220,6 +226,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         status: args
             .publish_address()
             .map(|address| StatusWriter::new(client.clone(), address)),
+        gateway: args
+            .gateway_api
+            .then(|| GatewayStatusWriter::new(client.clone(), args.publish_address())),
         coredns: managed_dns(&client, &args, dns_metrics)?,
         events: EventReporter::new(client, Some(identity)),
         metrics,
@@ -264,6 +273,15 @@ fn managed_dns(client: &Client, args: &RunArgs, metrics: crate::dns::DnsMetrics)
         metrics,
     };
     Ok(Some(ManagedDns::new(client.clone(), config)))
+}
+
+/// The Gateway API objects a compile read, for the status writer.
+fn gateway_objects(state: &crate::compile::ClusterState) -> GatewayObjects {
+    GatewayObjects {
+        classes: state.gateway_classes.clone(),
+        gateways: state.gateways.clone(),
+        routes: state.http_routes.clone(),
+    }
 }
 
 fn default_identity() -> String {
@@ -311,6 +329,10 @@ impl Source for StoreSource {
             hosts: served_hosts(&compiled.table),
             refused: self.dns_rules.shadow_refusals(&compiled.shadow),
             services: self.dns_rules.service_names(state.services.iter().map(|s| &**s)),
+            gateway: compiled
+                .gateway
+                .clone()
+                .map(|status| Arc::new((status, gateway_objects(&state)))),
         });
         drop(state);
         self.outcomes.send_replace(Some(outcome?));

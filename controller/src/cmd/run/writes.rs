@@ -13,13 +13,15 @@ use crate::{
     dns::ManagedDns,
     events::{EventReporter, uid_in},
     metrics::ControllerMetrics,
-    status::StatusWriter,
+    status::{StatusWriter, gateway::GatewayStatusWriter},
     watch::Stores,
 };
 
 /// The leader's writers.
 pub(super) struct Writers {
     pub(super) status: Option<StatusWriter>,
+    /// Gateway API status (`--gateway-api`).
+    pub(super) gateway: Option<GatewayStatusWriter>,
     pub(super) coredns: Option<ManagedDns>,
     pub(super) events: EventReporter,
     /// For the hosts managed DNS refuses (`DnsRewriteRefused`).
@@ -71,6 +73,17 @@ impl Writers {
                     cleared = report.cleared,
                     failed = report.failed,
                     "Status synced"
+                );
+            }
+        }
+        if let (Some(writer), Some(gateway)) = (&mut self.gateway, &outcome.gateway) {
+            let (status, objects) = &**gateway;
+            let report = writer.sync(status, objects).await;
+            if report != Default::default() {
+                info!(
+                    written = report.written,
+                    failed = report.failed,
+                    "Gateway API status synced"
                 );
             }
         }
