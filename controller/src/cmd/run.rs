@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! watch.rs stores ─changed─▶ debounce ─▶ control::compile_loop ─▶ publish (every replica)
-//!                                           └─▶ leader only (run/writes.rs): status.rs writes,
+//!                                           └─▶ leader only (run/writes.rs): status.rs (and status/gateway.rs) writes,
 //!                                               events.rs Events, dns/ CoreDNS rules (--manage-coredns)
 //! leader.rs Lease ─────────────────────────────────┘
 //! ```

@@ -1,5 +1,6 @@
-//! What the leader writes after each compile (and on becoming leader): Ingress status, the
-//! CoreDNS rules with --manage-coredns, and new diagnostics as Events.
+//! What the leader writes after each compile (and on becoming leader): Ingress status, Gateway
+//! API status (`status/gateway.rs`), the CoreDNS rules with --manage-coredns, and new
+//! diagnostics as Events.
 
 use std::sync::Arc;
 
