@@ -25,6 +25,27 @@ pub enum PublishAddress {
     Fixed(Vec<String>),
 }
 
+impl PublishAddress {
+    /// The addresses and hostnames to publish, resolved now (a Service's ClusterIP may change).
+    pub async fn resolve(&self, client: &Client) -> kube::Result<Vec<String>> {
+        Ok(match self {
+            PublishAddress::Fixed(addresses) => addresses.clone(),
+            PublishAddress::ServiceHostname { hostname } => vec![hostname.clone()],
+            PublishAddress::ServiceIp { namespace, name } => {
+                let service = Api::<Service>::namespaced(client.clone(), namespace).get(name).await?;
+                let spec = service.spec.unwrap_or_default();
+                let ips = spec.cluster_ips.unwrap_or_default();
+                let ips = if ips.is_empty() {
+                    spec.cluster_ip.into_iter().collect()
+                } else {
+                    ips
+                };
+                ips.into_iter().filter(|ip| !ip.is_empty() && ip != "None").collect()
+            }
+        })
+    }
+}
+
 pub struct StatusWriter {
     client: Client,
     address: PublishAddress,
@@ -53,23 +74,7 @@ impl StatusWriter {
 
     /// The status entries we publish, resolved now (a Service's ClusterIP may change).
     async fn desired(&self) -> kube::Result<Vec<IngressLoadBalancerIngress>> {
-        let addresses = match &self.address {
-            PublishAddress::Fixed(addresses) => addresses.clone(),
-            PublishAddress::ServiceHostname { hostname } => vec![hostname.clone()],
-            PublishAddress::ServiceIp { namespace, name } => {
-                let service = Api::<Service>::namespaced(self.client.clone(), namespace)
-                    .get(name)
-                    .await?;
-                let spec = service.spec.unwrap_or_default();
-                let ips = spec.cluster_ips.unwrap_or_default();
-                let ips = if ips.is_empty() {
-                    spec.cluster_ip.into_iter().collect()
-                } else {
-                    ips
-                };
-                ips.into_iter().filter(|ip| !ip.is_empty() && ip != "None").collect()
-            }
-        };
+        let addresses = self.address.resolve(&self.client).await?;
         Ok(addresses.iter().map(|address| entry(address)).collect())
     }
 
@@ -176,5 +181,6 @@ fn entry(address: &str) -> IngressLoadBalancerIngress {
         }
     }
 }
+pub mod gateway;
 #[cfg(test)]
 mod tests;

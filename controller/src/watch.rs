@@ -29,14 +29,25 @@ use crate::{
     objects::{EndpointSlice, Service, TkeServiceConfig},
 };
 
+mod gateway;
 mod slim;
 mod store;
 mod tke;
+pub use gateway::GatewayStores;
 pub use slim::Slim;
 pub use store::{Store, WatcherStopped};
 
 /// Secrets are cached only when they can hold certificates: shunt never sees other secrets.
 pub const TLS_SECRET_SELECTOR: &str = "type=kubernetes.io/tls";
+
+/// The optional kinds `shunt run` watches besides Ingresses, Services, slices and Secrets.
+#[derive(Clone, Copy, Debug)]
+pub struct WatchedKinds {
+    /// TkeServiceConfigs, when a qcloud profile is served (see `tke.rs`).
+    pub qcloud: bool,
+    /// Look for the Gateway API CRDs and watch their kinds once found (see `gateway.rs`).
+    pub gateway_api: bool,
+}
 
 /// Readers for every watched kind. Namespaced kinds have one store per watched namespace.
 #[derive(Clone)]
@@ -50,19 +61,21 @@ pub struct Stores {
     nginx_config: Option<Store<ConfigMap>>,
     /// TKE's TkeServiceConfigs, when a qcloud profile is served (see `tke.rs`).
     tke_service_configs: Vec<Store<TkeServiceConfig>>,
+    /// Gateway API kinds, once their CRDs are found.
+    gateway: GatewayStores,
     /// Signalled on every watch event; a waiter that was busy still finds the permit.
     pub changed: Arc<Notify>,
 }
 
 impl Stores {
     /// Starts the watchers. `namespaces` empty means all namespaces. `nginx_config` is the one
-    /// ConfigMap watched, by name (RBAC grants it by `resourceNames`); `qcloud` watches
-    /// TkeServiceConfigs.
+    /// ConfigMap watched, by name (RBAC grants it by `resourceNames`); `kinds` says which
+    /// optional kinds are watched.
     pub fn spawn(
         client: &Client,
         namespaces: &[String],
         nginx_config: Option<&(String, String)>,
-        qcloud: bool,
+        kinds: WatchedKinds,
     ) -> Self {
         let changed = Arc::new(Notify::new());
         let scopes: Vec<Option<&str>> = if namespaces.is_empty() {
@@ -71,6 +84,7 @@ impl Stores {
             namespaces.iter().map(|ns| Some(ns.as_str())).collect()
         };
         let config = watcher::Config::default;
+        let owned: Vec<Option<String>> = scopes.iter().map(|s| s.map(str::to_string)).collect();
         Stores {
             ingresses: scopes
                 .iter()
@@ -93,10 +107,11 @@ impl Stores {
                 let by_name = config().fields(&format!("metadata.name={name}"));
                 reflect(Api::namespaced(client.clone(), namespace), by_name, &changed)
             }),
-            tke_service_configs: match qcloud {
+            tke_service_configs: match kinds.qcloud {
                 true => tke::spawn(client, &scopes, &changed),
                 false => Vec::new(),
             },
+            gateway: GatewayStores::spawn(client, &owned, &changed, kinds.gateway_api),
             changed,
         }
     }
@@ -122,7 +137,7 @@ impl Stores {
         for store in &self.tke_service_configs {
             store.wait_until_ready().await?;
         }
-        Ok(())
+        self.gateway.wait_until_ready().await
     }
 
     /// The objects as they are now, for compile: the stores' own `Arc`s, no copies.
@@ -130,7 +145,7 @@ impl Stores {
         fn all<K: Resource>(stores: &[Store<K>]) -> Vec<Arc<K>> {
             stores.iter().flat_map(|store| store.state()).collect()
         }
-        ClusterState {
+        let mut state = ClusterState {
             ingresses: all(&self.ingresses),
             ingress_classes: all(std::slice::from_ref(&self.classes)),
             services: all(&self.services),
@@ -138,9 +153,10 @@ impl Stores {
             secrets: all(&self.secrets),
             config_maps: self.nginx_config.iter().flat_map(|store| store.state()).collect(),
             tke_service_configs: all(&self.tke_service_configs),
-            // `shunt run` does not watch Gateway API objects yet.
             ..ClusterState::default()
-        }
+        };
+        self.gateway.fill(&mut state);
+        state
     }
 
     /// Readers of the Ingress stores, for status writes.

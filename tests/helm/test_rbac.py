@@ -9,7 +9,13 @@ from support import NAMESPACE, VARIANTS, Rendered, render, rules
 
 # A Kubernetes fact, not a chart choice: IngressClass and Node are cluster-scoped, so no Role can
 # grant them.
-CLUSTER_SCOPED = {("networking.k8s.io", "ingressclasses"), ("", "nodes")}
+CLUSTER_SCOPED = {
+    ("networking.k8s.io", "ingressclasses"),
+    ("", "nodes"),
+    ("gateway.networking.k8s.io", "gatewayclasses"),
+    ("gateway.networking.k8s.io", "gatewayclasses/status"),
+}
+GATEWAY_API = "edge-shunt-gateway-api"
 
 Grant = tuple[str, str, str, tuple[str, ...]]  # (apiGroup, resource, verb, resourceNames)
 
@@ -41,8 +47,25 @@ def roles_by_namespace(rendered: Rendered) -> dict[str, dict[str, set[Grant]]]:
     return out
 
 
-def test_the_rules_file_has_the_six_sets_and_configmaps_and_deployments_only_for_coredns_and_nginx():
-    assert set(rules()) == {"cluster", "namespace", "coredns", "corednsDeployment", "nginxConfigMap", "qcloudServiceConfigs"}
+def named(rendered: Rendered, kind: str, name: str) -> dict[str, Any]:
+    (found,) = [r for r in rendered.all(kind) if r["metadata"]["name"] == name]
+    return found
+
+
+def without_gateway_api(roles: dict[str, dict[str, set[Grant]]]) -> dict[str, dict[str, set[Grant]]]:
+    return {ns: {name: g for name, g in by_name.items() if name != GATEWAY_API} for ns, by_name in roles.items()}
+
+
+def test_the_rules_file_has_the_seven_sets_and_configmaps_and_deployments_only_for_coredns_and_nginx():
+    assert set(rules()) == {
+        "cluster",
+        "namespace",
+        "coredns",
+        "corednsDeployment",
+        "nginxConfigMap",
+        "qcloudServiceConfigs",
+        "gatewayAPI",
+    }
     assert grants(rules()["qcloudServiceConfigs"]) == {
         ("cloud.tencent.com", "tkeserviceconfigs", "list", ()),
         ("cloud.tencent.com", "tkeserviceconfigs", "watch", ()),
@@ -50,24 +73,50 @@ def test_the_rules_file_has_the_six_sets_and_configmaps_and_deployments_only_for
     assert grants(rules()["nginxConfigMap"]) == {("", "configmaps", "list", ()), ("", "configmaps", "watch", ())}
     assert grants(rules()["coredns"]) == {("", "configmaps", "get", ()), ("", "configmaps", "update", ())}
     assert grants(rules()["corednsDeployment"]) == {("apps", "deployments", "get", ())}
-    for key in ("cluster", "namespace"):
+    for key in ("cluster", "namespace", "gatewayAPI"):
         assert all(resource not in ("configmaps", "deployments") for _, resource, _, _ in grants(rules()[key]))
 
 
 def test_default_grants_the_cluster_rules_cluster_wide_and_leases_in_the_release_namespace():
     rendered = render("default")
-    (cluster_role,) = rendered.all("ClusterRole")
-    assert grants(cluster_role["rules"]) == file_grants("cluster")
+    assert grants(named(rendered, "ClusterRole", "edge-shunt")["rules"]) == file_grants("cluster")
     assert roles_by_namespace(rendered) == {NAMESPACE: {"edge-shunt-leader": file_grants("namespace")}}
+
+
+def test_gateway_api_rules_are_granted_by_default_and_not_when_disabled():
+    rendered = render("default")
+    assert grants(named(rendered, "ClusterRole", GATEWAY_API)["rules"]) == file_grants("gatewayAPI")
+    assert "--gateway-api=false" not in rendered.args
+    assert rendered.all("GatewayClass") == []
+    disabled = render({"gatewayAPI": {"enabled": False}, "gatewayClass": {"create": True}})
+    assert [r["metadata"]["name"] for r in disabled.all("ClusterRole")] == ["edge-shunt"]
+    assert "--gateway-api=false" in disabled.args
+    assert disabled.all("GatewayClass") == []
+
+
+def test_gateway_class_create_makes_shunts_class():
+    rendered = render({"gatewayClass": {"create": True, "name": "edge"}})
+    (gateway_class,) = rendered.all("GatewayClass")
+    assert gateway_class["metadata"]["name"] == "edge"
+    assert gateway_class["spec"] == {"controllerName": "shunt.dev/gateway-controller"}
+
+
+def test_watch_namespaces_grants_gateway_api_kinds_by_role_and_gateway_classes_cluster_wide():
+    rendered = render("namespaced")
+    cluster = cluster_scoped(file_grants("gatewayAPI"))
+    assert grants(named(rendered, "ClusterRole", GATEWAY_API)["rules"]) == cluster != set()
+    roles = roles_by_namespace(rendered)
+    for namespace in ("a", "b", NAMESPACE):
+        assert roles[namespace][GATEWAY_API] == file_grants("gatewayAPI") - cluster
 
 
 def test_watch_namespaces_turns_the_cluster_rules_into_roles_plus_an_ingressclass_cluster_role():
     rendered = render("namespaced")
-    (cluster_role,) = rendered.all("ClusterRole")
+    cluster_role = named(rendered, "ClusterRole", "edge-shunt")
     assert grants(cluster_role["rules"]) == cluster_scoped(file_grants("cluster")) != set()
 
     namespaced = file_grants("cluster") - cluster_scoped(file_grants("cluster"))
-    roles = roles_by_namespace(rendered)
+    roles = without_gateway_api(roles_by_namespace(rendered))
     # The release namespace too: shunt reads its own Service there for --publish-service.
     assert set(roles) == {"a", "b", NAMESPACE}
     for namespace in ("a", "b"):
@@ -133,6 +182,8 @@ def test_every_variant_grants_exactly_the_file_rules_and_coredns_objects_only_by
     configmaps = {g for g in granted if g[1] == "configmaps"} - nginx_config
     deployments = {g for g in granted if g[1] == "deployments"}
     expected = file_grants("cluster") | file_grants("namespace") | expected_qcloud
+    if values.get("gatewayAPI", {}).get("enabled", True):
+        expected |= file_grants("gatewayAPI")
     if shadows_nginx:
         expected |= nginx_config
     if managed:

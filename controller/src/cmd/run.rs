@@ -2,12 +2,12 @@
 //!
 //! ```text
 //! watch.rs stores ─changed─▶ debounce ─▶ control::compile_loop ─▶ publish (every replica)
-//!                                           └─▶ leader only (run/writes.rs): status.rs writes,
+//!                                           └─▶ leader only (run/writes.rs): status.rs (and status/gateway.rs) writes,
 //!                                               events.rs Events, dns/ CoreDNS rules (--manage-coredns)
 //! leader.rs Lease ─────────────────────────────────┘
 //! ```
 
-use std::{path::PathBuf, time::Duration};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use anyhow::Context as _;
 use clap::Args;
@@ -29,8 +29,12 @@ use crate::{
     events::EventReporter,
     leader::{Elector, LeaseConfig, WallClock},
     metrics::ControllerMetrics,
-    status::StatusWriter,
-    watch::Stores,
+    sources::gateway::GatewayStatus,
+    status::{
+        StatusWriter,
+        gateway::{GatewayStatusWriter, Objects as GatewayObjects},
+    },
+    watch::{Stores, WatchedKinds},
 };
 
 mod topology;
@@ -90,6 +94,10 @@ pub struct RunArgs {
     /// long, and happens only if the hosts are still absent then.
     #[arg(long, default_value_t = Span(DNS_PRUNE_DELAY))]
     pub dns_prune_delay: Span,
+    /// Watch the Gateway API kinds once their CRDs are found (`false`: never look, as when RBAC
+    /// does not grant them).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub gateway_api: bool,
     #[command(flatten)]
     pub dns_rules: DnsRuleArgs,
     #[command(flatten)]
@@ -175,6 +183,8 @@ struct CompileOutcome {
     refused: Vec<crate::dns::Refusal>,
     /// LoadBalancer Services' hostnames (`--dns-loadbalancer-services`).
     services: Vec<crate::dns::services::ServiceName>,
+    /// The Gateway API status and the objects it was computed from, when there are any.
+    gateway: Option<Arc<(GatewayStatus, GatewayObjects)>>,
 }
 
 /// Watches, compiles and serves until SIGTERM/SIGINT; the elected leader also writes.
@@ -200,7 +210,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let options = args.classes.compile_options();
     let nginx_config = crate::shadow::serves_nginx(&options).then_some(&options.shadow.nginx_configmap);
     let qcloud = crate::shadow::serves_qcloud(&options);
-    let stores = Stores::spawn(&clients.watch, &args.watch_namespaces, nginx_config, qcloud);
+    let stores = Stores::spawn(
+        &clients.watch,
+        &args.watch_namespaces,
+        nginx_config,
+        WatchedKinds {
+            qcloud,
+            gateway_api: args.gateway_api,
+        },
+    );
     let (outcome_tx, outcome_rx) = watch::channel(None::<CompileOutcome>);
     let source = StoreSource {
         stores: stores.clone(),
@@ -217,6 +235,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         status: args
             .publish_address()
             .map(|address| StatusWriter::new(client.clone(), address)),
+        gateway: args
+            .gateway_api
+            .then(|| GatewayStatusWriter::new(client.clone(), args.publish_address())),
         coredns: managed_dns(&client, &args, dns_metrics)?,
         events: EventReporter::new(client, Some(identity)),
         metrics,
@@ -261,6 +282,15 @@ fn managed_dns(client: &Client, args: &RunArgs, metrics: crate::dns::DnsMetrics)
         metrics,
     };
     Ok(Some(ManagedDns::new(client.clone(), config)))
+}
+
+/// The Gateway API objects a compile read, for the status writer.
+fn gateway_objects(state: &crate::compile::ClusterState) -> GatewayObjects {
+    GatewayObjects {
+        classes: state.gateway_classes.clone(),
+        gateways: state.gateways.clone(),
+        routes: state.http_routes.clone(),
+    }
 }
 
 fn default_identity() -> String {
@@ -308,6 +338,10 @@ impl Source for StoreSource {
             hosts: served_hosts(&compiled.table),
             refused: self.dns_rules.shadow_refusals(&compiled.shadow),
             services: self.dns_rules.service_names(state.services.iter().map(|s| &**s)),
+            gateway: compiled
+                .gateway
+                .clone()
+                .map(|status| Arc::new((status, gateway_objects(&state)))),
         });
         drop(state);
         self.outcomes.send_replace(Some(outcome?));

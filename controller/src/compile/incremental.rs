@@ -311,6 +311,7 @@ impl Incremental {
             default_certificate_error,
             shadow,
             shadow_ingresses,
+            gateway: self.gateway.as_ref().map(|layer| layer.status.clone()),
         }
     }
 

@@ -90,7 +90,7 @@ pub struct ClusterState {
     pub secrets: Vec<Arc<Secret>>,
     /// The ConfigMaps a shadow profile reads (`--nginx-configmap`), when they exist.
     pub config_maps: Vec<Arc<ConfigMap>>,
-    /// Gateway API objects (`sources::gateway`): only `shunt serve` reads them yet.
+    /// Gateway API objects (`sources::gateway`).
     pub gateway_classes: Vec<Arc<GatewayClass>>,
     pub gateways: Vec<Arc<Gateway>>,
     pub http_routes: Vec<Arc<HTTPRoute>>,
@@ -136,6 +136,8 @@ pub struct Compiled {
     pub shadow: Arc<[HostVerdict]>,
     /// Those Ingresses the host verdicts miss (catch-alls, skipped), sorted by Ingress.
     pub shadow_ingresses: Arc<[IngressVerdict]>,
+    /// The Gateway API status (`/gateway`), while any Gateway API object exists.
+    pub gateway: Option<gateway::GatewayStatus>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -196,8 +198,9 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     served.sort();
     let mut table = sink.table.finish();
     // After every Ingress: a host an Ingress holds stays the Ingress's.
-    if let Some(layer) = gateway::compile(state, &table, &mut certificates) {
-        gateway::merge(&layer, &mut table);
+    let layer = gateway::compile(state, &table, &mut certificates);
+    if let Some(layer) = &layer {
+        gateway::merge(layer, &mut table);
     }
     table.tls = certificates.finish();
     if let Some(report) = crate::shadow::report(options, &shadow, &shadow_ingresses) {
@@ -212,6 +215,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         default_certificate_error,
         shadow: shadow.into(),
         shadow_ingresses: shadow_ingresses.into(),
+        gateway: layer.map(|layer| layer.status),
     }
 }
 

@@ -163,6 +163,7 @@ fn an_empty_state_compiles_to_an_empty_table() {
             default_certificate_error: None,
             shadow: Arc::from([]),
             shadow_ingresses: Arc::from([]),
+            gateway: None,
         }
     );
 }

@@ -35,7 +35,7 @@ pub trait Slim {
 
 /// What no reader uses on any kind. Name, namespace, resourceVersion (the watcher resumes from
 /// it, the status writer sends it) and creationTimestamp (compile's precedence) stay.
-fn slim_metadata(metadata: &mut ObjectMeta) {
+pub(super) fn slim_metadata(metadata: &mut ObjectMeta) {
     metadata.managed_fields = None;
     metadata.owner_references = None;
     metadata.finalizers = None;

@@ -35,6 +35,9 @@ struct Rules {
     /// With --manage-coredns: granted on the `coredns` Deployment, for its image's version.
     #[serde(rename = "corednsDeployment")]
     coredns_deployment: Vec<Rule>,
+    /// Gateway API (`gatewayAPI.enabled`, the chart's default): a ClusterRole of its own.
+    #[serde(rename = "gatewayAPI")]
+    gateway_api: Vec<Rule>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -129,6 +132,7 @@ async fn every_request_shunt_run_makes_is_allowed_by_the_chart_rbac_rules() {
         .await;
 
     // Wait until it has done each thing the rules grant once (or time out and show what not).
+    // The Gateway API rules are used against a real API server with the CRDs (real/gateway.rs).
     let all: Vec<&Rule> = rules.cluster.iter().chain(&rules.namespace).collect();
     let _ = poll_until(RENEWAL, async || unused(&all, &api.requests()).is_empty().then_some(())).await;
     let requests = api.requests();
@@ -188,7 +192,11 @@ fn assert_all_allowed(rules: &Rules, requests: &[Recorded]) {
         .iter()
         .map(|request| (request, Access::of(request)))
         .filter(|(request, access)| {
-            let cluster_wide = rules.cluster.iter().any(|rule| rule.allows(access));
+            let cluster_wide = rules
+                .cluster
+                .iter()
+                .chain(&rules.gateway_api)
+                .any(|rule| rule.allows(access));
             let in_release = access.namespace.as_deref() == Some(RELEASE_NAMESPACE)
                 && rules.namespace.iter().any(|rule| rule.allows(access));
             // The chart grants the same rules on node-local-dns's ConfigMap, by name.

@@ -25,7 +25,9 @@ async fn only_the_watched_namespaces_are_listed_watched_and_served() {
     let reply = shunt.get(&host("elsewhere"), "/").await.expect("the proxy answers");
     assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.body);
     for request in cluster.api.requests().iter().filter(|r| r.method == http::Method::GET) {
-        let cluster_scoped = request.path.ends_with("/ingressclasses") || request.path.contains("/leases/");
+        let cluster_scoped = request.path.ends_with("/ingressclasses")
+            || request.path.ends_with("/gatewayclasses")
+            || request.path.contains("/leases/");
         assert!(
             cluster_scoped || request.path.contains("/namespaces/shop/"),
             "read outside shop: {}",

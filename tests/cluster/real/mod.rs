@@ -8,6 +8,7 @@ mod admission;
 mod conflicts;
 mod coredns;
 mod events;
+mod gateway;
 mod leader;
 mod node_local_dns;
 mod rbac;

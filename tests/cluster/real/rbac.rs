@@ -23,8 +23,13 @@ async fn bind_chart_rules(real: &Real) {
     let subject = json!([{"kind": "ServiceAccount", "name": "shunt", "namespace": ns}]);
     let cluster_role = format!("shunt-{ns}");
     let rbac = "rbac.authorization.k8s.io/v1";
-    real.apply(json!({"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": cluster_role}, "rules": rules["cluster"]}))
-        .await;
+    // The Gateway API rules too, as the chart grants by default (`gatewayAPI.enabled`).
+    let mut cluster = rules["cluster"].as_array().expect("a list of rules").clone();
+    cluster.extend(rules["gatewayAPI"].as_array().expect("a list of rules").iter().cloned());
+    real.apply(
+        json!({"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": cluster_role}, "rules": cluster}),
+    )
+    .await;
     real.apply(json!({"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": cluster_role},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role}, "subjects": subject}))
         .await;

@@ -90,6 +90,11 @@ impl Shunt {
         sample(&reply.body, name, &[])
     }
 
+    /// `GET path` on the admin listener (`/gateway`, `/routes`).
+    pub async fn admin_get(&self, path: &str) -> Result<Reply, BoxError> {
+        self.request(self.admin, "localhost", path).await
+    }
+
     /// `GET path` with `Host: host` through the proxy.
     pub async fn get(&self, host: &str, path: &str) -> Result<Reply, BoxError> {
         self.request(self.http, host, path).await

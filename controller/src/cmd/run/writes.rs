@@ -1,5 +1,6 @@
-//! What the leader writes after each compile (and on becoming leader): Ingress status, the
-//! CoreDNS rules with --manage-coredns, and new diagnostics as Events.
+//! What the leader writes after each compile (and on becoming leader): Ingress status, Gateway
+//! API status (`status/gateway.rs`), the CoreDNS rules with --manage-coredns, and new
+//! diagnostics as Events.
 
 use std::sync::Arc;
 
@@ -13,13 +14,15 @@ use crate::{
     dns::ManagedDns,
     events::{EventReporter, uid_in},
     metrics::ControllerMetrics,
-    status::StatusWriter,
+    status::{StatusWriter, gateway::GatewayStatusWriter},
     watch::Stores,
 };
 
 /// The leader's writers.
 pub(super) struct Writers {
     pub(super) status: Option<StatusWriter>,
+    /// Gateway API status (`--gateway-api`).
+    pub(super) gateway: Option<GatewayStatusWriter>,
     pub(super) coredns: Option<ManagedDns>,
     pub(super) events: EventReporter,
     /// For the hosts managed DNS refuses (`DnsRewriteRefused`).
@@ -71,6 +74,17 @@ impl Writers {
                     cleared = report.cleared,
                     failed = report.failed,
                     "Status synced"
+                );
+            }
+        }
+        if let (Some(writer), Some(gateway)) = (&mut self.gateway, &outcome.gateway) {
+            let (status, objects) = &**gateway;
+            let report = writer.sync(status, objects).await;
+            if report != Default::default() {
+                info!(
+                    written = report.written,
+                    failed = report.failed,
+                    "Gateway API status synced"
                 );
             }
         }

@@ -20,6 +20,10 @@ pub struct GatewayClass {
     pub metadata: ObjectMeta,
     #[serde(default)]
     pub spec: GatewayClassSpec,
+    /// As the API server holds it: the compile never reads it, the status writer compares
+    /// with it (and keeps other controllers' entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -37,6 +41,10 @@ pub struct Gateway {
     pub metadata: ObjectMeta,
     #[serde(default)]
     pub spec: GatewaySpec,
+    /// As the API server holds it: the compile never reads it, the status writer compares
+    /// with it (and keeps other controllers' entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -124,6 +132,10 @@ pub struct HTTPRoute {
     pub metadata: ObjectMeta,
     #[serde(default)]
     pub spec: HTTPRouteSpec,
+    /// As the API server holds it: the compile never reads it, the status writer compares
+    /// with it (and keeps other controllers' entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -377,9 +389,11 @@ resource!(
     "httproutes",
     k8s_openapi::NamespaceResourceScope
 );
+// `v1beta1`: served by every Gateway API release with the kind (`v1` only since v1.5); the
+// manifest reader takes both.
 resource!(
     ReferenceGrant,
-    "v1",
+    "v1beta1",
     "ReferenceGrant",
     "referencegrants",
     k8s_openapi::NamespaceResourceScope

@@ -107,6 +107,8 @@ impl Kube {
     }
 }
 
+const GATEWAY: &str = "gateway.networking.k8s.io";
+
 /// The kinds the tests use: group, version, kind, plural, namespaced.
 fn resource(kind: &str) -> (ApiResource, bool) {
     let (group, version, kind, plural, namespaced) = match kind {
@@ -132,6 +134,17 @@ fn resource(kind: &str) -> (ApiResource, bool) {
             "clusterrolebindings",
             false,
         ),
+        "CustomResourceDefinition" => (
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            false,
+        ),
+        "GatewayClass" => (GATEWAY, "v1", "GatewayClass", "gatewayclasses", false),
+        "Gateway" => (GATEWAY, "v1", "Gateway", "gateways", true),
+        "HTTPRoute" => (GATEWAY, "v1", "HTTPRoute", "httproutes", true),
+        "ReferenceGrant" => (GATEWAY, "v1beta1", "ReferenceGrant", "referencegrants", true),
         other => panic!("tests/cluster/real/envtest/kube.rs knows no kind {other}"),
     };
     let gvk = GroupVersionKind::gvk(group, version, kind);

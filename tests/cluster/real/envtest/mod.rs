@@ -11,6 +11,7 @@
 
 mod binaries;
 mod control_plane;
+mod crds;
 pub mod dns_server;
 mod kube;
 mod pki;
@@ -70,6 +71,29 @@ impl Real {
             .await
             .expect("starting a control plane");
         Some(Real::on(Arc::new(plane), prefix).await)
+    }
+
+    /// A fresh namespace on a control plane of the binary's own with the Gateway API standard
+    /// CRDs installed (`crds.rs`), so the other tests keep a cluster without them; `None` (after
+    /// one line saying so) without binaries or CRDs.
+    pub async fn start_with_gateway_api(prefix: &str) -> Option<Real> {
+        static PLANE: tokio::sync::OnceCell<Option<Arc<ControlPlane>>> = tokio::sync::OnceCell::const_new();
+        let plane = PLANE
+            .get_or_init(async || {
+                let binaries = Binaries::find()?;
+                let crds = crds::standard()?;
+                let started = std::thread::spawn(move || ControlPlane::start(&binaries)).join();
+                let plane = Arc::new(started.expect("a control plane for the Gateway API tests"));
+                let client = client(&plane.url(), &plane.pki.admin_token, &plane.pki.ca_pem);
+                crds::install(&client, crds).await;
+                Some(plane)
+            })
+            .await;
+        let Some(plane) = plane.clone() else {
+            skip(TIER, HOW);
+            return None;
+        };
+        Some(Real::on(plane, prefix).await)
     }
 
     async fn on(plane: Arc<ControlPlane>, prefix: &str) -> Real {
