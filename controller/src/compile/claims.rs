@@ -154,6 +154,9 @@ impl<P: Into<String>, C> HostSlots<P, C> {
                 paths.push(spec(path, kind, claim));
             }
         }
+        // Kept until the host changes: most hosts have one path, and a `Vec`'s first growth
+        // holds four.
+        paths.shrink_to_fit();
         // A host whose every claim was refused has no entry.
         (!paths.is_empty()).then_some(VirtualHostSpec { host, paths, exclusive })
     }
