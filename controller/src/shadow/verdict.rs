@@ -85,7 +85,12 @@ impl HostVerdict {
             keys.dedup();
         }
         // Verdicts are kept until their host group compiles again: no growth room.
-        for strings in [&mut self.ingresses, &mut self.classes, &mut self.ignored, &mut self.no_effect] {
+        for strings in [
+            &mut self.ingresses,
+            &mut self.classes,
+            &mut self.ignored,
+            &mut self.no_effect,
+        ] {
             strings.shrink_to_fit();
         }
         self.listeners.shrink_to_fit();
