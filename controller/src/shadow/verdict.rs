@@ -84,6 +84,16 @@ impl HostVerdict {
             keys.sort();
             keys.dedup();
         }
+        // Verdicts are kept until their host group compiles again: no growth room.
+        for strings in [
+            &mut self.ingresses,
+            &mut self.classes,
+            &mut self.ignored,
+            &mut self.no_effect,
+        ] {
+            strings.shrink_to_fit();
+        }
+        self.listeners.shrink_to_fit();
         self.verdict = if self.reasons.is_empty() {
             Verdict::Identical
         } else {

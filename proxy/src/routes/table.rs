@@ -34,8 +34,9 @@ pub struct Route {
     pub stats: RouteStats,
     /// Answer plain-HTTP requests with a 308 to HTTPS.
     pub ssl_redirect: bool,
-    /// Answer with this redirect instead of forwarding.
-    pub redirect: Option<RedirectSpec>,
+    /// Answer with this redirect instead of forwarding. Boxed: a route without one (nearly
+    /// all) holds 8 bytes instead of ~136, and checking for `None` costs the same.
+    pub redirect: Option<Box<RedirectSpec>>,
     /// Set to `http` or `https` on forwarded requests, by listener.
     pub client_protocol_header: Option<HeaderName>,
     /// A profile's request and answer shaping (ingress-nginx's fields, HSTS, body limit).
@@ -438,7 +439,7 @@ fn build_routes<'s>(
     let mut built: Vec<(Arc<Route>, &PathSpec)> = Vec::with_capacity(vhost.paths.len());
     let mut scratch = String::new();
     for path in &vhost.paths {
-        let redirect = path.options.redirect.clone();
+        let redirect = path.options.redirect.clone().map(Box::new);
         // A redirect forwards nowhere; a split forwards to its choices' backends, not `backend`.
         let upstream = match (&redirect, &path.options.split) {
             (Some(_), _) | (_, Some(_)) => nowhere.clone(),
@@ -744,7 +745,7 @@ fn slash_redirect(route: &Arc<Route>, path: &PathSpec, parts: &mut Parts<'_, imp
         source: route.source.clone(),
         upstream: route.upstream.clone(),
         ssl_redirect: false,
-        redirect: Some(RedirectSpec {
+        redirect: Some(Box::new(RedirectSpec {
             code: 301,
             scheme: None,
             host: None,
@@ -755,7 +756,7 @@ fn slash_redirect(route: &Arc<Route>, path: &PathSpec, parts: &mut Parts<'_, imp
             replace_prefix: None,
             rewritten: false,
             www: false,
-        }),
+        })),
         client_protocol_header: None,
         rules: route.rules.clone(),
     })

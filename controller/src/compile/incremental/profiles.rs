@@ -272,6 +272,7 @@ impl Profiles {
             ingresses,
         } = verdicts;
         let table = table.finish();
+        let mut kept: BTreeMap<String, Output> = BTreeMap::new();
         for spec in table.hosts {
             // A canary's and an error backend are held like the route's own.
             for id in spec.paths.iter().flat_map(|path| {
@@ -285,19 +286,23 @@ impl Profiles {
                 spec_changes.backends.insert(id.clone());
             }
             spec_changes.hosts.insert(spec.host.clone());
-            self.outputs
-                .entry(match_key(&spec.host))
+            kept.entry(match_key(&spec.host))
                 .or_default()
                 .hosts
                 .push(spec.host.clone());
             self.hosts.insert(spec.host.clone(), spec);
         }
         for verdict in verdicts {
-            self.outputs
-                .entry(host_key(&verdict.host))
-                .or_default()
-                .verdicts
-                .push(verdict);
+            kept.entry(host_key(&verdict.host)).or_default().verdicts.push(verdict);
+        }
+        // Kept until the group compiles again: most keys hold one host, and a `Vec`'s first
+        // growth holds four (a verdict is ~250 B).
+        for (key, mut output) in kept {
+            let held = self.outputs.entry(key).or_default();
+            held.hosts.append(&mut output.hosts);
+            held.verdicts.append(&mut output.verdicts);
+            held.hosts.shrink_to_fit();
+            held.verdicts.shrink_to_fit();
         }
         for diagnostic in diagnostics {
             let key = (diagnostic.namespace.clone(), diagnostic.name.clone());

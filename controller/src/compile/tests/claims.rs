@@ -94,3 +94,21 @@ fn a_host_becomes_its_held_slots_in_path_kind_and_listener_order() {
     });
     assert_eq!(empty, None, "a host no claim holds has no entry");
 }
+
+/// A profile's paths with equal options hold one copy of them (~1.5 KiB each); different
+/// options stay apart.
+#[test]
+fn equal_options_from_a_profile_share_one_allocation() {
+    let options = || shunt_spec::RouteOptions {
+        listeners: Listeners::Plain,
+        ..Default::default()
+    };
+    let (a, b) = (RouteSettings::from(options()), RouteSettings::from(options()));
+    let (a, b) = (a.options.expect("not the default"), b.options.expect("not the default"));
+    assert!(std::sync::Arc::ptr_eq(&a, &b));
+    let other = RouteSettings::from(shunt_spec::RouteOptions {
+        listeners: Listeners::Tls,
+        ..Default::default()
+    });
+    assert_eq!(other.options.expect("not the default").listeners, Listeners::Tls);
+}
