@@ -25,8 +25,10 @@
 //!   replacement, upgrade detection, the replayable body.
 //! - `attempt.rs`: the loop of tries against endpoints; which failures are retried is decided in
 //!   `retry.rs` (by error type, with the endpoint's and upstream's state), which turns the rest
-//!   into a `ProxyError`: below it, `upstream` never names the proxy's errors. Its `draw`, run
-//!   between `answer` and `prepare`, picks a split route's share: its backend, or 500.
+//!   into a `ProxyError`: below it, `upstream` never names the proxy's errors. Its `pick`, run
+//!   between `answer` and `prepare`, draws a split route's share (its backend, or 500) and
+//!   makes a canary, hash or affinity route's choice. A route with a gate (auth, error pages)
+//!   runs the rest in `forward_gated`, a boxed future of its own, so plain routes' stays small.
 //! - `error_pages.rs`: an answer with a status the route lists replaced by its error backend's.
 //! - `respond.rs`: the response as the client will see it: hop-by-hop fields, the route's
 //!   response header edits, trailers, the upgrade hand-off to a tunnel.
