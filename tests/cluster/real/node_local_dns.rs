@@ -146,7 +146,7 @@ async fn the_charts_rules_reach_node_local_dns_only_by_name() {
     let subject = json!([{"kind": "ServiceAccount", "name": "shunt", "namespace": ns}]);
     let rbac = "rbac.authorization.k8s.io/v1";
     let cluster_role = format!("shunt-{ns}");
-    real.apply(json!({"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": cluster_role}, "rules": rules["cluster"]}))
+    real.apply(json!({"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": cluster_role}, "rules": super::rbac::default_cluster_rules(&rules)}))
         .await;
     real.apply(json!({"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": cluster_role},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role}, "subjects": subject}))

@@ -17,15 +17,21 @@ const COREFILE: &str = ".:53 {\n    errors\n    forward . /etc/resolv.conf\n    
 const WITHIN: Duration = Duration::from_secs(15);
 
 /// Roles from the chart's rules for ServiceAccount `shunt` of the test's namespace.
+/// The rules file's cluster-wide rules as the chart grants them by default: the `cluster` set and
+/// the Gateway API's (`gatewayAPI.enabled`).
+pub(super) fn default_cluster_rules(rules: &Value) -> Value {
+    let mut cluster = rules["cluster"].as_array().expect("a list of rules").clone();
+    cluster.extend(rules["gatewayAPI"].as_array().expect("a list of rules").iter().cloned());
+    Value::Array(cluster)
+}
+
 async fn bind_chart_rules(real: &Real) {
     let rules: Value = serde_saphyr::from_str(RULES).expect("rbac-rules.yaml parses");
     let ns = &real.ns;
     let subject = json!([{"kind": "ServiceAccount", "name": "shunt", "namespace": ns}]);
     let cluster_role = format!("shunt-{ns}");
     let rbac = "rbac.authorization.k8s.io/v1";
-    // The Gateway API rules too, as the chart grants by default (`gatewayAPI.enabled`).
-    let mut cluster = rules["cluster"].as_array().expect("a list of rules").clone();
-    cluster.extend(rules["gatewayAPI"].as_array().expect("a list of rules").iter().cloned());
+    let cluster = default_cluster_rules(&rules);
     real.apply(
         json!({"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": cluster_role}, "rules": cluster}),
     )
