@@ -34,6 +34,9 @@ pub struct AuthRule {
     /// Lowercase; set on the request to the pod from a 2xx answer.
     pub response_headers: Vec<HeaderName>,
     pub request_redirect: Option<HeaderValue>,
+    /// `auth-proxy-set-headers`: set after the location's fields, replacing the caller's; an
+    /// empty value only removes the caller's.
+    pub set_headers: Vec<(HeaderName, HeaderValue)>,
     pub signin: Option<Signin>,
     pub always_set_cookie: bool,
     pub timeouts: AuthTimeouts,
@@ -61,6 +64,12 @@ impl AuthRule {
         let request_redirect = (spec.request_redirect.as_deref())
             .map(|value| HeaderValue::from_str(value).map_err(|_| format!("auth request redirect {value:?}")))
             .transpose()?;
+        let set_headers = (spec.set_headers.iter())
+            .map(|(name, value)| {
+                let field = (HeaderName::from_bytes(name.as_bytes()).ok()).zip(HeaderValue::from_str(value).ok());
+                field.ok_or_else(|| format!("auth set field {name:?}: {value:?}"))
+            })
+            .collect::<Result<_, _>>()?;
         Ok(AuthRule {
             method,
             host,
@@ -68,6 +77,7 @@ impl AuthRule {
             method_given: spec.method.is_some(),
             response_headers,
             request_redirect,
+            set_headers,
             signin: spec.signin.clone(),
             always_set_cookie: spec.always_set_cookie,
             timeouts: spec.timeouts,
