@@ -101,3 +101,42 @@ impl AuthRule {
 }
 
 pub use self::signin::SigninRequest;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::AuthUrl;
+
+    fn mk_spec(set_headers: &[(&str, &str)]) -> ExternalAuth {
+        ExternalAuth {
+            url: AuthUrl {
+                scheme: Scheme::Http,
+                host: "127.0.0.1".into(),
+                port: 80,
+                path_and_query: "/check".into(),
+            },
+            method: None,
+            response_headers: Vec::new(),
+            request_redirect: None,
+            set_headers: set_headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            signin: None,
+            always_set_cookie: false,
+            timeouts: AuthTimeouts::default(),
+            cache: None,
+        }
+    }
+
+    #[test]
+    fn set_fields_are_parsed_once_and_unsendable_ones_fail_the_rule() {
+        let rule = AuthRule::new(&mk_spec(&[("X-Tenant", "blue"), ("X-Empty", "")])).unwrap();
+        let fields: Vec<(&str, &[u8])> = (rule.set_headers.iter())
+            .map(|(name, value)| (name.as_str(), value.as_bytes()))
+            .collect();
+        assert_eq!(fields, [("x-tenant", &b"blue"[..]), ("x-empty", &b""[..])]);
+        assert!(AuthRule::new(&mk_spec(&[("X Bad", "v")])).is_err());
+        assert!(AuthRule::new(&mk_spec(&[("X-Line", "a\nb")])).is_err());
+    }
+}

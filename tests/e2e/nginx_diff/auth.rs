@@ -220,5 +220,10 @@ async fn the_configmaps_fields_reach_the_auth_service_and_a_missing_one_refuses(
             Verdict::Refused("MissingConfigMap: nginx.ingress.kubernetes.io/auth-proxy-set-headers"),
         ),
     ];
-    check(case!("auth_set_headers", &[(HEADERS, "headers-tls")]), &probes, &verdicts).await;
+    check(
+        case!("auth_set_headers", &[(HEADERS, "headers-tls")]),
+        &probes,
+        &verdicts,
+    )
+    .await;
 }

@@ -79,8 +79,14 @@ const PROFILE_ANNOTATIONS: [&[(&str, &str)]; 10] = [
     &[("nginx.ingress.kubernetes.io/force-ssl-redirect", "true")],
     &[("ingress.cloud.tencent.com/direct-access", "true")],
     &[
-        ("nginx.ingress.kubernetes.io/auth-url", "http://auth.default.svc:80/check"),
-        ("nginx.ingress.kubernetes.io/auth-proxy-set-headers", "default/auth-headers"),
+        (
+            "nginx.ingress.kubernetes.io/auth-url",
+            "http://auth.default.svc:80/check",
+        ),
+        (
+            "nginx.ingress.kubernetes.io/auth-proxy-set-headers",
+            "default/auth-headers",
+        ),
     ],
 ];
 
@@ -186,7 +192,8 @@ impl World {
                 changes.ingress_classes = true;
             }
             Edit::PutAuthHeaders(data) => {
-                self.config_maps.retain(|map| map.metadata.name.as_deref() != Some("auth-headers"));
+                self.config_maps
+                    .retain(|map| map.metadata.name.as_deref() != Some("auth-headers"));
                 self.config_maps.extend(data.map(mk_auth_headers));
                 changes.ingress_classes = true;
             }

@@ -94,7 +94,11 @@ pub(in super::super) fn headers(data: &BTreeMap<String, String>) -> Result<Vec<(
     let mut bytes = 0;
     let mut lower: Vec<String> = Vec::with_capacity(data.len());
     for (name, value) in data {
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
             return Err(Refusal::Invalid);
         }
         // `$` starts an nginx variable; other bytes would reach nginx escaped by Go's `%q`.

@@ -16,7 +16,11 @@ fn data(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 #[test]
 fn a_configmap_of_the_ingress_namespace_gives_its_fields_in_key_order() {
-    let maps = mk_maps("apps", "auth-headers", &[("X-Tenant", "blue"), ("X-Empty", ""), ("A_b", "x \"y\"")]);
+    let maps = mk_maps(
+        "apps",
+        "auth-headers",
+        &[("X-Tenant", "blue"), ("X-Empty", ""), ("A_b", "x \"y\"")],
+    );
     let fields = resolve("apps/auth-headers", "apps", &maps).unwrap();
     let expected = [("A_b", "x \"y\""), ("X-Empty", ""), ("X-Tenant", "blue")];
     assert_eq!(fields, expected.map(|(k, v)| (k.to_string(), v.to_string())));
@@ -47,7 +51,11 @@ fn other_namespaces_and_malformed_references_refuse() {
         ("apps/$name", "InvalidAnnotation"),
     ];
     for (reference, kind) in cases {
-        assert_eq!(resolve(reference, "apps", &maps), Err(format!("{kind}: {key}")), "{reference}");
+        assert_eq!(
+            resolve(reference, "apps", &maps),
+            Err(format!("{kind}: {key}")),
+            "{reference}"
+        );
     }
 }
 
