@@ -65,7 +65,9 @@ const LOCATION_FIELDS: [&str; 16] = [
 pub fn resolve(reference: &str, namespace: &str, maps: &ConfigMaps) -> Result<Vec<(String, String)>, String> {
     let key = format!("{PREFIX}auth-proxy-set-headers");
     let refuse = |kind: &str| format!("{kind}: {key}");
-    // parser's BasicCharsRegex, then cache.SplitMetaNamespaceKey (at most one `/`).
+    // parser's BasicCharsRegex (a value outside it is logged and dropped by ingress-nginx, which
+    // then sets no fields: refused rather than serve the gate without the fields asked for),
+    // then cache.SplitMetaNamespaceKey (at most one `/`, else the location is denied).
     let basic = |b: u8| b.is_ascii_alphanumeric() || b"-._~/:".contains(&b);
     if !reference.bytes().all(basic) || reference.matches('/').count() > 1 {
         return Err(refuse(&Refusal::Invalid.to_string()));
