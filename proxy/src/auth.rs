@@ -34,6 +34,9 @@ pub struct AuthRule {
     /// Lowercase; set on the request to the pod from a 2xx answer.
     pub response_headers: Vec<HeaderName>,
     pub request_redirect: Option<HeaderValue>,
+    /// `auth-proxy-set-headers`: set after the location's fields, replacing the caller's; an
+    /// empty value only removes the caller's.
+    pub set_headers: Vec<(HeaderName, HeaderValue)>,
     pub signin: Option<Signin>,
     pub always_set_cookie: bool,
     pub timeouts: AuthTimeouts,
@@ -61,6 +64,12 @@ impl AuthRule {
         let request_redirect = (spec.request_redirect.as_deref())
             .map(|value| HeaderValue::from_str(value).map_err(|_| format!("auth request redirect {value:?}")))
             .transpose()?;
+        let set_headers = (spec.set_headers.iter())
+            .map(|(name, value)| {
+                let field = (HeaderName::from_bytes(name.as_bytes()).ok()).zip(HeaderValue::from_str(value).ok());
+                field.ok_or_else(|| format!("auth set field {name:?}: {value:?}"))
+            })
+            .collect::<Result<_, _>>()?;
         Ok(AuthRule {
             method,
             host,
@@ -68,6 +77,7 @@ impl AuthRule {
             method_given: spec.method.is_some(),
             response_headers,
             request_redirect,
+            set_headers,
             signin: spec.signin.clone(),
             always_set_cookie: spec.always_set_cookie,
             timeouts: spec.timeouts,
@@ -91,3 +101,42 @@ impl AuthRule {
 }
 
 pub use self::signin::SigninRequest;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::AuthUrl;
+
+    fn mk_spec(set_headers: &[(&str, &str)]) -> ExternalAuth {
+        ExternalAuth {
+            url: AuthUrl {
+                scheme: Scheme::Http,
+                host: "127.0.0.1".into(),
+                port: 80,
+                path_and_query: "/check".into(),
+            },
+            method: None,
+            response_headers: Vec::new(),
+            request_redirect: None,
+            set_headers: set_headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            signin: None,
+            always_set_cookie: false,
+            timeouts: AuthTimeouts::default(),
+            cache: None,
+        }
+    }
+
+    #[test]
+    fn set_fields_are_parsed_once_and_unsendable_ones_fail_the_rule() {
+        let rule = AuthRule::new(&mk_spec(&[("X-Tenant", "blue"), ("X-Empty", "")])).unwrap();
+        let fields: Vec<(&str, &[u8])> = (rule.set_headers.iter())
+            .map(|(name, value)| (name.as_str(), value.as_bytes()))
+            .collect();
+        assert_eq!(fields, [("x-tenant", &b"blue"[..]), ("x-empty", &b""[..])]);
+        assert!(AuthRule::new(&mk_spec(&[("X Bad", "v")])).is_err());
+        assert!(AuthRule::new(&mk_spec(&[("X-Line", "a\nb")])).is_err());
+    }
+}

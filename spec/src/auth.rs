@@ -14,6 +14,10 @@ use crate::{Scheme, options::is_false, timeouts::millis};
 pub const MAX_RESPONSE_HEADERS: usize = 32;
 /// Bytes of a URL, a field name or a sign-in template at most.
 pub const MAX_URL_LEN: usize = 2048;
+/// Fields `auth-proxy-set-headers` sets on the auth request at most.
+pub const MAX_AUTH_SET_HEADERS: usize = 64;
+/// Bytes of those fields' names and values together at most.
+pub const MAX_AUTH_SET_HEADERS_BYTES: usize = 16 * 1024;
 
 /// One route's external authentication. Valid by construction when built by the controller's
 /// parser: every part is within the limits above.
@@ -31,6 +35,11 @@ pub struct ExternalAuth {
     /// `X-Auth-Request-Redirect`'s value; `None`: the request target as the caller sent it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_redirect: Option<String>,
+    /// `auth-proxy-set-headers`: fields set on the auth request after the location's own,
+    /// replacing the caller's of the same name; an empty value only removes the caller's (nginx's
+    /// empty `proxy_set_header`). Names distinct (case-insensitively), within the limits below.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub set_headers: Vec<(String, String)>,
     /// Where a 401 is redirected (302) instead of answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signin: Option<Signin>,

@@ -40,8 +40,9 @@ mod trusted;
 pub use self::{
     affinity::{AffinityMode, CookieAffinity, MAX_COOKIE_SECONDS, SameSite},
     auth::{
-        AuthCache, AuthTimeouts, AuthUrl, CacheKeyPart, CacheValid, ExternalAuth, MAX_CACHE_KEY_PARTS,
-        MAX_RESPONSE_HEADERS, MAX_URL_LEN, Signin, SigninPart, escaped_in_uri,
+        AuthCache, AuthTimeouts, AuthUrl, CacheKeyPart, CacheValid, ExternalAuth, MAX_AUTH_SET_HEADERS,
+        MAX_AUTH_SET_HEADERS_BYTES, MAX_CACHE_KEY_PARTS, MAX_RESPONSE_HEADERS, MAX_URL_LEN, Signin, SigninPart,
+        escaped_in_uri,
     },
     balance::{
         CanaryHeader, CanaryRule, CanarySpec, HashKey, KeyPart, MAX_KEY_PARTS, MAX_NAME_LEN, MAX_VALUE_LEN,

@@ -11,8 +11,9 @@ use super::{
 };
 use crate::support::{Backend, text};
 
-/// Fields of the auth request reported to the pod: the template's, and two it clears.
-const REPORTED: [&str; 10] = [
+/// Fields of the auth request reported to the pod: the template's, two it clears, and those
+/// of the `auth_set_headers` case's ConfigMap.
+const REPORTED: [&str; 13] = [
     "host",
     "x-original-url",
     "x-original-method",
@@ -23,6 +24,9 @@ const REPORTED: [&str; 10] = [
     "content-length",
     "x-forwarded-proto",
     "authorization",
+    "x-tenant",
+    "x-empty",
+    "x-quote",
 ];
 
 /// The auth service of the cases: the `Authorization` field decides.
@@ -184,4 +188,42 @@ async fn a_cached_answer_stands_in_for_the_auth_request_within_its_key() {
             .header("x-key", "k3"),
     ];
     check(case!("auth_cache", &[]), &probes, &[(CACHED, Verdict::Identical)]).await;
+}
+
+#[tokio::test]
+async fn the_configmaps_fields_reach_the_auth_service_and_a_missing_one_refuses() {
+    const HEADERS: &str = "headers.example.com";
+    const MISSING: &str = "missing.example.com";
+    let good = |probe: Probe| probe.header("authorization", "Bearer good");
+    let saw = "GET /check?from=case; host=127.0.0.1; x-original-url=http://headers.example.com/a; \
+        x-original-method=GET; x-sent-from=nginx-ingress-controller; x-real-ip=127.0.0.1; \
+        x-forwarded-for=127.0.0.1; x-auth-request-redirect=/a; content-length=-; \
+        x-forwarded-proto=-; authorization=Bearer good; x-tenant=blue; x-empty=-; \
+        x-quote=say \"hi\" \\ back";
+    let probes = [
+        // The caller's fields of the same names are replaced, or removed by the empty value.
+        good(Probe::get(HEADERS, "/a"))
+            .header("x-tenant", "red")
+            .header("x-empty", "mine")
+            .expect("status", "200")
+            .expect("pod header x-auth-saw", saw),
+        good(Probe::get(HEADERS, "/b")).https(),
+        good(Probe::get(HEADERS, "/c")).h2(),
+        Probe::get(HEADERS, "/d").expect("status", "401"),
+        // ingress-nginx denies the location (503); shunt refuses the host instead.
+        Probe::get(MISSING, "/").refused_host().expect("status", "503"),
+    ];
+    let verdicts = [
+        (HEADERS, Verdict::Identical),
+        (
+            MISSING,
+            Verdict::Refused("MissingConfigMap: nginx.ingress.kubernetes.io/auth-proxy-set-headers"),
+        ),
+    ];
+    check(
+        case!("auth_set_headers", &[(HEADERS, "headers-tls")]),
+        &probes,
+        &verdicts,
+    )
+    .await;
 }

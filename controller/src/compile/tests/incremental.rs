@@ -58,6 +58,9 @@ enum Edit {
     SetProfiles(usize),
     /// ingress-nginx's ConfigMap: `ssl-redirect` off, or none of its keys set.
     PutNginxConfig(bool),
+    /// The ConfigMap `default/auth-headers` of `auth-proxy-set-headers`: one of the world's
+    /// data, or none.
+    PutAuthHeaders(Option<usize>),
     /// An HTTPRoute on the Gateway `g` in `default`: hostnames (of `HOSTS`), then rules as
     /// (path, exact, header match, service, backend namespace).
     PutRoute {
@@ -84,7 +87,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         prop::collection::vec(rule, 0..3),
         prop::option::of((0..SERVICES.len(), 0..3usize)),
         prop::option::of((0..HOSTS.len(), 0..3usize)),
-        (any::<bool>(), prop_oneof![2 => Just(0usize), 3 => 1..9usize]),
+        (any::<bool>(), prop_oneof![2 => Just(0usize), 3 => 1..10usize]),
     )
         .prop_map(
             |((ns, name, created, class), rules, default_backend, tls, (ssl_redirect, profile_annotations))| {
@@ -116,6 +119,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         1 => Just(Edit::ToggleWithoutClass),
         1 => (0..world::PROFILE_OPTIONS).prop_map(Edit::SetProfiles),
         1 => any::<bool>().prop_map(Edit::PutNginxConfig),
+        1 => prop::option::of(0..3usize).prop_map(Edit::PutAuthHeaders),
         3 => route(),
         1 => (0..3usize, 0..3usize).prop_map(|(ns, name)| Edit::RemoveRoute(ns, name)),
         1 => prop::option::of(0..world::LISTENER_SETS).prop_map(Edit::PutGateway),

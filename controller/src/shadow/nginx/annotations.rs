@@ -88,6 +88,9 @@ pub struct NginxAnnotations {
     pub limits: Option<RateLimits>,
     /// `auth-url` and the `auth-*` keys of external authentication (see `auth.rs`).
     pub external_auth: Option<ExternalAuth>,
+    /// `auth-proxy-set-headers` as written, beside an `auth-url`: the ConfigMap whose fields
+    /// `external_auth` still lacks (see `auth/set_headers.rs`).
+    pub auth_set_headers: Option<String>,
     /// `enable-global-auth: "false"`: the ConfigMap's `global-auth-url` gates none of the
     /// Ingress's locations (see `global_auth.rs`).
     pub no_global_auth: bool,
@@ -183,7 +186,11 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     match auth.resolve() {
-        Ok(spec) => parsed.external_auth = spec,
+        Ok(spec) => {
+            let reference = spec.as_ref().and(auth.set_headers_reference());
+            parsed.auth_set_headers = reference.map(str::to_string);
+            parsed.external_auth = spec;
+        }
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed.no_global_auth = !auth.global_enabled();

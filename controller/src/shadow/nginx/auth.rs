@@ -4,11 +4,12 @@
 //!
 //! A host that kept its route but lost its gate would be served open, so every value this
 //! cannot reproduce exactly refuses the hosts, with its key: nginx variables in the auth URL,
-//! a cache key with variables shunt does not expand (`auth/cache.rs`), headers from a
-//! ConfigMap (`auth-proxy-set-headers`). Without
-//! `auth-url` the other keys change nothing, as the parser stops at the missing URL.
+//! a cache key with variables shunt does not expand (`auth/cache.rs`). The fields of
+//! `auth-proxy-set-headers` come from another ConfigMap, read apart (`auth/set_headers.rs`).
+//! Without `auth-url` the other keys change nothing, as the parser stops at the missing URL.
 
 pub(super) mod cache;
+pub(super) mod set_headers;
 mod signin;
 mod url;
 
@@ -98,6 +99,12 @@ impl AuthKeys {
         true
     }
 
+    /// `auth-proxy-set-headers` as written, when not blank: resolved against the cluster's
+    /// ConfigMaps by [`set_headers::resolve`] once the gate exists.
+    pub fn set_headers_reference(&self) -> Option<&str> {
+        (self.proxy_set_headers.as_deref()).filter(|value| !value.trim().is_empty())
+    }
+
     /// `enable-global-auth` (authreqglobal/main.go): on unless a valid boolean says off (an
     /// invalid value refuses the hosts in [`AuthKeys::resolve`]).
     pub fn global_enabled(&self) -> bool {
@@ -151,6 +158,7 @@ impl AuthKeys {
             method,
             response_headers,
             request_redirect,
+            set_headers: Vec::new(),
             signin,
             always_set_cookie,
             timeouts: AuthTimeouts::default(),
@@ -160,16 +168,11 @@ impl AuthKeys {
 
     /// The keys shunt does not reproduce, and values it would have to second-guess.
     fn unreproduced(&self) -> Result<(), (Refusal, &'static str)> {
-        let set = |value: &Option<String>| value.as_deref().is_some_and(|v| !v.trim().is_empty());
         // Validated even without a key: an invalid value fails the whole parser.
         if let Some(duration) = &self.cache_duration
             && !cache_duration(duration)
         {
             return Err((Refusal::Invalid, "auth-cache-duration"));
-        }
-        // Headers from another ConfigMap of the Ingress's namespace, which shunt does not read.
-        if set(&self.proxy_set_headers) {
-            return Err((Refusal::Unsupported, "auth-proxy-set-headers"));
         }
         for (key, value) in &self.keepalive {
             let value = value.trim();

@@ -13,6 +13,7 @@ use shunt_spec::{BodyLimit, NginxForwarding};
 
 use super::{
     annotations::{Refusal, body_size, flag},
+    auth::set_headers::ConfigMaps,
     errors::GlobalErrors,
     forwarding::{FORWARDING_KEYS, ForwardingKeys},
     global_auth::GlobalAuth,
@@ -100,6 +101,9 @@ pub struct NginxConfig {
     pub auth: GlobalAuth,
     /// The ConfigMap exists (else the defaults are assumed, and said once in the log).
     pub found: bool,
+    /// Every ConfigMap the compile has, for `auth-proxy-set-headers`: a change to any compiles
+    /// the nginx hosts again, as a change to ingress-nginx's own does.
+    pub config_maps: ConfigMaps,
 }
 
 impl Default for NginxConfig {
@@ -121,6 +125,7 @@ impl Default for NginxConfig {
             forwarding: None,
             auth: GlobalAuth::default(),
             found: false,
+            config_maps: ConfigMaps::default(),
         }
     }
 }
@@ -132,10 +137,12 @@ impl NginxConfig {
             map.metadata.namespace.as_deref() == Some(namespace.as_str())
                 && map.metadata.name.as_deref() == Some(name.as_str())
         });
-        match found {
+        let mut config = match found {
             None => NginxConfig::default(),
             Some(map) => NginxConfig::parse(map.data.as_ref().unwrap_or(&BTreeMap::new())),
-        }
+        };
+        config.config_maps = ConfigMaps::new(config_maps);
+        config
     }
 
     /// `limit-req-status-code` or `limit-conn-status-code`.

@@ -257,6 +257,12 @@ fn prepare<'i>(
     annotations.ssl_redirect = annotations.ssl_redirect.or(Some(config.ssl_redirect));
     let mut problems = annotations.refusals.clone();
     problems.extend(config.refusals.iter().cloned());
+    if let (Some(auth), Some(reference)) = (&mut annotations.external_auth, &annotations.auth_set_headers) {
+        match auth::set_headers::resolve(reference, namespace, &config.config_maps) {
+            Ok(fields) => auth.set_headers = fields,
+            Err(refusal) => problems.push(refusal),
+        }
+    }
     // The gate the Ingress gets: its own auth-url, else the ConfigMap's global one.
     let gate = (config.auth).gate(annotations.external_auth.as_ref(), !annotations.no_global_auth);
     problems.extend(forwarding::auth_refusal(gate.as_ref(), config.forwarding.as_ref()));

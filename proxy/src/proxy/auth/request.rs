@@ -2,7 +2,8 @@
 //! (`proxy_pass_request_headers on`) except those the location sets or clears, then the
 //! location's own: X-Request-ID, X-Original-URL, X-Original-Method, X-Sent-From, X-Real-IP,
 //! X-Forwarded-For, X-Auth-Request-Redirect, and with `auth-method` X-Original-URI and X-Scheme;
-//! `Host` is the URL's host; no body, no Content-Length, no X-Forwarded-Proto.
+//! `Host` is the URL's host; then the `auth-proxy-set-headers` fields; no body, no
+//! Content-Length, no X-Forwarded-Proto.
 
 use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 
@@ -64,6 +65,10 @@ pub(super) fn build(rule: &AuthRule, request: &Request<'_>, underscores: bool) -
     if !underscores {
         drop_underscored(&mut headers);
     }
+    // A `proxy_set_header` name is never passed from the caller, even with an empty value.
+    for (name, _) in &rule.set_headers {
+        headers.remove(name);
+    }
     join_cookies(&mut headers);
     // `map $http_x_request_id $req_id`: the caller's, unless empty.
     let client_id = req.headers().get("x-request-id").filter(|id| !id.is_empty()).cloned();
@@ -75,7 +80,7 @@ pub(super) fn build(rule: &AuthRule, request: &Request<'_>, underscores: bool) -
     let target = req.uri().path_and_query().map_or("/", |target| target.as_str());
     let peer = HeaderValue::from_str(&request.conn.peer.ip().to_canonical().to_string()).expect("an address");
     let text = |text: &str| HeaderValue::from_str(text).ok();
-    let mut added = AddedFields::with_capacity(11);
+    let mut added = AddedFields::with_capacity(11 + rule.set_headers.len());
     let mut push = |name: &'static str, value: Option<HeaderValue>| {
         if let Some(value) = value {
             added.push(HeaderName::from_static(name), value);
@@ -97,6 +102,9 @@ pub(super) fn build(rule: &AuthRule, request: &Request<'_>, underscores: bool) -
     push("x-forwarded-for", Some(peer));
     let redirect = rule.request_redirect.clone().or_else(|| text(target));
     push("x-auth-request-redirect", redirect);
+    for (name, value) in rule.set_headers.iter().filter(|(_, value)| !value.is_empty()) {
+        added.push(name.clone(), value.clone());
+    }
     Built {
         headers,
         added,

@@ -65,7 +65,7 @@ pub(super) const LISTENER_SETS: usize = 3;
 /// Annotations of the profiles that tie Ingresses of one host together or read certificates:
 /// regex paths and rewrites, `app-root`, a shared or ambiguous load balancer, a certificate by
 /// annotation, and keys that refuse the host.
-const PROFILE_ANNOTATIONS: [&[(&str, &str)]; 9] = [
+const PROFILE_ANNOTATIONS: [&[(&str, &str)]; 10] = [
     &[],
     &[("nginx.ingress.kubernetes.io/use-regex", "true")],
     &[("nginx.ingress.kubernetes.io/rewrite-target", "/$1")],
@@ -78,6 +78,16 @@ const PROFILE_ANNOTATIONS: [&[(&str, &str)]; 9] = [
     &[("nginx.ingress.kubernetes.io/canary", "true")],
     &[("nginx.ingress.kubernetes.io/force-ssl-redirect", "true")],
     &[("ingress.cloud.tencent.com/direct-access", "true")],
+    &[
+        (
+            "nginx.ingress.kubernetes.io/auth-url",
+            "http://auth.default.svc:80/check",
+        ),
+        (
+            "nginx.ingress.kubernetes.io/auth-proxy-set-headers",
+            "default/auth-headers",
+        ),
+    ],
 ];
 
 /// Profiles the options can serve: none, each of them shadowing class `other`, and nginx
@@ -175,8 +185,16 @@ impl World {
             | Edit::PutGatewayClass(_)
             | Edit::PutGrant(_) => self.apply_gateway(edit),
             Edit::PutNginxConfig(ssl_redirect) => {
-                self.config_maps = vec![mk_nginx_config(options, ssl_redirect)];
+                let nginx = mk_nginx_config(options, ssl_redirect);
+                self.config_maps.retain(|map| map.metadata.name != nginx.metadata.name);
+                self.config_maps.push(nginx);
                 // `shunt serve` tells a ConfigMap change as it tells a class change.
+                changes.ingress_classes = true;
+            }
+            Edit::PutAuthHeaders(data) => {
+                self.config_maps
+                    .retain(|map| map.metadata.name.as_deref() != Some("auth-headers"));
+                self.config_maps.extend(data.map(mk_auth_headers));
                 changes.ingress_classes = true;
             }
         }
@@ -364,6 +382,24 @@ fn mk_nginx_config(options: &CompileOptions, ssl_redirect_off: bool) -> Arc<Conf
             ..Default::default()
         },
         data: Some(data).filter(|_| ssl_redirect_off),
+        ..Default::default()
+    })
+}
+
+/// `default/auth-headers`: one valid field, two, or one no ingress-nginx accepts.
+fn mk_auth_headers(choice: usize) -> Arc<ConfigMap> {
+    let data: &[(&str, &str)] = match choice {
+        0 => &[("X-Tenant", "blue")],
+        1 => &[("X-Tenant", "green"), ("X-Team", "ops")],
+        _ => &[("X Bad", "v")],
+    };
+    Arc::new(ConfigMap {
+        metadata: ObjectMeta {
+            namespace: Some("default".to_string()),
+            name: Some("auth-headers".to_string()),
+            ..Default::default()
+        },
+        data: Some(data.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
         ..Default::default()
     })
 }

@@ -75,7 +75,7 @@ fn the_signin_url_gets_rd_unless_its_query_has_it() {
 fn what_cannot_be_applied_exactly_refuses_with_its_key() {
     let url = ("auth-url", "http://auth.example/check");
     type Case<'a> = (&'a [(&'a str, &'a str)], Refusal, &'a str);
-    let cases: [Case<'_>; 12] = [
+    let cases: [Case<'_>; 11] = [
         (&[("auth-url", "http://$host/check")], Refusal::Unsupported, "auth-url"),
         (&[("auth-url", "http://auth.example")], Refusal::Unsupported, "auth-url"),
         (&[("auth-url", "ftp://auth.example/x")], Refusal::Invalid, "auth-url"),
@@ -84,11 +84,6 @@ fn what_cannot_be_applied_exactly_refuses_with_its_key() {
             &[url, ("auth-cache-key", "$remote_user$uri")],
             Refusal::Unsupported,
             "auth-cache-key",
-        ),
-        (
-            &[url, ("auth-proxy-set-headers", "auth-headers")],
-            Refusal::Unsupported,
-            "auth-proxy-set-headers",
         ),
         (&[url, ("auth-method", "FETCH")], Refusal::Invalid, "auth-method"),
         (
