@@ -158,6 +158,22 @@ impl World {
             Edit::RemoveSecret(ns, secret) => {
                 self.secrets.remove(&(ns, secret));
             }
+            Edit::PutClass(..) | Edit::RemoveClass(_) | Edit::PutNginxConfig(_) | Edit::PutAuthHeaders(_) => {
+                self.apply_class_or_config(edit, options, changes)
+            }
+            Edit::ToggleWithoutClass => options.watch_ingress_without_class ^= true,
+            Edit::SetProfiles(choice) => set_profiles(options, choice),
+            Edit::PutRoute { .. }
+            | Edit::RemoveRoute(..)
+            | Edit::PutGateway(_)
+            | Edit::PutGatewayClass(_)
+            | Edit::PutGrant(_) => self.apply_gateway(edit),
+        }
+    }
+
+    /// Applies an edit of an IngressClass or a ConfigMap: `shunt serve` tells both as a class change.
+    fn apply_class_or_config(&mut self, edit: &Edit, options: &CompileOptions, changes: &mut Changes) {
+        match edit.clone() {
             Edit::PutClass(class, ours, default) => {
                 let name = ["shunt", "other"][class];
                 let controller = if ours {
@@ -177,13 +193,6 @@ impl World {
                 self.classes.remove(&class);
                 changes.ingress_classes = true;
             }
-            Edit::ToggleWithoutClass => options.watch_ingress_without_class ^= true,
-            Edit::SetProfiles(choice) => set_profiles(options, choice),
-            Edit::PutRoute { .. }
-            | Edit::RemoveRoute(..)
-            | Edit::PutGateway(_)
-            | Edit::PutGatewayClass(_)
-            | Edit::PutGrant(_) => self.apply_gateway(edit),
             Edit::PutNginxConfig(ssl_redirect) => {
                 let nginx = mk_nginx_config(options, ssl_redirect);
                 self.config_maps.retain(|map| map.metadata.name != nginx.metadata.name);
@@ -197,6 +206,7 @@ impl World {
                 self.config_maps.extend(data.map(mk_auth_headers));
                 changes.ingress_classes = true;
             }
+            _ => unreachable!("not a class or ConfigMap edit"),
         }
     }
 
