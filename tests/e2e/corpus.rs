@@ -7,11 +7,11 @@
 //! refused only for a feature ingress-nginx really has and shunt does not reproduce; a refusal
 //! naming a key shunt covers fails here.
 
-use std::{collections::BTreeMap, path::PathBuf};
+use std::collections::BTreeMap;
 
-use serde_json::Value;
+use crate::support::corpus::{Outcome, corpus_files, report};
 
-use crate::support::launch;
+const CLASS: &str = "nginx";
 
 /// Keys (after `nginx.ingress.kubernetes.io/`) a host may still be refused for: features of
 /// ingress-nginx shunt does not reproduce (basic auth, TLS passthrough, the WAF).
@@ -34,43 +34,6 @@ const NOT_YET: [&str; 0] = [];
 /// the three refused name basic auth, ModSecurity and ssl-passthrough ([`NOT_REPRODUCED`]).
 const IDENTICAL_AT_LEAST: f64 = 0.97;
 
-struct Outcome {
-    file: String,
-    ingresses_written: usize,
-    report: Value,
-}
-
-fn corpus_files() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/nginx");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/corpus/nginx exists")
-        .map(|entry| entry.expect("readable").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
-        .collect();
-    files.sort();
-    files
-}
-
-fn report(file: &PathBuf) -> Outcome {
-    let output = launch::shunt()
-        .args(["shadow", "report", "--shadow-class", "nginx", "--json", "--manifests"])
-        .arg(file)
-        .output()
-        .expect("shunt runs");
-    let name = file.file_name().unwrap_or_default().to_string_lossy().into_owned();
-    assert!(
-        output.status.success(),
-        "{name}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = std::fs::read_to_string(file).expect("readable");
-    Outcome {
-        ingresses_written: text.matches("\nkind: Ingress\n").count(),
-        report: serde_json::from_slice(&output.stdout).expect("JSON report"),
-        file: name,
-    }
-}
-
 /// `UnsupportedAnnotation: nginx.ingress.kubernetes.io/KEY` and friends: the key, if any.
 fn refused_key(reason: &str) -> Option<&str> {
     reason.split_once(": ")?.1.strip_prefix("nginx.ingress.kubernetes.io/")
@@ -78,7 +41,7 @@ fn refused_key(reason: &str) -> Option<&str> {
 
 #[test]
 fn people_s_nginx_ingresses_move_unless_they_use_a_feature_shunt_lacks() {
-    let outcomes: Vec<Outcome> = corpus_files().iter().map(report).collect();
+    let outcomes: Vec<Outcome> = corpus_files(CLASS).iter().map(|file| report(CLASS, file)).collect();
     assert!(outcomes.len() >= 100, "the corpus has {} files", outcomes.len());
     let written: usize = outcomes.iter().map(|o| o.ingresses_written).sum();
     assert!(written >= 100, "the corpus has {written} Ingresses");
@@ -123,7 +86,7 @@ fn people_s_nginx_ingresses_move_unless_they_use_a_feature_shunt_lacks() {
 #[test]
 fn every_nginx_ingress_of_the_corpus_is_accounted_for_in_its_report() {
     let mut missing = Vec::new();
-    for outcome in corpus_files().iter().map(report) {
+    for outcome in corpus_files(CLASS).iter().map(|file| report(CLASS, file)) {
         let counted = outcome.report["summary"]["ingresses"].as_u64().expect("a count");
         if counted != outcome.ingresses_written as u64 {
             missing.push(format!(

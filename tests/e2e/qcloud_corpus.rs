@@ -8,11 +8,11 @@
 //! that Tencent does not document). Any other refusal, one naming a key of the report's
 //! `noEffect` list above all, is a defect of the profile.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
-use crate::support::launch;
+use crate::support::corpus::{Outcome, corpus_files, report};
+
+const CLASS: &str = "qcloud";
 
 /// Reason kinds (the text before `:`) a host may be refused for.
 const EXPECTED_KINDS: [&str; 2] = ["CertificateUnavailable", "TkeRejects"];
@@ -20,43 +20,6 @@ const EXPECTED_KINDS: [&str; 2] = ["CertificateUnavailable", "TkeRejects"];
 /// The share of hosts that must be identical: 11 of 18 are (61 %); of the other seven, five wait
 /// for a certificate, one is TKE's E4047 and one has a TkeServiceConfig session.
 const IDENTICAL_AT_LEAST: f64 = 0.61;
-
-struct Outcome {
-    file: String,
-    ingresses_written: usize,
-    report: Value,
-}
-
-fn corpus_files() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/qcloud");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/corpus/qcloud exists")
-        .map(|entry| entry.expect("readable").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
-        .collect();
-    files.sort();
-    files
-}
-
-fn report(file: &PathBuf) -> Outcome {
-    let output = launch::shunt()
-        .args(["shadow", "report", "--shadow-class", "qcloud", "--json", "--manifests"])
-        .arg(file)
-        .output()
-        .expect("shunt runs");
-    let name = file.file_name().unwrap_or_default().to_string_lossy().into_owned();
-    assert!(
-        output.status.success(),
-        "{name}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = std::fs::read_to_string(file).expect("readable");
-    Outcome {
-        ingresses_written: text.matches("\nkind: Ingress\n").count(),
-        report: serde_json::from_slice(&output.stdout).expect("JSON report"),
-        file: name,
-    }
-}
 
 /// Why `reason` is not one a host may be refused for, if it is not.
 fn defect(reason: &str, no_effect: &[&str]) -> Option<String> {
@@ -75,7 +38,7 @@ fn defect(reason: &str, no_effect: &[&str]) -> Option<String> {
 
 #[test]
 fn people_s_tke_ingresses_move_unless_they_wait_for_a_certificate_or_tke_rejects_them() {
-    let outcomes: Vec<Outcome> = corpus_files().iter().map(report).collect();
+    let outcomes: Vec<Outcome> = corpus_files(CLASS).iter().map(|file| report(CLASS, file)).collect();
     let written: usize = outcomes.iter().map(|o| o.ingresses_written).sum();
     assert!(written >= 16, "the corpus has {written} Ingresses");
     let (mut identical, mut hosts, mut defects) = (0, 0, Vec::new());
@@ -115,7 +78,7 @@ fn people_s_tke_ingresses_move_unless_they_wait_for_a_certificate_or_tke_rejects
 #[test]
 fn every_qcloud_ingress_of_the_corpus_is_accounted_for_in_its_report() {
     let mut missing = Vec::new();
-    for outcome in corpus_files().iter().map(report) {
+    for outcome in corpus_files(CLASS).iter().map(|file| report(CLASS, file)) {
         let counted = outcome.report["summary"]["ingresses"].as_u64().expect("a count");
         if counted != outcome.ingresses_written as u64 {
             missing.push(format!(
@@ -130,7 +93,8 @@ fn every_qcloud_ingress_of_the_corpus_is_accounted_for_in_its_report() {
 #[test]
 fn tkes_own_rejections_in_the_corpus_are_named_with_its_error() {
     let outcome = report(
-        &corpus_files()
+        CLASS,
+        &corpus_files(CLASS)
             .into_iter()
             .find(|f| f.ends_with("terraform-demo-client-ip.yaml"))
             .expect("the file"),

@@ -3,6 +3,7 @@
 mod client;
 #[path = "../../common/mod.rs"]
 mod common;
+pub mod corpus;
 mod manifests;
 mod shunt;
 mod tls;
