@@ -40,6 +40,7 @@ mod reload;
 mod shutdown;
 mod streaming;
 mod tke;
+mod tke_session;
 mod tls;
 mod topology;
 mod upgrade;
