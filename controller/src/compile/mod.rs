@@ -63,7 +63,7 @@ pub(crate) use self::{
     backend::{Backends, Resolved},
     claims::{PathClaim, RouteSettings},
     ingress::Sink,
-    tls::TlsBuilder,
+    tls::{CertId, TlsBuilder},
 };
 
 pub use self::{
@@ -98,6 +98,9 @@ pub struct ClusterState {
     pub reference_grants: Vec<Arc<ReferenceGrant>>,
     /// TKE's TkeServiceConfigs, read by the qcloud profile (`tke-service-config`).
     pub tke_service_configs: Vec<Arc<TkeServiceConfig>>,
+    /// Every Secret is in `secrets`, whatever its type (manifests): one not found does not exist.
+    /// A cluster's watch holds `kubernetes.io/tls` Secrets only.
+    pub secrets_listed: bool,
 }
 
 /// Which Ingresses are ours.

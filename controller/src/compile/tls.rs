@@ -26,6 +26,8 @@ const QCLOUD_CERT_ID: &str = "qcloud_cert_id";
 /// Collects certificate bindings for one compile.
 pub struct TlsBuilder<'a> {
     secrets: HashMap<(&'a str, &'a str), &'a Secret>,
+    /// `secrets` holds every Secret (see [`ClusterState::secrets_listed`]).
+    secrets_listed: bool,
     now: Option<Timestamp>,
     /// Each Secret is loaded once per compile, however many Ingresses name it.
     loaded: HashMap<CertificateId, Result<LoadedCertificate, Unusable>>,
@@ -37,6 +39,18 @@ pub struct TlsBuilder<'a> {
     /// `serves`, `bind`): a host group that asked depends on Secrets and the clock, which the
     /// incremental compile does not track, so it is compiled again every time.
     asked: Cell<usize>,
+}
+
+/// What a Secret holds of a Tencent certificate id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CertId {
+    Held,
+    /// The Secret exists without one.
+    Lacking,
+    /// No such Secret.
+    NoSecret,
+    /// Not in the state, which does not hold every Secret.
+    Unknown,
 }
 
 /// Why a Secret cannot serve.
@@ -57,6 +71,7 @@ impl<'a> TlsBuilder<'a> {
             .collect();
         TlsBuilder {
             secrets,
+            secrets_listed: state.secrets_listed,
             now,
             loaded: HashMap::new(),
             hosts: BTreeMap::new(),
@@ -189,12 +204,16 @@ impl<'a> TlsBuilder<'a> {
             .map_err(|unusable| unusable.message)
     }
 
-    /// Whether the Secret `namespace/name` holds a Tencent certificate id (TKE's `qcloud_cert_id`);
-    /// `None` when the state lacks it (a cluster's Opaque Secrets are never watched).
-    pub fn holds_qcloud_cert_id(&self, namespace: &str, name: &str) -> Option<bool> {
+    /// What the Secret `namespace/name` holds of a Tencent certificate id (TKE's `qcloud_cert_id`).
+    pub fn qcloud_cert_id(&self, namespace: &str, name: &str) -> CertId {
         self.asked.set(self.asked.get() + 1);
-        let secret = self.secrets.get(&(namespace, name))?;
-        Some(secret_key(secret, QCLOUD_CERT_ID).is_some())
+        match self.secrets.get(&(namespace, name)) {
+            Some(secret) if secret_key(secret, QCLOUD_CERT_ID).is_some() => CertId::Held,
+            Some(_) => CertId::Lacking,
+            None if self.secrets_listed => CertId::NoSecret,
+            // A cluster's Opaque Secrets, where TKE's ids are, are never watched.
+            None => CertId::Unknown,
+        }
     }
 
     /// How many questions about certificates this builder has answered so far.
