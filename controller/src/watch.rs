@@ -19,13 +19,14 @@ use k8s_openapi::{
 };
 use kube::{
     Api, Client, Resource,
+    core::PartialObjectMeta,
     runtime::{WatchStreamExt, watcher},
 };
 use tokio::sync::Notify;
 use tracing::{debug, warn};
 
 use crate::{
-    compile::ClusterState,
+    compile::{ClusterState, SecretName},
     objects::{EndpointSlice, Service, TkeServiceConfig},
 };
 
@@ -37,7 +38,8 @@ pub use gateway::GatewayStores;
 pub use slim::Slim;
 pub use store::{Store, WatcherStopped};
 
-/// Secrets are cached only when they can hold certificates: shunt never sees other secrets.
+/// Secrets are cached only when they can hold certificates: shunt never reads other Secrets' data
+/// (for qcloud it lists their names, metadata only).
 pub const TLS_SECRET_SELECTOR: &str = "type=kubernetes.io/tls";
 
 /// The optional kinds `shunt run` watches besides Ingresses, Services, slices and Secrets.
@@ -57,6 +59,9 @@ pub struct Stores {
     services: Vec<Store<Service>>,
     slices: Vec<Store<EndpointSlice>>,
     secrets: Vec<Store<Secret>>,
+    /// Every Secret's name, when a qcloud profile is served: TKE's certificate Secrets are Opaque,
+    /// and one that does not exist is TKE's E4010. A metadata-only watch: no data is sent.
+    secret_names: Vec<Store<PartialObjectMeta<Secret>>>,
     /// ingress-nginx's ConfigMap alone (`--nginx-configmap`), when an nginx profile is served.
     nginx_config: Option<Store<ConfigMap>>,
     /// TKE's TkeServiceConfigs, when a qcloud profile is served (see `tke.rs`).
@@ -103,6 +108,12 @@ impl Stores {
                 .iter()
                 .map(|s| reflect(scoped(client, *s), config().fields(TLS_SECRET_SELECTOR), &changed))
                 .collect(),
+            secret_names: match kinds.qcloud {
+                true => (scopes.iter())
+                    .map(|s| reflect(scoped(client, *s), config(), &changed))
+                    .collect(),
+                false => Vec::new(),
+            },
             nginx_config: nginx_config.map(|(namespace, name)| {
                 let by_name = config().fields(&format!("metadata.name={name}"));
                 reflect(Api::namespaced(client.clone(), namespace), by_name, &changed)
@@ -131,6 +142,9 @@ impl Stores {
         for store in &self.secrets {
             store.wait_until_ready().await?;
         }
+        for store in &self.secret_names {
+            store.wait_until_ready().await?;
+        }
         if let Some(store) = &self.nginx_config {
             store.wait_until_ready().await?;
         }
@@ -153,6 +167,8 @@ impl Stores {
             secrets: all(&self.secrets),
             config_maps: self.nginx_config.iter().flat_map(|store| store.state()).collect(),
             tke_service_configs: all(&self.tke_service_configs),
+            secrets_listed: !self.secret_names.is_empty(),
+            secret_names: all(&self.secret_names).into_iter().map(SecretName).collect(),
             ..ClusterState::default()
         };
         self.gateway.fill(&mut state);

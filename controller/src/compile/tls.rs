@@ -4,7 +4,7 @@
 
 use std::{
     cell::Cell,
-    collections::{BTreeMap, BTreeSet, HashMap, btree_map::Entry},
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet, btree_map::Entry},
 };
 
 use k8s_openapi::{
@@ -26,8 +26,10 @@ const QCLOUD_CERT_ID: &str = "qcloud_cert_id";
 /// Collects certificate bindings for one compile.
 pub struct TlsBuilder<'a> {
     secrets: HashMap<(&'a str, &'a str), &'a Secret>,
-    /// `secrets` holds every Secret (see [`ClusterState::secrets_listed`]).
+    /// `secrets` and `names` hold every Secret (see [`ClusterState::secrets_listed`]).
     secrets_listed: bool,
+    /// Secrets of other types than `kubernetes.io/tls`, by name only.
+    names: HashSet<(&'a str, &'a str)>,
     now: Option<Timestamp>,
     /// Each Secret is loaded once per compile, however many Ingresses name it.
     loaded: HashMap<CertificateId, Result<LoadedCertificate, Unusable>>,
@@ -72,6 +74,9 @@ impl<'a> TlsBuilder<'a> {
         TlsBuilder {
             secrets,
             secrets_listed: state.secrets_listed,
+            names: (state.secret_names.iter())
+                .map(|secret| namespace_name(&secret.0.metadata))
+                .collect(),
             now,
             loaded: HashMap::new(),
             hosts: BTreeMap::new(),
@@ -210,8 +215,9 @@ impl<'a> TlsBuilder<'a> {
         match self.secrets.get(&(namespace, name)) {
             Some(secret) if secret_key(secret, QCLOUD_CERT_ID).is_some() => CertId::Held,
             Some(_) => CertId::Lacking,
+            // An Opaque Secret, where TKE keeps its ids, whose data shunt never reads.
+            None if self.names.contains(&(namespace, name)) => CertId::Unknown,
             None if self.secrets_listed => CertId::NoSecret,
-            // A cluster's Opaque Secrets, where TKE's ids are, are never watched.
             None => CertId::Unknown,
         }
     }

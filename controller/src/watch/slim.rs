@@ -13,6 +13,7 @@ use k8s_openapi::{
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
+use kube::core::PartialObjectMeta;
 
 use std::collections::BTreeMap;
 
@@ -116,6 +117,14 @@ impl Slim for Secret {
         if let Some(data) = &mut self.string_data {
             data.retain(|key, _| TLS_KEYS.contains(&key.as_str()));
         }
+    }
+}
+
+impl Slim for PartialObjectMeta<Secret> {
+    /// Its namespace and name: whether it exists (the watch never carries a Secret's data).
+    fn slim(&mut self) {
+        self.types = None;
+        slim_metadata_fully(&mut self.metadata);
     }
 }
 

@@ -16,5 +16,6 @@ mod restart;
 mod routing;
 mod scale;
 mod status;
+mod tke;
 
 pub use crate::support::*;

@@ -109,6 +109,7 @@ impl World {
             reference_grants: self.grant.iter().cloned().collect(),
             tke_service_configs: Vec::new(),
             secrets_listed: true,
+            secret_names: Vec::new(),
         }
     }
 
