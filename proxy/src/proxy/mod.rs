@@ -183,6 +183,9 @@ impl Proxy {
                 made_here,
                 record.outcome.cors_origin.take(),
             );
+            if let Some(pace) = route.rules.response_pace {
+                response.body_mut().pace(pace);
+            }
         }
         if let Some(cookie) = record.outcome.auth_cookie.take() {
             auth::add_cookie(&mut response, cookie);

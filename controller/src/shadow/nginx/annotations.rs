@@ -15,6 +15,7 @@ use super::{
     cors::CorsKeys,
     errors::{ErrorAnnotations, ErrorKeys},
     limits::{LimitKeys, LimitStatus},
+    pace::PaceKeys,
     next_upstream::{self, NextUpstreamKeys},
     source_ranges::RangeList,
     timeouts::{TimeoutSeconds, seconds},
@@ -86,6 +87,8 @@ pub struct NginxAnnotations {
     /// `limit-rps`, `limit-rpm`, `limit-connections` (see `limits.rs`), answered with 503 until
     /// the ConfigMap's codes are applied.
     pub limits: Option<RateLimits>,
+    /// `limit-rate` and `limit-rate-after` as written, over the ConfigMap's (see `pace.rs`).
+    pub pace: PaceKeys,
     /// `auth-url` and the `auth-*` keys of external authentication (see `auth.rs`).
     pub external_auth: Option<ExternalAuth>,
     /// `auth-proxy-set-headers` as written, beside an `auth-url`: the ConfigMap whose fields
@@ -183,6 +186,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     }
     match limits.resolve(ingress, LimitStatus::default()) {
         Ok(spec) => parsed.limits = spec,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match limits.pace() {
+        Ok(keys) => parsed.pace = keys,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     match auth.resolve() {

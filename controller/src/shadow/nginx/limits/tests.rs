@@ -96,22 +96,6 @@ fn the_allowlist_is_exempt_unless_it_names_internal_space() {
 }
 
 #[test]
-fn response_pacing_is_refused_unless_off() {
-    assert_eq!(
-        resolve(&[("limit-rate", "0"), ("limit-rps", "1")]).map(|l| l.is_some()),
-        Ok(true)
-    );
-    assert_eq!(
-        resolve(&[("limit-rate", "100")]),
-        Err((Refusal::Unsupported, "limit-rate"))
-    );
-    assert_eq!(
-        resolve(&[("limit-rate-after", "1024")]),
-        Err((Refusal::Unsupported, "limit-rate-after"))
-    );
-}
-
-#[test]
 fn status_codes_are_nginx_s_range() {
     assert_eq!(status_code("429"), Some(429));
     assert_eq!(status_code(" 503 "), Some(503));
