@@ -19,9 +19,13 @@ use std::{
 };
 
 use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
 use tokio::time::{Instant, Sleep};
 
 use crate::spec::ResponsePace;
+
+const X_ACCEL_BUFFERING: &str = "x-accel-buffering";
+const X_ACCEL_LIMIT_RATE: &str = "x-accel-limit-rate";
 
 /// The most paced bytes let out at once: a tenth of a second's worth, so a client sees about
 /// ten writes a second however large the pod's chunks (never more than one chunk is held).
@@ -44,6 +48,36 @@ pub fn allowance(pace: ResponsePace, elapsed: Duration) -> u64 {
         .checked_mul(elapsed.as_nanos())
         .map_or(u128::MAX, |product| product / 1_000_000_000);
     pace.after_bytes().saturating_add(u64::try_from(paced).unwrap_or(u64::MAX))
+}
+
+/// The pace of one pod answer with `headers` on a route paced at `pace`, as nginx's upstream
+/// module reads them before its write filter paces: `X-Accel-Buffering: yes` or `no` (any
+/// case) overrides the location's buffering, only a buffered answer is paced, and
+/// `X-Accel-Limit-Rate` (bytes per second, digits only; the last one counts) replaces the
+/// rate, `0` lifting it.
+pub fn for_answer(pace: ResponsePace, headers: &HeaderMap) -> Option<ResponsePace> {
+    let buffered = match headers.get_all(X_ACCEL_BUFFERING).iter().last().map(HeaderValue::as_bytes) {
+        Some(value) if value.eq_ignore_ascii_case(b"yes") => true,
+        Some(value) if value.eq_ignore_ascii_case(b"no") => false,
+        _ => pace.buffered(),
+    };
+    if !buffered {
+        return None;
+    }
+    let rate = headers.get_all(X_ACCEL_LIMIT_RATE).iter().last().and_then(ngx_atoi);
+    match rate {
+        Some(rate) => ResponsePace::new(rate, pace.after_bytes(), true),
+        None => Some(pace),
+    }
+}
+
+/// nginx's `ngx_atoi`: digits only, within what it holds.
+fn ngx_atoi(value: &HeaderValue) -> Option<u64> {
+    let digits = value.as_bytes();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok())
 }
 
 /// The bytes the pacer waits for before letting any out: a tenth of a second's worth, at

@@ -6,7 +6,37 @@ use proptest::prelude::*;
 use super::*;
 
 fn pace(rate: u64, after: u64) -> ResponsePace {
-    ResponsePace::new(rate, after).expect("a rate above zero")
+    ResponsePace::new(rate, after, true).expect("a rate above zero")
+}
+
+fn headers(fields: &[(&'static str, &'static str)]) -> HeaderMap {
+    fields
+        .iter()
+        .map(|(name, value)| (http::HeaderName::from_static(name), HeaderValue::from_static(value)))
+        .collect()
+}
+
+#[test]
+fn only_a_buffered_answer_is_paced_and_the_pod_may_say_which() {
+    let unbuffered = ResponsePace::new(1024, 0, false).expect("a rate");
+    assert_eq!(for_answer(unbuffered, &headers(&[])), None, "proxy_buffering off: nginx sets limit_rate 0");
+    let turned_on = for_answer(unbuffered, &headers(&[("x-accel-buffering", "YES")]));
+    assert_eq!(turned_on.map(|p| p.bytes_per_second()), Some(1024));
+    let buffered = pace(1024, 0);
+    assert_eq!(for_answer(buffered, &headers(&[("x-accel-buffering", "no")])), None);
+    assert_eq!(for_answer(buffered, &headers(&[("x-accel-buffering", "maybe")])), Some(buffered));
+}
+
+#[test]
+fn the_pods_limit_rate_replaces_the_routes_when_digits() {
+    let buffered = pace(1024, 4096);
+    let replaced = for_answer(buffered, &headers(&[("x-accel-limit-rate", "100")]));
+    assert_eq!(replaced, ResponsePace::new(100, 4096, true));
+    assert_eq!(for_answer(buffered, &headers(&[("x-accel-limit-rate", "0")])), None);
+    for ignored in ["-5", "10k", "", "99999999999999999999"] {
+        let fields = headers(&[("x-accel-limit-rate", ignored)]);
+        assert_eq!(for_answer(buffered, &fields), Some(buffered), "{ignored:?}");
+    }
 }
 
 proptest! {

@@ -176,6 +176,8 @@ impl Proxy {
         };
         if let Some(route) = record.outcome.route.as_deref() {
             let made_here = record.outcome.answered.is_none();
+            // Read before `finish` hides the pod's `X-Accel-*` fields.
+            let pace = (route.rules.response_pace).and_then(|pace| crate::pace::for_answer(pace, response.headers()));
             answer::finish(
                 &mut response,
                 route,
@@ -183,7 +185,7 @@ impl Proxy {
                 made_here,
                 record.outcome.cors_origin.take(),
             );
-            if let Some(pace) = route.rules.response_pace {
+            if let Some(pace) = pace {
                 response.body_mut().pace(pace);
             }
         }

@@ -142,6 +142,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut errors = ErrorKeys::default();
     let mut auth = AuthKeys::default();
     let mut affinity = AffinityKeys::default();
+    let mut buffering = None;
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         if !super::keys::read(name) {
@@ -150,6 +151,9 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         }
         if NO_EFFECT.contains(&name) {
             parsed.no_effect.push(key.clone());
+            if name == "proxy-buffering" {
+                buffering = Some(value.as_str());
+            }
             continue;
         }
         let slot = match name {
@@ -189,7 +193,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     match limits.pace() {
-        Ok(keys) => parsed.pace = keys,
+        Ok(mut keys) => {
+            buffering.inspect(|value| keys.buffering_annotation(value));
+            parsed.pace = keys;
+        }
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     match auth.resolve() {

@@ -210,6 +210,11 @@ impl NginxConfig {
                 }
                 "limit-req-status-code" | "limit-conn-status-code" => config.limit_status_key(key, value),
                 "limit-rate" | "limit-rate-after" => config.pace_key(key, value),
+                // Written as it is into `proxy_buffering`, a flag nginx reads in any case.
+                "proxy-buffering" if value.eq_ignore_ascii_case("on") || value.eq_ignore_ascii_case("off") => {
+                    config.pace.buffering = Some(value.eq_ignore_ascii_case("on"));
+                    Ok(())
+                }
                 "custom-http-errors" | "disable-proxy-intercept-errors" => {
                     config.errors.set(key, value).map_err(KeyRefusal::from)
                 }

@@ -2,7 +2,8 @@
 //! into the [`ResponsePace`] the proxy applies. ratelimit/main.go reads each annotation with
 //! `strconv.Atoi` and falls back to the ConfigMap's value when it is absent or does not parse;
 //! template.go's `buildRateLimit` writes `limit_rate_after Nk;` and `limit_rate Nk;` only for
-//! values above zero: kibibytes, per request.
+//! values above zero: kibibytes, per request. nginx paces only answers it buffers, so the
+//! location's `proxy-buffering` (annotation over ConfigMap, `off` by default) travels along.
 
 use shunt_spec::ResponsePace;
 
@@ -14,6 +15,8 @@ use super::annotations::Refusal;
 pub struct PaceKeys {
     pub rate: Option<i64>,
     pub after: Option<i64>,
+    /// `proxy-buffering`: `on` or `off`.
+    pub buffering: Option<bool>,
 }
 
 impl PaceKeys {
@@ -27,14 +30,26 @@ impl PaceKeys {
         Ok(PaceKeys {
             rate: read(rate, "limit-rate")?,
             after: read(after, "limit-rate-after")?,
+            buffering: None,
         })
+    }
+
+    /// The `proxy-buffering` annotation: proxy/main.go's validator takes `on` or `off`
+    /// (trimmed, that case); anything else keeps the ConfigMap's.
+    pub fn buffering_annotation(&mut self, value: &str) {
+        self.buffering = match value.trim() {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
+        };
     }
 
     /// The pace of an Ingress with these annotations under a ConfigMap with `config`'s.
     pub fn over(self, config: PaceKeys) -> Option<ResponsePace> {
         let rate = bytes(self.rate.or(config.rate).unwrap_or(0))?;
         let after = bytes(self.after.or(config.after).unwrap_or(0)).unwrap_or(0);
-        ResponsePace::new(rate, after)
+        let buffered = self.buffering.or(config.buffering).unwrap_or(false);
+        ResponsePace::new(rate, after, buffered)
     }
 }
 

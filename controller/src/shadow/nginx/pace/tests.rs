@@ -10,11 +10,11 @@ fn pace(rate: &str, after: &str) -> Option<ResponsePace> {
 #[test]
 fn the_values_are_kibibytes_and_zero_paces_nothing() {
     // buildRateLimit writes `limit_rate 100k;` and `limit_rate_after 2k;`.
-    assert_eq!(pace("100", "2"), ResponsePace::new(102_400, 2048));
+    assert_eq!(pace("100", "2"), ResponsePace::new(102_400, 2048, false));
     assert_eq!(pace("0", "2"), None);
     assert_eq!(pace("-5", "2"), None);
     // `limit_rate_after` is left out below one: nothing goes unpaced.
-    assert_eq!(pace("1", "-3"), ResponsePace::new(1024, 0));
+    assert_eq!(pace("1", "-3"), ResponsePace::new(1024, 0, false));
 }
 
 #[test]
@@ -22,11 +22,16 @@ fn each_annotation_falls_back_to_the_config_map_when_absent_or_unparsed() {
     let config = PaceKeys {
         rate: Some(8),
         after: Some(16),
+        buffering: Some(true),
     };
     let keys = PaceKeys::annotations(Some("abc"), None).expect("unparsed is absent");
-    assert_eq!(keys.over(config), ResponsePace::new(8 * 1024, 16 * 1024));
-    let keys = PaceKeys::annotations(Some("4"), Some(" 1")).expect("unparsed is absent");
-    assert_eq!(keys.over(config), ResponsePace::new(4 * 1024, 16 * 1024));
+    assert_eq!(keys.over(config), ResponsePace::new(8 * 1024, 16 * 1024, true));
+    let mut keys = PaceKeys::annotations(Some("4"), Some(" 1")).expect("unparsed is absent");
+    assert_eq!(keys.over(config), ResponsePace::new(4 * 1024, 16 * 1024, true));
+    keys.buffering_annotation(" off ");
+    assert_eq!(keys.over(config), ResponsePace::new(4 * 1024, 16 * 1024, false));
+    keys.buffering_annotation("OFF");
+    assert_eq!(keys.over(config).map(|pace| pace.buffered()), Some(true), "not an option: the ConfigMap's");
     // An annotation of zero turns the ConfigMap's pace off, as the template writes nothing.
     let keys = PaceKeys::annotations(Some("0"), None).expect("valid");
     assert_eq!(keys.over(config), None);
