@@ -14,15 +14,29 @@
 use std::{
     future::Future,
     pin::Pin,
+    sync::LazyLock,
     task::{Context, Poll},
     time::Duration,
 };
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue};
+use prometheus_client::{metrics::counter::Counter, registry::Registry};
 use tokio::time::{Instant, Sleep};
 
 use crate::spec::ResponsePace;
+
+/// Pod answers paced, every route (one counter for the process).
+static PACED: LazyLock<Counter> = LazyLock::new(Counter::default);
+
+/// Adds the pace's series to `registry`.
+pub fn register(registry: &mut Registry) {
+    registry.register(
+        "shunt_responses_paced",
+        "Pod answers sent at a route's pace (ingress-nginx's limit-rate)",
+        PACED.clone(),
+    );
+}
 
 const X_ACCEL_BUFFERING: &str = "x-accel-buffering";
 const X_ACCEL_LIMIT_RATE: &str = "x-accel-limit-rate";
@@ -47,7 +61,8 @@ pub fn allowance(pace: ResponsePace, elapsed: Duration) -> u64 {
     let paced = u128::from(pace.bytes_per_second())
         .checked_mul(elapsed.as_nanos())
         .map_or(u128::MAX, |product| product / 1_000_000_000);
-    pace.after_bytes().saturating_add(u64::try_from(paced).unwrap_or(u64::MAX))
+    pace.after_bytes()
+        .saturating_add(u64::try_from(paced).unwrap_or(u64::MAX))
 }
 
 /// The pace of one pod answer with `headers` on a route paced at `pace`, as nginx's upstream
@@ -56,7 +71,12 @@ pub fn allowance(pace: ResponsePace, elapsed: Duration) -> u64 {
 /// `X-Accel-Limit-Rate` (bytes per second, digits only; the last one counts) replaces the
 /// rate, `0` lifting it.
 pub fn for_answer(pace: ResponsePace, headers: &HeaderMap) -> Option<ResponsePace> {
-    let buffered = match headers.get_all(X_ACCEL_BUFFERING).iter().last().map(HeaderValue::as_bytes) {
+    let buffered = match headers
+        .get_all(X_ACCEL_BUFFERING)
+        .iter()
+        .last()
+        .map(HeaderValue::as_bytes)
+    {
         Some(value) if value.eq_ignore_ascii_case(b"yes") => true,
         Some(value) if value.eq_ignore_ascii_case(b"no") => false,
         _ => pace.buffered(),
@@ -77,7 +97,11 @@ fn ngx_atoi(value: &HeaderValue) -> Option<u64> {
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    std::str::from_utf8(digits).ok()?.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok())
+    std::str::from_utf8(digits)
+        .ok()?
+        .parse::<i64>()
+        .ok()
+        .and_then(|n| u64::try_from(n).ok())
 }
 
 /// The bytes the pacer waits for before letting any out: a tenth of a second's worth, at
@@ -98,6 +122,7 @@ pub struct Pacer {
 
 impl Pacer {
     pub fn new(pace: ResponsePace) -> Self {
+        PACED.inc();
         Pacer {
             pace,
             start: Instant::now(),
@@ -126,8 +151,11 @@ impl Pacer {
         if budget < least && self.sent >= self.pace.after_bytes() {
             // A time past what an Instant holds is a wait that never ends; a year stands for it.
             let wait = due(self.pace, self.sent.saturating_add(least));
-            let due = (self.start.checked_add(wait)).unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 86_400));
-            let timer = self.timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+            let due =
+                (self.start.checked_add(wait)).unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 86_400));
+            let timer = self
+                .timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
             timer.as_mut().reset(due);
             if timer.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;

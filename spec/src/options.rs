@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::{
     BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream,
-    NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, ResponsePace, RequestConditions, RewriteTarget,
+    NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions, ResponsePace, RewriteTarget,
     UpstreamTimeouts,
 };
 

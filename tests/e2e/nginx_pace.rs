@@ -1,7 +1,7 @@
 //! limit-rate and limit-rate-after end to end: a 256 KiB answer of a route paced at 64 KiB/s
 //! after its first 64 KiB (and buffered, `proxy-buffering: on`, as nginx paces only what it
 //! buffers) cannot reach the client sooner than the 3 s the other 192 KiB take, over HTTP/1.1
-//! and h2c, and arrives whole. Only that lower bound is asserted: a slow machine
+//! and h2c, and arrives whole; both are counted in `shunt_responses_paced_total`. Only that lower bound is asserted: a slow machine
 //! only makes it longer.
 
 use std::time::{Duration, Instant};
@@ -60,7 +60,10 @@ async fn a_paced_answer_takes_at_least_what_its_rate_implies_and_arrives_whole()
     let took = started.elapsed();
     assert_eq!(reply.status, StatusCode::OK);
     assert!(reply.body.as_ref() == answer(), "HTTP/1.1: the body as the pod sent it");
-    assert!(took >= least, "HTTP/1.1 answer in {took:?}, under the {least:?} its pace allows");
+    assert!(
+        took >= least,
+        "HTTP/1.1 answer in {took:?}, under the {least:?} its pace allows"
+    );
 
     let started = Instant::now();
     let request = get(HOST, "/file");
@@ -72,5 +75,11 @@ async fn a_paced_answer_takes_at_least_what_its_rate_implies_and_arrives_whole()
     let took = started.elapsed();
     assert_eq!(reply.status, StatusCode::OK);
     assert!(reply.body.as_ref() == answer(), "h2c: the body as the pod sent it");
-    assert!(took >= least, "h2c answer in {took:?}, under the {least:?} its pace allows");
+    assert!(
+        took >= least,
+        "h2c answer in {took:?}, under the {least:?} its pace allows"
+    );
+
+    let metrics = shunt.admin("/metrics").await.text();
+    assert!(metrics.contains("shunt_responses_paced_total 2"), "{metrics}");
 }

@@ -19,12 +19,19 @@ fn headers(fields: &[(&'static str, &'static str)]) -> HeaderMap {
 #[test]
 fn only_a_buffered_answer_is_paced_and_the_pod_may_say_which() {
     let unbuffered = ResponsePace::new(1024, 0, false).expect("a rate");
-    assert_eq!(for_answer(unbuffered, &headers(&[])), None, "proxy_buffering off: nginx sets limit_rate 0");
+    assert_eq!(
+        for_answer(unbuffered, &headers(&[])),
+        None,
+        "proxy_buffering off: nginx sets limit_rate 0"
+    );
     let turned_on = for_answer(unbuffered, &headers(&[("x-accel-buffering", "YES")]));
     assert_eq!(turned_on.map(|p| p.bytes_per_second()), Some(1024));
     let buffered = pace(1024, 0);
     assert_eq!(for_answer(buffered, &headers(&[("x-accel-buffering", "no")])), None);
-    assert_eq!(for_answer(buffered, &headers(&[("x-accel-buffering", "maybe")])), Some(buffered));
+    assert_eq!(
+        for_answer(buffered, &headers(&[("x-accel-buffering", "maybe")])),
+        Some(buffered)
+    );
 }
 
 #[test]
@@ -97,7 +104,10 @@ async fn the_first_bytes_go_at_once_and_the_rest_at_the_rate() {
     assert!(*last <= 110, "{parts:?}");
     let took = Instant::now() - start;
     assert!(took >= due(pace(1024, 4096), 10 * 1024), "{took:?}");
-    assert!(took < Duration::from_millis(6100), "virtual time, without slack for the machine: {took:?}");
+    assert!(
+        took < Duration::from_millis(6100),
+        "virtual time, without slack for the machine: {took:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

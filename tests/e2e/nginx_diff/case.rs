@@ -305,35 +305,38 @@ async fn start_pods() -> Vec<Backend> {
 /// `big`: echoes with a `padding` of `?kib=N` KiB (none without), so an answer is as large as
 /// a case needs (see [`Seen`]'s `pod padding`), and with `X-Accel-Buffering: V` for `&accel=V`.
 async fn big() -> Backend {
-    Backend::http1("big").handler(|request| async {
-        let query = request.uri().query().unwrap_or_default().to_string();
-        let asked = |name: &str| {
-            let prefix = format!("{name}=");
-            query.split('&').find_map(|pair| pair.strip_prefix(prefix.as_str()).map(str::to_string))
-        };
-        let kib: usize = asked("kib").and_then(|n| n.parse().ok()).unwrap_or(0);
-        let accel = asked("accel");
-        let response = echo("big".to_string(), request).await;
-        let (parts, body) = response.into_parts();
-        let bytes = http_body_util::BodyExt::collect(body)
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
-        let mut report: Value = serde_json::from_slice(&bytes).unwrap_or_default();
-        let padding: String = (0..kib * 1024).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-        report["padding"] = Value::String(padding);
-        let mut parts = parts;
-        parts.headers.remove(http::header::CONTENT_LENGTH);
-        if let Some(value) = accel.and_then(|value| HeaderValue::from_str(&value).ok()) {
-            parts.headers.insert("x-accel-buffering", value);
-        }
-        Response::from_parts(
-            parts,
-            crate::support::full(serde_json::to_vec(&report).unwrap_or_default()),
-        )
-    })
-    .start()
-    .await
+    Backend::http1("big")
+        .handler(|request| async {
+            let query = request.uri().query().unwrap_or_default().to_string();
+            let asked = |name: &str| {
+                let prefix = format!("{name}=");
+                query
+                    .split('&')
+                    .find_map(|pair| pair.strip_prefix(prefix.as_str()).map(str::to_string))
+            };
+            let kib: usize = asked("kib").and_then(|n| n.parse().ok()).unwrap_or(0);
+            let accel = asked("accel");
+            let response = echo("big".to_string(), request).await;
+            let (parts, body) = response.into_parts();
+            let bytes = http_body_util::BodyExt::collect(body)
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            let mut report: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+            let padding: String = (0..kib * 1024).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            report["padding"] = Value::String(padding);
+            let mut parts = parts;
+            parts.headers.remove(http::header::CONTENT_LENGTH);
+            if let Some(value) = accel.and_then(|value| HeaderValue::from_str(&value).ok()) {
+                parts.headers.insert("x-accel-buffering", value);
+            }
+            Response::from_parts(
+                parts,
+                crate::support::full(serde_json::to_vec(&report).unwrap_or_default()),
+            )
+        })
+        .start()
+        .await
 }
 
 /// One `upstream` per pod's Service (and the HTTPS pod `secure` at `secure`, `down`), named as

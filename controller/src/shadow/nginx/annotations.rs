@@ -15,8 +15,8 @@ use super::{
     cors::CorsKeys,
     errors::{ErrorAnnotations, ErrorKeys},
     limits::{LimitKeys, LimitStatus},
-    pace::PaceKeys,
     next_upstream::{self, NextUpstreamKeys},
+    pace::PaceKeys,
     source_ranges::RangeList,
     timeouts::{TimeoutSeconds, seconds},
 };
@@ -142,7 +142,6 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut errors = ErrorKeys::default();
     let mut auth = AuthKeys::default();
     let mut affinity = AffinityKeys::default();
-    let mut buffering = None;
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         if !super::keys::read(name) {
@@ -151,9 +150,8 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         }
         if NO_EFFECT.contains(&name) {
             parsed.no_effect.push(key.clone());
-            if name == "proxy-buffering" {
-                buffering = Some(value.as_str());
-            }
+            // `proxy-buffering` decides which answers `limit-rate` paces.
+            limits.set(name, value);
             continue;
         }
         let slot = match name {
@@ -188,17 +186,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         Ok(spec) => parsed.cors = spec,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
-    match limits.resolve(ingress, LimitStatus::default()) {
-        Ok(spec) => parsed.limits = spec,
-        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
-    }
-    match limits.pace() {
-        Ok(mut keys) => {
-            buffering.inspect(|value| keys.buffering_annotation(value));
-            parsed.pace = keys;
-        }
-        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
-    }
+    resolve_limits(&limits, ingress, &mut parsed);
     match auth.resolve() {
         Ok(spec) => {
             let reference = spec.as_ref().and(auth.set_headers_reference());
@@ -221,6 +209,18 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed
+}
+
+/// The rate-limit keys: the zone's limits (`limits.rs`) and the answer's pace (`pace.rs`).
+fn resolve_limits(limits: &LimitKeys, ingress: &Ingress, parsed: &mut NginxAnnotations) {
+    match limits.resolve(ingress, LimitStatus::default()) {
+        Ok(spec) => parsed.limits = spec,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match limits.pace() {
+        Ok(keys) => parsed.pace = keys,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
 }
 
 /// Why a key makes its hosts refused.

@@ -18,8 +18,8 @@ use super::{
     forwarding::{FORWARDING_KEYS, ForwardingKeys},
     global_auth::GlobalAuth,
     limits::{LimitStatus, status_code},
-    pace::{self, PaceKeys},
     next_upstream::{self, NextUpstreamKeys},
+    pace::{self, PaceKeys},
     timeouts::TimeoutSeconds,
 };
 
@@ -159,9 +159,18 @@ impl NginxConfig {
         Ok(())
     }
 
-    /// `limit-rate` or `limit-rate-after`: a number nginx takes as KiB, or the key refuses.
+    /// `limit-rate` or `limit-rate-after`: a number nginx takes as KiB, or the key refuses;
+    /// `proxy-buffering`, which decides what they pace: written as it is into
+    /// `proxy_buffering`, a flag nginx reads in any case (another value changes nothing here).
     fn pace_key(&mut self, key: &str, value: &str) -> Result<(), KeyRefusal> {
-        let kib = pace::atoi(value).filter(|kib| kib.checked_mul(1024).is_some()).ok_or(Invalid)?;
+        if key == "proxy-buffering" {
+            let on = ["on", "off"].map(|flag| value.eq_ignore_ascii_case(flag));
+            self.pace.buffering = on.contains(&true).then_some(on[0]).or(self.pace.buffering);
+            return Ok(());
+        }
+        let kib = pace::atoi(value)
+            .filter(|kib| kib.checked_mul(1024).is_some())
+            .ok_or(Invalid)?;
         match key {
             "limit-rate" => self.pace.rate = Some(kib),
             _ => self.pace.after = Some(kib),
@@ -209,12 +218,7 @@ impl NginxConfig {
                     Ok(())
                 }
                 "limit-req-status-code" | "limit-conn-status-code" => config.limit_status_key(key, value),
-                "limit-rate" | "limit-rate-after" => config.pace_key(key, value),
-                // Written as it is into `proxy_buffering`, a flag nginx reads in any case.
-                "proxy-buffering" if value.eq_ignore_ascii_case("on") || value.eq_ignore_ascii_case("off") => {
-                    config.pace.buffering = Some(value.eq_ignore_ascii_case("on"));
-                    Ok(())
-                }
+                "limit-rate" | "limit-rate-after" | "proxy-buffering" => config.pace_key(key, value),
                 "custom-http-errors" | "disable-proxy-intercept-errors" => {
                     config.errors.set(key, value).map_err(KeyRefusal::from)
                 }

@@ -31,6 +31,8 @@ pub struct LimitKeys {
     whitelist: Option<String>,
     rate: Option<String>,
     rate_after: Option<String>,
+    /// `proxy-buffering`, a key of no effect but on what `limit-rate` paces.
+    buffering: Option<String>,
 }
 
 /// The ConfigMap's answers to a limited request (`limit-req-status-code`,
@@ -62,6 +64,7 @@ impl LimitKeys {
             "limit-whitelist" => &mut self.whitelist,
             "limit-rate" => &mut self.rate,
             "limit-rate-after" => &mut self.rate_after,
+            "proxy-buffering" => &mut self.buffering,
             _ => return false,
         };
         *slot = Some(value.to_string());
@@ -111,7 +114,11 @@ impl LimitKeys {
 
     /// `limit-rate` and `limit-rate-after`, read apart: they need no zone (see `pace.rs`).
     pub fn pace(&self) -> Result<PaceKeys, (Refusal, &'static str)> {
-        PaceKeys::annotations(self.rate.as_deref(), self.rate_after.as_deref())
+        let mut keys = PaceKeys::annotations(self.rate.as_deref(), self.rate_after.as_deref())?;
+        if let Some(value) = &self.buffering {
+            keys.buffering_annotation(value);
+        }
+        Ok(keys)
     }
 
     /// `limit-allowlist`, or its alias when it is absent.

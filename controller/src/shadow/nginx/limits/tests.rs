@@ -96,6 +96,26 @@ fn the_allowlist_is_exempt_unless_it_names_internal_space() {
 }
 
 #[test]
+fn the_pace_keys_and_proxy_buffering_read_together() {
+    let mut keys = LimitKeys::default();
+    for (name, value) in [
+        ("limit-rate", "16"),
+        ("limit-rate-after", "x"),
+        ("proxy-buffering", "on"),
+    ] {
+        assert!(keys.set(name, value));
+    }
+    let config = super::super::pace::PaceKeys {
+        after: Some(2),
+        ..Default::default()
+    };
+    let pace = keys.pace().expect("valid").over(config);
+    assert_eq!(pace, shunt_spec::ResponsePace::new(16 * 1024, 2048, true));
+    // No rate at all: no zone either.
+    assert_eq!(resolve(&[("limit-rate", "16")]), Ok(None));
+}
+
+#[test]
 fn status_codes_are_nginx_s_range() {
     assert_eq!(status_code("429"), Some(429));
     assert_eq!(status_code(" 503 "), Some(503));

@@ -31,7 +31,11 @@ fn each_annotation_falls_back_to_the_config_map_when_absent_or_unparsed() {
     keys.buffering_annotation(" off ");
     assert_eq!(keys.over(config), ResponsePace::new(4 * 1024, 16 * 1024, false));
     keys.buffering_annotation("OFF");
-    assert_eq!(keys.over(config).map(|pace| pace.buffered()), Some(true), "not an option: the ConfigMap's");
+    assert_eq!(
+        keys.over(config).map(|pace| pace.buffered()),
+        Some(true),
+        "not an option: the ConfigMap's"
+    );
     // An annotation of zero turns the ConfigMap's pace off, as the template writes nothing.
     let keys = PaceKeys::annotations(Some("0"), None).expect("valid");
     assert_eq!(keys.over(config), None);
@@ -63,4 +67,28 @@ proptest! {
         let expected = wide.and_then(|wide| i64::try_from(wide).ok());
         prop_assert_eq!(atoi(&value), expected);
     }
+}
+
+#[test]
+fn the_config_map_keys_set_every_ingress_s_pace() {
+    use std::collections::BTreeMap;
+
+    use super::super::config::NginxConfig;
+    let parse = |pairs: &[(&str, &str)]| {
+        let data: BTreeMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        NginxConfig::parse(&data)
+    };
+    let config = parse(&[
+        ("limit-rate", "8"),
+        ("limit-rate-after", "1"),
+        ("proxy-buffering", "On"),
+    ]);
+    assert!(config.refusals.is_empty(), "{:?}", config.refusals);
+    assert_eq!(
+        PaceKeys::default().over(config.pace),
+        ResponsePace::new(8192, 1024, true)
+    );
+    let config = parse(&[("limit-rate", "8k"), ("proxy-buffering", "sometimes")]);
+    assert_eq!(config.refusals, ["InvalidConfigMapKey: limit-rate"]);
+    assert_eq!(config.pace.buffering, None);
 }
