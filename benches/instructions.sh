@@ -13,7 +13,7 @@
 #   ROUTE=auth PROXIES=shunt benches/instructions.sh # the route under ingress-nginx's profile, gated
 #
 # ROUTE (shunt only): plain (default: shunt's own class), nginx (the same route as an Ingress of
-# class nginx under `--class-profile nginx=nginx`, ssl-redirect off), auth (that, with `auth-url`
+# class nginx under `--shadow-class nginx`, ssl-redirect off), auth (that, with `auth-url`
 # to an auth service answering 200 on loopback: one subrequest per request) and auth-cache (that,
 # with `auth-cache-key` on the Host: after the first, every request is a cache hit).
 #
@@ -56,7 +56,7 @@ nginx_route() {
     esac
     sed -i "s|^metadata: {name: shop, namespace: shop}\$|metadata: {name: shop, namespace: shop, annotations: {$annotations}}|;
         s|ingressClassName: shunt|ingressClassName: nginx|" "$work/manifests.yaml"
-    CLASS_ARGS=(--class-profile nginx=nginx)
+    CLASS_ARGS=(--shadow-class nginx)
 }
 [ "$ROUTE" = plain ] || nginx_route
 

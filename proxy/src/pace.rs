@@ -71,12 +71,8 @@ pub fn allowance(pace: ResponsePace, elapsed: Duration) -> u64 {
 /// `X-Accel-Limit-Rate` (bytes per second, digits only; the last one counts) replaces the
 /// rate, `0` lifting it.
 pub fn for_answer(pace: ResponsePace, headers: &HeaderMap) -> Option<ResponsePace> {
-    let buffered = match headers
-        .get_all(X_ACCEL_BUFFERING)
-        .iter()
-        .last()
-        .map(HeaderValue::as_bytes)
-    {
+    let buffering = headers.get_all(X_ACCEL_BUFFERING).iter().next_back();
+    let buffered = match buffering.map(HeaderValue::as_bytes) {
         Some(value) if value.eq_ignore_ascii_case(b"yes") => true,
         Some(value) if value.eq_ignore_ascii_case(b"no") => false,
         _ => pace.buffered(),
@@ -84,7 +80,11 @@ pub fn for_answer(pace: ResponsePace, headers: &HeaderMap) -> Option<ResponsePac
     if !buffered {
         return None;
     }
-    let rate = headers.get_all(X_ACCEL_LIMIT_RATE).iter().last().and_then(ngx_atoi);
+    let rate = headers
+        .get_all(X_ACCEL_LIMIT_RATE)
+        .iter()
+        .next_back()
+        .and_then(ngx_atoi);
     match rate {
         Some(rate) => ResponsePace::new(rate, pace.after_bytes(), true),
         None => Some(pace),
