@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::{
     BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream,
-    NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions, RewriteTarget,
+    NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions, ResponsePace, RewriteTarget,
     UpstreamTimeouts,
 };
 
@@ -58,6 +58,9 @@ pub struct RouteOptions {
     /// Requests and requests in progress per caller address (ingress-nginx's `limit-*`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<RateLimits>,
+    /// The answer's body sent at a bounded rate (ingress-nginx's `limit-rate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_pace: Option<ResponsePace>,
     /// A request to an auth service decides whether the request goes on (ingress-nginx's
     /// `auth-url`); checked after the access rules.
     #[serde(skip_serializing_if = "Option::is_none")]

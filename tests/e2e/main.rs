@@ -33,6 +33,7 @@ mod nginx_cors;
 mod nginx_diff;
 mod nginx_errors;
 mod nginx_limits;
+mod nginx_pace;
 mod nginx_timeouts;
 mod paths;
 mod qcloud_corpus;

@@ -12,8 +12,8 @@ use crate::{
     headers::ForwardingKeys,
     limits::{Limiter, limiter_for},
     spec::{
-        BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, NextUpstream, PathReplacement, RouteOptions, SourceRanges,
-        UpstreamTimeouts,
+        BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, NextUpstream, PathReplacement, ResponsePace, RouteOptions,
+        SourceRanges, UpstreamTimeouts,
     },
     upstream::RouteBalance,
 };
@@ -40,6 +40,8 @@ pub struct RouteRules {
     pub cors: Option<Arc<Cors>>,
     /// The zone the route counts its callers in; equal specs share one across tables.
     pub limits: Option<Arc<Limiter>>,
+    /// The pace of the pod's body towards the client (`limit-rate`).
+    pub response_pace: Option<ResponsePace>,
     /// External authentication: the auth service asked before any pod (see `proxy/auth.rs`).
     pub external_auth: Option<Arc<AuthRule>>,
     /// Replace the proxy's connect and upstream timeouts for this route.
@@ -117,6 +119,7 @@ impl RouteRules {
                 .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
                 .transpose()?,
             limits: options.limits.as_ref().map(limiter_for),
+            response_pace: options.response_pace,
             external_auth: options
                 .external_auth
                 .as_ref()

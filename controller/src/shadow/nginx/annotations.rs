@@ -16,6 +16,7 @@ use super::{
     errors::{ErrorAnnotations, ErrorKeys},
     limits::{LimitKeys, LimitStatus},
     next_upstream::{self, NextUpstreamKeys},
+    pace::PaceKeys,
     source_ranges::RangeList,
     timeouts::{TimeoutSeconds, seconds},
 };
@@ -86,6 +87,8 @@ pub struct NginxAnnotations {
     /// `limit-rps`, `limit-rpm`, `limit-connections` (see `limits.rs`), answered with 503 until
     /// the ConfigMap's codes are applied.
     pub limits: Option<RateLimits>,
+    /// `limit-rate` and `limit-rate-after` as written, over the ConfigMap's (see `pace.rs`).
+    pub pace: PaceKeys,
     /// `auth-url` and the `auth-*` keys of external authentication (see `auth.rs`).
     pub external_auth: Option<ExternalAuth>,
     /// `auth-proxy-set-headers` as written, beside an `auth-url`: the ConfigMap whose fields
@@ -147,6 +150,8 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         }
         if NO_EFFECT.contains(&name) {
             parsed.no_effect.push(key.clone());
+            // `proxy-buffering` decides which answers `limit-rate` paces.
+            limits.set(name, value);
             continue;
         }
         let slot = match name {
@@ -181,10 +186,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         Ok(spec) => parsed.cors = spec,
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
-    match limits.resolve(ingress, LimitStatus::default()) {
-        Ok(spec) => parsed.limits = spec,
-        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
-    }
+    resolve_limits(&limits, ingress, &mut parsed);
     match auth.resolve() {
         Ok(spec) => {
             let reference = spec.as_ref().and(auth.set_headers_reference());
@@ -207,6 +209,18 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed
+}
+
+/// The rate-limit keys: the zone's limits (`limits.rs`) and the answer's pace (`pace.rs`).
+fn resolve_limits(limits: &LimitKeys, ingress: &Ingress, parsed: &mut NginxAnnotations) {
+    match limits.resolve(ingress, LimitStatus::default()) {
+        Ok(spec) => parsed.limits = spec,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
+    match limits.pace() {
+        Ok(keys) => parsed.pace = keys,
+        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
+    }
 }
 
 /// Why a key makes its hosts refused.

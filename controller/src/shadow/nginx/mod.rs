@@ -29,6 +29,7 @@ mod hash;
 mod keys;
 mod limits;
 mod next_upstream;
+mod pace;
 mod paths;
 mod regex;
 mod source_ranges;
