@@ -10,6 +10,7 @@ mod coredns;
 mod events;
 mod gateway;
 mod leader;
+mod nginx_auth;
 mod node_local_dns;
 mod rbac;
 mod restart;
