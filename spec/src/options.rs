@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::{
     BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream,
     NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions, RewriteTarget,
-    UpstreamTimeouts,
+    AnswerDeadlines, UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".
@@ -65,6 +65,9 @@ pub struct RouteOptions {
     /// Connect and read timeouts towards the pods, instead of the proxy's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<UpstreamTimeouts>,
+    /// Deadlines on the answer, past which 504 (HTTPRoute `timeouts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlines: Option<AnswerDeadlines>,
     /// ingress-nginx's canary: another backend some requests go to (see `balance.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub canary: Option<CanarySpec>,

@@ -3,7 +3,8 @@
 //! profile GATEWAY-HTTP) and names it. The suite's base objects are stood in for by [`BASE`]:
 //! shunt's GatewayClass, the Gateways `same-namespace` and `all-namespaces`, and echo pods
 //! behind the Services `infra-backend-v1`..`v3` (port 8080) of `gateway-conformance-infra` and
-//! `web-backend` of `gateway-conformance-web-backend`. Routes are the suite's, rewritten as
+//! `web-backend` of `gateway-conformance-web-backend`, `app-backend-v1`/`v2` of
+//! `gateway-conformance-app-backend`. Routes are the suite's, rewritten as
 //! flow YAML.
 //!
 //! ```text
@@ -14,7 +15,9 @@
 mod filters;
 mod hostnames;
 mod https;
+mod backends;
 mod matching;
+mod parents;
 mod references;
 
 use http::{Method, Request, StatusCode};
@@ -24,6 +27,7 @@ use crate::support::*;
 
 pub const INFRA: &str = "gateway-conformance-infra";
 pub const WEB: &str = "gateway-conformance-web-backend";
+pub const APP: &str = "gateway-conformance-app-backend";
 
 /// shunt's GatewayClass and the suite's two plain-HTTP Gateways.
 const BASE: &str = r#"
@@ -49,7 +53,8 @@ spec:
 
 /// The echo pods, [`BASE`], the test's objects, and shunt serving them.
 pub struct Conformance {
-    _backends: Vec<Backend>,
+    /// The echo pods by Service name.
+    backends: Vec<(&'static str, Backend)>,
     manifests: Manifests,
     pub shunt: Shunt,
 }
@@ -63,6 +68,8 @@ impl Conformance {
             (INFRA, "infra-backend-v2"),
             (INFRA, "infra-backend-v3"),
             (WEB, "web-backend"),
+            (APP, "app-backend-v1"),
+            (APP, "app-backend-v2"),
         ] {
             let backend = Backend::start(name).await;
             services.push(json!({
@@ -76,17 +83,23 @@ impl Conformance {
                     .ready("127.0.0.1")
                     .documents(),
             );
-            backends.push(backend);
+            backends.push((name, backend));
         }
         let manifests = Manifests::new();
         manifests.write("backends.yaml", &[&services]);
         manifests.write_text("gateway.yaml", &format!("{BASE}\n---\n{objects}"));
         let shunt = Shunt::start(manifests.path(), &[]).await;
         Conformance {
-            _backends: backends,
+            backends,
             manifests,
             shunt,
         }
+    }
+
+    /// The port echo pod `name` listens on (for EndpointSlices a test writes itself).
+    pub fn port_of(&self, name: &str) -> u16 {
+        let found = self.backends.iter().find(|(service, _)| *service == name);
+        found.expect("an echo pod of the suite").1.port()
     }
 
     /// Replaces the test's objects (what `start` was given).
@@ -108,6 +121,18 @@ impl Conformance {
     /// `GET /gateway`.
     pub async fn status(&self) -> Value {
         self.shunt.admin("/gateway").await.json()
+    }
+
+    /// `attachedRoutes` of each listener of Gateway `name`, in order.
+    pub async fn attached_routes(&self, name: &str) -> Vec<u64> {
+        let status = self.status().await;
+        let gateways = status["gateways"].as_array().expect("gateways");
+        let gateway = gateways.iter().find(|g| g["name"] == name).expect("the Gateway");
+        let listeners = gateway["listeners"].as_array().expect("listeners");
+        listeners
+            .iter()
+            .map(|l| l["attachedRoutes"].as_u64().expect("attachedRoutes"))
+            .collect()
     }
 
     /// `(type, status, reason)` of `route`'s parent `gateway`'s conditions.
