@@ -19,6 +19,7 @@ mod backends;
 mod matching;
 mod parents;
 mod references;
+mod timeouts;
 
 use http::{Method, Request, StatusCode};
 use serde_json::{Value, json};
@@ -71,7 +72,7 @@ impl Conformance {
             (APP, "app-backend-v1"),
             (APP, "app-backend-v2"),
         ] {
-            let backend = Backend::start(name).await;
+            let backend = Backend::http1(name).handler(move |req| suite_echo(name, req)).start().await;
             services.push(json!({
                 "apiVersion": "v1", "kind": "Service",
                 "metadata": {"namespace": namespace, "name": name},
@@ -175,6 +176,20 @@ pub fn request(method: &str, host: &str, path: &str, headers: &[(&str, &str)]) -
 
 pub fn get_on(host: &str, path: &str) -> Request<Body> {
     request("GET", host, path, &[])
+}
+
+/// The echo pod as the suite's: `?delay=<n>ms|<n>s` waits that long before answering.
+async fn suite_echo(name: &'static str, req: Request<hyper::body::Incoming>) -> http::Response<Body> {
+    let query = req.uri().query().unwrap_or_default();
+    let delay = query.split('&').find_map(|pair| pair.strip_prefix("delay="));
+    let parsed = delay.and_then(|text| match text.strip_suffix("ms") {
+        Some(millis) => millis.parse().ok().map(std::time::Duration::from_millis),
+        None => text.strip_suffix('s')?.parse().ok().map(std::time::Duration::from_secs),
+    });
+    if let Some(delay) = parsed {
+        tokio::time::sleep(delay).await;
+    }
+    echo(name.to_string(), req).await
 }
 
 /// A bodiless request again (requests are not `Clone`).
