@@ -5,9 +5,9 @@
 use serde::Serialize;
 
 use crate::{
-    BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream,
-    NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions, RewriteTarget,
-    AnswerDeadlines, UpstreamTimeouts,
+    AnswerDeadlines, BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey,
+    HeaderEdits, NextUpstream, NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions,
+    RewriteTarget, UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".

@@ -149,12 +149,7 @@ pub(super) async fn attempt_on(
                 .clients
                 .send(upstream, &endpoint, &head, body, prepared.write_at, timeouts())
         );
-        let head_timeout = || {
-            let read = timeouts().map_or(options.upstream_timeout, |t| t.read);
-            // HTTPRoute `timeouts.backendRequest`: each try's own deadline, when shorter.
-            let attempt = route.rules.deadlines.and_then(|deadlines| deadlines.attempt);
-            attempt.map_or(read, |attempt| attempt.min(read))
-        };
+        let head_timeout = || head_wait(route, options);
         let error = match tokio::time::timeout_at(upstream_deadline(sent, head_timeout()), exchange).await {
             Err(_elapsed) => UpstreamError::Timeout(head_timeout()),
             Ok(Ok(response)) => {
@@ -187,6 +182,14 @@ pub(super) async fn attempt_on(
             Decision::Fail(error) => return Err(error),
         }
     }
+}
+
+/// How long one try waits for its answer's head: the route's read timeout or the proxy's,
+/// under HTTPRoute `timeouts.backendRequest` (each try's own deadline) when that is shorter.
+fn head_wait(route: &Route, options: &ProxyOptions) -> Duration {
+    let read = route.rules.timeouts.map_or(options.upstream_timeout, |t| t.read);
+    let attempt = route.rules.deadlines.and_then(|deadlines| deadlines.attempt);
+    attempt.map_or(read, |attempt| attempt.min(read))
 }
 
 /// The request's retries: the proxy's policy, or the route's own rule.

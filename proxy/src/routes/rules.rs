@@ -12,8 +12,8 @@ use crate::{
     headers::ForwardingKeys,
     limits::{Limiter, limiter_for},
     spec::{
-        BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, NextUpstream, PathReplacement, RouteOptions, SourceRanges,
-        AnswerDeadlines, UpstreamTimeouts,
+        AnswerDeadlines, BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, NextUpstream, PathReplacement,
+        RouteOptions, SourceRanges, UpstreamTimeouts,
     },
     upstream::RouteBalance,
 };

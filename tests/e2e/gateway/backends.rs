@@ -73,10 +73,14 @@ async fn service_types() {
         service_to("headless-manual-endpointslices", true, port),
     ];
     site.rewrite(&format!("{route}{}", services.concat()));
-    eventually("the Services' endpoints", std::time::Duration::from_secs(10), async || {
-        let reply = site.shunt.get("example.com", "/headless").await;
-        (reply.status == StatusCode::OK).then_some(())
-    })
+    eventually(
+        "the Services' endpoints",
+        std::time::Duration::from_secs(10),
+        async || {
+            let reply = site.shunt.get("example.com", "/headless").await;
+            (reply.status == StatusCode::OK).then_some(())
+        },
+    )
     .await;
     assert_eq!(
         site.parent_conditions("service-types", "same-namespace").await[1],
@@ -85,7 +89,10 @@ async fn service_types() {
     site.expect_backends(&[
         (get_on("example.com", "/manual-endpointslices"), "infra-backend-v1"),
         (get_on("example.com", "/headless"), "infra-backend-v1"),
-        (get_on("example.com", "/headless-manual-endpointslices"), "infra-backend-v1"),
+        (
+            get_on("example.com", "/headless-manual-endpointslices"),
+            "infra-backend-v1",
+        ),
     ])
     .await;
 }

@@ -99,10 +99,7 @@ async fn hostname_intersection() {
             .await[0],
         condition("Accepted", "False", "NoMatchingListenerHostname")
     );
-    assert_eq!(
-        site.attached_routes("httproute-hostname-intersection").await,
-        [2, 1, 1]
-    );
+    assert_eq!(site.attached_routes("httproute-hostname-intersection").await, [2, 1, 1]);
 }
 
 /// The suite's route intersecting no listener, and its Gateway with a hostname-less listener.

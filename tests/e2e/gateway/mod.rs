@@ -12,10 +12,10 @@
 //!                                                     └▶ GET /gateway: the status it would write
 //! ```
 
+mod backends;
 mod filters;
 mod hostnames;
 mod https;
-mod backends;
 mod matching;
 mod parents;
 mod references;
@@ -72,7 +72,10 @@ impl Conformance {
             (APP, "app-backend-v1"),
             (APP, "app-backend-v2"),
         ] {
-            let backend = Backend::http1(name).handler(move |req| suite_echo(name, req)).start().await;
+            let backend = Backend::http1(name)
+                .handler(move |req| suite_echo(name, req))
+                .start()
+                .await;
             services.push(json!({
                 "apiVersion": "v1", "kind": "Service",
                 "metadata": {"namespace": namespace, "name": name},

@@ -14,7 +14,9 @@ fn route(namespace: &str, name: &str, parents: &str, rules: &str) -> String {
 }
 
 fn prefix_to(prefix: &str, backend: &str) -> String {
-    format!("{{matches: [{{path: {{type: PathPrefix, value: {prefix}}}}}], backendRefs: [{{name: {backend}, port: 8080}}]}}")
+    format!(
+        "{{matches: [{{path: {{type: PathPrefix, value: {prefix}}}}}], backendRefs: [{{name: {backend}, port: 8080}}]}}"
+    )
 }
 
 /// httproute-multiple-gateways: one route on both Gateways, each with a dedicated route of
@@ -115,7 +117,8 @@ async fn partially_invalid_via_invalid_reference_grant() {
     ))
     .await;
     assert_eq!(
-        site.parent_conditions("invalid-reference-grant", "same-namespace").await,
+        site.parent_conditions("invalid-reference-grant", "same-namespace")
+            .await,
         [
             condition("Accepted", "True", "Accepted"),
             condition("ResolvedRefs", "False", "RefNotPermitted")
@@ -148,12 +151,15 @@ async fn observed_generation_bump() {
     };
     assert_eq!(generation().await, Some(1));
     site.rewrite(&route(2, "infra-backend-v2"));
-    eventually("the new generation observed", std::time::Duration::from_secs(10), async || {
-        (generation().await == Some(2)).then_some(())
-    })
+    eventually(
+        "the new generation observed",
+        std::time::Duration::from_secs(10),
+        async || (generation().await == Some(2)).then_some(()),
+    )
     .await;
     assert_eq!(
-        site.parent_conditions("observed-generation-bump", "same-namespace").await,
+        site.parent_conditions("observed-generation-bump", "same-namespace")
+            .await,
         [
             condition("Accepted", "True", "Accepted"),
             condition("ResolvedRefs", "True", "ResolvedRefs")

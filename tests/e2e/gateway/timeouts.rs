@@ -51,7 +51,8 @@ async fn timeout_request() {
 async fn timeout_backend_request() {
     let site = Conformance::start(&route("backend-request-timeout", "backendRequest")).await;
     assert_eq!(
-        site.parent_conditions("backend-request-timeout", "same-namespace").await[1],
+        site.parent_conditions("backend-request-timeout", "same-namespace")
+            .await[1],
         condition("ResolvedRefs", "True", "ResolvedRefs")
     );
     deadline_answers(&site).await;
@@ -65,5 +66,8 @@ async fn a_malformed_duration_refuses_the_route() {
         site.parent_conditions("request-timeout", "same-namespace").await[0],
         condition("Accepted", "False", "UnsupportedValue")
     );
-    assert_eq!(site.shunt.get("example.com", "/timeout").await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        site.shunt.get("example.com", "/timeout").await.status,
+        StatusCode::NOT_FOUND
+    );
 }

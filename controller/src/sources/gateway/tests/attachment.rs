@@ -250,5 +250,8 @@ fn attached_routes_count_only_routes_whose_hostnames_intersect() {
         .unwrap()
         .clone();
     assert_eq!(hosts["listeners"][0]["attachedRoutes"], 1, "one.example.com: route one");
-    assert_eq!(hosts["listeners"][1]["attachedRoutes"], 2, "*.example.com: routes one and two");
+    assert_eq!(
+        hosts["listeners"][1]["attachedRoutes"], 2,
+        "*.example.com: routes one and two"
+    );
 }
