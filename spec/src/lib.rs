@@ -70,7 +70,7 @@ pub use self::{
         BackendId, BackendSpec, EndpointTopology, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec,
         push_port,
     },
-    timeouts::UpstreamTimeouts,
+    timeouts::{AnswerDeadlines, UpstreamTimeouts},
     tls::{CertificateId, CertificateSpec, TlsSpec},
     topology::{Locality, Topology},
     trusted::TrustedProxies,

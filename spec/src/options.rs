@@ -5,9 +5,9 @@
 use serde::Serialize;
 
 use crate::{
-    BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream,
-    NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions, ResponsePace, RewriteTarget,
-    UpstreamTimeouts,
+    AnswerDeadlines, BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey,
+    HeaderEdits, NextUpstream, NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions,
+    ResponsePace, RewriteTarget, UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".
@@ -68,6 +68,9 @@ pub struct RouteOptions {
     /// Connect and read timeouts towards the pods, instead of the proxy's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<UpstreamTimeouts>,
+    /// Deadlines on the answer, past which 504 (HTTPRoute `timeouts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlines: Option<AnswerDeadlines>,
     /// ingress-nginx's canary: another backend some requests go to (see `balance.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub canary: Option<CanarySpec>,

@@ -12,8 +12,8 @@ use crate::{
     headers::ForwardingKeys,
     limits::{Limiter, limiter_for},
     spec::{
-        BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, NextUpstream, PathReplacement, ResponsePace, RouteOptions,
-        SourceRanges, UpstreamTimeouts,
+        AnswerDeadlines, BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, NextUpstream, PathReplacement,
+        ResponsePace, RouteOptions, SourceRanges, UpstreamTimeouts,
     },
     upstream::RouteBalance,
 };
@@ -46,6 +46,8 @@ pub struct RouteRules {
     pub external_auth: Option<Arc<AuthRule>>,
     /// Replace the proxy's connect and upstream timeouts for this route.
     pub timeouts: Option<UpstreamTimeouts>,
+    /// Deadlines on the answer (HTTPRoute `timeouts`), checked in `proxy/attempt.rs`.
+    pub deadlines: Option<AnswerDeadlines>,
     /// A canary or a hash key (set by the table build, which has the canary's upstream).
     pub balance: Option<Arc<RouteBalance>>,
     /// What a ranked host's request must carry besides the path (see `ranked.rs`).
@@ -127,6 +129,7 @@ impl RouteRules {
                 .transpose()?
                 .map(Arc::new),
             timeouts: options.timeouts,
+            deadlines: options.deadlines,
             balance: None,
             conditions: (options.conditions.as_ref())
                 .map(|spec| Conditions::new(spec).map(Arc::new))
