@@ -130,6 +130,9 @@ pub enum UpstreamProtocol {
     H2c,
     /// HTTP/1.1 over TLS (`appProtocol: https`, or the backend-protocol annotation).
     Https,
+    /// HTTP/2 over TLS, agreed by ALPN `h2` (gRPC to pods serving TLS); certificates are
+    /// handled as for [`UpstreamProtocol::Https`].
+    H2Tls,
 }
 
 // === impl UpstreamProtocol ===
@@ -141,7 +144,14 @@ impl UpstreamProtocol {
             UpstreamProtocol::Http1 => "http1",
             UpstreamProtocol::H2c => "h2c",
             UpstreamProtocol::Https => "https",
+            UpstreamProtocol::H2Tls => "h2-tls",
         }
+    }
+
+    /// Whether the pod is spoken to in HTTP/2 (one multiplexed connection, no hop-by-hop
+    /// header rewriting of HTTP/1).
+    pub const fn is_h2(self) -> bool {
+        matches!(self, UpstreamProtocol::H2c | UpstreamProtocol::H2Tls)
     }
 }
 

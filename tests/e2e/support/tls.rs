@@ -338,6 +338,15 @@ impl TlsConnection {
 impl TlsBackend {
     /// Serves [`echo`] as `name` over TLS with `leaf`, HTTP/1.1 only.
     pub async fn start(name: &str, leaf: &Leaf) -> TlsBackend {
+        TlsBackend::start_with(name, leaf, b"http/1.1").await
+    }
+
+    /// Serves [`echo`] as `name` over TLS with `leaf`, HTTP/2 only (ALPN `h2`), as gRPC pods do.
+    pub async fn start_h2(name: &str, leaf: &Leaf) -> TlsBackend {
+        TlsBackend::start_with(name, leaf, b"h2").await
+    }
+
+    async fn start_with(name: &str, leaf: &Leaf, alpn: &[u8]) -> TlsBackend {
         let chain = vec![leaf.der.clone()];
         let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).expect("rcgen writes a PEM key");
         let mut config = ServerConfig::builder_with_provider(provider())
@@ -346,7 +355,7 @@ impl TlsBackend {
             .with_no_client_auth()
             .with_single_cert(chain, key)
             .expect("the leaf and its key match");
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![alpn.to_vec()];
         let acceptor = TlsAcceptor::from(Arc::new(config));
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -395,11 +404,17 @@ async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, name: String, c
                 let name = name.clone();
                 async move { Ok::<_, Infallible>(echo(name, req).await) }
             });
-            drop(
-                hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await,
-            );
+            let io = TokioIo::new(stream);
+            if io.inner().get_ref().1.alpn_protocol() == Some(b"h2") {
+                let builder = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
+                drop(builder.serve_connection(io, service).await);
+            } else {
+                drop(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await,
+                );
+            }
         });
     }
 }
