@@ -132,6 +132,7 @@ pub enum UpstreamProtocol {
     Https,
     /// HTTP/2 over TLS, agreed by ALPN `h2` (gRPC to pods serving TLS); certificates are
     /// handled as for [`UpstreamProtocol::Https`].
+    #[serde(rename = "h2-tls")]
     H2Tls,
 }
 
