@@ -10,8 +10,15 @@ const HOST: &str = "grpcs.example.com";
 
 /// An nginx Ingress for [`HOST`] to `backend` with `backend-protocol: GRPCS`.
 async fn serve_grpcs(backend: &TlsBackend) -> (Manifests, Shunt) {
-    let ingress = mk_ingress("web", "grpcs")
-        .class("nginx")
+    serve_grpcs_with(backend, &[]).await
+}
+
+async fn serve_grpcs_with(backend: &TlsBackend, extra: &[(&str, &str)]) -> (Manifests, Shunt) {
+    let mut ingress = mk_ingress("web", "grpcs").class("nginx");
+    for (key, value) in extra {
+        ingress = ingress.annotation(key, value);
+    }
+    let ingress = ingress
         .annotation("nginx.ingress.kubernetes.io/backend-protocol", "GRPCS")
         .annotation("nginx.ingress.kubernetes.io/ssl-redirect", "false")
         .rule(HOST, [mk_path("/", "Prefix", "grpcs", 80)]);
@@ -67,6 +74,21 @@ async fn a_tls_pod_that_does_not_agree_h2_answers_502() {
     // An HTTP/1.1-only TLS pod: ALPN settles on nothing, and shunt must not send it a preface.
     let backend = TlsBackend::start("grpcs", &TestCa::new("pods CA").issue(&["pod.cluster.internal"])).await;
     let (_manifests, shunt) = serve_grpcs(&backend).await;
+    let reply = shunt.get(HOST, "/").await;
+    assert_eq!(reply.status, StatusCode::BAD_GATEWAY, "{}", reply.text());
+    assert!(
+        backend.connections() > 0,
+        "refused after connecting, not for want of a connection"
+    );
+}
+
+#[tokio::test]
+async fn a_tls_pod_that_agrees_no_protocol_answers_502_without_being_waited_on() {
+    // Without the ALPN check shunt would send its preface and wait for an answer: 504 after the
+    // read timeout. With it the dial fails: 502 at once.
+    let backend = TlsBackend::start_mute(&TestCa::new("pods CA").issue(&["pod.cluster.internal"])).await;
+    let timeout = [("nginx.ingress.kubernetes.io/proxy-read-timeout", "1")];
+    let (_manifests, shunt) = serve_grpcs_with(&backend, &timeout).await;
     let reply = shunt.get(HOST, "/").await;
     assert_eq!(reply.status, StatusCode::BAD_GATEWAY, "{}", reply.text());
     assert!(
