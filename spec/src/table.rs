@@ -172,3 +172,18 @@ pub fn push_port(id: &mut String, port: u16) {
     }
     digits[at..].iter().for_each(|&digit| id.push(char::from(digit)));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::UpstreamProtocol;
+
+    #[test]
+    fn routes_json_and_backend_ids_spell_each_protocol_alike() {
+        use UpstreamProtocol::*;
+        for protocol in [Http1, H2c, Https, H2Tls] {
+            let json = serde_json::to_value(protocol).expect("a protocol serialises");
+            assert_eq!(json, protocol.as_str(), "{protocol:?}");
+        }
+        assert!(H2c.is_h2() && H2Tls.is_h2() && !Https.is_h2() && !Http1.is_h2());
+    }
+}

@@ -183,3 +183,20 @@ impl UpstreamClients {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_http2_request_names_the_callers_host_under_the_connections_scheme() {
+        let pod: http::uri::Authority = "10.0.0.7:8443".parse().expect("an authority");
+        let path: http::uri::PathAndQuery = "/svc/Call?x=1".parse().expect("a path");
+        let uri = |protocol| UpstreamClients::request_uri(protocol, &pod, "grpc.example.com", &path).to_string();
+        assert_eq!(uri(UpstreamProtocol::H2Tls), "https://grpc.example.com/svc/Call?x=1");
+        assert_eq!(uri(UpstreamProtocol::H2c), "http://grpc.example.com/svc/Call?x=1");
+        assert_eq!(uri(UpstreamProtocol::Https), "/svc/Call?x=1");
+        let no_host = UpstreamClients::request_uri(UpstreamProtocol::H2Tls, &pod, "", &path);
+        assert_eq!(no_host.to_string(), "https://10.0.0.7:8443/svc/Call?x=1");
+    }
+}
