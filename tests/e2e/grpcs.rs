@@ -23,7 +23,10 @@ async fn serve_grpcs_with(backend: &TlsBackend, extra: &[(&str, &str)]) -> (Mani
         .annotation("nginx.ingress.kubernetes.io/ssl-redirect", "false")
         .rule(HOST, [mk_path("/", "Prefix", "grpcs", 80)]);
     let service = mk_service_on_ports("web", "grpcs", None, &[backend.port()]);
-    serve(&[&ingress, &service], &["--shadow-class", "nginx"]).await
+    // The caller's side of TLS (callers here accept any certificate).
+    let secret = mk_tls_secret("web", "grpcs-tls", &TestCa::new("edge CA").issue(&[HOST]));
+    let ingress = with_tls(&ingress, &[(&[], "grpcs-tls")]);
+    serve(&[&ingress, &service, &secret], &["--shadow-class", "nginx"]).await
 }
 
 /// A pod serving HTTP/2 over TLS only, with a certificate for another name from a CA nobody knows.
@@ -95,4 +98,26 @@ async fn a_tls_pod_that_agrees_no_protocol_answers_502_without_being_waited_on()
         backend.connections() > 0,
         "refused after connecting, not for want of a connection"
     );
+}
+
+#[tokio::test]
+async fn grpcs_reaches_an_http2_tls_pod_from_an_http2_over_tls_client() {
+    let backend = start_h2_tls_pod().await;
+    let (_manifests, shunt) = serve_grpcs(&backend).await;
+    let client = TlsClient::any_certificate().alpn(&[b"h2"]);
+    let mut connection = client
+        .connect(shunt.https, Some(HOST))
+        .await
+        .expect("a TLS connection to shunt");
+    assert_eq!(connection.alpn.as_deref(), Some(&b"h2"[..]), "shunt chose h2");
+    let req = Request::get(format!("https://{HOST}/over/h2?q=1"))
+        .body(full(Bytes::new()))
+        .expect("a valid request");
+    let reply = connection.send(req).await.expect("an answer over h2");
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(reply.version, Version::HTTP_2);
+    let seen = reply.json();
+    assert_eq!(seen["backend"], "grpcs");
+    assert_eq!(seen["version"], "HTTP/2.0", "{seen}");
+    assert_eq!(seen["path_and_query"], "/over/h2?q=1");
 }
