@@ -20,6 +20,7 @@ mod docs;
 mod errors;
 mod faults;
 mod gateway;
+mod grpcs;
 mod h2c;
 mod headers;
 mod hosts;
