@@ -23,7 +23,7 @@ use crate::{
     admin::Admin,
     proxy::Proxy,
     publish::{RoutePublisher, RouteReader},
-    server::{self, Connections},
+    server::{self, ConnInfo, Connections},
     tls::{self, TlsAcceptor},
     upstream::UpstreamClients,
 };
@@ -87,6 +87,9 @@ pub struct DataplaneOptions {
     pub proxy: ProxyOptions,
     /// An upgraded connection quiet in both directions for this long is closed.
     pub tunnel_idle_timeout: Duration,
+    /// Extra plain-HTTP listeners, by the Gateway listener port they serve (`--gateway-port`):
+    /// each serves only that port's hosts (`TableSpec::ports`).
+    pub gateway_ports: Vec<(u16, SocketAddr)>,
 }
 
 /// Resolves once SIGTERM or SIGINT arrives; clone it into every task that must stop.
@@ -115,8 +118,12 @@ struct Worker {
     acceptor: TlsAcceptor,
 }
 
-/// A worker's HTTP and HTTPS listening sockets.
-type Listening = (std::net::TcpListener, std::net::TcpListener);
+/// A worker's HTTP and HTTPS listening sockets, and its extra ports' by Gateway port.
+type Listening = (
+    std::net::TcpListener,
+    std::net::TcpListener,
+    Vec<(u16, std::net::TcpListener)>,
+);
 
 // === impl Dataplane ===
 
@@ -148,6 +155,12 @@ impl Dataplane {
         let connections = Connections::new(&options.server, server_metrics, tunnels.clone());
         let http = server::bind_std(options.http_addr)?;
         let https = server::bind_std(options.https_addr)?;
+        let mut ports = Vec::with_capacity(options.gateway_ports.len());
+        for &(port, addr) in &options.gateway_ports {
+            let listener = server::bind_std(addr)?;
+            info!(listener = "gateway", port, addr = %listener.local_addr()?, "Listening");
+            ports.push((port, listener));
+        }
         let admin_listener = server::bind(options.admin_addr).await?;
         let workers = options.workers;
         info!(listener = "http", addr = %http.local_addr()?, workers, "Listening");
@@ -166,7 +179,12 @@ impl Dataplane {
             acceptor: tls::acceptor(reader.certificate_resolver(tls::self_signed())),
         };
         let workers = (0..workers)
-            .map(|_| Ok((worker.clone(), (http.try_clone()?, https.try_clone()?))))
+            .map(|_| {
+                let ports = (ports.iter())
+                    .map(|(port, listener)| Ok((*port, listener.try_clone()?)))
+                    .collect::<io::Result<_>>()?;
+                Ok((worker.clone(), (http.try_clone()?, https.try_clone()?, ports)))
+            })
             .collect::<io::Result<_>>()?;
         let admin_options = ServerOptions {
             drain_timeout: Duration::from_secs(1),
@@ -232,7 +250,7 @@ impl Bound {
 
 impl Worker {
     /// Serves both proxy listeners on the current runtime until shutdown, then drains.
-    async fn serve(self, (http, https): Listening, shutdown: Shutdown) -> io::Result<()> {
+    async fn serve(self, (http, https, ports): Listening, shutdown: Shutdown) -> io::Result<()> {
         let (http, https) = (TcpListener::from_std(http)?, TcpListener::from_std(https)?);
         let clients = UpstreamClients::new(&self.client_options);
         let proxy = Proxy::new(self.reader, clients, self.proxy_options, self.metrics);
@@ -249,6 +267,29 @@ impl Worker {
             handler.clone(),
             shutdown.clone().requested(),
         );
+        let mut extra = Vec::with_capacity(ports.len());
+        for (port, listener) in ports {
+            let handler = handler.clone();
+            // Its requests carry the port: routes are looked up among that port's hosts only.
+            let handler = move |req, conn: ConnInfo| {
+                handler(
+                    req,
+                    ConnInfo {
+                        port: Some(port),
+                        ..conn
+                    },
+                )
+            };
+            let listener = TcpListener::from_std(listener)?;
+            extra.push(server::serve(
+                listener,
+                options,
+                connections,
+                None,
+                handler,
+                shutdown.clone().requested(),
+            ));
+        }
         let tls = server::serve(
             https,
             options,
@@ -257,7 +298,7 @@ impl Worker {
             handler,
             shutdown.requested(),
         );
-        tokio::try_join!(plain, tls)?;
+        tokio::try_join!(plain, tls, futures::future::try_join_all(extra))?;
         Ok(())
     }
 }

@@ -67,8 +67,8 @@ pub use self::{
     retry::{BudgetOptions, OutlierOptions, RetryPolicy, RetryReason},
     rewrite::{InvalidRewriteTarget, RewritePart, RewriteTarget},
     table::{
-        BackendId, BackendSpec, EndpointTopology, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec,
-        push_port,
+        BackendId, BackendSpec, EndpointTopology, PathKind, PathSpec, PortHosts, TableSpec, UpstreamProtocol,
+        VirtualHostSpec, push_port,
     },
     timeouts::{AnswerDeadlines, UpstreamTimeouts},
     tls::{CertificateId, CertificateSpec, TlsSpec},

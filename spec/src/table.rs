@@ -28,7 +28,16 @@ pub struct TableSpec {
     /// table, so they always describe the routes being served.
     #[serde(skip)]
     pub documents: BTreeMap<String, Arc<str>>,
+    /// Hosts served only on the listener of another port (`--gateway-port`, a Gateway listener
+    /// on neither 80 nor 443), by port; each sorted by `host`. Empty unless such listeners exist.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ports: BTreeMap<u16, PortHosts>,
 }
+
+/// The hosts of one extra port's listener, sorted by `host`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct PortHosts(#[serde(serialize_with = "shared_hosts")] pub Vec<Arc<VirtualHostSpec>>);
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct VirtualHostSpec {

@@ -78,6 +78,8 @@ impl ClassArgs {
             },
             default_certificate: self.default_ssl_certificate.clone(),
             now: None,
+            // The proxy's flag: `serve` and `run` set it (`ProxyArgs::gateway_ports`).
+            gateway_ports: Default::default(),
         }
     }
 }

@@ -29,6 +29,7 @@ pub async fn serve(
         client: args.client_options()?,
         proxy: args.proxy_options(),
         tunnel_idle_timeout: args.tunnel_idle_timeout.0,
+        gateway_ports: args.gateway_ports()?,
     };
     let bound = Dataplane::bind(options, reader, metrics, &mut registry).await?;
     crate::telemetry::register(&mut registry);

@@ -5,6 +5,8 @@
 use std::{net::SocketAddr, path::PathBuf};
 
 use clap::Args;
+
+use crate::compile::CompileOptions;
 use shunt_proxy::dataplane::{
     self as tls, AllowedUpgrades, ClientOptions, MetricsOptions, ProxyOptions, ServerOptions,
 };
@@ -20,6 +22,10 @@ pub struct ProxyArgs {
     /// HTTPS listener: TLS 1.2/1.3, certificate by SNI, HTTP/2 or HTTP/1.1 by ALPN.
     #[arg(long, default_value_t = defaults::HTTPS_ADDR, env = "SHUNT_HTTPS_ADDR")]
     pub https_addr: SocketAddr,
+    /// `PORT=ADDR`, repeatable: Gateway listeners on PORT (neither 80 nor 443) are served on
+    /// ADDR, plain HTTP; without it such a listener is not accepted (`PortUnavailable`).
+    #[arg(long, value_name = "PORT=ADDR", value_parser = super::gateway_port::parse_gateway_port)]
+    pub gateway_port: Vec<(u16, SocketAddr)>,
     /// PEM CA bundle: HTTPS backends must present a chain to one of these. Without it, backend
     /// TLS is encrypted but unauthenticated (pod IPs are never in a certificate's names).
     #[arg(long, value_name = "FILE")]
@@ -134,6 +140,21 @@ pub struct ProxyArgs {
 }
 
 impl ProxyArgs {
+    /// `--gateway-port`, checked as a whole.
+    pub fn gateway_ports(&self) -> anyhow::Result<Vec<(u16, SocketAddr)>> {
+        super::gateway_port::check(&self.gateway_port).map_err(anyhow::Error::msg)?;
+        Ok(self.gateway_port.clone())
+    }
+
+    /// `options` with the Gateway listener ports `--gateway-port` serves.
+    pub fn with_gateway_ports(&self, options: CompileOptions) -> anyhow::Result<CompileOptions> {
+        let gateway_ports = self.gateway_ports()?.into_iter().map(|(port, _)| port).collect();
+        Ok(CompileOptions {
+            gateway_ports,
+            ..options
+        })
+    }
+
     pub fn metrics_options(&self) -> MetricsOptions {
         MetricsOptions {
             per_route_latency: self.metrics_per_route_latency,

@@ -225,7 +225,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         dns_rules: args.dns_rules.clone(),
         outcomes: outcome_tx,
     };
-    let (options, stop) = (args.classes.compile_options(), shutdown.clone().requested());
+    let options = args.proxy.with_gateway_ports(args.classes.compile_options())?;
+    let stop = shutdown.clone().requested();
     let control = ControlPlane::new(dataplane.publisher, metrics.clone());
     crate::control::spawn_thread(move || crate::control::compile_loop(source, options, control, stop))?;
 

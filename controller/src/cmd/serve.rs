@@ -56,6 +56,7 @@ pub async fn serve_manifests(
     options: CompileOptions,
     poll_interval: Duration,
 ) -> anyhow::Result<()> {
+    let options = proxy.with_gateway_ports(options)?;
     let mut registry = shunt_proxy::dataplane::Registry::default();
     let mut dataplane = Dataplane::new(&mut registry, proxy.metrics_options());
     dataplane.publisher.set_topology(proxy.topology());

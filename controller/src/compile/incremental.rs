@@ -298,11 +298,12 @@ impl Incremental {
             backends,
             tls: Default::default(),
             documents: Default::default(),
+            ports: Default::default(),
         };
         if let Some(report) = report {
             table.documents.insert("shadow".to_string(), report);
         }
-        self.gateway_layer(state, &mut table, &mut certificates);
+        self.gateway_layer(state, &mut table, &mut certificates, &options.gateway_ports);
         table.tls = certificates.finish();
         Compiled {
             table,

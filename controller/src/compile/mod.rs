@@ -31,7 +31,7 @@ mod tls;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
+use std::{collections::BTreeSet, sync::Arc};
 
 use k8s_openapi::{
     api::{
@@ -138,6 +138,8 @@ pub struct CompileOptions {
     /// Certificates expired or not yet valid at this instant are refused; `None` skips the
     /// check. The caller's clock, so compile itself stays pure.
     pub now: Option<Timestamp>,
+    /// Gateway listener ports other than 80 and 443 that shunt serves (`--gateway-port`).
+    pub gateway_ports: BTreeSet<u16>,
 }
 
 /// The result of one compile.
@@ -216,7 +218,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     served.sort();
     let mut table = sink.table.finish();
     // After every Ingress: a host an Ingress holds stays the Ingress's.
-    let layer = gateway::compile(state, &table, &mut certificates);
+    let layer = gateway::compile(state, &table, &mut certificates, &options.gateway_ports);
     if let Some(layer) = &layer {
         gateway::merge(layer, &mut table);
     }
@@ -273,6 +275,7 @@ impl Default for CompileOptions {
             shadow: ShadowOptions::default(),
             default_certificate: None,
             now: None,
+            gateway_ports: BTreeSet::new(),
         }
     }
 }

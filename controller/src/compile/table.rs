@@ -112,6 +112,7 @@ impl TableBuilder {
             backends: self.backends.into_iter().collect(),
             tls: Default::default(),
             documents: Default::default(),
+            ports: Default::default(),
         }
     }
 }

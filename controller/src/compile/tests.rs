@@ -107,6 +107,7 @@ fn table(hosts: Vec<(HostMatch, Vec<PathSpec>)>, backends: Vec<(&str, BackendSpe
         backends: backends.into_iter().map(|(id, spec)| (id.to_string(), spec)).collect(),
         tls: Default::default(),
         documents: Default::default(),
+        ports: Default::default(),
     }
 }
 
@@ -281,6 +282,7 @@ fn a_default_backend_becomes_the_table_default() {
         backends: [("shop/web:http".to_string(), web_pods())].into(),
         tls: Default::default(),
         documents: Default::default(),
+        ports: Default::default(),
     };
     assert_eq!(compiled.table, expected);
     assert_eq!(compiled.diagnostics, vec![]);

@@ -42,13 +42,16 @@ pub(super) fn route(
         let path = normalized.map_or(req.uri().path(), PathAndQuery::path);
         let table = routes.load();
         let host = normalize_host(host);
-        if table.has_ranked() {
+        if table.has_ranked() || conn.port.is_some() {
             let facts = RequestFacts {
                 method: req.method(),
                 headers: req.headers(),
                 query: req.uri().query(),
             };
-            table.lookup_with(&host, path, conn.tls, &facts).cloned()
+            match conn.port {
+                None => table.lookup_with(&host, path, conn.tls, &facts).cloned(),
+                Some(port) => table.lookup_port(port, &host, path, &facts).cloned(),
+            }
         } else {
             table.lookup_on(&host, path, conn.tls).cloned()
         }

@@ -15,6 +15,7 @@ fn the_request_future_hyper_holds_is_a_pointer_because_serving_is_boxed() {
     let conn = ConnInfo {
         peer: "127.0.0.1:1".parse().unwrap(),
         tls: false,
+        port: None,
         via: None,
     };
     let serve = future_size(|(proxy, req): (&'static Proxy, Request<ClientBody>)| proxy.serve(req, conn));

@@ -49,6 +49,8 @@ pub struct RouteTable {
     plain: Hosts,
     /// The TLS listener's routes, when some route is limited to one listener.
     tls: Option<Hosts>,
+    /// The extra ports' listeners' routes (`ports.rs`); empty for nearly every table.
+    ports: ports::PortTables,
     default_route: Option<Arc<Route>>,
     /// How many of the spec's hosts are ranked (see `ranked.rs`): while any is, lookups are
     /// given the request's facts. A count, so a rebuild of some hosts updates it by theirs.
@@ -301,12 +303,14 @@ impl RouteTable {
             Some(previous) => previous.left_behind(default_route.as_ref(), &reused),
             None => (Vec::new(), 0),
         };
+        let ports = ports::build(&spec, &nowhere, &mut parts, &mut warnings);
         // It borrows `spec`, which the table takes.
         drop(parts);
         let table = RouteTable {
             spec,
             plain,
             tls,
+            ports,
             default_route,
             ranked,
             certificates: CertificateIndex::default(),
@@ -341,6 +345,7 @@ impl RouteTable {
             }
             dropped.extend(vhost.routes.iter().map(stats_of));
         }
+        dropped.extend(ports::stats(&self.ports));
         (dropped, reused_hosts)
     }
 
@@ -778,5 +783,6 @@ impl fmt::Debug for Route {
 }
 
 mod changed;
+mod ports;
 #[cfg(test)]
 mod tests;

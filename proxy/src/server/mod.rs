@@ -47,6 +47,9 @@ pub struct ConnInfo {
     /// rule found in the request (port 0).
     pub peer: SocketAddr,
     pub tls: bool,
+    /// The extra listener (`--gateway-port`) it arrived on, by its Gateway port; `None` on the
+    /// HTTP and HTTPS listeners.
+    pub port: Option<u16>,
     /// The connection's peer when a realip rule replaced `peer` (nginx's `$realip_remote_addr`).
     pub via: Option<std::net::IpAddr>,
 }
@@ -232,6 +235,7 @@ fn accepted<H, Fut>(
     let info = ConnInfo {
         peer,
         tls: tls.is_some(),
+        port: None,
         via: None,
     };
     match tls {

@@ -25,8 +25,9 @@ impl Incremental {
         state: &ClusterState,
         table: &mut TableSpec,
         certificates: &mut TlsBuilder<'_>,
+        ports: &BTreeSet<u16>,
     ) {
-        let layer = gateway::compile(state, table, certificates);
+        let layer = gateway::compile(state, table, certificates, ports);
         if let Some(layer) = &layer {
             gateway::merge(layer, table);
         }

@@ -150,6 +150,7 @@ fn the_first_default_backend_wins_and_later_ones_conflict() {
         backends: [(WEB.to_string(), web_pods())].into(),
         tls: Default::default(),
         documents: Default::default(),
+        ports: Default::default(),
     };
     assert_eq!(compiled.table, expected);
     assert_eq!(

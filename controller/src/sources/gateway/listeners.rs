@@ -8,7 +8,7 @@
 //!                  hostname, allowedRoutes.kinds, certificateRefs (ReferenceGrant) ─▶ conditions
 //! ```
 
-use std::sync::Arc;
+use std::{collections::BTreeSet, sync::Arc};
 
 use shunt_spec::HostMatch;
 
@@ -29,6 +29,8 @@ pub struct Served<'s> {
     pub listener: &'s Listener,
     /// Terminates TLS (HTTPS); else plain HTTP.
     pub tls: bool,
+    /// Served on the extra listener of this port (`--gateway-port`); `None` on 80 and 443.
+    pub extra_port: Option<u16>,
     /// `None` matches every host.
     pub hostname: Option<HostMatch>,
     /// Routes attach; false when the listener is not accepted.
@@ -77,10 +79,15 @@ pub fn classes(classes: &[Arc<GatewayClass>]) -> Vec<(String, ClassStatus)> {
 }
 
 /// The listeners of `gateway` (of an accepted class of ours), in its order.
-pub fn listeners<'s>(gateway: &'s Gateway, grants: &Grants<'_>, certificates: &mut TlsBuilder<'_>) -> Vec<Served<'s>> {
+pub fn listeners<'s>(
+    gateway: &'s Gateway,
+    grants: &Grants<'_>,
+    certificates: &mut TlsBuilder<'_>,
+    ports: &BTreeSet<u16>,
+) -> Vec<Served<'s>> {
     let mut served: Vec<Served<'s>> = Vec::with_capacity(gateway.spec.listeners.len());
     for listener in &gateway.spec.listeners {
-        let mut one = listener_of(gateway, listener, grants, certificates);
+        let mut one = listener_of(gateway, listener, grants, certificates, ports);
         // Two listeners of one Gateway on one port and hostname: the later is refused.
         let clash = served.iter().any(|earlier| {
             earlier.accepted && earlier.listener.port == listener.port && earlier.hostname == one.hostname
@@ -107,6 +114,7 @@ fn listener_of<'s>(
     listener: &'s Listener,
     grants: &Grants<'_>,
     certificates: &mut TlsBuilder<'_>,
+    ports: &BTreeSet<u16>,
 ) -> Served<'s> {
     let hostname = listener.hostname.as_deref().filter(|raw| !raw.is_empty());
     let parsed = hostname.map(hostnames::parse);
@@ -115,6 +123,7 @@ fn listener_of<'s>(
         gateway,
         listener,
         tls: listener.protocol == "HTTPS",
+        extra_port: None,
         hostname: parsed.clone().flatten(),
         accepted: false,
         programmed: false,
@@ -126,7 +135,12 @@ fn listener_of<'s>(
     };
     let refused = match (listener.protocol.as_str(), listener.port) {
         ("HTTP", 80) | ("HTTPS", 443) => None,
-        // shunt serves its plain and TLS listeners; other ports need `--gateway-port` (later).
+        // An extra port is a plain listener (`--gateway-port`); TLS there is not served yet.
+        ("HTTP", port) if u16::try_from(port).is_ok_and(|port| ports.contains(&port)) => {
+            served.extra_port = u16::try_from(port).ok();
+            None
+        }
+        // The spec's reason for a port the implementation cannot listen on.
         ("HTTP" | "HTTPS", _) => Some("PortUnavailable"),
         _ => Some("UnsupportedProtocol"),
     };

@@ -37,7 +37,7 @@ use std::{
     sync::Arc,
 };
 
-use shunt_spec::{BackendId, BackendSpec, HostMatch, Listeners, TableSpec, VirtualHostSpec};
+use shunt_spec::{BackendId, BackendSpec, HostMatch, Listeners, PortHosts, TableSpec, VirtualHostSpec};
 
 use self::{
     attachment::{Gateways, Parent},
@@ -58,6 +58,8 @@ pub const DOCUMENT: &str = "gateway";
 pub struct Layer {
     /// Sorted by host; none of them a host the Ingresses hold.
     pub hosts: Vec<Arc<VirtualHostSpec>>,
+    /// The extra ports' hosts (`--gateway-port`), by port, each sorted by host.
+    pub ports: BTreeMap<u16, Vec<Arc<VirtualHostSpec>>>,
     /// Every backend those hosts name.
     pub backends: BTreeMap<BackendId, BackendSpec>,
     pub status: GatewayStatus,
@@ -83,7 +85,12 @@ pub fn has_objects(state: &ClusterState) -> bool {
 
 /// Compiles the Gateway API objects of `state`; `table` holds the Ingresses' hosts, which keep
 /// theirs. Certificates of HTTPS listeners are bound in `certificates`, after the Ingresses'.
-pub fn compile(state: &ClusterState, table: &TableSpec, certificates: &mut TlsBuilder<'_>) -> Option<Layer> {
+pub fn compile(
+    state: &ClusterState,
+    table: &TableSpec,
+    certificates: &mut TlsBuilder<'_>,
+    ports: &BTreeSet<u16>,
+) -> Option<Layer> {
     if !has_objects(state) {
         return None;
     }
@@ -102,26 +109,27 @@ pub fn compile(state: &ClusterState, table: &TableSpec, certificates: &mut TlsBu
         let key = (namespace.to_string(), name.to_string());
         let class = gateway.spec.gateway_class_name.as_str();
         if accepted.contains(class) {
-            gateways.insert(key, listeners::listeners(gateway, &grants, certificates));
+            gateways.insert(key, listeners::listeners(gateway, &grants, certificates, ports));
         } else if classes.iter().any(|(name, _)| name == class) {
             refused_gateways.push(key);
         }
     }
     let mut kept = attach_routes(state, &mut gateways, &grants, &mut backends);
     let held = |host: &HostMatch| table.hosts.binary_search_by(|vhost| vhost.host.cmp(host)).is_ok();
-    let mut builder = HostsBuilder::default();
+    let mut builders = Builders::default();
     for one in &mut kept {
-        place(one, &gateways, &held, certificates, &mut builder);
+        place(one, &gateways, &held, certificates, &mut builders);
     }
-    let hosts: Vec<Arc<VirtualHostSpec>> = builder.finish().into_iter().map(Arc::new).collect();
+    let (hosts, ports) = builders.finish();
     let resolved = kept
         .iter()
         .filter_map(|one| one.rules.as_ref().ok())
         .flat_map(|rules| &rules.resolved);
-    let backends = hosts_backends(&hosts, resolved);
+    let backends = hosts_backends(hosts.iter().chain(ports.values().flatten()), resolved);
     let status = status_of(classes, &gateways, refused_gateways, &kept);
     Some(Layer {
         hosts,
+        ports,
         backends,
         status,
     })
@@ -132,6 +140,9 @@ pub fn merge(layer: &Layer, table: &mut TableSpec) {
     if !layer.hosts.is_empty() {
         table.hosts.extend(layer.hosts.iter().cloned());
         table.hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    }
+    for (&port, hosts) in &layer.ports {
+        table.ports.insert(port, PortHosts(hosts.clone()));
     }
     for (id, spec) in &layer.backends {
         table.backends.entry(id.clone()).or_insert_with(|| spec.clone());
@@ -179,11 +190,11 @@ fn place<'k>(
     gateways: &Gateways<'_>,
     held: &impl Fn(&HostMatch) -> bool,
     certificates: &mut TlsBuilder<'_>,
-    builder: &mut HostsBuilder<'k>,
+    builders: &mut Builders<'k>,
 ) {
     let Ok(rules) = &one.rules else { return };
     let source = &one.order.2;
-    let mut by_host: BTreeMap<HostMatch, Listeners> = BTreeMap::new();
+    let mut by_host: BTreeMap<(Option<u16>, HostMatch), Listeners> = BTreeMap::new();
     for (at, parent) in one.parents.iter().enumerate() {
         if parent.refused.is_some() {
             continue;
@@ -194,16 +205,18 @@ fn place<'k>(
                 continue;
             }
             for host in hosts {
-                if held(host) {
+                // An extra port's hosts are its own: an Ingress never holds them.
+                if listener.extra_port.is_none() && held(host) {
                     one.held.insert(at);
                     continue;
                 }
                 let side = if listener.tls { Listeners::Tls } else { Listeners::Plain };
-                let joined = match by_host.get(host) {
+                let key = (listener.extra_port, host.clone());
+                let joined = match by_host.get(&key) {
                     Some(&known) if known != side => Listeners::Both,
                     _ => side,
                 };
-                by_host.insert(host.clone(), joined);
+                by_host.insert(key, joined);
                 if let Some((namespace, name)) = &listener.certificate {
                     // A host the certificate does not cover gets the default one: not an error.
                     let _ = certificates.bind(&certificate_host(host), namespace, name, source);
@@ -211,7 +224,11 @@ fn place<'k>(
             }
         }
     }
-    for (host, listeners) in by_host {
+    for ((port, host), listeners) in by_host {
+        let builder = match port {
+            None => &mut builders.main,
+            Some(port) => builders.ports.entry(port).or_default(),
+        };
         for entry in &rules.entries {
             builder.place(
                 host.clone(),
@@ -222,6 +239,28 @@ fn place<'k>(
                 },
             );
         }
+    }
+}
+
+/// The hosts being built: the HTTP and HTTPS listeners', and each extra port's.
+#[derive(Default)]
+struct Builders<'k> {
+    main: HostsBuilder<'k>,
+    ports: BTreeMap<u16, HostsBuilder<'k>>,
+}
+
+impl Builders<'_> {
+    #[allow(clippy::type_complexity, reason = "the main hosts and each port's")]
+    fn finish(self) -> (Vec<Arc<VirtualHostSpec>>, BTreeMap<u16, Vec<Arc<VirtualHostSpec>>>) {
+        let shared = |built: Vec<VirtualHostSpec>| built.into_iter().map(Arc::new).collect::<Vec<_>>();
+        let ports = self
+            .ports
+            .into_iter()
+            .map(|(port, builder)| (port, shared(builder.finish())));
+        (
+            shared(self.main.finish()),
+            ports.filter(|(_, hosts)| !hosts.is_empty()).collect(),
+        )
     }
 }
 
@@ -256,13 +295,13 @@ fn named_services(state: &ClusterState) -> HashSet<(&str, &str)> {
 }
 
 /// The backends the kept hosts name, from those the routes resolved.
-fn hosts_backends<'r>(
-    hosts: &[Arc<VirtualHostSpec>],
+fn hosts_backends<'h, 'r>(
+    hosts: impl Iterator<Item = &'h Arc<VirtualHostSpec>>,
     resolved: impl Iterator<Item = &'r Arc<Resolved>>,
 ) -> BTreeMap<BackendId, BackendSpec> {
     let resolved: BTreeMap<&str, &Resolved> = resolved.map(|one| (one.id.as_str(), &**one)).collect();
     let mut named = BTreeMap::new();
-    for path in hosts.iter().flat_map(|vhost| &vhost.paths) {
+    for path in hosts.flat_map(|vhost| &vhost.paths) {
         let split = path.options.split.iter().flat_map(|split| split.backends());
         for id in std::iter::once(&path.backend).chain(split) {
             if let Some(found) = resolved.get(id.as_str()) {

@@ -22,7 +22,8 @@ impl RouteTable {
     /// Whether [`RouteTable::rebuild_changed`] can build `spec` next to `previous`: both split
     /// their hosts by listener, or neither does (then they keep their hosts in the same places).
     pub fn rebuilds_changed(spec: &TableSpec, previous: &RouteTable) -> bool {
-        previous.tls.is_some() == splits_listeners(spec)
+        // Extra ports' hosts are built whole: a table with some is always built whole.
+        previous.tls.is_some() == splits_listeners(spec) && spec.ports.is_empty() && previous.ports.is_empty()
     }
 
     /// [`RouteTable::rebuild`] given that only `changed` hosts and `backends` differ between
@@ -92,6 +93,8 @@ impl RouteTable {
             spec,
             plain,
             tls,
+            // Only tables without extra ports get here (`rebuilds_changed`).
+            ports: Vec::new(),
             default_route,
             certificates: Default::default(),
             nowhere,
