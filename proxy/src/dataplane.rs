@@ -158,7 +158,8 @@ impl Dataplane {
         let mut ports = Vec::with_capacity(options.gateway_ports.len());
         for &(port, addr) in &options.gateway_ports {
             let listener = server::bind_std(addr)?;
-            info!(listener = "gateway", port, addr = %listener.local_addr()?, "Listening");
+            let name = format!("gateway:{port}");
+            info!(listener = %name, addr = %listener.local_addr()?, "Listening");
             ports.push((port, listener));
         }
         let admin_listener = server::bind(options.admin_addr).await?;

@@ -18,6 +18,7 @@ mod hostnames;
 mod https;
 mod matching;
 mod parents;
+mod ports;
 mod references;
 mod timeouts;
 
@@ -62,6 +63,12 @@ pub struct Conformance {
 
 impl Conformance {
     pub async fn start(objects: &str) -> Conformance {
+        Self::start_with(objects, &[], &["http", "https", "admin"]).await
+    }
+
+    /// [`Conformance::start`] with shunt given `args` and awaiting `listeners` (see
+    /// [`Shunt::start_listening`]).
+    pub async fn start_with(objects: &str, args: &[&str], listeners: &'static [&'static str]) -> Conformance {
         let mut backends = Vec::new();
         let mut services = Vec::new();
         for (namespace, name) in [
@@ -92,7 +99,7 @@ impl Conformance {
         let manifests = Manifests::new();
         manifests.write("backends.yaml", &[&services]);
         manifests.write_text("gateway.yaml", &format!("{BASE}\n---\n{objects}"));
-        let shunt = Shunt::start(manifests.path(), &[]).await;
+        let shunt = Shunt::start_listening(manifests.path(), args, listeners).await;
         Conformance {
             backends,
             manifests,

@@ -31,11 +31,17 @@ impl Shunt {
     /// `shunt serve --manifests <manifests>` on loopback port 0 with JSON logs, plus `args`;
     /// returns once `/readyz` answers 200.
     pub async fn start(manifests: &Path, args: &[&str]) -> Shunt {
+        Self::start_listening(manifests, args, &["http", "https", "admin"]).await
+    }
+
+    /// [`Shunt::start`] awaiting `listeners` (which must include `http`, `https` and `admin`):
+    /// an extra port's is `gateway:PORT` (`--gateway-port`), reached at `addr("gateway:PORT")`.
+    pub async fn start_listening(manifests: &Path, args: &[&str], listeners: &'static [&'static str]) -> Shunt {
         let process = Launch::new("serve")
             .arg("--manifests")
             .arg(manifests)
             .args(args)
-            .listeners(&["http", "https", "admin"])
+            .listeners(listeners)
             .spawn()
             .await;
         process.wait_ready().await;
@@ -58,6 +64,14 @@ impl Shunt {
         self.try_send(req)
             .await
             .unwrap_or_else(|error| panic!("{what} through shunt failed: {error}"))
+    }
+
+    /// Sends over HTTP/1.1 to another of its listeners (`addr`).
+    pub async fn send_at(&self, addr: SocketAddr, req: Request<Body>) -> Reply {
+        let what = format!("{} {} at {addr}", req.method(), req.uri());
+        let sent = async { collect(send_h1(addr, req).await?).await };
+        sent.await
+            .unwrap_or_else(|error: BoxError| panic!("{what} through shunt failed: {error}"))
     }
 
     pub async fn try_send(&self, req: Request<Body>) -> Result<Reply, BoxError> {
