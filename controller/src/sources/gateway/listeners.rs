@@ -18,7 +18,10 @@ use super::{
     objects::{Gateway, GatewayClass, Listener, ObjectRef},
     status::{ClassStatus, Condition},
 };
-use crate::compile::{TlsBuilder, namespace_name};
+use crate::{
+    compile::{TlsBuilder, namespace_name},
+    status::gateway::SUPPORTED_FEATURES,
+};
 
 /// GatewayClasses with this `spec.controllerName` are shunt's.
 pub const CONTROLLER_NAME: &str = "shunt.dev/gateway-controller";
@@ -56,7 +59,13 @@ pub enum From {
 }
 
 /// Our GatewayClasses, with their status, sorted by name.
-pub fn classes(classes: &[Arc<GatewayClass>]) -> Vec<(String, ClassStatus)> {
+pub fn classes(classes: &[Arc<GatewayClass>], ports: &BTreeSet<u16>) -> Vec<(String, ClassStatus)> {
+    let mut features = SUPPORTED_FEATURES.to_vec();
+    // parentRefs.port reaches a listener on another port only where shunt serves one.
+    if !ports.is_empty() {
+        features.push("HTTPRouteParentRefPort");
+        features.sort_unstable();
+    }
     let mut ours: Vec<(String, ClassStatus)> = classes
         .iter()
         .filter(|class| class.spec.controller_name == CONTROLLER_NAME)
@@ -70,6 +79,7 @@ pub fn classes(classes: &[Arc<GatewayClass>]) -> Vec<(String, ClassStatus)> {
             let status = ClassStatus {
                 name: name.clone(),
                 conditions: vec![condition],
+                supported_features: features.clone(),
             };
             (name, status)
         })

@@ -97,7 +97,7 @@ pub fn compile(
     let named = named_services(state);
     let mut backends = Backends::only(state, &named);
     let grants = Grants::new(&state.reference_grants);
-    let classes = listeners::classes(&state.gateway_classes);
+    let classes = listeners::classes(&state.gateway_classes, ports);
     let accepted: BTreeSet<&str> = (classes.iter())
         .filter(|(_, status)| status.conditions.iter().all(Condition::holds))
         .map(|(name, _)| name.as_str())

@@ -20,9 +20,13 @@ pub struct GatewayStatus {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ClassStatus {
     pub name: String,
     pub conditions: Vec<Condition>,
+    /// What `supportedFeatures` claims, sorted: the features `tests/e2e/gateway/` reproduces
+    /// that this configuration serves.
+    pub supported_features: Vec<&'static str>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

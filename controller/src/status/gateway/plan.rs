@@ -42,8 +42,9 @@ pub struct Patch {
     pub status: Value,
 }
 
-/// The features `supportedFeatures` claims, sorted as the API requires: the core ones and the
-/// extended ones `tests/e2e/gateway/` reproduces.
+/// The features `supportedFeatures` claims whatever the flags, sorted as the API requires: the
+/// core ones and the extended ones `tests/e2e/gateway/` reproduces (`listeners::classes` adds
+/// those a flag enables).
 pub const SUPPORTED_FEATURES: [&str; 13] = [
     "Gateway",
     "HTTPRoute",
@@ -74,7 +75,7 @@ pub fn plan(status: &GatewayStatus, objects: &Objects, addresses: &[String], now
         };
         let generation = class.metadata.generation;
         let current = class.status.as_ref();
-        let features = SUPPORTED_FEATURES.iter();
+        let features = entry.supported_features.iter();
         let desired = json!({
             "conditions": conditions(&entry.conditions, field(current, "conditions"), generation, now),
             "supportedFeatures": features.map(|name| json!({"name": name})).collect::<Vec<_>>(),

@@ -47,6 +47,8 @@ fn a_port_without_an_address_is_refused_and_its_routes_are_not_served() {
         "{l8080:?}"
     );
     assert!(compiled.table.ports.is_empty());
+    let features = status["gatewayClasses"][0]["supportedFeatures"].as_array().unwrap();
+    assert!(!features.contains(&"HTTPRouteParentRefPort".into()), "{features:?}");
     let paths = paths(&compiled.table, &exact("foo.com"));
     assert_eq!(
         paths.iter().map(|path| path.backend.as_str()).collect::<Vec<_>>(),
@@ -80,6 +82,9 @@ fn a_served_port_takes_only_the_routes_of_its_listeners() {
     let backends: Vec<&str> = port[0].paths.iter().map(|path| path.backend.as_str()).collect();
     assert_eq!(backends, ["infra/v2:8080"]);
     assert!(compiled.table.backends.contains_key("infra/v2:8080"));
+    let features = status["gatewayClasses"][0]["supportedFeatures"].as_array().unwrap();
+    assert!(features.contains(&"HTTPRouteParentRefPort".into()), "{features:?}");
+    assert!(features.windows(2).all(|pair| pair[0].as_str() < pair[1].as_str()), "sorted: {features:?}");
     assert_eq!(
         parent_conditions(&status, "r8080", "ports")[0],
         condition("Accepted", "True", "Accepted")
