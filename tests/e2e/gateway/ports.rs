@@ -66,7 +66,9 @@ async fn listener_port_matching() {
         );
     }
     let status = site.status().await;
-    let features = status["gatewayClasses"][0]["supportedFeatures"].as_array().expect("features");
+    let features = status["gatewayClasses"][0]["supportedFeatures"]
+        .as_array()
+        .expect("features");
     assert!(features.contains(&json!("HTTPRouteParentRefPort")), "{features:?}");
     let (at_8080, at_8090) = (site.shunt.addr("gateway:8080"), site.shunt.addr("gateway:8090"));
     site.expect_backends(&[(get_on("foo.com", "/"), "infra-backend-v1")])

@@ -217,10 +217,18 @@ async fn the_status_is_served_at_gateway() {
         "[{backendRefs: [{name: infra-backend-v1, port: 8080}]}]",
     ))
     .await;
-    let status = site.status().await;
+    let mut status = site.status().await;
+    // What the GatewayClass's status would claim, as the API names it (checked in `ports.rs`).
+    let features = status["gatewayClasses"][0]["supportedFeatures"].take();
+    assert!(
+        features
+            .as_array()
+            .expect("supportedFeatures")
+            .contains(&json!("HTTPRoute"))
+    );
     assert_eq!(
         status["gatewayClasses"],
-        json!([{"name": "shunt", "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]}])
+        json!([{"name": "shunt", "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}], "supportedFeatures": null}])
     );
     let gateways = status["gateways"].as_array().expect("gateways");
     let same = gateways

@@ -84,7 +84,10 @@ fn a_served_port_takes_only_the_routes_of_its_listeners() {
     assert!(compiled.table.backends.contains_key("infra/v2:8080"));
     let features = status["gatewayClasses"][0]["supportedFeatures"].as_array().unwrap();
     assert!(features.contains(&"HTTPRouteParentRefPort".into()), "{features:?}");
-    assert!(features.windows(2).all(|pair| pair[0].as_str() < pair[1].as_str()), "sorted: {features:?}");
+    assert!(
+        features.windows(2).all(|pair| pair[0].as_str() < pair[1].as_str()),
+        "sorted: {features:?}"
+    );
     assert_eq!(
         parent_conditions(&status, "r8080", "ports")[0],
         condition("Accepted", "True", "Accepted")
