@@ -300,3 +300,14 @@ def test_traffic_distribution_is_set_on_the_proxy_service_only_when_asked():
     rendered = render({"service": {"trafficDistribution": "PreferSameZone"}})
     assert rendered.proxy_service["spec"]["trafficDistribution"] == "PreferSameZone"
     assert rendered.proxy_service["spec"]["internalTrafficPolicy"] == "Cluster"
+
+
+def test_extra_gateway_ports_are_listened_on_and_published():
+    rendered = render({"gatewayAPI": {"ports": [{"port": 8080, "containerPort": 18080}]}})
+    assert rendered.flag("--gateway-port") == ["8080=0.0.0.0:18080"]
+    assert port_numbers(rendered.container)["gw-8080"] == 18080
+    ports = {p["port"]: p["targetPort"] for p in rendered.proxy_service["spec"]["ports"]}
+    assert ports == {80: "http", 443: "https", 8080: "gw-8080"}
+    off = render({"gatewayAPI": {"enabled": False, "ports": [{"port": 8080, "containerPort": 18080}]}})
+    assert off.flag("--gateway-port") == []
+    assert "gw-8080" not in port_numbers(off.container)

@@ -132,6 +132,11 @@ each class a classProfiles entry names, since a profile applies only to a class 
 {{- end }}
 
 {{/* Container args for `shunt run`. */}}
+{{/* The extra Gateway listener ports (gatewayAPI.ports) as a JSON list; none without gatewayAPI. */}}
+{{- define "shunt.gatewayPorts" -}}
+{{- if .Values.gatewayAPI.enabled }}{{ .Values.gatewayAPI.ports | default list | toJson }}{{ else }}[]{{ end }}
+{{- end }}
+
 {{- define "shunt.args" -}}
 - run
 - --http-addr
@@ -140,6 +145,10 @@ each class a classProfiles entry names, since a profile applies only to a class 
 - 0.0.0.0:8443
 - --admin-addr
 - 0.0.0.0:9090
+{{- range include "shunt.gatewayPorts" . | fromJsonArray }}
+- --gateway-port
+- {{ printf "%v=0.0.0.0:%v" .port .containerPort | quote }}
+{{- end }}
 {{- range include "shunt.ownClasses" . | fromJsonArray }}
 - --ingress-class
 - {{ . | quote }}
