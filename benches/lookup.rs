@@ -73,6 +73,7 @@ fn mk_spec() -> TableSpec {
         backends,
         tls: Default::default(),
         documents: Default::default(),
+        ports: Default::default(),
     }
 }
 

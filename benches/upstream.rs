@@ -50,6 +50,7 @@ fn mk_spec(origin: SocketAddr) -> TableSpec {
         )]),
         tls: Default::default(),
         documents: Default::default(),
+        ports: Default::default(),
     }
 }
 

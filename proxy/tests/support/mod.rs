@@ -47,6 +47,7 @@ pub fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableS
         )]),
         tls: Default::default(),
         documents: Default::default(),
+        ports: Default::default(),
     }
 }
 

@@ -57,3 +57,82 @@ impl RouteTable {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::{
+        metrics::{ProxyMetrics, UpstreamStats},
+        routes::conditions::NoFacts,
+        spec::{BackendSpec, HostMatch, PathKind, PathSpec, PortHosts, UpstreamProtocol, VirtualHostSpec},
+    };
+
+    fn host(name: &str, backend: &str) -> Arc<VirtualHostSpec> {
+        let path = PathSpec {
+            path: "/".into(),
+            kind: PathKind::Prefix,
+            backend: backend.into(),
+            source: "ns/route".into(),
+            ssl_redirect: false,
+            options: Default::default(),
+        };
+        Arc::new(VirtualHostSpec {
+            host: HostMatch::Exact(name.into()),
+            paths: vec![path],
+            exclusive: false,
+        })
+    }
+
+    fn mk_table() -> RouteTable {
+        let backend = || BackendSpec {
+            protocol: UpstreamProtocol::Http1,
+            endpoints: [].into(),
+            topology: Default::default(),
+        };
+        let backends: BTreeMap<_, _> = ["main", "extra", "default"]
+            .map(|id| (id.to_string(), backend()))
+            .into();
+        let spec = TableSpec {
+            hosts: vec![host("foo.com", "main")],
+            default_backend: Some("default".into()),
+            backends,
+            ports: [(8080, PortHosts(vec![host("foo.com", "extra")]))].into(),
+            ..Default::default()
+        };
+        let metrics = ProxyMetrics::detached();
+        let upstream = |id: &String| {
+            Arc::new(Upstream::new(
+                id,
+                UpstreamProtocol::Http1,
+                vec![],
+                UpstreamStats::default(),
+            ))
+        };
+        let (table, warnings) = RouteTable::build(Arc::new(spec), upstream, |route, backend| {
+            metrics.route_stats(route, backend)
+        });
+        assert_eq!(warnings, vec![]);
+        table
+    }
+
+    #[test]
+    fn a_ports_hosts_exist_on_that_port_only() {
+        let table = mk_table();
+        let on_port = |port, host| {
+            table
+                .lookup_port(port, host, "/", &NoFacts)
+                .map(|route| route.upstream.id.to_string())
+        };
+        let on_main = |host| table.lookup(host, "/").map(|route| route.upstream.id.to_string());
+        assert_eq!(on_port(8080, "foo.com").as_deref(), Some("extra"));
+        assert_eq!(on_main("foo.com").as_deref(), Some("main"));
+        // No default backend on an extra port, and no port shunt was not given.
+        assert_eq!(on_port(8080, "bar.com"), None);
+        assert_eq!(on_port(8090, "foo.com"), None);
+        assert_eq!(on_main("bar.com").as_deref(), Some("default"));
+        // Built whole every time: never next to a previous table's hosts.
+        assert!(!RouteTable::rebuilds_changed(&table.spec, &table));
+    }
+}

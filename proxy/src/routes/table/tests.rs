@@ -64,6 +64,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
         backends,
         tls: Default::default(),
         documents: Default::default(),
+        ports: Default::default(),
     };
     let metrics = ProxyMetrics::detached();
     let (table, warnings) = RouteTable::build(
@@ -278,6 +279,7 @@ fn paths_naming_unknown_backends_are_reported_not_built() {
         backends: BTreeMap::new(),
         tls: Default::default(),
         documents: Default::default(),
+        ports: Default::default(),
     };
     let (table, warnings) = RouteTable::build(
         Arc::new(spec),
@@ -347,6 +349,7 @@ fn build_profile_table(hosts: Vec<(HostMatch, bool, Vec<PathSpec>)>) -> (RouteTa
         backends,
         tls: Default::default(),
         documents: Default::default(),
+        ports: Default::default(),
     };
     RouteTable::build(
         Arc::new(spec),
