@@ -49,6 +49,28 @@ impl<'r> HostsBuilder<'r> {
     }
 }
 
+/// The hosts being built: the HTTP and HTTPS listeners', and each extra port's.
+#[derive(Default)]
+pub struct Builders<'k> {
+    pub main: HostsBuilder<'k>,
+    pub ports: BTreeMap<u16, HostsBuilder<'k>>,
+}
+
+impl Builders<'_> {
+    #[allow(clippy::type_complexity, reason = "the main hosts and each port's")]
+    pub fn finish(self) -> (Vec<Arc<VirtualHostSpec>>, BTreeMap<u16, Vec<Arc<VirtualHostSpec>>>) {
+        let shared = |built: Vec<VirtualHostSpec>| built.into_iter().map(Arc::new).collect::<Vec<_>>();
+        let ports = self
+            .ports
+            .into_iter()
+            .map(|(port, builder)| (port, shared(builder.finish())));
+        (
+            shared(self.main.finish()),
+            ports.filter(|(_, hosts)| !hosts.is_empty()).collect(),
+        )
+    }
+}
+
 /// One host's paths, ranked; `None` when nothing is left.
 fn build(host: HostMatch, mut placed: Vec<Placed<'_>>) -> Option<VirtualHostSpec> {
     // Past the bound, the newest routes lose their paths: a route can never push an older

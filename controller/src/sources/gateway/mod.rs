@@ -42,7 +42,7 @@ use shunt_spec::{BackendId, BackendSpec, HostMatch, Listeners, PortHosts, TableS
 use self::{
     attachment::{Gateways, Parent},
     grants::Grants,
-    hosts::{HostsBuilder, Placed, RouteOrder},
+    hosts::{Builders, Placed, RouteOrder},
     objects::HTTPRoute,
     rules::RouteRules,
     status::{Condition, GatewayEntry, ListenerStatus, ParentStatus, RouteStatus},
@@ -239,28 +239,6 @@ fn place<'k>(
                 },
             );
         }
-    }
-}
-
-/// The hosts being built: the HTTP and HTTPS listeners', and each extra port's.
-#[derive(Default)]
-struct Builders<'k> {
-    main: HostsBuilder<'k>,
-    ports: BTreeMap<u16, HostsBuilder<'k>>,
-}
-
-impl Builders<'_> {
-    #[allow(clippy::type_complexity, reason = "the main hosts and each port's")]
-    fn finish(self) -> (Vec<Arc<VirtualHostSpec>>, BTreeMap<u16, Vec<Arc<VirtualHostSpec>>>) {
-        let shared = |built: Vec<VirtualHostSpec>| built.into_iter().map(Arc::new).collect::<Vec<_>>();
-        let ports = self
-            .ports
-            .into_iter()
-            .map(|(port, builder)| (port, shared(builder.finish())));
-        (
-            shared(self.main.finish()),
-            ports.filter(|(_, hosts)| !hosts.is_empty()).collect(),
-        )
     }
 }
 
