@@ -22,6 +22,7 @@ mod affinity;
 mod auth;
 mod balance;
 mod cors;
+mod document;
 mod error_pages;
 mod host;
 mod limits;
@@ -49,6 +50,7 @@ pub use self::{
         MAX_WEIGHT_TOTAL,
     },
     cors::{AllowOrigin, CorsSpec},
+    document::Document,
     error_pages::{ERROR_CODES, ErrorLocation, ErrorPages},
     host::HostMatch,
     limits::{RateLimits, RatePeriod, RequestRate},
