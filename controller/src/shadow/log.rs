@@ -65,7 +65,7 @@ mod tests {
 
     use super::*;
 
-    fn verdicts(refused: usize, identical: usize) -> Vec<HostVerdict> {
+    fn verdicts(refused: usize, identical: usize) -> Vec<Arc<HostVerdict>> {
         (0..refused + identical)
             .map(|i| {
                 let host = format!("h{i:03}.example.com");
@@ -73,7 +73,7 @@ mod tests {
                 if i < refused {
                     verdict.verdict = Verdict::Refused;
                 }
-                verdict
+                Arc::new(verdict)
             })
             .collect()
     }
@@ -93,7 +93,7 @@ mod tests {
         let reported = BTreeSet::from([entry.clone()]);
         assert_eq!(log_verdicts(&verdicts(1, 3), &reported), Some(entry.clone()));
         let mut after = verdicts(1, 3);
-        after[2].verdict = Verdict::Refused;
+        Arc::make_mut(&mut after[2]).verdict = Verdict::Refused;
         assert_ne!(log_verdicts(&after, &reported), Some(entry.clone()));
         assert_ne!(log_verdicts(&verdicts(1, 4), &reported), Some(entry));
     }
