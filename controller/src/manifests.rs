@@ -421,6 +421,8 @@ impl ClusterState {
             http_routes: http_routes.into_values().collect(),
             reference_grants: grants.into_values().collect(),
             tke_service_configs: tke_configs.into_values().collect(),
+            secrets_listed: true,
+            secret_names: Vec::new(),
         }
     }
 }

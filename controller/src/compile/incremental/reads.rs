@@ -86,6 +86,8 @@ impl Reads {
             http_routes: state.http_routes.clone(),
             reference_grants: state.reference_grants.clone(),
             tke_service_configs: state.tke_service_configs.clone(),
+            secrets_listed: state.secrets_listed,
+            secret_names: state.secret_names.clone(),
         }
     }
 }

@@ -27,6 +27,7 @@ mod matches;
 pub mod objects;
 mod rules;
 pub mod status;
+mod timeouts;
 
 #[cfg(test)]
 mod tests;
@@ -358,6 +359,7 @@ fn route_status(one: &Kept<'_>) -> RouteStatus {
         kind: "HTTPRoute",
         namespace: namespace.to_string(),
         name: name.to_string(),
+        observed_generation: one.route.metadata.generation,
         parents: parents.collect(),
     }
 }
