@@ -294,7 +294,10 @@ impl Profiles {
             self.hosts.insert(spec.host.clone(), spec);
         }
         for verdict in verdicts {
-            kept.entry(host_key(&verdict.host)).or_default().verdicts.push(Arc::new(verdict));
+            kept.entry(host_key(&verdict.host))
+                .or_default()
+                .verdicts
+                .push(Arc::new(verdict));
         }
         // Kept until the group compiles again: most keys hold one host, and a `Vec`'s first
         // growth holds four (a verdict is ~250 B).
