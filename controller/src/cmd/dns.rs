@@ -3,7 +3,7 @@
 //! served host the rules leave out. [`DnsRuleArgs`], what shapes the rules, is shared with
 //! `shunt run --manage-coredns`. `shunt dns check` (check.rs) resolves the same hosts from inside a pod.
 
-use std::path::PathBuf;
+use std::{path::PathBuf, sync::Arc};
 
 use clap::{Args, ValueEnum};
 use k8s_openapi::{
@@ -177,7 +177,7 @@ pub struct DnsRuleArgs {
 
 impl DnsRuleArgs {
     /// Shadowed hosts to leave out of the rules, with why (none with `--shadow-rewrite=all`).
-    pub fn shadow_refusals(&self, verdicts: &[HostVerdict]) -> Vec<Refusal> {
+    pub fn shadow_refusals(&self, verdicts: &[Arc<HostVerdict>]) -> Vec<Refusal> {
         dns_refusals(verdicts, self.shadow_rewrite)
     }
 

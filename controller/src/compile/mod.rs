@@ -151,7 +151,8 @@ pub struct Compiled {
     /// Why `--default-ssl-certificate` cannot be used, if it cannot: the self-signed fallback serves.
     pub default_certificate_error: Option<String>,
     /// A verdict per host of the Ingresses a shadow profile compiles, sorted by host (also `/shadow`).
-    pub shadow: Arc<[HostVerdict]>,
+    /// Each verdict is shared with the incremental compile's kept copy.
+    pub shadow: Arc<[Arc<HostVerdict>]>,
     /// Those Ingresses the host verdicts miss (catch-alls, skipped), sorted by Ingress.
     pub shadow_ingresses: Arc<[IngressVerdict]>,
     /// The Gateway API status (`/gateway`), while any Gateway API object exists.
@@ -198,8 +199,9 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         certificates.ingress(ingress, &mut sink.diagnostics);
     }
     let config = ProfileConfig::find(options, state);
-    let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &config);
-    let (shadow, shadow_ingresses) = (shadow.hosts, shadow.ingresses);
+    let verdicts = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &config);
+    let shadow: Vec<Arc<HostVerdict>> = verdicts.hosts.into_iter().map(Arc::new).collect();
+    let shadow_ingresses = verdicts.ingresses;
     let default_certificate_error = default_certificate_error(&mut certificates, options);
 
     let mut served: Vec<ServedIngress> = selected
