@@ -45,7 +45,7 @@ use serde::Serialize;
 use shunt_spec::TableSpec;
 
 use crate::{
-    objects::{EndpointSlice, Service, TkeServiceConfig},
+    objects::{EndpointSlice, Namespace, Service, TkeServiceConfig},
     shadow::{HostVerdict, IngressVerdict, ProfileConfig, ShadowOptions, Shadowed},
     sources::gateway::{
         self,
@@ -96,6 +96,8 @@ pub struct ClusterState {
     pub http_routes: Vec<Arc<HTTPRoute>>,
     /// `v1` and `v1beta1`.
     pub reference_grants: Vec<Arc<ReferenceGrant>>,
+    /// Namespaces (name and labels), read by Gateway listeners that select routes' namespaces by label.
+    pub namespaces: Vec<Arc<Namespace>>,
     /// TKE's TkeServiceConfigs, read by the qcloud profile (`tke-service-config`).
     pub tke_service_configs: Vec<Arc<TkeServiceConfig>>,
 }

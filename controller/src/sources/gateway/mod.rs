@@ -26,6 +26,7 @@ mod listeners;
 mod matches;
 pub mod objects;
 mod rules;
+mod selector;
 pub mod status;
 
 #[cfg(test)]
@@ -145,6 +146,7 @@ fn attach_routes<'s>(
     grants: &Grants<'_>,
     backends: &mut Backends<'_>,
 ) -> Vec<Kept<'s>> {
+    let namespaces = attachment::namespaces(&state.namespaces);
     let mut routes: Vec<(RouteOrder, &HTTPRoute)> =
         state.http_routes.iter().map(|route| (order(route), &**route)).collect();
     routes.sort_by(|a, b| a.0.cmp(&b.0));
@@ -152,7 +154,7 @@ fn attach_routes<'s>(
     for (order, route) in routes {
         let raw = &route.spec.hostnames;
         let parsed: Vec<HostMatch> = raw.iter().filter_map(|host| hostnames::parse(host)).collect();
-        let parents = attachment::attach(route, &parsed, gateways);
+        let parents = attachment::attach(route, &parsed, gateways, &namespaces);
         if parents.is_empty() {
             continue;
         }
