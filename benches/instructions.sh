@@ -10,6 +10,12 @@
 #   PROTOCOLS="http1 h2" PROXIES=shunt benches/instructions.sh
 #   FEW=1000 MANY=3000 SHUNT_BIN=target-release/release/shunt benches/instructions.sh
 #   KEEP=/tmp/ir benches/instructions.sh            # keep the callgrind files for callgrind_annotate
+#   ROUTE=auth PROXIES=shunt benches/instructions.sh # the route under ingress-nginx's profile, gated
+#
+# ROUTE (shunt only): plain (default: shunt's own class), nginx (the same route as an Ingress of
+# class nginx under `--shadow-class nginx`, ssl-redirect off), auth (that, with `auth-url`
+# to an auth service answering 200 on loopback: one subrequest per request) and auth-cache (that,
+# with `auth-cache-key` on the Host: after the first, every request is a cache hit).
 #
 # Protocols: http1 (HTTP/1.1 keep-alive, h2load --h1 -c8), https1 (the same over TLS 1.3) and h2
 # (HTTP/2 over TLS, -c4 -m8). Bounded: 2 x proxies x protocols runs, each under a hard timeout.
@@ -27,7 +33,9 @@ BACKEND=127.0.0.1:18681
 HTTP=127.0.0.1:18680
 HTTPS=127.0.0.1:18643
 ADMIN=127.0.0.1:18690
+AUTH=127.0.0.1:18682
 WORKERS=1
+ROUTE=${ROUTE:-plain}
 
 need_commands valgrind:valgrind h2load:nghttp2-client nginx:nginx-light openssl:openssl curl:curl
 SHUNT_BIN=$(shunt_bin)
@@ -35,8 +43,26 @@ KEEP=${KEEP:-}
 [ -z "$KEEP" ] || mkdir -p "$KEEP"
 
 tls_site "$BACKEND" /api
+CLASS_ARGS=()
+# The route as an Ingress of class nginx, gated as ROUTE says (see the top).
+nginx_route() {
+    local annotations="nginx.ingress.kubernetes.io/ssl-redirect: \"false\""
+    case $ROUTE in
+        nginx) ;;
+        auth) annotations+=", nginx.ingress.kubernetes.io/auth-url: \"http://$AUTH/auth\"" ;;
+        auth-cache) annotations+=", nginx.ingress.kubernetes.io/auth-url: \"http://$AUTH/auth\""
+            annotations+=", nginx.ingress.kubernetes.io/auth-cache-key: \"\$host\"" ;;
+        *) echo "ROUTE=$ROUTE: plain, nginx, auth or auth-cache" >&2; exit 1 ;;
+    esac
+    sed -i "s|^metadata: {name: shop, namespace: shop}\$|metadata: {name: shop, namespace: shop, annotations: {$annotations}}|;
+        s|ingressClassName: shunt|ingressClassName: nginx|" "$work/manifests.yaml"
+    CLASS_ARGS=(--shadow-class nginx)
+}
+[ "$ROUTE" = plain ] || nginx_route
 
-nginx_conf backend "$(backend_block "$BACKEND")"
+# The auth service: 200 and nothing else, beside the pod.
+nginx_conf backend "$(backend_block "$BACKEND")
+    server { listen $AUTH; location / { return 200; } }"
 
 # The nginx proxy runs as one process (no master) so callgrind sees all of its work.
 mkdir -p "$work/proxy"
@@ -71,7 +97,7 @@ start_proxy() {
         # The manifests are polled rarely: each poll costs instructions that are not the requests'.
         shunt) cmd=("$SHUNT_BIN" serve --manifests "$work/manifests.yaml" --poll-interval 1h --http-addr "$HTTP"
                     --https-addr "$HTTPS" --admin-addr "$ADMIN" --default-ssl-certificate shop/shop-tls
-                    --threads 1 --access-log false) ;;
+                    --threads 1 --access-log false "${CLASS_ARGS[@]}") ;;
         nginx) cmd=(nginx -p "$work/proxy" -c "$work/proxy/nginx.conf") ;;
     esac
     # --trace-children: shunt re-executes itself once to set its allocator options (controller's
@@ -110,6 +136,7 @@ measure() { # proxy protocol requests
     awk '/^(summary|totals):/ { print $2; exit }' "$out"
 }
 
+[ "$ROUTE" = plain ] || echo "route: $ROUTE (shunt only)"
 printf '%-6s %-7s %14s %14s %12s\n' proxy proto "Ir($FEW)" "Ir($MANY)" "Ir/request"
 for proto in $PROTOCOLS; do
     for proxy in $PROXIES; do

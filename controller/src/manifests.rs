@@ -427,6 +427,8 @@ impl ClusterState {
             reference_grants: grants.into_values().collect(),
             tke_service_configs: tke_configs.into_values().collect(),
             namespaces: namespaces.into_values().collect(),
+            secrets_listed: true,
+            secret_names: Vec::new(),
         }
     }
 }

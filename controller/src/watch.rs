@@ -19,25 +19,27 @@ use k8s_openapi::{
 };
 use kube::{
     Api, Client, Resource,
+    core::PartialObjectMeta,
     runtime::{WatchStreamExt, watcher},
 };
 use tokio::sync::Notify;
 use tracing::{debug, warn};
 
 use crate::{
-    compile::ClusterState,
+    compile::{ClusterState, SecretName},
     objects::{EndpointSlice, Service, TkeServiceConfig},
 };
 
 mod gateway;
-mod slim;
+pub(crate) mod slim;
 mod store;
 mod tke;
 pub use gateway::GatewayStores;
-pub use slim::Slim;
+pub use slim::{DATA_DROPPED, Slim};
 pub use store::{Store, WatcherStopped};
 
-/// Secrets are cached only when they can hold certificates: shunt never sees other secrets.
+/// Secrets are cached only when they can hold certificates: shunt never reads other Secrets' data
+/// (for qcloud it lists their names, metadata only).
 pub const TLS_SECRET_SELECTOR: &str = "type=kubernetes.io/tls";
 
 /// The optional kinds `shunt run` watches besides Ingresses, Services, slices and Secrets.
@@ -57,8 +59,15 @@ pub struct Stores {
     services: Vec<Store<Service>>,
     slices: Vec<Store<EndpointSlice>>,
     secrets: Vec<Store<Secret>>,
+    /// Every Secret's name, when a qcloud profile is served: TKE's certificate Secrets are Opaque,
+    /// and one that does not exist is TKE's E4010. A metadata-only watch: no data is sent.
+    secret_names: Vec<Store<PartialObjectMeta<Secret>>>,
     /// ingress-nginx's ConfigMap alone (`--nginx-configmap`), when an nginx profile is served.
     nginx_config: Option<Store<ConfigMap>>,
+    /// Every other ConfigMap, when an nginx profile is served: `auth-proxy-set-headers` names one
+    /// in the Ingress's namespace (ingress-nginx watches them all too). Data past what such a
+    /// ConfigMap may hold is dropped on arrival (`slim::bound_auth_config_map`).
+    auth_config_maps: Vec<Store<ConfigMap>>,
     /// TKE's TkeServiceConfigs, when a qcloud profile is served (see `tke.rs`).
     tke_service_configs: Vec<Store<TkeServiceConfig>>,
     /// Gateway API kinds, once their CRDs are found.
@@ -103,10 +112,25 @@ impl Stores {
                 .iter()
                 .map(|s| reflect(scoped(client, *s), config().fields(TLS_SECRET_SELECTOR), &changed))
                 .collect(),
+            secret_names: match kinds.qcloud {
+                true => (scopes.iter())
+                    .map(|s| reflect(scoped(client, *s), config(), &changed))
+                    .collect(),
+                false => Vec::new(),
+            },
             nginx_config: nginx_config.map(|(namespace, name)| {
                 let by_name = config().fields(&format!("metadata.name={name}"));
                 reflect(Api::namespaced(client.clone(), namespace), by_name, &changed)
             }),
+            auth_config_maps: match nginx_config {
+                Some((_, name)) => (scopes.iter())
+                    .map(|s| {
+                        let others = config().fields(&format!("metadata.name!={name}"));
+                        reflect_with(scoped(client, *s), others, &changed, slim::bound_auth_config_map)
+                    })
+                    .collect(),
+                None => Vec::new(),
+            },
             tke_service_configs: match kinds.qcloud {
                 true => tke::spawn(client, &scopes, &changed),
                 false => Vec::new(),
@@ -131,7 +155,13 @@ impl Stores {
         for store in &self.secrets {
             store.wait_until_ready().await?;
         }
+        for store in &self.secret_names {
+            store.wait_until_ready().await?;
+        }
         if let Some(store) = &self.nginx_config {
+            store.wait_until_ready().await?;
+        }
+        for store in &self.auth_config_maps {
             store.wait_until_ready().await?;
         }
         for store in &self.tke_service_configs {
@@ -151,8 +181,12 @@ impl Stores {
             services: all(&self.services),
             endpoint_slices: all(&self.slices),
             secrets: all(&self.secrets),
-            config_maps: self.nginx_config.iter().flat_map(|store| store.state()).collect(),
+            config_maps: (self.nginx_config.iter().chain(&self.auth_config_maps))
+                .flat_map(|store| store.state())
+                .collect(),
             tke_service_configs: all(&self.tke_service_configs),
+            secrets_listed: !self.secret_names.is_empty(),
+            secret_names: all(&self.secret_names).into_iter().map(SecretName).collect(),
             ..ClusterState::default()
         };
         self.gateway.fill(&mut state);
@@ -183,10 +217,19 @@ where
     K: Resource + Slim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
 {
+    reflect_with(api, config, changed, K::slim)
+}
+
+/// [`reflect`] with `slim` applied to each object on arrival instead of the kind's own.
+fn reflect_with<K>(api: Api<K>, config: watcher::Config, changed: &Arc<Notify>, slim: fn(&mut K)) -> Store<K>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+{
     let (reader, mut writer) = store::store();
     let kind = K::kind(&K::DynamicType::default()).to_string();
     let changed = changed.clone();
-    let events = watcher(api, config).default_backoff().modify(K::slim);
+    let events = watcher(api, config).default_backoff().modify(slim);
     tokio::spawn(async move {
         let mut events = std::pin::pin!(events);
         while let Some(event) = events.next().await {

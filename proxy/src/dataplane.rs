@@ -125,6 +125,7 @@ impl Dataplane {
     pub fn new(registry: &mut Registry, options: MetricsOptions) -> Self {
         let metrics = ProxyMetrics::register_with(registry, options);
         crate::limits::register(registry);
+        crate::pace::register(registry);
         crate::auth::register(registry);
         let (publisher, reader) = RoutePublisher::new(metrics.clone());
         Dataplane {

@@ -41,6 +41,7 @@ mod headers;
 mod limits;
 mod lograte;
 mod metrics;
+mod pace;
 mod proxy;
 mod redirect;
 mod request;

@@ -12,7 +12,8 @@
 //!   ([`ExternalAuth`]), a canary backend ([`CanarySpec`]), a hash key ([`HashKey`]), cookie
 //!   affinity ([`CookieAffinity`]), request conditions, header edits, path replacements and
 //!   weighted splits ([`RequestConditions`], [`HeaderEdits`], [`PathReplacement`],
-//!   [`BackendSplit`]), custom error pages ([`ErrorPages`])); server certificates ([`TlsSpec`]).
+//!   [`BackendSplit`]), custom error pages ([`ErrorPages`]), the answer's pace
+//!   ([`ResponsePace`])); server certificates ([`TlsSpec`]).
 //! - The proxy's own knobs the controller sets: [`RetryPolicy`], [`TrustedProxies`], [`Topology`].
 //! - [`defaults`]: the value of every knob when nothing sets it.
 
@@ -28,6 +29,7 @@ mod limits;
 mod matching;
 mod next_upstream;
 mod options;
+mod pace;
 mod real_ip;
 mod retry;
 mod rewrite;
@@ -60,6 +62,7 @@ pub use self::{
     options::{
         BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,
     },
+    pace::ResponsePace,
     real_ip::{MAX_FIELD_NAME_LEN, NginxForwarding, RealIp},
     retry::{BudgetOptions, OutlierOptions, RetryPolicy, RetryReason},
     rewrite::{InvalidRewriteTarget, RewritePart, RewriteTarget},
@@ -67,7 +70,7 @@ pub use self::{
         BackendId, BackendSpec, EndpointTopology, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec,
         push_port,
     },
-    timeouts::UpstreamTimeouts,
+    timeouts::{AnswerDeadlines, UpstreamTimeouts},
     tls::{CertificateId, CertificateSpec, TlsSpec},
     topology::{Locality, Topology},
     trusted::TrustedProxies,

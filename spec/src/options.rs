@@ -5,9 +5,9 @@
 use serde::Serialize;
 
 use crate::{
-    BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey, HeaderEdits, NextUpstream,
-    NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions, RewriteTarget,
-    UpstreamTimeouts,
+    AnswerDeadlines, BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey,
+    HeaderEdits, NextUpstream, NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions,
+    ResponsePace, RewriteTarget, UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".
@@ -58,6 +58,9 @@ pub struct RouteOptions {
     /// Requests and requests in progress per caller address (ingress-nginx's `limit-*`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<RateLimits>,
+    /// The answer's body sent at a bounded rate (ingress-nginx's `limit-rate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_pace: Option<ResponsePace>,
     /// A request to an auth service decides whether the request goes on (ingress-nginx's
     /// `auth-url`); checked after the access rules.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,6 +68,9 @@ pub struct RouteOptions {
     /// Connect and read timeouts towards the pods, instead of the proxy's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<UpstreamTimeouts>,
+    /// Deadlines on the answer, past which 504 (HTTPRoute `timeouts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlines: Option<AnswerDeadlines>,
     /// ingress-nginx's canary: another backend some requests go to (see `balance.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub canary: Option<CanarySpec>,

@@ -130,6 +130,10 @@ pub enum UpstreamProtocol {
     H2c,
     /// HTTP/1.1 over TLS (`appProtocol: https`, or the backend-protocol annotation).
     Https,
+    /// HTTP/2 over TLS, agreed by ALPN `h2` (gRPC to pods serving TLS); certificates are
+    /// handled as for [`UpstreamProtocol::Https`].
+    #[serde(rename = "h2-tls")]
+    H2Tls,
 }
 
 // === impl UpstreamProtocol ===
@@ -141,7 +145,14 @@ impl UpstreamProtocol {
             UpstreamProtocol::Http1 => "http1",
             UpstreamProtocol::H2c => "h2c",
             UpstreamProtocol::Https => "https",
+            UpstreamProtocol::H2Tls => "h2-tls",
         }
+    }
+
+    /// Whether the pod is spoken to in HTTP/2 (one multiplexed connection, no hop-by-hop
+    /// header rewriting of HTTP/1).
+    pub const fn is_h2(self) -> bool {
+        matches!(self, UpstreamProtocol::H2c | UpstreamProtocol::H2Tls)
     }
 }
 
@@ -160,4 +171,19 @@ pub fn push_port(id: &mut String, port: u16) {
         }
     }
     digits[at..].iter().for_each(|&digit| id.push(char::from(digit)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UpstreamProtocol;
+
+    #[test]
+    fn routes_json_and_backend_ids_spell_each_protocol_alike() {
+        use UpstreamProtocol::*;
+        for protocol in [Http1, H2c, Https, H2Tls] {
+            let json = serde_json::to_value(protocol).expect("a protocol serialises");
+            assert_eq!(json, protocol.as_str(), "{protocol:?}");
+        }
+        assert!(H2c.is_h2() && H2Tls.is_h2() && !Https.is_h2() && !Http1.is_h2());
+    }
 }

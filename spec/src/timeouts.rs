@@ -38,3 +38,20 @@ impl Default for UpstreamTimeouts {
 pub(crate) fn millis<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
 }
+
+/// Deadlines on a request's answer (Gateway API's HTTPRoute `timeouts`): past either, 504.
+/// Each bounds the wait for the response head, so a streamed answer is never cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct AnswerDeadlines {
+    /// From when the request is forwarded to the answer, every try included (`request`).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "some_millis")]
+    pub request: Option<Duration>,
+    /// Each try's wait for its pod's answer (`backendRequest`), under the proxy's or the
+    /// route's read timeout when that is shorter.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "some_millis")]
+    pub attempt: Option<Duration>,
+}
+
+fn some_millis<S: Serializer>(duration: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
+    millis(&duration.unwrap_or_default(), serializer)
+}

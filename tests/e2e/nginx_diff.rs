@@ -28,6 +28,7 @@ mod error_pages;
 mod forwarding;
 mod headers;
 mod limits;
+mod pace;
 mod paths;
 mod rate_limits;
 mod redirects;

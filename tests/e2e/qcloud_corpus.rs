@@ -3,10 +3,9 @@
 //! `shunt shadow report --shadow-class qcloud --json`, as an operator would on that cluster.
 //!
 //! A host may be refused only while it waits for the operator's certificate (the CLB's is a
-//! Tencent certificate id; the report says what to give), where TKE itself rejects it (named
-//! with TKE's error), or for a TkeServiceConfig's session persistence (a cookie the CLB inserts
-//! that Tencent does not document). Any other refusal, one naming a key of the report's
-//! `noEffect` list above all, is a defect of the profile.
+//! Tencent certificate id; the report says what to give) or where TKE itself rejects it (named
+//! with TKE's error). Any other refusal, one naming a key of the report's `noEffect` list above
+//! all, is a defect of the profile.
 
 use serde_json::Value;
 
@@ -17,8 +16,9 @@ const CLASS: &str = "qcloud";
 /// Reason kinds (the text before `:`) a host may be refused for.
 const EXPECTED_KINDS: [&str; 2] = ["CertificateUnavailable", "TkeRejects"];
 
-/// The share of hosts that must be identical: 11 of 18 are (61 %); of the other seven, five wait
-/// for a certificate, one is TKE's E4047 and one has a TkeServiceConfig session.
+/// The share of hosts that must be identical: 11 of 18 are (61 %); of the other seven, six wait
+/// for a certificate (one of them with a TkeServiceConfig session, served as the CLB's cookie)
+/// and one is TKE's E4047.
 const IDENTICAL_AT_LEAST: f64 = 0.61;
 
 /// Why `reason` is not one a host may be refused for, if it is not.
@@ -27,12 +27,11 @@ fn defect(reason: &str, no_effect: &[&str]) -> Option<String> {
         return Some(format!("names {key}, which changes no answer"));
     }
     let kind = reason.split_once(':').map_or(reason, |(kind, _)| kind).trim();
-    let session = kind == "TkeServiceConfig" && reason.starts_with("TkeServiceConfig: session (");
     let certificate_said = kind != "CertificateUnavailable" || reason.contains("--shadow-tls");
-    match (EXPECTED_KINDS.contains(&kind) || session, certificate_said) {
+    match (EXPECTED_KINDS.contains(&kind), certificate_said) {
         (true, true) => None,
         (true, false) => Some("does not say what certificate to give".into()),
-        (false, _) => Some("is not a certificate wait, a TKE rejection or a session".into()),
+        (false, _) => Some("is not a certificate wait or a TKE rejection".into()),
     }
 }
 

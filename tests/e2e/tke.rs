@@ -42,7 +42,8 @@ async fn start_tke() -> Tke {
     }
 }
 
-fn node_port(mut documents: Vec<Value>) -> Vec<Value> {
+/// Services as TKE's examples write them: NodePort (a ClusterIP one without direct-access is E4047).
+pub(crate) fn node_port(mut documents: Vec<Value>) -> Vec<Value> {
     for document in documents.iter_mut().filter(|d| d["kind"] == "Service") {
         document["spec"]["type"] = "NodePort".into();
     }

@@ -63,6 +63,7 @@ def test_the_rules_file_has_the_seven_sets_and_configmaps_and_deployments_only_f
         "coredns",
         "corednsDeployment",
         "nginxConfigMap",
+        "nginxAuthConfigMaps",
         "qcloudServiceConfigs",
         "gatewayAPI",
     }
@@ -71,6 +72,7 @@ def test_the_rules_file_has_the_seven_sets_and_configmaps_and_deployments_only_f
         ("cloud.tencent.com", "tkeserviceconfigs", "watch", ()),
     }
     assert grants(rules()["nginxConfigMap"]) == {("", "configmaps", "list", ()), ("", "configmaps", "watch", ())}
+    assert grants(rules()["nginxAuthConfigMaps"]) == {("", "configmaps", "list", ()), ("", "configmaps", "watch", ())}
     assert grants(rules()["coredns"]) == {("", "configmaps", "get", ()), ("", "configmaps", "update", ())}
     assert grants(rules()["corednsDeployment"]) == {("apps", "deployments", "get", ())}
     for key in ("cluster", "namespace", "gatewayAPI"):
@@ -179,13 +181,15 @@ def test_every_variant_grants_exactly_the_file_rules_and_coredns_objects_only_by
         expected_qcloud = file_grants("qcloudServiceConfigs")
     else:
         expected_qcloud = set()
-    configmaps = {g for g in granted if g[1] == "configmaps"} - nginx_config
+    # The ConfigMaps auth-proxy-set-headers names, in the watched scope, with the nginx profile.
+    nginx_auth = file_grants("nginxAuthConfigMaps") if shadows_nginx else set()
+    configmaps = {g for g in granted if g[1] == "configmaps"} - nginx_config - nginx_auth
     deployments = {g for g in granted if g[1] == "deployments"}
     expected = file_grants("cluster") | file_grants("namespace") | expected_qcloud
     if values.get("gatewayAPI", {}).get("enabled", True):
         expected |= file_grants("gatewayAPI")
     if shadows_nginx:
-        expected |= nginx_config
+        expected |= nginx_config | nginx_auth
     if managed:
         names = {names for _, _, _, names in configmaps}
         assert all(len(name) == 1 for name in names), "configmaps access must name each ConfigMap"
@@ -227,6 +231,17 @@ def test_the_qcloud_profile_may_list_and_watch_tkeserviceconfigs_cluster_wide(va
     roles = {role["metadata"]["name"]: grants(role["rules"]) for role in rendered.all("ClusterRole")}
     assert roles["edge-shunt-qcloud"] == file_grants("qcloudServiceConfigs")
     assert "edge-shunt-qcloud" not in roles_by_namespace(rendered).get(NAMESPACE, {})
+
+
+@pytest.mark.parametrize("classes", [{"shadowClasses": ["nginx"]}, {"classProfiles": ["edge=nginx"]}])
+def test_the_nginx_profile_may_list_and_watch_configmaps_in_the_watched_scope(classes):
+    roles = {role["metadata"]["name"]: grants(role["rules"]) for role in render(classes).all("ClusterRole")}
+    assert roles["edge-shunt-nginx-auth"] == file_grants("nginxAuthConfigMaps")
+    rendered = render({**classes, "watchNamespaces": ["a", "b"]})
+    for namespace in ("a", "b"):
+        assert roles_by_namespace(rendered)[namespace]["edge-shunt-nginx-auth"] == file_grants("nginxAuthConfigMaps")
+    assert "edge-shunt-nginx-auth" not in {role["metadata"]["name"] for role in rendered.all("ClusterRole")}
+    assert "edge-shunt-nginx-auth" not in {role["metadata"]["name"] for role in render({}).all("ClusterRole")}
 
 
 def test_the_qcloud_profile_with_watch_namespaces_gets_a_role_in_each_watched_namespace():

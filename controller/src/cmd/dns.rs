@@ -13,14 +13,14 @@ use k8s_openapi::{
         networking::v1::{Ingress, IngressClass},
     },
 };
-use kube::{Api, Client, Resource, api::ListParams};
+use kube::{Api, Client, Resource, api::ListParams, core::PartialObjectMeta};
 use serde::de::DeserializeOwned;
 
 use super::{ClassArgs, parse::parse_namespaced};
 
 mod check;
 use crate::{
-    compile::{ClusterState, compile},
+    compile::{ClusterState, SecretName, compile},
     dns::{
         DnsPolicy, Refusal, Release, Stanza, nodelocal, served_hosts,
         services::{ServiceName, load_balancer_names},
@@ -274,8 +274,14 @@ pub(super) async fn list_state(
         .list(&ListParams::default())
         .await?;
     let tls = ListParams::default().fields(crate::watch::TLS_SECRET_SELECTOR);
-    let tke_service_configs = match crate::shadow::serves_qcloud(&classes_options) {
+    let qcloud = crate::shadow::serves_qcloud(&classes_options);
+    let tke_service_configs = match qcloud {
         true => list_tke_service_configs(client, namespaces).await?,
+        false => Vec::new(),
+    };
+    // Every Secret's name, as `run` watches them for qcloud (TKE's E4010); never their data.
+    let secret_names = match qcloud {
+        true => list::<PartialObjectMeta<Secret>>(client, namespaces, &ListParams::default()).await?,
         false => Vec::new(),
     };
     Ok(ClusterState {
@@ -286,6 +292,8 @@ pub(super) async fn list_state(
         secrets: list::<Secret>(client, namespaces, &tls).await?,
         config_maps: nginx_config.into_iter().collect(),
         tke_service_configs,
+        secrets_listed: qcloud,
+        secret_names: secret_names.into_iter().map(SecretName).collect(),
         ..ClusterState::default()
     })
 }

@@ -41,6 +41,7 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
     jiff::Timestamp,
 };
+use kube::core::PartialObjectMeta;
 use serde::Serialize;
 use shunt_spec::TableSpec;
 
@@ -63,7 +64,7 @@ pub(crate) use self::{
     backend::{Backends, Resolved},
     claims::{PathClaim, RouteSettings},
     ingress::Sink,
-    tls::TlsBuilder,
+    tls::{CertId, TlsBuilder},
 };
 
 pub use self::{
@@ -100,6 +101,23 @@ pub struct ClusterState {
     pub namespaces: Vec<Arc<Namespace>>,
     /// TKE's TkeServiceConfigs, read by the qcloud profile (`tke-service-config`).
     pub tke_service_configs: Vec<Arc<TkeServiceConfig>>,
+    /// Every Secret is in `secrets` or `secret_names`, whatever its type: one found in neither
+    /// does not exist (manifests hold every Secret; a cluster's watch lists every Secret's name
+    /// when a qcloud profile is served).
+    pub secrets_listed: bool,
+    /// The names of Secrets of any type, their data never read (TKE's certificate ids are in
+    /// Opaque Secrets): only where `secrets` does not hold every Secret.
+    pub secret_names: Vec<SecretName>,
+}
+
+/// A Secret's namespace and name, from a metadata-only watch.
+#[derive(Clone, Debug)]
+pub struct SecretName(pub Arc<PartialObjectMeta<Secret>>);
+
+impl PartialEq for SecretName {
+    fn eq(&self, other: &Self) -> bool {
+        namespace_name(&self.0.metadata) == namespace_name(&other.0.metadata)
+    }
 }
 
 /// Which Ingresses are ours.

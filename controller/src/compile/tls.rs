@@ -4,7 +4,7 @@
 
 use std::{
     cell::Cell,
-    collections::{BTreeMap, BTreeSet, HashMap, btree_map::Entry},
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet, btree_map::Entry},
 };
 
 use k8s_openapi::{
@@ -26,6 +26,10 @@ const QCLOUD_CERT_ID: &str = "qcloud_cert_id";
 /// Collects certificate bindings for one compile.
 pub struct TlsBuilder<'a> {
     secrets: HashMap<(&'a str, &'a str), &'a Secret>,
+    /// `secrets` and `names` hold every Secret (see [`ClusterState::secrets_listed`]).
+    secrets_listed: bool,
+    /// Secrets of other types than `kubernetes.io/tls`, by name only.
+    names: HashSet<(&'a str, &'a str)>,
     now: Option<Timestamp>,
     /// Each Secret is loaded once per compile, however many Ingresses name it.
     loaded: HashMap<CertificateId, Result<LoadedCertificate, Unusable>>,
@@ -37,6 +41,18 @@ pub struct TlsBuilder<'a> {
     /// `serves`, `bind`): a host group that asked depends on Secrets and the clock, which the
     /// incremental compile does not track, so it is compiled again every time.
     asked: Cell<usize>,
+}
+
+/// What a Secret holds of a Tencent certificate id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CertId {
+    Held,
+    /// The Secret exists without one.
+    Lacking,
+    /// No such Secret.
+    NoSecret,
+    /// Not in the state, which does not hold every Secret.
+    Unknown,
 }
 
 /// Why a Secret cannot serve.
@@ -57,6 +73,10 @@ impl<'a> TlsBuilder<'a> {
             .collect();
         TlsBuilder {
             secrets,
+            secrets_listed: state.secrets_listed,
+            names: (state.secret_names.iter())
+                .map(|secret| namespace_name(&secret.0.metadata))
+                .collect(),
             now,
             loaded: HashMap::new(),
             hosts: BTreeMap::new(),
@@ -189,12 +209,17 @@ impl<'a> TlsBuilder<'a> {
             .map_err(|unusable| unusable.message)
     }
 
-    /// Whether the Secret `namespace/name` holds a Tencent certificate id (TKE's `qcloud_cert_id`);
-    /// `None` when the state lacks it (a cluster's Opaque Secrets are never watched).
-    pub fn holds_qcloud_cert_id(&self, namespace: &str, name: &str) -> Option<bool> {
+    /// What the Secret `namespace/name` holds of a Tencent certificate id (TKE's `qcloud_cert_id`).
+    pub fn qcloud_cert_id(&self, namespace: &str, name: &str) -> CertId {
         self.asked.set(self.asked.get() + 1);
-        let secret = self.secrets.get(&(namespace, name))?;
-        Some(secret_key(secret, QCLOUD_CERT_ID).is_some())
+        match self.secrets.get(&(namespace, name)) {
+            Some(secret) if secret_key(secret, QCLOUD_CERT_ID).is_some() => CertId::Held,
+            Some(_) => CertId::Lacking,
+            // An Opaque Secret, where TKE keeps its ids, whose data shunt never reads.
+            None if self.names.contains(&(namespace, name)) => CertId::Unknown,
+            None if self.secrets_listed => CertId::NoSecret,
+            None => CertId::Unknown,
+        }
     }
 
     /// How many questions about certificates this builder has answered so far.

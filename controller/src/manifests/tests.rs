@@ -241,7 +241,11 @@ kind: Widget
         ]
     );
     assert_eq!(labels(&objects), vec!["Deployment shop/web", "Ingress old", "Widget"]);
-    assert_eq!(ClusterState::from_objects(objects), ClusterState::default());
+    let listed = ClusterState {
+        secrets_listed: true,
+        ..ClusterState::default()
+    };
+    assert_eq!(ClusterState::from_objects(objects), listed);
 }
 
 #[test]

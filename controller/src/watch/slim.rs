@@ -13,6 +13,8 @@ use k8s_openapi::{
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
+use kube::core::PartialObjectMeta;
+use shunt_spec::{MAX_AUTH_SET_HEADERS, MAX_AUTH_SET_HEADERS_BYTES};
 
 use std::collections::BTreeMap;
 
@@ -105,6 +107,22 @@ impl Slim for ConfigMap {
     }
 }
 
+/// Marks a ConfigMap whose data [`bound_auth_config_map`] dropped.
+pub const DATA_DROPPED: &str = "shunt.dev/data-dropped";
+
+/// A ConfigMap `auth-proxy-set-headers` may name: its data kept while within what such a
+/// ConfigMap may hold, else dropped and marked, so a cluster's large ConfigMaps cost nothing.
+pub fn bound_auth_config_map(map: &mut ConfigMap) {
+    map.slim();
+    let data = map.data.as_ref();
+    let bytes: usize = data.map_or(0, |d| d.iter().map(|(k, v)| k.len() + v.len()).sum());
+    let entries = data.map_or(0, BTreeMap::len);
+    if bytes > MAX_AUTH_SET_HEADERS_BYTES || entries > MAX_AUTH_SET_HEADERS {
+        map.data = None;
+        map.metadata.annotations = Some([(DATA_DROPPED.to_string(), "true".to_string())].into());
+    }
+}
+
 impl Slim for Secret {
     /// Only the type, the certificate, its key and a Tencent certificate id.
     fn slim(&mut self) {
@@ -116,6 +134,14 @@ impl Slim for Secret {
         if let Some(data) = &mut self.string_data {
             data.retain(|key, _| TLS_KEYS.contains(&key.as_str()));
         }
+    }
+}
+
+impl Slim for PartialObjectMeta<Secret> {
+    /// Its namespace and name: whether it exists (the watch never carries a Secret's data).
+    fn slim(&mut self) {
+        self.types = None;
+        slim_metadata_fully(&mut self.metadata);
     }
 }
 

@@ -85,7 +85,19 @@ pub(super) async fn attempt(
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let target = Target::of(route, drawn, choice);
     let edits = response_edits(route, drawn);
-    attempt_on(inner, route, (target, edits), host, prepared, outcome).await
+    let upstream = target.upstream;
+    let tries = attempt_on(inner, route, (target, edits), host, prepared, outcome);
+    match route.rules.deadlines.and_then(|deadlines| deadlines.request) {
+        None => tries.await,
+        // HTTPRoute `timeouts.request`: every try within one deadline, then 504.
+        Some(deadline) => match tokio::time::timeout(deadline, tries).await {
+            Ok(answered) => answered,
+            Err(_elapsed) => Err(ProxyError::UpstreamTimeout {
+                backend: upstream.id.clone(),
+                timeout: deadline,
+            }),
+        },
+    }
 }
 
 /// The response edits an answer gets: the route's, then its split share's.
@@ -137,7 +149,7 @@ pub(super) async fn attempt_on(
                 .clients
                 .send(upstream, &endpoint, &head, body, prepared.write_at, timeouts())
         );
-        let head_timeout = || timeouts().map_or(options.upstream_timeout, |t| t.read);
+        let head_timeout = || head_wait(route, options);
         let error = match tokio::time::timeout_at(upstream_deadline(sent, head_timeout()), exchange).await {
             Err(_elapsed) => UpstreamError::Timeout(head_timeout()),
             Ok(Ok(response)) => {
@@ -170,6 +182,14 @@ pub(super) async fn attempt_on(
             Decision::Fail(error) => return Err(error),
         }
     }
+}
+
+/// How long one try waits for its answer's head: the route's read timeout or the proxy's,
+/// under HTTPRoute `timeouts.backendRequest` (each try's own deadline) when that is shorter.
+fn head_wait(route: &Route, options: &ProxyOptions) -> Duration {
+    let read = route.rules.timeouts.map_or(options.upstream_timeout, |t| t.read);
+    let attempt = route.rules.deadlines.and_then(|deadlines| deadlines.attempt);
+    attempt.map_or(read, |attempt| attempt.min(read))
 }
 
 /// The request's retries: the proxy's policy, or the route's own rule.

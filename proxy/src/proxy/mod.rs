@@ -176,6 +176,11 @@ impl Proxy {
         };
         if let Some(route) = record.outcome.route.as_deref() {
             let made_here = record.outcome.answered.is_none();
+            // Read before `finish` hides the pod's `X-Accel-*` fields. An error backend's answer
+            // comes from nginx's `@custom_*` location, which has no `limit_rate`.
+            let pace = (route.rules.response_pace)
+                .filter(|_| !record.outcome.error_page)
+                .and_then(|pace| crate::pace::for_answer(pace, response.headers()));
             answer::finish(
                 &mut response,
                 route,
@@ -183,6 +188,9 @@ impl Proxy {
                 made_here,
                 record.outcome.cors_origin.take(),
             );
+            if let Some(pace) = pace {
+                response.body_mut().pace(pace);
+            }
         }
         if let Some(cookie) = record.outcome.auth_cookie.take() {
             auth::add_cookie(&mut response, cookie);

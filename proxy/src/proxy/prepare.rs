@@ -19,7 +19,7 @@ use crate::{
     headers::{AddedFields, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies, strip_hop_by_hop},
     routes::{Route, replace_path},
     server::ConnInfo,
-    spec::{PathReplacement, UpstreamProtocol},
+    spec::PathReplacement,
     upstream::h1::WriteAt,
 };
 
@@ -92,7 +92,7 @@ pub(super) fn prepare(
         WriteAt::Once
     };
     let upstream = drawn.map_or(&route.upstream, |drawn| drawn.upstream);
-    if upstream.protocol != UpstreamProtocol::H2c {
+    if !upstream.protocol.is_h2() {
         join_cookies(&mut headers);
     }
     let (body, slot) = replayable_body(body, trailers, route, options);

@@ -69,6 +69,7 @@ pub(super) fn respond(
         trailers,
         _guard: Some(guard),
         _in_progress: None,
+        pace: None,
     })
 }
 

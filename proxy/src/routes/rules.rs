@@ -12,8 +12,8 @@ use crate::{
     headers::ForwardingKeys,
     limits::{Limiter, limiter_for},
     spec::{
-        BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, NextUpstream, PathReplacement, RouteOptions, SourceRanges,
-        UpstreamTimeouts,
+        AnswerDeadlines, BodyLimit, Forwarding, HttpsRedirect, MAX_VALUE_LEN, NextUpstream, PathReplacement,
+        ResponsePace, RouteOptions, SourceRanges, UpstreamTimeouts,
     },
     upstream::RouteBalance,
 };
@@ -40,10 +40,14 @@ pub struct RouteRules {
     pub cors: Option<Arc<Cors>>,
     /// The zone the route counts its callers in; equal specs share one across tables.
     pub limits: Option<Arc<Limiter>>,
+    /// The pace of the pod's body towards the client (`limit-rate`).
+    pub response_pace: Option<ResponsePace>,
     /// External authentication: the auth service asked before any pod (see `proxy/auth.rs`).
     pub external_auth: Option<Arc<AuthRule>>,
     /// Replace the proxy's connect and upstream timeouts for this route.
     pub timeouts: Option<UpstreamTimeouts>,
+    /// Deadlines on the answer (HTTPRoute `timeouts`), checked in `proxy/attempt.rs`.
+    pub deadlines: Option<AnswerDeadlines>,
     /// A canary or a hash key (set by the table build, which has the canary's upstream).
     pub balance: Option<Arc<RouteBalance>>,
     /// What a ranked host's request must carry besides the path (see `ranked.rs`).
@@ -117,6 +121,7 @@ impl RouteRules {
                 .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
                 .transpose()?,
             limits: options.limits.as_ref().map(limiter_for),
+            response_pace: options.response_pace,
             external_auth: options
                 .external_auth
                 .as_ref()
@@ -124,6 +129,7 @@ impl RouteRules {
                 .transpose()?
                 .map(Arc::new),
             timeouts: options.timeouts,
+            deadlines: options.deadlines,
             balance: None,
             conditions: (options.conditions.as_ref())
                 .map(|spec| Conditions::new(spec).map(Arc::new))

@@ -1,5 +1,5 @@
-//! Sending to pods: HTTP/1.1 (cleartext or TLS) through the worker's [`Pool`], h2c through one
-//! multiplexed connection per pod.
+//! Sending to pods: HTTP/1.1 (cleartext or TLS) through the worker's [`Pool`], HTTP/2
+//! (cleartext or TLS) through one multiplexed connection per pod.
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -48,7 +48,9 @@ pub struct UpstreamClients {
     /// External auth services' connections (see `auth.rs`).
     pub(super) auth: Pool<super::auth::AuthKey, Http1>,
     pub(super) tls: TlsConnector,
-    h2c: H2Connections,
+    /// The same TLS config as `tls`, offering `h2` by ALPN.
+    h2_tls: TlsConnector,
+    h2: H2Connections,
     connect_timeout: Duration,
 }
 
@@ -79,8 +81,9 @@ impl UpstreamClients {
         UpstreamClients {
             http1: Pool::new(pool),
             auth: Pool::new(pool),
-            tls: connect::tls_connector(&options.tls),
-            h2c: H2Connections::default(),
+            tls: connect::tls_connector(&options.tls, b"http/1.1"),
+            h2_tls: connect::tls_connector(&options.tls, b"h2"),
+            h2: H2Connections::default(),
             connect_timeout: options.connect_timeout,
         }
     }
@@ -102,12 +105,13 @@ impl UpstreamClients {
         let tls = match upstream.protocol {
             UpstreamProtocol::Http1 => false,
             UpstreamProtocol::Https => true,
-            UpstreamProtocol::H2c => {
+            UpstreamProtocol::H2c | UpstreamProtocol::H2Tls => {
+                let tls = (upstream.protocol == UpstreamProtocol::H2Tls).then_some(&self.h2_tls);
                 // Boxed: the HTTP/2 exchange's future is the largest part of this one, which
                 // every request to an HTTP/1 pod would otherwise carry and move.
                 let exchange = self
-                    .h2c
-                    .send(endpoint.addr, &upstream.stats, head.to_h2(body), connect_timeout);
+                    .h2
+                    .send(endpoint.addr, tls, &upstream.stats, head.to_h2(body), connect_timeout);
                 let response = Box::pin(exchange).await?;
                 return Ok(response.map(UpstreamBody::H2));
             }
@@ -151,26 +155,48 @@ impl UpstreamClients {
     }
 
     /// The URI a request carries for `protocol`: origin-form (`/path?query`) on HTTP/1.1, where
-    /// the `Host` header names the site; for h2c the caller's host (it becomes `:authority`), or
-    /// the pod when the caller sent none.
+    /// the `Host` header names the site; for HTTP/2 the caller's host (it becomes `:authority`),
+    /// or the pod when the caller sent none, under the scheme the connection has.
     pub fn request_uri(
         protocol: UpstreamProtocol,
         pod: &http::uri::Authority,
         host: &str,
         path: &http::uri::PathAndQuery,
     ) -> Uri {
+        let scheme = if protocol == UpstreamProtocol::H2Tls {
+            "https"
+        } else {
+            "http"
+        };
         let absolute = |authority: &str| {
             Uri::builder()
-                .scheme("http")
+                .scheme(scheme)
                 .authority(authority)
                 .path_and_query(path.clone())
                 .build()
         };
         match protocol {
             UpstreamProtocol::Http1 | UpstreamProtocol::Https => Uri::from(path.clone()),
-            UpstreamProtocol::H2c => absolute(host)
+            UpstreamProtocol::H2c | UpstreamProtocol::H2Tls => absolute(host)
                 .or_else(|_| absolute(pod.as_str()))
                 .expect("scheme, pod address and path are each valid"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_http2_request_names_the_callers_host_under_the_connections_scheme() {
+        let pod: http::uri::Authority = "10.0.0.7:8443".parse().expect("an authority");
+        let path: http::uri::PathAndQuery = "/svc/Call?x=1".parse().expect("a path");
+        let uri = |protocol| UpstreamClients::request_uri(protocol, &pod, "grpc.example.com", &path).to_string();
+        assert_eq!(uri(UpstreamProtocol::H2Tls), "https://grpc.example.com/svc/Call?x=1");
+        assert_eq!(uri(UpstreamProtocol::H2c), "http://grpc.example.com/svc/Call?x=1");
+        assert_eq!(uri(UpstreamProtocol::Https), "/svc/Call?x=1");
+        let no_host = UpstreamClients::request_uri(UpstreamProtocol::H2Tls, &pod, "", &path);
+        assert_eq!(no_host.to_string(), "https://10.0.0.7:8443/svc/Call?x=1");
     }
 }

@@ -1,4 +1,4 @@
-//! Dialing pods: TCP (no Nagle, keep-alive), TLS for `appProtocol: https`; for h2c the HTTP/2
+//! Dialing pods: TCP (no Nagle, keep-alive), TLS for `appProtocol: https`; for HTTP/2 pods the
 //! handshake, with the connection's task spawned on the worker's runtime.
 
 use std::{io, net::SocketAddr, sync::Arc, time::Duration};
@@ -55,9 +55,38 @@ pub async fn http1(addr: SocketAddr, tls: Option<&TlsConnector>) -> Result<Strea
     }
 }
 
-/// Opens an h2c (HTTP/2 prior knowledge) connection, pinged so a dead pod is noticed.
-pub async fn h2c<H: Send + 'static>(addr: SocketAddr, hold: H) -> Result<http2::SendRequest<RequestBody>, BoxError> {
+/// Opens an HTTP/2 connection, pinged so a dead pod is noticed: h2c (prior knowledge) without
+/// `tls`, else over TLS once the pod has agreed `h2` by ALPN.
+pub async fn h2<H: Send + 'static>(
+    addr: SocketAddr,
+    tls: Option<&TlsConnector>,
+    hold: H,
+) -> Result<http2::SendRequest<RequestBody>, BoxError> {
     let stream = tcp(addr).await?;
+    match tls {
+        None => handshake(addr, stream, hold).await,
+        Some(connector) => {
+            let stream = connector.connect(ServerName::from(addr.ip()), stream).await?;
+            // A pod that did not agree h2 would read our preface as garbage (or wait for more):
+            // fail the dial instead, which answers 502 like any failed connect.
+            if stream.get_ref().1.alpn_protocol() != Some(b"h2") {
+                return Err(NoH2.into());
+            }
+            handshake(addr, stream, hold).await
+        }
+    }
+}
+
+/// The pod's TLS server did not select `h2` by ALPN.
+#[derive(Debug, thiserror::Error)]
+#[error("the pod did not agree HTTP/2 (ALPN h2) over TLS")]
+pub struct NoH2;
+
+async fn handshake<S, H>(addr: SocketAddr, stream: S, hold: H) -> Result<http2::SendRequest<RequestBody>, BoxError>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    H: Send + 'static,
+{
     let (sender, connection) = http2::Builder::new(TokioExecutor::new())
         .timer(TokioTimer::new())
         .keep_alive_interval(Duration::from_secs(20))
@@ -68,10 +97,11 @@ pub async fn h2c<H: Send + 'static>(addr: SocketAddr, hold: H) -> Result<http2::
     Ok(sender)
 }
 
-/// The client config for HTTPS pods, speaking HTTP/1.1 (upgrades need it).
-pub fn tls_connector(config: &rustls::ClientConfig) -> TlsConnector {
+/// The client config for TLS pods offering one ALPN protocol: `http/1.1` for HTTPS pods
+/// (upgrades need it), `h2` for HTTP/2 ones.
+pub fn tls_connector(config: &rustls::ClientConfig, alpn: &[u8]) -> TlsConnector {
     let mut config = config.clone();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![alpn.to_vec()];
     TlsConnector::from(Arc::new(config))
 }
 

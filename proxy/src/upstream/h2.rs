@@ -1,4 +1,4 @@
-//! HTTP/2 cleartext (h2c) to pods: one multiplexed connection per endpoint.
+//! HTTP/2 to pods, cleartext (h2c) or over TLS: one multiplexed connection per endpoint.
 //!
 //! Kept apart from the HTTP/1 pool on purpose. HTTP/2 sends the request URI's authority as
 //! `:authority`, which backends treat as the Host; here the URI keeps the caller's host while
@@ -20,13 +20,15 @@ use std::{
 
 use http::{Request, Response};
 use hyper::{body::Incoming, client::conn::http2::SendRequest};
+use tokio_rustls::TlsConnector;
 
 use super::{UpstreamError, connect, is_going_away};
 use crate::{body::RequestBody, metrics::UpstreamStats};
 
 #[derive(Clone, Default)]
 pub struct H2Connections {
-    connections: Arc<Mutex<HashMap<SocketAddr, Connection>>>,
+    /// By pod address and whether the connection speaks TLS.
+    connections: Arc<Mutex<HashMap<(SocketAddr, bool), Connection>>>,
     next_id: Arc<AtomicU64>,
 }
 
@@ -38,22 +40,25 @@ struct Connection {
 }
 
 impl H2Connections {
-    /// Sends `req` on the pod's connection, opening it within `connect_timeout` if needed.
+    /// Sends `req` on the pod's connection (over TLS with `tls`), opening it within
+    /// `connect_timeout` if needed.
     pub async fn send(
         &self,
         addr: SocketAddr,
+        tls: Option<&TlsConnector>,
         stats: &UpstreamStats,
         req: Request<RequestBody>,
         connect_timeout: Duration,
     ) -> Result<Response<Incoming>, UpstreamError> {
-        let Connection { id, mut sender } = self.connection(addr, stats, connect_timeout).await?;
+        let key = (addr, tls.is_some());
+        let Connection { id, mut sender } = self.connection(key, tls, stats, connect_timeout).await?;
         let sent = async {
             sender.ready().await?;
             sender.send_request(req).await
         };
         sent.await.map_err(|error| {
             if is_going_away(&error) {
-                self.forget(addr, id);
+                self.forget(key, id);
             }
             UpstreamError::Request(error.into())
         })
@@ -61,17 +66,18 @@ impl H2Connections {
 
     async fn connection(
         &self,
-        addr: SocketAddr,
+        key: (SocketAddr, bool),
+        tls: Option<&TlsConnector>,
         stats: &UpstreamStats,
         connect_timeout: Duration,
     ) -> Result<Connection, UpstreamError> {
-        if let Some(connection) = self.lock().get(&addr).filter(|c| !c.sender.is_closed()).cloned() {
+        if let Some(connection) = self.lock().get(&key).filter(|c| !c.sender.is_closed()).cloned() {
             stats.connection_reused();
             return Ok(connection);
         }
         let open = connect::OpenConnection::new(stats.connections());
         // Boxed: dialing is rare, and its future would otherwise make every request's larger.
-        let dial = Box::pin(connect::h2c(addr, open));
+        let dial = Box::pin(connect::h2(key.0, tls, open));
         let sender = match tokio::time::timeout(connect_timeout, dial).await {
             Ok(Ok(sender)) => sender,
             Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
@@ -84,18 +90,18 @@ impl H2Connections {
         let mut connections = self.lock();
         // Connections to pods that went away close on their own; forget them here.
         connections.retain(|_, c| !c.sender.is_closed());
-        connections.insert(addr, connection.clone());
+        connections.insert(key, connection.clone());
         Ok(connection)
     }
 
-    fn forget(&self, addr: SocketAddr, id: u64) {
+    fn forget(&self, key: (SocketAddr, bool), id: u64) {
         let mut connections = self.lock();
-        if connections.get(&addr).is_some_and(|c| c.id == id) {
-            connections.remove(&addr);
+        if connections.get(&key).is_some_and(|c| c.id == id) {
+            connections.remove(&key);
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<SocketAddr, Connection>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<(SocketAddr, bool), Connection>> {
         self.connections.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

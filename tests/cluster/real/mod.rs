@@ -10,11 +10,13 @@ mod coredns;
 mod events;
 mod gateway;
 mod leader;
+mod nginx_auth;
 mod node_local_dns;
 mod rbac;
 mod restart;
 mod routing;
 mod scale;
 mod status;
+mod tke;
 
 pub use crate::support::*;

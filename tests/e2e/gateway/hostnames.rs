@@ -4,8 +4,10 @@ use http::StatusCode;
 
 use super::*;
 
-/// httproute-hostname-intersection (its first four routes): exact and wildcard hostnames on
-/// both sides; a route serves only the intersection, each on its own path.
+/// httproute-hostname-intersection: exact and wildcard hostnames on both sides; a route serves
+/// only the intersection, each on its own path; a route intersecting no listener is not
+/// accepted (NoMatchingListenerHostname) and not counted in `attachedRoutes`; a listener
+/// without hostname takes the route's.
 #[tokio::test]
 async fn hostname_intersection() {
     let listener = |name: &str, host: &str| format!("{{name: {name}, port: 80, protocol: HTTP, hostname: '{host}'}}");
@@ -51,8 +53,12 @@ async fn hostname_intersection() {
             "infra-backend-v1",
         ),
     ];
-    let site = Conformance::start(&format!("{gateway}{}", routes.concat())).await;
+    let site = Conformance::start(&format!("{gateway}{}{UNSPECIFIED}", routes.concat())).await;
     site.expect_backends(&[
+        (get_on("first.com", "/"), "infra-backend-v2"),
+        (get_on("sub.first.com", "/"), "infra-backend-v2"),
+        (get_on("second.com", "/"), "infra-backend-v2"),
+        (get_on("sub.second.com", "/"), "infra-backend-v2"),
         (get_on("very.specific.com", "/s1"), "infra-backend-v1"),
         (get_on("very.specific.com:1234", "/s1"), "infra-backend-v1"),
         (get_on("foo.wildcard.io", "/s2"), "infra-backend-v2"),
@@ -73,6 +79,13 @@ async fn hostname_intersection() {
         ("foo.specific.com", "/s3"),
         ("anotherwildcard.io", "/s4"),
         ("very.specific.com", "/s4"),
+        ("foo.wildcard.io", "/s3"),
+        ("foo.wildcard.io", "/s4"),
+        ("foo.anotherwildcard.io", "/non-matching-prefix"),
+        ("specific.but.wrong.com", "/s5"),
+        ("wildcard.io", "/s5"),
+        ("third.com", "/"),
+        ("sub.third.com", "/"),
     ];
     for (host, path) in misses {
         assert_eq!(
@@ -81,7 +94,26 @@ async fn hostname_intersection() {
             "{host}{path}"
         );
     }
+    assert_eq!(
+        site.parent_conditions("no-intersecting-hosts", "httproute-hostname-intersection")
+            .await[0],
+        condition("Accepted", "False", "NoMatchingListenerHostname")
+    );
+    assert_eq!(site.attached_routes("httproute-hostname-intersection").await, [2, 1, 1]);
 }
+
+/// The suite's route intersecting no listener, and its Gateway with a hostname-less listener.
+const UNSPECIFIED: &str = "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n\
+    metadata: {namespace: gateway-conformance-infra, name: no-intersecting-hosts}\n\
+    spec: {parentRefs: [{name: httproute-hostname-intersection}], hostnames: [specific.but.wrong.com, wildcard.io], \
+    rules: [{matches: [{path: {type: PathPrefix, value: /s5}}], backendRefs: [{name: infra-backend-v2, port: 8080}]}]}\n\
+    ---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n\
+    metadata: {namespace: gateway-conformance-infra, name: httproute-hostname-intersection-all}\n\
+    spec: {gatewayClassName: shunt, listeners: [{name: listener-1, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}]}\n\
+    ---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n\
+    metadata: {namespace: gateway-conformance-infra, name: httproute-hostname-intersection-all}\n\
+    spec: {parentRefs: [{name: httproute-hostname-intersection-all}], \
+    hostnames: [first.com, sub.first.com, second.com, sub.second.com], rules: [{backendRefs: [{name: infra-backend-v2, port: 8080}]}]}\n";
 
 /// Editing a route's file re-routes without a restart (the layer is compiled again whole).
 #[tokio::test]

@@ -3,7 +3,8 @@
 //! profile GATEWAY-HTTP) and names it. The suite's base objects are stood in for by [`BASE`]:
 //! shunt's GatewayClass, the Gateways `same-namespace` and `all-namespaces`, and echo pods
 //! behind the Services `infra-backend-v1`..`v3` (port 8080) of `gateway-conformance-infra` and
-//! `web-backend` of `gateway-conformance-web-backend`. Routes are the suite's, rewritten as
+//! `web-backend` of `gateway-conformance-web-backend`, `app-backend-v1`/`v2` of
+//! `gateway-conformance-app-backend`. Routes are the suite's, rewritten as
 //! flow YAML.
 //!
 //! ```text
@@ -11,11 +12,14 @@
 //!                                                     └▶ GET /gateway: the status it would write
 //! ```
 
+mod backends;
 mod filters;
 mod hostnames;
 mod https;
 mod matching;
+mod parents;
 mod references;
+mod timeouts;
 
 use http::{Method, Request, StatusCode};
 use serde_json::{Value, json};
@@ -24,6 +28,7 @@ use crate::support::*;
 
 pub const INFRA: &str = "gateway-conformance-infra";
 pub const WEB: &str = "gateway-conformance-web-backend";
+pub const APP: &str = "gateway-conformance-app-backend";
 
 /// shunt's GatewayClass and the suite's two plain-HTTP Gateways.
 const BASE: &str = r#"
@@ -49,7 +54,8 @@ spec:
 
 /// The echo pods, [`BASE`], the test's objects, and shunt serving them.
 pub struct Conformance {
-    _backends: Vec<Backend>,
+    /// The echo pods by Service name.
+    backends: Vec<(&'static str, Backend)>,
     manifests: Manifests,
     pub shunt: Shunt,
 }
@@ -63,8 +69,13 @@ impl Conformance {
             (INFRA, "infra-backend-v2"),
             (INFRA, "infra-backend-v3"),
             (WEB, "web-backend"),
+            (APP, "app-backend-v1"),
+            (APP, "app-backend-v2"),
         ] {
-            let backend = Backend::start(name).await;
+            let backend = Backend::http1(name)
+                .handler(move |req| suite_echo(name, req))
+                .start()
+                .await;
             services.push(json!({
                 "apiVersion": "v1", "kind": "Service",
                 "metadata": {"namespace": namespace, "name": name},
@@ -76,17 +87,23 @@ impl Conformance {
                     .ready("127.0.0.1")
                     .documents(),
             );
-            backends.push(backend);
+            backends.push((name, backend));
         }
         let manifests = Manifests::new();
         manifests.write("backends.yaml", &[&services]);
         manifests.write_text("gateway.yaml", &format!("{BASE}\n---\n{objects}"));
         let shunt = Shunt::start(manifests.path(), &[]).await;
         Conformance {
-            _backends: backends,
+            backends,
             manifests,
             shunt,
         }
+    }
+
+    /// The port echo pod `name` listens on (for EndpointSlices a test writes itself).
+    pub fn port_of(&self, name: &str) -> u16 {
+        let found = self.backends.iter().find(|(service, _)| *service == name);
+        found.expect("an echo pod of the suite").1.port()
     }
 
     /// Replaces the test's objects (what `start` was given).
@@ -108,6 +125,18 @@ impl Conformance {
     /// `GET /gateway`.
     pub async fn status(&self) -> Value {
         self.shunt.admin("/gateway").await.json()
+    }
+
+    /// `attachedRoutes` of each listener of Gateway `name`, in order.
+    pub async fn attached_routes(&self, name: &str) -> Vec<u64> {
+        let status = self.status().await;
+        let gateways = status["gateways"].as_array().expect("gateways");
+        let gateway = gateways.iter().find(|g| g["name"] == name).expect("the Gateway");
+        let listeners = gateway["listeners"].as_array().expect("listeners");
+        listeners
+            .iter()
+            .map(|l| l["attachedRoutes"].as_u64().expect("attachedRoutes"))
+            .collect()
     }
 
     /// `(type, status, reason)` of `route`'s parent `gateway`'s conditions.
@@ -150,6 +179,20 @@ pub fn request(method: &str, host: &str, path: &str, headers: &[(&str, &str)]) -
 
 pub fn get_on(host: &str, path: &str) -> Request<Body> {
     request("GET", host, path, &[])
+}
+
+/// The echo pod as the suite's: `?delay=<n>ms|<n>s` waits that long before answering.
+async fn suite_echo(name: &'static str, req: Request<hyper::body::Incoming>) -> http::Response<Body> {
+    let query = req.uri().query().unwrap_or_default();
+    let delay = query.split('&').find_map(|pair| pair.strip_prefix("delay="));
+    let parsed = delay.and_then(|text| match text.strip_suffix("ms") {
+        Some(millis) => millis.parse().ok().map(std::time::Duration::from_millis),
+        None => text.strip_suffix('s')?.parse().ok().map(std::time::Duration::from_secs),
+    });
+    if let Some(delay) = parsed {
+        tokio::time::sleep(delay).await;
+    }
+    echo(name.to_string(), req).await
 }
 
 /// A bodiless request again (requests are not `Clone`).

@@ -145,9 +145,11 @@ async fn compare(probe: &Probe, nginx: &Nginx, shunt: &Shunt, clients: &Clients,
         http: shunt.http,
         https: shunt.https,
     };
+    let started = std::time::Instant::now();
     let nginx_seen = Seen::of(&probe.send(to_nginx, clients).await, probe, Side::Nginx);
+    let mut early: Vec<String> = too_soon("nginx", probe, started).into_iter().collect();
 
-    let unmet: Vec<String> = probe
+    let mut unmet: Vec<String> = probe
         .expected
         .iter()
         .filter_map(|(field, value)| {
@@ -160,9 +162,12 @@ async fn compare(probe: &Probe, nginx: &Nginx, shunt: &Shunt, clients: &Clients,
     let found = if probe.nginx_only {
         Vec::new()
     } else {
+        let started = std::time::Instant::now();
         let shunt_seen = Seen::of(&probe.send(to_shunt, clients).await, probe, Side::Shunt);
+        early.extend(too_soon("shunt", probe, started));
         differences(&nginx_seen, &shunt_seen)
     };
+    unmet.extend(early);
     if found.is_empty() && unmet.is_empty() {
         return;
     }
@@ -177,6 +182,13 @@ async fn compare(probe: &Probe, nginx: &Nginx, shunt: &Shunt, clients: &Clients,
             difference.field, difference.nginx, difference.shunt
         );
     }
+}
+
+/// Says so when `side` answered `probe` in whole sooner than its pace allows.
+fn too_soon(side: &str, probe: &Probe, started: std::time::Instant) -> Option<String> {
+    let least = probe.at_least?;
+    let took = started.elapsed();
+    (took < least).then(|| format!("    {side} answered in {took:?}, under the {least:?} the rule implies"))
 }
 
 async fn check_verdicts(shunt: &Shunt, verdicts: &[(&str, Verdict)], report: &mut String) {
@@ -216,7 +228,7 @@ fn judge(entry: Option<&Value>, expected: &Verdict) -> Option<String> {
     (!met).then(|| format!("expected {wanted}, got {} {reasons:?}", entry["verdict"]))
 }
 
-/// The pods every case may route to: `web`, `api` and `solver` echo what they saw, `flaky` too
+/// The pods every case may route to: `big` (see [`big`]), `web`, `api` and `solver` echo what they saw, `flaky` too
 /// but with status 503 (`mixed` is it and `web`); `loud` also
 /// answers with the fields nginx's proxy hides by default (`Server`, `Date`, `X-Pad`,
 /// `X-Accel-*`) and one it passes (`X-Pod`); `slow` echoes after `?pause=MS` milliseconds;
@@ -278,6 +290,7 @@ async fn start_pods() -> Vec<Backend> {
         )
     });
     vec![
+        big().await,
         flaky.start().await,
         fails.start().await,
         errors.start().await,
@@ -287,6 +300,43 @@ async fn start_pods() -> Vec<Backend> {
         loud.start().await,
         slow.start().await,
     ]
+}
+
+/// `big`: echoes with a `padding` of `?kib=N` KiB (none without), so an answer is as large as
+/// a case needs (see [`Seen`]'s `pod padding`), and with `X-Accel-Buffering: V` for `&accel=V`.
+async fn big() -> Backend {
+    Backend::http1("big")
+        .handler(|request| async {
+            let query = request.uri().query().unwrap_or_default().to_string();
+            let asked = |name: &str| {
+                let prefix = format!("{name}=");
+                query
+                    .split('&')
+                    .find_map(|pair| pair.strip_prefix(prefix.as_str()).map(str::to_string))
+            };
+            let kib: usize = asked("kib").and_then(|n| n.parse().ok()).unwrap_or(0);
+            let accel = asked("accel");
+            let response = echo("big".to_string(), request).await;
+            let (parts, body) = response.into_parts();
+            let bytes = http_body_util::BodyExt::collect(body)
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            let mut report: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+            let padding: String = (0..kib * 1024).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            report["padding"] = Value::String(padding);
+            let mut parts = parts;
+            parts.headers.remove(http::header::CONTENT_LENGTH);
+            if let Some(value) = accel.and_then(|value| HeaderValue::from_str(&value).ok()) {
+                parts.headers.insert("x-accel-buffering", value);
+            }
+            Response::from_parts(
+                parts,
+                crate::support::full(serde_json::to_vec(&report).unwrap_or_default()),
+            )
+        })
+        .start()
+        .await
 }
 
 /// One `upstream` per pod's Service (and the HTTPS pod `secure` at `secure`, `down`), named as

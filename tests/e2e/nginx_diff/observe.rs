@@ -111,11 +111,15 @@ impl Seen {
     }
 
     /// The echo pod's report: `backend`, `method`, `path_and_query`, `version`, `headers`,
-    /// `body_len`, `body_fnv`.
+    /// `body_len`, `body_fnv`, and `big`'s `padding`.
     fn pod(&mut self, report: &Value, probe: &Probe) {
         self.put("pod", format!("answered by {}", plain(&report["backend"])));
         for what in ["method", "path_and_query", "version", "body_len", "body_fnv"] {
             self.put(format!("pod {what}"), plain(&report[what]));
+        }
+        if let Some(padding) = report["padding"].as_str() {
+            let fnv = crate::support::fnv64(padding.as_bytes());
+            self.put("pod padding", format!("{} bytes, fnv {fnv:016x}", padding.len()));
         }
         let Some(headers) = report["headers"].as_object() else {
             self.put("pod headers", plain(&report["headers"]));

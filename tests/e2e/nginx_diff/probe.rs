@@ -4,6 +4,7 @@
 use std::{
     fmt,
     net::{IpAddr, SocketAddr},
+    time::Duration,
 };
 
 use bytes::Bytes;
@@ -48,6 +49,9 @@ pub struct Probe {
     pub expected: Vec<(&'static str, &'static str)>,
     /// The loopback address a plain HTTP/1.1 probe connects from (127.0.0.1 unless set).
     pub from: Option<IpAddr>,
+    /// The least time the whole answer may take on either side, as a pace implies; never an
+    /// upper bound, which a slow machine would break.
+    pub at_least: Option<Duration>,
 }
 
 /// The TLS clients a case sends with: both trust the case's CA.
@@ -78,6 +82,7 @@ impl Probe {
             nginx_only: false,
             expected: Vec::new(),
             from: None,
+            at_least: None,
         }
     }
 
@@ -112,6 +117,12 @@ impl Probe {
     /// trust.
     pub fn from(mut self, addr: &'static str) -> Probe {
         self.from = Some(addr.parse().expect("a loopback address"));
+        self
+    }
+
+    /// Both sides must take at least `least` to answer in whole (see [`Probe::at_least`]).
+    pub fn takes_at_least(mut self, least: Duration) -> Probe {
+        self.at_least = Some(least);
         self
     }
 

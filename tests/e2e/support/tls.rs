@@ -338,6 +338,21 @@ impl TlsConnection {
 impl TlsBackend {
     /// Serves [`echo`] as `name` over TLS with `leaf`, HTTP/1.1 only.
     pub async fn start(name: &str, leaf: &Leaf) -> TlsBackend {
+        TlsBackend::start_with(name, leaf, b"http/1.1").await
+    }
+
+    /// Serves [`echo`] as `name` over TLS with `leaf`, HTTP/2 only (ALPN `h2`), as gRPC pods do.
+    pub async fn start_h2(name: &str, leaf: &Leaf) -> TlsBackend {
+        TlsBackend::start_with(name, leaf, b"h2").await
+    }
+
+    /// Accepts TLS with `leaf` agreeing no ALPN protocol, then reads and never answers: a pod
+    /// that a client must not wait on.
+    pub async fn start_mute(leaf: &Leaf) -> TlsBackend {
+        TlsBackend::start_with("mute", leaf, b"").await
+    }
+
+    async fn start_with(name: &str, leaf: &Leaf, alpn: &[u8]) -> TlsBackend {
         let chain = vec![leaf.der.clone()];
         let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).expect("rcgen writes a PEM key");
         let mut config = ServerConfig::builder_with_provider(provider())
@@ -346,14 +361,19 @@ impl TlsBackend {
             .with_no_client_auth()
             .with_single_cert(chain, key)
             .expect("the leaf and its key match");
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = if alpn.is_empty() { vec![] } else { vec![alpn.to_vec()] };
         let acceptor = TlsAcceptor::from(Arc::new(config));
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("binding an HTTPS backend on loopback");
         let addr = listener.local_addr().expect("a bound listener has an address");
         let connections = Arc::new(AtomicUsize::new(0));
-        let accept = tokio::spawn(serve_tls(listener, acceptor, name.to_string(), connections.clone()));
+        let accept = tokio::spawn(serve_tls(
+            listener,
+            acceptor,
+            (name.to_string(), alpn.to_vec()),
+            connections.clone(),
+        ));
         TlsBackend {
             addr,
             connections,
@@ -377,7 +397,12 @@ impl Drop for TlsBackend {
     }
 }
 
-async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, name: String, connections: Arc<AtomicUsize>) {
+async fn serve_tls(
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    (name, alpn): (String, Vec<u8>),
+    connections: Arc<AtomicUsize>,
+) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             // Out of file descriptors, say: back off instead of spinning.
@@ -385,7 +410,7 @@ async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, name: String, c
             continue;
         };
         connections.fetch_add(1, Ordering::SeqCst);
-        let (acceptor, name) = (acceptor.clone(), name.clone());
+        let (acceptor, name, alpn) = (acceptor.clone(), name.clone(), alpn.clone());
         // A failed handshake (shunt refusing our certificate) is what some tests want: ignore it.
         tokio::spawn(async move {
             let Ok(stream) = acceptor.accept(stream).await else {
@@ -395,11 +420,18 @@ async fn serve_tls(listener: TcpListener, acceptor: TlsAcceptor, name: String, c
                 let name = name.clone();
                 async move { Ok::<_, Infallible>(echo(name, req).await) }
             });
-            drop(
-                hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await,
-            );
+            // By what the pod serves, not what was agreed: nginx's TLS client offers no ALPN.
+            match alpn.as_slice() {
+                b"" => drop(tokio::io::copy(&mut { stream }, &mut tokio::io::sink()).await),
+                b"h2" => {
+                    let builder = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
+                    drop(builder.serve_connection(TokioIo::new(stream), service).await);
+                }
+                _ => {
+                    let http1 = hyper::server::conn::http1::Builder::new();
+                    drop(http1.serve_connection(TokioIo::new(stream), service).await);
+                }
+            }
         });
     }
 }

@@ -87,6 +87,8 @@ impl Reads {
             reference_grants: state.reference_grants.clone(),
             tke_service_configs: state.tke_service_configs.clone(),
             namespaces: state.namespaces.clone(),
+            secrets_listed: state.secrets_listed,
+            secret_names: state.secret_names.clone(),
         }
     }
 }

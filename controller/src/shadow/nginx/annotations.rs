@@ -16,6 +16,8 @@ use super::{
     errors::{ErrorAnnotations, ErrorKeys},
     limits::{LimitKeys, LimitStatus},
     next_upstream::{self, NextUpstreamKeys},
+    pace::PaceKeys,
+    proxy_ssl::ProxySslKeys,
     source_ranges::RangeList,
     timeouts::{TimeoutSeconds, seconds},
 };
@@ -86,6 +88,8 @@ pub struct NginxAnnotations {
     /// `limit-rps`, `limit-rpm`, `limit-connections` (see `limits.rs`), answered with 503 until
     /// the ConfigMap's codes are applied.
     pub limits: Option<RateLimits>,
+    /// `limit-rate` and `limit-rate-after` as written, over the ConfigMap's (see `pace.rs`).
+    pub pace: PaceKeys,
     /// `auth-url` and the `auth-*` keys of external authentication (see `auth.rs`).
     pub external_auth: Option<ExternalAuth>,
     /// `auth-proxy-set-headers` as written, beside an `auth-url`: the ConfigMap whose fields
@@ -139,6 +143,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     let mut errors = ErrorKeys::default();
     let mut auth = AuthKeys::default();
     let mut affinity = AffinityKeys::default();
+    let mut proxy_ssl = ProxySslKeys::default();
     for (key, value) in annotations {
         let Some(name) = key.strip_prefix(PREFIX) else { continue };
         if !super::keys::read(name) {
@@ -147,6 +152,8 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         }
         if NO_EFFECT.contains(&name) {
             parsed.no_effect.push(key.clone());
+            // `proxy-buffering` decides which answers `limit-rate` paces.
+            limits.set(name, value);
             continue;
         }
         let slot = match name {
@@ -164,6 +171,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
             name if errors.set(name, value) => continue,
             name if auth.set(name, value) => continue,
             name if affinity.set(name, value) => continue,
+            name if proxy_ssl.set(name) => continue,
             name => {
                 if let Err(refusal) = apply(&mut parsed, name, value) {
                     parsed.refusals.push(format!("{refusal}: {key}"));
@@ -173,18 +181,10 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         };
         *slot = Some(value);
     }
-    match redirects.resolve() {
-        Ok(redirect) => parsed.redirect = redirect,
-        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
-    }
-    match cors.resolve() {
-        Ok(spec) => parsed.cors = spec,
-        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
-    }
-    match limits.resolve(ingress, LimitStatus::default()) {
-        Ok(spec) => parsed.limits = spec,
-        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
-    }
+    parsed.redirect = settle(&mut parsed.refusals, redirects.resolve()).unwrap_or_default();
+    parsed.cors = settle(&mut parsed.refusals, cors.resolve()).unwrap_or_default();
+    parsed.limits = settle(&mut parsed.refusals, limits.resolve(ingress, LimitStatus::default())).unwrap_or_default();
+    parsed.pace = settle(&mut parsed.refusals, limits.pace()).unwrap_or_default();
     match auth.resolve() {
         Ok(spec) => {
             let reference = spec.as_ref().and(auth.set_headers_reference());
@@ -194,19 +194,21 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
         Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
     }
     parsed.no_global_auth = !auth.global_enabled();
-    match canary.resolve() {
-        Ok(rule) => parsed.canary = rule,
-        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
-    }
-    match errors.resolve() {
-        Ok(keys) => parsed.errors = keys,
-        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
-    }
-    match affinity.resolve() {
-        Ok(resolved) => parsed.affinity = resolved,
-        Err((refusal, name)) => parsed.refusals.push(format!("{refusal}: {PREFIX}{name}")),
-    }
+    parsed.canary = settle(&mut parsed.refusals, canary.resolve()).unwrap_or_default();
+    parsed.errors = settle(&mut parsed.refusals, errors.resolve()).unwrap_or_default();
+    parsed.affinity = settle(&mut parsed.refusals, affinity.resolve()).unwrap_or_default();
+    let inert = settle(&mut parsed.refusals, proxy_ssl.resolve()).unwrap_or_default();
     parsed
+        .no_effect
+        .extend(inert.iter().map(|name| format!("{PREFIX}{name}")));
+    parsed
+}
+
+/// A group of keys' value, or `None` with its refusal noted (the key named).
+fn settle<T>(refusals: &mut Vec<String>, resolved: Result<T, (Refusal, &str)>) -> Option<T> {
+    resolved
+        .map_err(|(refusal, name)| refusals.push(format!("{refusal}: {PREFIX}{name}")))
+        .ok()
 }
 
 /// Why a key makes its hosts refused.
@@ -267,17 +269,20 @@ pub(super) fn flag(value: &str) -> Result<bool, Refusal> {
     }
 }
 
-/// `HTTP`, `GRPC` (cleartext HTTP/2) and `HTTPS` are forwarded as nginx forwards them: HTTPS
-/// through the upstream TLS client of `appProtocol: https`, which, as nginx without the
-/// `proxy-ssl-*` keys (nginx.tmpl writes no `proxy_ssl_verify` or `proxy_ssl_server_name`, both
-/// off), neither checks the pod's certificate nor sends SNI (it dials the pod's IP). `GRPCS`
-/// (HTTP/2 over TLS), `AUTO_HTTP` and `FCGI` have no counterpart.
+/// `HTTP`, `GRPC` (cleartext HTTP/2), `HTTPS` and `GRPCS` are forwarded as nginx forwards them
+/// (template.go, `buildProxyPass`): HTTPS and GRPCS through the upstream TLS client of
+/// `appProtocol: https` (GRPCS offering ALPN `h2`), which, as nginx without the `proxy-ssl-*`
+/// keys (`proxy_ssl_verify` and `proxy_ssl_server_name` are off; `grpc_pass grpcs://` reads the
+/// `grpc_ssl_*` directives, which nginx.tmpl never writes), neither checks the pod's certificate
+/// nor sends SNI (it dials the pod's IP). `AUTO_HTTP` is `proxy_pass $scheme://`, a protocol
+/// chosen per request by the caller's scheme, and `FCGI` is FastCGI: no counterpart.
 fn backend_protocol(value: &str) -> Result<Option<UpstreamProtocol>, Refusal> {
     match value.trim().to_ascii_uppercase().as_str() {
         "HTTP" => Ok(None),
         "GRPC" => Ok(Some(UpstreamProtocol::H2c)),
         "HTTPS" => Ok(Some(UpstreamProtocol::Https)),
-        "GRPCS" | "AUTO_HTTP" | "FCGI" => Err(Refusal::Unsupported),
+        "GRPCS" => Ok(Some(UpstreamProtocol::H2Tls)),
+        "AUTO_HTTP" | "FCGI" => Err(Refusal::Unsupported),
         _ => Err(Refusal::Invalid),
     }
 }

@@ -220,6 +220,7 @@ pub(super) fn route_options(annotations: &NginxAnnotations, config: &NginxConfig
             limits.connection_status = config.limit_status.connections;
             limits
         }),
+        response_pace: annotations.pace.over(config.pace),
         timeouts: annotations.timeouts.or(config.timeouts).route(),
         next_upstream: (annotations.next_upstream.or(&config.next_upstream)).rule(config.retry_non_idempotent),
         redirect: annotations.redirect.as_ref().map(|fixed| RedirectSpec {

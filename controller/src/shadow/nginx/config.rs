@@ -19,6 +19,7 @@ use super::{
     global_auth::GlobalAuth,
     limits::{LimitStatus, status_code},
     next_upstream::{self, NextUpstreamKeys},
+    pace::{self, PaceKeys},
     timeouts::TimeoutSeconds,
 };
 
@@ -93,6 +94,8 @@ pub struct NginxConfig {
     pub refusals: Vec<String>,
     /// `limit-req-status-code`, `limit-conn-status-code` (503).
     pub limit_status: LimitStatus,
+    /// `limit-rate`, `limit-rate-after`: every Ingress's pace unless its annotations set one.
+    pub pace: PaceKeys,
     /// `custom-http-errors` (none), `disable-proxy-intercept-errors` (false).
     pub errors: GlobalErrors,
     /// The forwarding keys where not ingress-nginx's defaults (see `forwarding.rs`).
@@ -121,6 +124,7 @@ impl Default for NginxConfig {
             retry_non_idempotent: false,
             refusals: Vec::new(),
             limit_status: LimitStatus::default(),
+            pace: PaceKeys::default(),
             errors: GlobalErrors::default(),
             forwarding: None,
             auth: GlobalAuth::default(),
@@ -151,6 +155,25 @@ impl NginxConfig {
         match key {
             "limit-req-status-code" => self.limit_status.rate = code,
             _ => self.limit_status.connections = code,
+        }
+        Ok(())
+    }
+
+    /// `limit-rate` or `limit-rate-after`: a number nginx takes as KiB, or the key refuses;
+    /// `proxy-buffering`, which decides what they pace: written as it is into
+    /// `proxy_buffering`, a flag nginx reads in any case (another value changes nothing here).
+    fn pace_key(&mut self, key: &str, value: &str) -> Result<(), KeyRefusal> {
+        if key == "proxy-buffering" {
+            let on = ["on", "off"].map(|flag| value.eq_ignore_ascii_case(flag));
+            self.pace.buffering = on.contains(&true).then_some(on[0]).or(self.pace.buffering);
+            return Ok(());
+        }
+        let kib = pace::atoi(value)
+            .filter(|kib| kib.checked_mul(1024).is_some())
+            .ok_or(Invalid)?;
+        match key {
+            "limit-rate" => self.pace.rate = Some(kib),
+            _ => self.pace.after = Some(kib),
         }
         Ok(())
     }
@@ -195,6 +218,7 @@ impl NginxConfig {
                     Ok(())
                 }
                 "limit-req-status-code" | "limit-conn-status-code" => config.limit_status_key(key, value),
+                "limit-rate" | "limit-rate-after" | "proxy-buffering" => config.pace_key(key, value),
                 "custom-http-errors" | "disable-proxy-intercept-errors" => {
                     config.errors.set(key, value).map_err(KeyRefusal::from)
                 }

@@ -13,6 +13,7 @@ use shunt_spec::{RateLimits, RatePeriod, RequestRate};
 
 use super::{
     annotations::Refusal,
+    pace::PaceKeys,
     source_ranges::{self, RangeList},
 };
 
@@ -30,6 +31,8 @@ pub struct LimitKeys {
     whitelist: Option<String>,
     rate: Option<String>,
     rate_after: Option<String>,
+    /// `proxy-buffering`, a key of no effect but on what `limit-rate` paces.
+    buffering: Option<String>,
 }
 
 /// The ConfigMap's answers to a limited request (`limit-req-status-code`,
@@ -61,6 +64,7 @@ impl LimitKeys {
             "limit-whitelist" => &mut self.whitelist,
             "limit-rate" => &mut self.rate,
             "limit-rate-after" => &mut self.rate_after,
+            "proxy-buffering" => &mut self.buffering,
             _ => return false,
         };
         *slot = Some(value.to_string());
@@ -73,12 +77,6 @@ impl LimitKeys {
         ingress: &Ingress,
         status: LimitStatus,
     ) -> Result<Option<RateLimits>, (Refusal, &'static str)> {
-        // limit-rate and limit-rate-after pace the answer's bytes; shunt sends at the pod's pace.
-        for (value, key) in [(&self.rate, "limit-rate"), (&self.rate_after, "limit-rate-after")] {
-            if count(value.as_deref()).map_err(|r| (r, key))? > 0 {
-                return Err((Refusal::Unsupported, key));
-            }
-        }
         let rps = count(self.rps.as_deref()).map_err(|r| (r, "limit-rps"))?;
         let rpm = count(self.rpm.as_deref()).map_err(|r| (r, "limit-rpm"))?;
         let connections = count(self.connections.as_deref()).map_err(|r| (r, "limit-connections"))?;
@@ -112,6 +110,15 @@ impl LimitKeys {
             rate_status: status.rate,
             connection_status: status.connections,
         }))
+    }
+
+    /// `limit-rate` and `limit-rate-after`, read apart: they need no zone (see `pace.rs`).
+    pub fn pace(&self) -> Result<PaceKeys, (Refusal, &'static str)> {
+        let mut keys = PaceKeys::annotations(self.rate.as_deref(), self.rate_after.as_deref())?;
+        if let Some(value) = &self.buffering {
+            keys.buffering_annotation(value);
+        }
+        Ok(keys)
     }
 
     /// `limit-allowlist`, or its alias when it is absent.

@@ -29,7 +29,9 @@ mod hash;
 mod keys;
 mod limits;
 mod next_upstream;
+mod pace;
 mod paths;
+mod proxy_ssl;
 mod regex;
 mod source_ranges;
 mod timeouts;
@@ -297,7 +299,7 @@ fn prepare<'i>(
     }
     // grpc_send_timeout: shunt's HTTP/2 client to pods keeps no timer between writes.
     let send = annotations.timeouts.or(config.timeouts).send;
-    if annotations.backend_protocol == Some(UpstreamProtocol::H2c)
+    if annotations.backend_protocol.is_some_and(UpstreamProtocol::is_h2)
         && send.is_some_and(|s| u64::from(s) != shunt_spec::defaults::UPSTREAM_TIMEOUT.as_secs())
     {
         problems.push(format!(

@@ -1,6 +1,6 @@
 //! Certificates for a qcloud Ingress's HTTPS hosts: `--shadow-tls`, then `shunt.dev/tls-secret`.
 //! A `spec.tls` Secret is TKE's (a Tencent certificate id), never served; one TKE itself rejects
-//! refuses the host (`TkeRejects: E4009` / `E4011`). Never the self-signed fallback: a host
+//! refuses the host (`TkeRejects: E4009` / `E4010` / `E4011`). Never the self-signed fallback: a host
 //! without a certificate is refused (`CertificateUnavailable`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use shunt_spec::HostMatch;
 
 use super::{HostVerdict, Lb, ShadowOptions, annotations::TLS_SECRET, host_match};
-use crate::compile::TlsBuilder;
+use crate::compile::{CertId, TlsBuilder};
 
 /// Gives every host with HTTPS rules a certificate shunt can serve, or a refusal reason.
 pub(super) fn bind(
@@ -73,8 +73,8 @@ pub(super) fn bind(
 }
 
 /// TKE's own refusal of the host's HTTPS, if it refuses: the `spec.tls` entry has no Secret
-/// name (E4009), or its Secret holds no `qcloud_cert_id` (E4011, a PEM `kubernetes.io/tls`
-/// Secret among them). TKE then creates no HTTPS listener for the host: the CLB answers nothing
+/// name (E4009), its Secret does not exist (E4010, known where every Secret is listed), or it
+/// holds no `qcloud_cert_id` (E4011, a PEM `kubernetes.io/tls` Secret among them). TKE then creates no HTTPS listener for the host: the CLB answers nothing
 /// there, so shunt must not either, whatever certificate it was given.
 fn tke_rejects(
     lb: &Lb<'_>,
@@ -87,12 +87,14 @@ fn tke_rejects(
         None => Some(format!(
             "TkeRejects: E4009 the spec.tls entry for \"{host}\" names no Secret: the CLB has no HTTPS for it"
         )),
-        Some(name) => match certificates.holds_qcloud_cert_id(namespace, name) {
-            Some(false) => Some(format!(
+        Some(name) => match certificates.qcloud_cert_id(namespace, name) {
+            CertId::Lacking => Some(format!(
                 "TkeRejects: E4011 Secret {namespace}/{name} has no qcloud_cert_id: the CLB has no HTTPS for \"{host}\""
             )),
-            // Found with an id, or not in the state (a cluster's Opaque Secrets are never watched).
-            Some(true) | None => None,
+            CertId::NoSecret => Some(format!(
+                "TkeRejects: E4010 Secret {namespace}/{name} not found: the CLB has no HTTPS for \"{host}\""
+            )),
+            CertId::Held | CertId::Unknown => None,
         },
     }
 }

@@ -21,6 +21,7 @@ mod redirect_rules;
 mod route;
 mod rules;
 pub mod service_config;
+mod session;
 
 #[cfg(test)]
 mod tests;
@@ -33,7 +34,7 @@ use shunt_spec::{HostMatch, PathKind};
 pub use self::annotations::TLS_SECRET;
 use self::{
     rules::ClbRule,
-    service_config::{Named, ServiceConfigs},
+    service_config::{Named, ServiceConfigs, Sessions},
 };
 use super::{HostVerdict, IngressVerdict, OwnProfile, ProfileConfig, ShadowOptions, Verdicts, verdict::has_catch_all};
 use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name, paths};
@@ -42,7 +43,7 @@ use crate::compile::{Diagnostic, Reason, Sink, TlsBuilder, namespace_name, paths
 pub const PROFILE: &str = "qcloud";
 
 /// What shunt assumes of the CLB where TKE's documentation is not precise; `/shadow` lists it.
-pub const ASSUMED: [&str; 9] = [
+pub const ASSUMED: [&str; 10] = [
     "paths are CLB URL rules (nginx locations): a character prefix, longest wins; pathType Exact is nginx '='",
     "a rule ending in '/' answers the same path without it with 301 to the rule",
     "a wildcard '*.domain' matches any number of labels; an exact domain beats it",
@@ -52,6 +53,7 @@ pub const ASSUMED: [&str; 9] = [
     "X-Client-Proto is http or https by listener; X-Forwarded-For/-Proto as shunt always sets them; X-Real-IP is not sent",
     "a port the CLB does not listen on gets 404 from shunt instead of a refused connection",
     "a TkeServiceConfig segment for the default domain applies to a host the default domain serves on that listener",
+    "a TkeServiceConfig session (WRR) is a cookie tgw_l7_route with Path=/ and HttpOnly expiring after sessionExpireTime, its value shunt's own",
 ];
 
 /// The header the CLB sets to the client's protocol (documented for backends).
@@ -75,6 +77,8 @@ struct Lb<'i> {
     host_problems: BTreeMap<String, Vec<String>>,
     /// Reasons its TkeServiceConfig gives the default domain (the catch-all).
     default_domain_problems: Vec<String>,
+    /// Its TkeServiceConfig's rules with cookie sessions.
+    sessions: Sessions,
 }
 
 /// TKE's CLB ([`OwnProfile`]).
@@ -162,13 +166,17 @@ fn prepare<'i>(
     let (rules, mut problems) = rules::split(ingress, &parsed, options.default_rewrite_code);
     let empty = BTreeMap::new();
     let annotations = ingress.metadata.annotations.as_ref().unwrap_or(&empty);
+    let mut sessions = Sessions::default();
     let (host_problems, default_domain_problems) = match configs.named(namespace, name, annotations) {
         Named::None => Default::default(),
         Named::Refused(reason) => {
             problems.push(reason);
             Default::default()
         }
-        Named::Config(config) => service_config::by_host(&rules, config),
+        Named::Config(config) => {
+            sessions = config.sessions().clone();
+            service_config::by_host(&rules, config)
+        }
     };
     for (key, error) in &parsed.invalid {
         diagnostics.push(Diagnostic::new(
@@ -201,6 +209,7 @@ fn prepare<'i>(
         direct_access: parsed.direct_access,
         host_problems,
         default_domain_problems,
+        sessions,
     }
 }
 

@@ -3,13 +3,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use shunt_spec::{HostMatch, Listeners, RouteOptions};
+use shunt_spec::{CookieAffinity, HostMatch, Listeners, RouteOptions};
 
 use super::{
     CLIENT_PROTO_HEADER, HostVerdict, Lb,
     annotations::DIRECT_ACCESS,
     clb_path, host_match,
     rules::{Action, ClbRule, known_on},
+    session,
 };
 use crate::compile::{Diagnostic, PathClaim, Reason, RouteSettings, Sink};
 
@@ -28,7 +29,16 @@ pub(super) fn claim(
             }
             continue;
         }
-        let Some(claim) = path_claim(lb, rule, sink) else {
+        let affinity = match session::cookie(lb, rule) {
+            Ok(affinity) => affinity,
+            Err(reason) => {
+                if let Some(verdict) = verdicts.get_mut(&rule.host) {
+                    verdict.reasons.push(reason);
+                }
+                continue;
+            }
+        };
+        let Some(claim) = path_claim(lb, rule, affinity, sink) else {
             continue;
         };
         match sink.table.claim(&claim, &lb.source) {
@@ -99,7 +109,7 @@ fn rejects_backend(lb: &Lb<'_>, rule: &ClbRule, sink: &Sink<'_>) -> Option<Strin
 }
 
 /// The claim a rule makes; `None`, with a diagnostic, when its host, path or backend is unusable.
-fn path_claim(lb: &Lb<'_>, rule: &ClbRule, sink: &mut Sink<'_>) -> Option<PathClaim> {
+fn path_claim(lb: &Lb<'_>, rule: &ClbRule, affinity: Option<CookieAffinity>, sink: &mut Sink<'_>) -> Option<PathClaim> {
     let host = match host_match(&rule.host) {
         Ok(host) => host,
         Err(error) => {
@@ -131,6 +141,7 @@ fn path_claim(lb: &Lb<'_>, rule: &ClbRule, sink: &mut Sink<'_>) -> Option<PathCl
         listeners: rule.listeners,
         redirect,
         client_protocol_header: Some(CLIENT_PROTO_HEADER.to_string()),
+        affinity,
         ..RouteOptions::default()
     };
     Some(PathClaim {

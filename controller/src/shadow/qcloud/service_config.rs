@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! spec.loadBalancer.l7Listeners[] ─ protocol+port ─ domains[].domain ─ rules[].url ─▶ reasons per rule
-//!   session.enable (cookie insertion), forwardType other than HTTP, a field not known: refused
+//!   session.enable with WRR (cookie insertion): the rule's cookie stickiness ─▶ Sessions
+//!   forwardType other than HTTP, a field not known: refused
 //!   healthCheck, scheduler, keepaliveEnable, defaultServer: which pod and when, not what it answers
 //! ```
 
@@ -23,16 +24,19 @@ pub const AUTO_SUFFIX: &str = "-auto-ingress-config";
 /// TKE refuses a named config with these suffixes (they are its own).
 const RESERVED_SUFFIXES: [&str; 2] = ["-auto-service-config", AUTO_SUFFIX];
 /// Fields that change which pod answers or when, never the answer; `/shadow` lists them.
-pub const NO_EFFECT_FIELDS: [&str; 6] = [
+pub const NO_EFFECT_FIELDS: [&str; 7] = [
     "TkeServiceConfig l7Listeners[].keepaliveEnable",
     "TkeServiceConfig l7Listeners[].defaultServer (only requests for unknown hosts, which DNS never moves)",
     "TkeServiceConfig rules[].healthCheck",
     "TkeServiceConfig rules[].scheduler WRR, LEAST_CONN, IP_HASH",
     "TkeServiceConfig rules[].session with scheduler IP_HASH (by source address: no cookie)",
+    "TkeServiceConfig rules[].session with scheduler LEAST_CONN (the CLB keeps no session then)",
     "TkeServiceConfig rules[].forwardType HTTP",
 ];
 /// Rules read from one config at most: a hostile one is refused, not walked.
 const MAX_RULES: usize = 4096;
+/// The session durations the CLB takes, in seconds (214/6154).
+const SESSION_SECONDS: std::ops::RangeInclusive<u64> = 30..=3600;
 
 /// A listener shunt serves: `false` for HTTP:80, `true` for HTTPS:443.
 type Tls = bool;
@@ -52,7 +56,13 @@ pub struct ServiceConfig {
     domains: BTreeMap<(Tls, String), Vec<String>>,
     /// One rule: listener, domain, URL.
     rules: BTreeMap<(Tls, String, String), Vec<String>>,
+    sessions: Sessions,
 }
+
+/// The CLB rules with cookie session persistence: (listener, domain, URL) to its duration in
+/// seconds. The CLB inserts a cookie naming the pod (214/6154, "based on cookie insertion").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sessions(BTreeMap<(Tls, String, String), u32>);
 
 /// What an Ingress's annotations make of the configs.
 pub enum Named<'c> {
@@ -119,9 +129,24 @@ impl ServiceConfigs {
     }
 }
 
+// === impl Sessions ===
+
+impl Sessions {
+    /// The session duration of the CLB rule `domain` + `url` on listener `tls`, if it keeps one.
+    pub fn get(&self, tls: Tls, domain: &str, url: &str) -> Option<u32> {
+        self.0
+            .get(&(tls, domain.to_ascii_lowercase(), url.to_string()))
+            .copied()
+    }
+}
+
 // === impl ServiceConfig ===
 
 impl ServiceConfig {
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
     /// Reasons for the CLB rule `domain` + `url` on listener `tls`.
     pub fn reasons(&self, tls: Tls, domain: &str, url: &str) -> Vec<String> {
         let domain = domain.to_ascii_lowercase();
@@ -209,7 +234,10 @@ fn domain_rules(value: &Value, tls: Tls, source: &str, config: &mut ServiceConfi
                 for rule in array(value, source, "rules")? {
                     let rule = object(rule, source, "rules[]")?;
                     let url = rule.get("url").and_then(Value::as_str).unwrap_or("/").to_string();
-                    let reasons = rule_reasons(rule, source, &name, &url);
+                    let (reasons, session) = rule_segment(rule, source, &name, &url);
+                    if let Some(seconds) = session {
+                        config.sessions.0.insert((tls, name.clone(), url.clone()), seconds);
+                    }
                     config
                         .rules
                         .entry((tls, name.clone(), url))
@@ -227,10 +255,12 @@ fn domain_rules(value: &Value, tls: Tls, source: &str, config: &mut ServiceConfi
     Ok(count)
 }
 
-/// What one rule segment sets that changes an answer.
-fn rule_reasons(rule: &Map<String, Value>, source: &str, domain: &str, url: &str) -> Vec<String> {
+/// What one rule segment sets that changes an answer: reasons shunt cannot reproduce it, and
+/// its cookie session's duration.
+fn rule_segment(rule: &Map<String, Value>, source: &str, domain: &str, url: &str) -> (Vec<String>, Option<u32>) {
     let at = bounded(&format!("{source} {domain}{url}"));
     let mut reasons = Vec::new();
+    let mut session_seconds = None;
     let scheduler = rule.get("scheduler").and_then(Value::as_str).unwrap_or("WRR");
     for (key, value) in rule {
         match key.as_str() {
@@ -241,22 +271,37 @@ fn rule_reasons(rule: &Map<String, Value>, source: &str, domain: &str, url: &str
                 "TkeServiceConfig: forwardType {} ({at}): the CLB speaks it to the backend, shunt speaks HTTP",
                 bounded(&value.to_string())
             )),
-            "session" => {
-                let enabled = value
-                    .get("enable")
-                    .or_else(|| value.get("enabled"))
-                    .and_then(Value::as_bool);
-                // With IP_HASH the CLB keeps a session by source address, adding nothing to the answer.
-                if enabled != Some(false) && scheduler != "IP_HASH" {
-                    reasons.push(format!(
-                        "TkeServiceConfig: session ({at}): the CLB inserts a session cookie whose name and value Tencent does not document"
-                    ));
-                }
-            }
+            // Cookie insertion under WRR only; IP_HASH keeps sessions by source address and
+            // LEAST_CONN keeps none (214/6154): neither shows in an answer.
+            "session" if scheduler == "WRR" => match session(value) {
+                Ok(seconds) => session_seconds = seconds,
+                Err(error) => reasons.push(format!("TkeServiceConfig: session ({at}): {error}")),
+            },
+            "session" => {}
             other => reasons.push(unknown(source, &format!("rules[].{other} {value}"))),
         }
     }
-    reasons
+    (reasons, session_seconds)
+}
+
+/// A rule's `session`: its duration when enabled; an error where the CLB's behaviour is unknown.
+fn session(value: &Value) -> Result<Option<u32>, String> {
+    // TKE reads a missing `enable` as false.
+    let enabled = value.get("enable").or_else(|| value.get("enabled"));
+    match enabled.map_or(Some(false), Value::as_bool) {
+        Some(false) => return Ok(None),
+        Some(true) => {}
+        None => return Err(format!("enable {} is not a boolean", bounded(&value.to_string()))),
+    }
+    match value.get("sessionExpireTime").map(Value::as_u64) {
+        Some(Some(seconds)) if SESSION_SECONDS.contains(&seconds) => Ok(u32::try_from(seconds).ok()),
+        Some(_) => Err(format!(
+            "sessionExpireTime is not a number of seconds from {} to {}, all the CLB takes",
+            SESSION_SECONDS.start(),
+            SESSION_SECONDS.end()
+        )),
+        None => Err("enabled without sessionExpireTime: the CLB's default duration is not documented".into()),
+    }
 }
 
 fn unknown(source: &str, field: &str) -> String {

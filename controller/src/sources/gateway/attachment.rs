@@ -84,9 +84,14 @@ pub fn attach(
                 continue;
             }
             allowed += 1;
-            listener.attached += 1;
             let hosts = hostnames::intersect(listener.hostname.as_ref(), hostnames);
-            if listener.accepted && !hosts.is_empty() {
+            if hosts.is_empty() {
+                continue;
+            }
+            // Counted only where it is accepted, as httproute-hostname-intersection requires:
+            // a route whose hostnames miss the listener's is not attached to it.
+            listener.attached += 1;
+            if listener.accepted {
                 parent.attached.push(((key.clone(), at), hosts));
             }
         }

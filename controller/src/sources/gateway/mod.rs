@@ -28,6 +28,7 @@ pub mod objects;
 mod rules;
 mod selector;
 pub mod status;
+mod timeouts;
 
 #[cfg(test)]
 mod tests;
@@ -360,6 +361,7 @@ fn route_status(one: &Kept<'_>) -> RouteStatus {
         kind: "HTTPRoute",
         namespace: namespace.to_string(),
         name: name.to_string(),
+        observed_generation: one.route.metadata.generation,
         parents: parents.collect(),
     }
 }

@@ -176,6 +176,8 @@ pub struct HTTPRouteRule {
     pub filters: Vec<HTTPRouteFilter>,
     #[serde(default)]
     pub backend_refs: Vec<HTTPBackendRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<super::timeouts::HTTPRouteTimeouts>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

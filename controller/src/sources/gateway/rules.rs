@@ -17,6 +17,7 @@ use super::{
     grants::Grants,
     matches::{self, Match, Specificity},
     objects::{HTTPRoute, HTTPRouteMatch},
+    timeouts,
 };
 use crate::compile::{Backends, Resolved, namespace_name};
 
@@ -80,15 +81,16 @@ pub fn compile(route: &HTTPRoute, grants: &Grants<'_>, backends: &mut Backends<'
             true => backends::resolve(namespace, &rule.backend_refs, grants, backends)?,
             false => RuleBackends::default(),
         };
+        let deadlines = timeouts::deadlines(rule.timeouts.as_ref())?;
         compiled.unresolved = compiled.unresolved.or(target.unresolved);
         compiled.resolved.extend(target.resolved.iter().cloned());
         for (match_at, (found, filters)) in parsed.into_iter().zip(per_match).enumerate() {
             if filters.extension {
                 compiled.unresolved = compiled.unresolved.or(Some("InvalidKind"));
             }
-            compiled
-                .entries
-                .push(entry(found, filters, &target, (rule_at, match_at)));
+            let mut entry = entry(found, filters, &target, (rule_at, match_at));
+            entry.options.deadlines = deadlines;
+            compiled.entries.push(entry);
         }
     }
     Ok(compiled)

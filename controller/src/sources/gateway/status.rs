@@ -42,11 +42,16 @@ pub struct ListenerStatus {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RouteStatus {
     /// `HTTPRoute`.
     pub kind: &'static str,
     pub namespace: String,
     pub name: String,
+    /// The route's `metadata.generation` as the compile read it: what each condition's
+    /// `observedGeneration` says when written (absent from a manifest without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
     pub parents: Vec<ParentStatus>,
 }
 

@@ -44,15 +44,17 @@ pub struct Patch {
 
 /// The features `supportedFeatures` claims, sorted as the API requires: the core ones and the
 /// extended ones `tests/e2e/gateway/` reproduces.
-pub const SUPPORTED_FEATURES: [&str; 11] = [
+pub const SUPPORTED_FEATURES: [&str; 13] = [
     "Gateway",
     "HTTPRoute",
+    "HTTPRouteBackendTimeout",
     "HTTPRouteHostRewrite",
     "HTTPRouteMethodMatching",
     "HTTPRoutePathRedirect",
     "HTTPRoutePathRewrite",
     "HTTPRoutePortRedirect",
     "HTTPRouteQueryParamMatching",
+    "HTTPRouteRequestTimeout",
     "HTTPRouteResponseHeaderModification",
     "HTTPRouteSchemeRedirect",
     "ReferenceGrant",

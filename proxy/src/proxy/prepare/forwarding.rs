@@ -8,7 +8,7 @@ use crate::{
     proxy::ProxyOptions,
     routes::Route,
     server::ConnInfo,
-    spec::{Forwarding, TrustedProxies, UpstreamProtocol},
+    spec::{Forwarding, TrustedProxies},
 };
 
 /// Which forwarding fields the pod sees.
@@ -65,7 +65,7 @@ impl FieldSet {
             }
             FieldSet::Replaced { original_uri } => {
                 headers.remove(header::EXPECT);
-                if route.upstream.protocol != UpstreamProtocol::H2c {
+                if !route.upstream.protocol.is_h2() {
                     headers.remove(header::TE);
                 }
                 let request = ReplaceContext {

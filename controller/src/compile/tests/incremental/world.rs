@@ -108,6 +108,8 @@ impl World {
             http_routes: self.routes.values().cloned().collect(),
             reference_grants: self.grant.iter().cloned().collect(),
             tke_service_configs: Vec::new(),
+            secrets_listed: true,
+            secret_names: Vec::new(),
         }
     }
 

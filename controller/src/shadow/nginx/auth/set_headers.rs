@@ -11,8 +11,7 @@ use shunt_spec::{MAX_AUTH_SET_HEADERS, MAX_AUTH_SET_HEADERS_BYTES};
 
 use super::super::annotations::{PREFIX, Refusal};
 
-/// The cluster's ConfigMaps by `(namespace, name)`, as the nginx profile sees them: `shunt run`
-/// watches only ingress-nginx's own, so every other reference is missing there.
+/// The cluster's ConfigMaps by `(namespace, name)`, as the nginx profile sees them.
 #[derive(Clone, Debug, Default)]
 pub struct ConfigMaps(Arc<BTreeMap<(String, String), Arc<ConfigMap>>>);
 
@@ -80,9 +79,14 @@ pub fn resolve(reference: &str, namespace: &str, maps: &ConfigMaps) -> Result<Ve
     }
     let Some(map) = maps.0.get(&(map_namespace.to_string(), name.to_string())) else {
         return Err(format!(
-            "MissingConfigMap: {key}: {reference:?} is no ConfigMap shunt has (ingress-nginx answers 503 there; `shunt run` reads no ConfigMap but ingress-nginx's yet)"
+            "MissingConfigMap: {key}: {reference:?} does not exist (ingress-nginx answers 503 there)"
         ));
     };
+    // Past the bounds `headers` refuses anyway: `shunt run` keeps no such data.
+    let dropped = map.metadata.annotations.as_ref();
+    if dropped.is_some_and(|a| a.contains_key(crate::watch::DATA_DROPPED)) {
+        return Err(refuse(&Refusal::Unsupported.to_string()));
+    }
     let empty = BTreeMap::new();
     headers(map.data.as_ref().unwrap_or(&empty)).map_err(|refusal| refuse(&refusal.to_string()))
 }

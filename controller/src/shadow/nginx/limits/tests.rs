@@ -96,19 +96,23 @@ fn the_allowlist_is_exempt_unless_it_names_internal_space() {
 }
 
 #[test]
-fn response_pacing_is_refused_unless_off() {
-    assert_eq!(
-        resolve(&[("limit-rate", "0"), ("limit-rps", "1")]).map(|l| l.is_some()),
-        Ok(true)
-    );
-    assert_eq!(
-        resolve(&[("limit-rate", "100")]),
-        Err((Refusal::Unsupported, "limit-rate"))
-    );
-    assert_eq!(
-        resolve(&[("limit-rate-after", "1024")]),
-        Err((Refusal::Unsupported, "limit-rate-after"))
-    );
+fn the_pace_keys_and_proxy_buffering_read_together() {
+    let mut keys = LimitKeys::default();
+    for (name, value) in [
+        ("limit-rate", "16"),
+        ("limit-rate-after", "x"),
+        ("proxy-buffering", "on"),
+    ] {
+        assert!(keys.set(name, value));
+    }
+    let config = super::super::pace::PaceKeys {
+        after: Some(2),
+        ..Default::default()
+    };
+    let pace = keys.pace().expect("valid").over(config);
+    assert_eq!(pace, shunt_spec::ResponsePace::new(16 * 1024, 2048, true));
+    // No rate at all: no zone either.
+    assert_eq!(resolve(&[("limit-rate", "16")]), Ok(None));
 }
 
 #[test]

@@ -60,9 +60,9 @@ fn values_that_narrow_or_do_not_parse_are_refused_too() {
         ("denylist-source-range: 192.168.0.0/16", "UnsupportedAnnotation"),
         ("allowlist-source-range: 203.0.113.0/24,office", "InvalidAnnotation"),
         ("proxy-http-version: \"1.0\"", "UnsupportedAnnotation"),
-        ("backend-protocol: GRPCS", "UnsupportedAnnotation"),
         ("backend-protocol: AUTO_HTTP", "UnsupportedAnnotation"),
-        ("proxy-ssl-verify: \"on\"", "UnsupportedAnnotation"),
+        ("backend-protocol: FCGI", "UnsupportedAnnotation"),
+        ("proxy-ssl-secret: default/pods-ca", "UnsupportedAnnotation"),
         ("backend-protocol: SOAP", "InvalidAnnotation"),
         ("ssl-redirect: \"yes\"", "InvalidAnnotation"),
     ];
@@ -201,16 +201,66 @@ fn hosts_with_a_certificate_redirect_plain_http_with_308_unless_told_not_to() {
 }
 
 #[test]
-fn backend_protocol_https_speaks_tls_to_the_pod_and_grpcs_stays_refused() {
-    let https = compile_nginx(&[mk_ingress(
-        "a",
+fn backend_protocol_https_and_grpcs_speak_tls_to_the_pod() {
+    for (value, protocol) in [("HTTPS", "https"), ("grpcs", "h2-tls"), ("GRPCS", "h2-tls")] {
+        let compiled = compile_nginx(&[mk_ingress(
+            "a",
+            &format!("nginx.ingress.kubernetes.io/backend-protocol: {value}"),
+            &mk_rule("a.example.com", &[("/", "Prefix")]),
+        )]);
+        assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new(), "{value}");
+        assert_eq!(
+            answer(&compiled, PLAIN, "a.example.com", "/"),
+            format!("{WEB}@{protocol}")
+        );
+    }
+}
+
+#[test]
+fn grpcs_keeps_grpc_s_refusal_of_a_send_timeout_shunt_does_not_keep() {
+    let annotations = "nginx.ingress.kubernetes.io/backend-protocol: GRPCS\n\
+                       nginx.ingress.kubernetes.io/proxy-send-timeout: \"120\"";
+    assert_eq!(
+        refused_for(annotations),
+        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-send-timeout"]
+    );
+}
+
+#[test]
+fn proxy_ssl_keys_without_the_secret_change_nothing_and_are_listed() {
+    // proxyssl/main.go's Parse returns at the missing secret: no proxy_ssl_* directive.
+    let annotations = [
         "nginx.ingress.kubernetes.io/backend-protocol: HTTPS",
+        "nginx.ingress.kubernetes.io/proxy-ssl-verify: \"on\"",
+        "nginx.ingress.kubernetes.io/proxy-ssl-name: pod.cluster.internal",
+        "nginx.ingress.kubernetes.io/proxy-ssl-server-name: \"on\"",
+        "nginx.ingress.kubernetes.io/proxy-ssl-protocols: TLSv1.3",
+    ];
+    let compiled = compile_nginx(&[mk_ingress(
+        "a",
+        &annotations.join("\n"),
         &mk_rule("a.example.com", &[("/", "Prefix")]),
     )]);
-    assert_eq!(refusals(&https, "a.example.com"), Vec::<String>::new());
-    assert_eq!(answer(&https, PLAIN, "a.example.com", "/"), format!("{WEB}@https"));
+    let verdict = verdict(&compiled, "a.example.com");
+    assert_eq!(verdict.verdict, Verdict::Identical, "{:?}", verdict.reasons);
     assert_eq!(
-        refused_for("nginx.ingress.kubernetes.io/backend-protocol: grpcs"),
-        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/backend-protocol"]
+        verdict.no_effect,
+        [
+            "nginx.ingress.kubernetes.io/proxy-ssl-name",
+            "nginx.ingress.kubernetes.io/proxy-ssl-protocols",
+            "nginx.ingress.kubernetes.io/proxy-ssl-server-name",
+            "nginx.ingress.kubernetes.io/proxy-ssl-verify",
+        ]
+    );
+    assert_eq!(answer(&compiled, PLAIN, "a.example.com", "/"), format!("{WEB}@https"));
+}
+
+#[test]
+fn proxy_ssl_keys_with_the_secret_refuse_the_host_naming_the_secret() {
+    let annotations = "nginx.ingress.kubernetes.io/proxy-ssl-secret: default/pods-ca\n\
+                       nginx.ingress.kubernetes.io/proxy-ssl-verify: \"on\"";
+    assert_eq!(
+        refused_for(annotations),
+        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"]
     );
 }

@@ -57,9 +57,12 @@ spec:
       - {path: /, pathType: ImplementationSpecific, backend: {service: {name: web, port: {number: 80}}}}
 "#;
 
+/// The `spec.tls` Secret TKE reads: its certificate id.
+const MIX_CERT_ID: &str = "apiVersion: v1\nkind: Secret\nmetadata: {namespace: shop, name: mix-cert}\ntype: Opaque\nstringData: {qcloud_cert_id: Xxh1WJ3k}\n";
+
 #[test]
 fn rule_mix_puts_each_rule_on_the_listeners_its_annotations_name() {
-    let mut state = mk_state(RULE_MIX);
+    let mut state = mk_state(&format!("{RULE_MIX}\n---\n{MIX_CERT_ID}"));
     state
         .secrets
         .push(mk_tls_secret("mix-tls", &["mix.example.com"]).into());

@@ -88,3 +88,25 @@ fn a_tls_entry_without_a_secret_name_is_tkes_e4009() {
     assert_eq!(reasons(&compiled, "pem.example.com"), ["TkeRejects"]);
     assert!(verdict(&compiled, "pem.example.com").reasons[0].starts_with("TkeRejects: E4009"));
 }
+
+#[test]
+fn a_tls_secret_that_does_not_exist_is_tkes_e4010_where_every_secret_is_listed() {
+    // Manifests hold every Secret: `pem-cert` is not among them.
+    let mut options = mk_options();
+    options
+        .shadow
+        .tls
+        .insert("pem.example.com".into(), ("shop".into(), "given".into()));
+    let mut state = mk_state(PEM);
+    state.secrets.push(mk_tls_secret("given", &["pem.example.com"]).into());
+    let compiled = compile(&state, &options);
+    assert_eq!(
+        verdict(&compiled, "pem.example.com").reasons,
+        ["TkeRejects: E4010 Secret shop/pem-cert not found: the CLB has no HTTPS for \"pem.example.com\""]
+    );
+    assert!(compiled.table.tls.hosts.is_empty(), "no HTTPS where the CLB has none");
+    // A cluster's watch holds `kubernetes.io/tls` Secrets only: TKE's Opaque one may exist.
+    state.secrets_listed = false;
+    let compiled = compile(&state, &options);
+    assert_eq!(verdict(&compiled, "pem.example.com").verdict, Verdict::Identical);
+}

@@ -1,10 +1,44 @@
 //! The TkeServiceConfig an Ingress names, read: fields that change only which pod answers, or
-//! when, leave the host identical; session persistence (a cookie the CLB inserts), a backend
-//! protocol other than HTTP and fields shunt does not know refuse the hosts they touch, with
-//! the field named. Shaped like Tencent's `jetty-ingress-config` example (457/45700).
+//! when, leave the host identical; session persistence is the cookie the CLB inserts on that
+//! rule; a backend protocol other than HTTP and fields shunt does not know refuse the hosts they
+//! touch, with the field named. Shaped like Tencent's `jetty-ingress-config` example (457/45700).
+
+use shunt_spec::{AffinityMode, CookieAffinity};
 
 use super::*;
 use crate::shadow::IngressKind;
+
+/// The cookie stickiness of the route a request for `host` + `path` on listener `tls` reaches.
+fn session_at(compiled: &Compiled, tls: bool, host: &str, path: &str) -> Option<CookieAffinity> {
+    let (table, _) = RouteTable::build(
+        Arc::new(compiled.table.clone()),
+        |id| Arc::new(Upstream::new(id, Default::default(), vec![], Default::default())),
+        |_, _| RouteStats::detached(),
+    );
+    let route = table.lookup_on(host, path, tls).expect("a route");
+    route
+        .rules
+        .balance
+        .as_ref()
+        .and_then(|balance| balance.affinity.clone())
+}
+
+/// The CLB's session cookie for a session of `seconds`.
+fn clb_cookie(seconds: i64) -> CookieAffinity {
+    CookieAffinity {
+        mode: AffinityMode::Persistent,
+        name: "tgw_l7_route".into(),
+        set_cookie: true,
+        path: "/".into(),
+        domain: None,
+        max_age: None,
+        expires: Some(seconds),
+        same_site: None,
+        conditional_same_site_none: false,
+        secure: false,
+        change_on_failure: false,
+    }
+}
 
 /// An Ingress naming `shop-config` for its host and its default domain.
 const SHOP: &str = r#"
@@ -70,32 +104,63 @@ fn health_checks_a_scheduler_and_keepalive_change_no_answer() {
 }
 
 #[test]
-fn session_persistence_refuses_the_host_naming_the_field() {
+fn session_persistence_is_the_clb_cookie_on_its_rule_only() {
     let compiled = compile_with(SHOP, &mk_config("shop-config", SESSION));
-    let verdict = verdict(&compiled, "shop.example.com");
-    assert_eq!(verdict.verdict, Verdict::Refused);
+    assert_eq!(verdict(&compiled, "shop.example.com").verdict, Verdict::Identical);
     assert_eq!(
-        verdict.reasons,
-        [
-            "TkeServiceConfig: session (shop/shop-config shop.example.com/): the CLB inserts a session cookie whose name and value Tencent does not document"
-        ]
+        session_at(&compiled, PLAIN, "shop.example.com", "/"),
+        Some(clb_cookie(3600))
     );
-    // The default domain's rule has no session: the catch-all stays as it was.
+    // The default domain's rule has no session: neither cookie nor reason there.
+    assert_eq!(session_at(&compiled, PLAIN, "other.example.com", "/health"), None);
     assert_eq!(compiled.shadow_ingresses[0].reasons, Vec::<String>::new());
 }
 
 #[test]
-fn session_persistence_by_source_address_with_ip_hash_changes_no_answer() {
-    let rule = "          session: {enable: true, sessionExpireTime: 600}\n          scheduler: IP_HASH";
-    let compiled = compile_with(SHOP, &mk_config("shop-config", rule));
-    assert_eq!(verdict(&compiled, "shop.example.com").verdict, Verdict::Identical);
+fn a_session_without_cookie_changes_no_answer() {
+    for rule in [
+        // IP_HASH keeps sessions by source address, LEAST_CONN keeps none (214/6154).
+        "          session: {enable: true, sessionExpireTime: 600}\n          scheduler: IP_HASH",
+        "          session: {enable: true, sessionExpireTime: 600}\n          scheduler: LEAST_CONN",
+        "          session: {enable: false}",
+        "          session: {sessionExpireTime: 600}",
+    ] {
+        let compiled = compile_with(SHOP, &mk_config("shop-config", rule));
+        assert_eq!(
+            verdict(&compiled, "shop.example.com").verdict,
+            Verdict::Identical,
+            "{rule}"
+        );
+        assert_eq!(session_at(&compiled, PLAIN, "shop.example.com", "/"), None, "{rule}");
+    }
 }
 
 #[test]
-fn a_disabled_session_changes_no_answer() {
-    let rule = "          session: {enable: false}";
-    let compiled = compile_with(SHOP, &mk_config("shop-config", rule));
-    assert_eq!(verdict(&compiled, "shop.example.com").verdict, Verdict::Identical);
+fn a_session_the_clb_would_not_take_refuses_the_host_naming_the_field() {
+    for (rule, said) in [
+        (
+            "          session: {enable: true, sessionExpireTime: 10}",
+            "from 30 to 3600",
+        ),
+        (
+            "          session: {enable: true, sessionExpireTime: \"1h\"}",
+            "from 30 to 3600",
+        ),
+        ("          session: {enable: true}", "without sessionExpireTime"),
+        (
+            "          session: {enable: \"yes\", sessionExpireTime: 60}",
+            "is not a boolean",
+        ),
+    ] {
+        let compiled = compile_with(SHOP, &mk_config("shop-config", rule));
+        let verdict = verdict(&compiled, "shop.example.com");
+        assert_eq!(verdict.verdict, Verdict::Refused, "{rule}");
+        assert!(
+            verdict.reasons[0].starts_with("TkeServiceConfig: session (shop/shop-config shop.example.com/): ")
+                && verdict.reasons[0].contains(said),
+            "{rule}: {verdict:?}"
+        );
+    }
 }
 
 #[test]
@@ -125,21 +190,35 @@ fn a_segment_for_another_rule_or_listener_changes_nothing_here() {
 }
 
 #[test]
-fn a_default_domain_session_refuses_the_catch_all_not_a_host_with_its_own_rules() {
+fn a_path_served_on_both_listeners_with_one_session_only_is_refused() {
+    let both = SHOP.replace(
+        "    ingress.cloud.tencent.com/tke-service-config: shop-config\n",
+        "    ingress.cloud.tencent.com/tke-service-config: shop-config\n    kubernetes.io/ingress.rule-mix-both: \"true\"\n",
+    );
+    let compiled = compile_with(&both, &mk_config("shop-config", SESSION));
+    let reasons = &verdict(&compiled, "shop.example.com").reasons;
+    assert!(
+        reasons.contains(&"TkeServiceConfig: session on shop.example.com/ differs between HTTP and HTTPS, which shunt routes as one path".to_string()),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn a_default_domain_session_is_the_catch_alls_not_a_host_with_its_own_rules() {
     let config = mk_config("shop-config", HEALTH_AND_SCHEDULER).replace(
         "healthCheck: {enable: false}",
         "session: {enable: true, sessionExpireTime: 30}",
     );
     let compiled = compile_with(SHOP, &config);
     assert_eq!(verdict(&compiled, "shop.example.com").verdict, Verdict::Identical);
+    assert_eq!(session_at(&compiled, PLAIN, "shop.example.com", "/"), None);
+    assert_eq!(
+        session_at(&compiled, PLAIN, "other.example.com", "/health"),
+        Some(clb_cookie(30))
+    );
     let catch_all = &compiled.shadow_ingresses[0];
     assert_eq!(catch_all.kind, IngressKind::CatchAll);
-    assert_eq!(
-        catch_all.reasons,
-        [
-            "TkeServiceConfig: session (shop/shop-config /health): the CLB inserts a session cookie whose name and value Tencent does not document"
-        ]
-    );
+    assert_eq!(catch_all.reasons, Vec::<String>::new());
 }
 
 #[test]
@@ -155,13 +234,9 @@ fn a_host_the_default_domain_serves_on_a_listener_takes_its_session() {
         "session: {enable: true, sessionExpireTime: 30}",
     );
     let compiled = compile_with(&ingress, &config);
-    let verdict = verdict(&compiled, "shop.example.com");
-    assert!(
-        verdict
-            .reasons
-            .iter()
-            .any(|r| r.starts_with("TkeServiceConfig: session (shop/shop-config /health)")),
-        "{verdict:?}"
+    assert_eq!(
+        session_at(&compiled, PLAIN, "shop.example.com", "/health"),
+        Some(clb_cookie(30))
     );
 }
 
@@ -201,7 +276,10 @@ fn the_auto_config_is_read_when_tke_created_it() {
         verdict(&compile_tke(&auto), "shop.example.com").verdict,
         Verdict::Identical
     );
-    let compiled = compile_with(&auto, &mk_config("shop-auto-ingress-config", SESSION));
+    let compiled = compile_with(
+        &auto,
+        &mk_config("shop-auto-ingress-config", "          forwardType: HTTPS"),
+    );
     assert_eq!(reasons(&compiled, "shop.example.com"), ["TkeServiceConfig"]);
 }
 
@@ -287,7 +365,10 @@ fn an_edited_config_alone_is_picked_up_by_the_incremental_compiles() {
     let mut after = before.clone();
     after.tke_service_configs = mk_state(&mk_config("shop-config", SESSION)).tke_service_configs;
     let full = compile(&after, &options);
-    assert_eq!(verdict(&full, "shop.example.com").verdict, Verdict::Refused);
+    assert_eq!(
+        session_at(&full, PLAIN, "shop.example.com", "/"),
+        Some(clb_cookie(3600))
+    );
 
     let mut by_address = Incremental::default();
     assert_eq!(by_address.compile(&before, &options), compile(&before, &options));

@@ -227,3 +227,31 @@ spec:
     let paths = paths(&compiled.table, &exact("web.example.com"));
     assert_eq!(paths[0].options.listeners, shunt_spec::Listeners::Plain);
 }
+
+/// A route whose hostnames miss a listener's is not counted in its `attachedRoutes`
+/// (httproute-hostname-intersection: "counted only if they are Accepted").
+#[test]
+fn attached_routes_count_only_routes_whose_hostnames_intersect() {
+    let gateway = "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n\
+        metadata: {namespace: infra, name: hosts}\n\
+        spec: {gatewayClassName: shunt, listeners: [{name: one, port: 80, protocol: HTTP, hostname: one.example.com}, \
+        {name: any, port: 80, protocol: HTTP, hostname: '*.example.com'}]}\n";
+    let routes = [
+        mk_route("infra", "one", "hosts", "[one.example.com]", TO_V1),
+        mk_route("infra", "two", "hosts", "[two.example.com]", TO_V1),
+        mk_route("infra", "wrong", "hosts", "[wrong.example.org]", TO_V1),
+    ];
+    let status = status(&compiled(&format!("{gateway}{}", routes.concat())));
+    let hosts = status["gateways"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "hosts")
+        .unwrap()
+        .clone();
+    assert_eq!(hosts["listeners"][0]["attachedRoutes"], 1, "one.example.com: route one");
+    assert_eq!(
+        hosts["listeners"][1]["attachedRoutes"], 2,
+        "*.example.com: routes one and two"
+    );
+}

@@ -27,7 +27,7 @@ fn a_configmap_of_the_ingress_namespace_gives_its_fields_in_key_order() {
 }
 
 #[test]
-fn a_missing_configmap_refuses_naming_the_key_and_shunt_run() {
+fn a_missing_configmap_refuses_naming_the_key() {
     let maps = mk_maps("apps", "auth-headers", &[("X-Tenant", "blue")]);
     // A bare name is looked up as written by ingress-nginx's lister, and never found.
     for reference in ["apps/other", "auth-headers"] {
@@ -36,8 +36,31 @@ fn a_missing_configmap_refuses_naming_the_key_and_shunt_run() {
             refusal.starts_with("MissingConfigMap: nginx.ingress.kubernetes.io/auth-proxy-set-headers:"),
             "{refusal}"
         );
-        assert!(refusal.contains("`shunt run` reads no ConfigMap"), "{refusal}");
+        assert!(refusal.contains("does not exist"), "{refusal}");
     }
+}
+
+#[test]
+fn a_configmap_whose_data_the_watch_dropped_refuses_as_one_too_large() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    let large: Vec<(String, String)> = (0..=shunt_spec::MAX_AUTH_SET_HEADERS)
+        .map(|i| (format!("X-{i}"), "v".to_string()))
+        .collect();
+    let mut map = ConfigMap {
+        data: Some(large.into_iter().collect()),
+        ..ConfigMap::default()
+    };
+    map.metadata.namespace = Some("apps".into());
+    map.metadata.name = Some("auth-headers".into());
+    crate::watch::slim::bound_auth_config_map(&mut map);
+    assert_eq!(map.data, None, "the watch keeps no data past the bounds");
+    let maps = ConfigMaps::new(&[std::sync::Arc::new(map)]);
+    let refusal = resolve("apps/auth-headers", "apps", &maps).unwrap_err();
+    assert_eq!(
+        refusal,
+        "UnsupportedAnnotation: nginx.ingress.kubernetes.io/auth-proxy-set-headers"
+    );
 }
 
 #[test]
