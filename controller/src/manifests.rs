@@ -271,7 +271,9 @@ fn list_items(kind: &str, map: &mut Map<String, Value>) -> Option<Vec<Value>> {
 fn decode(api_version: &str, kind: &str, value: Value) -> Result<Object, (String, DocumentError)> {
     let namespaced = !matches!(
         (api_version, kind),
-        ("networking.k8s.io/v1", "IngressClass") | ("gateway.networking.k8s.io/v1", "GatewayClass") | ("v1", "Namespace")
+        ("networking.k8s.io/v1", "IngressClass")
+            | ("gateway.networking.k8s.io/v1", "GatewayClass")
+            | ("v1", "Namespace")
     );
     let label = label(kind, &value, namespaced);
     let decoded = match (api_version, kind) {
@@ -467,6 +469,7 @@ impl Object {
             Object::HTTPRoute(o) => &o.metadata,
             Object::ReferenceGrant(o) => &o.metadata,
             Object::TkeServiceConfig(o) => &o.metadata,
+            Object::Namespace(o) => &o.metadata,
             Object::Skipped(skipped) => return (skipped.namespace.as_deref(), skipped.name.as_deref()),
         };
         (meta.namespace.as_deref(), meta.name.as_deref())

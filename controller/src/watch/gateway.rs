@@ -187,7 +187,12 @@ where
 }
 
 /// Starts the watchers; `(grants, namespaces)` say whether those kinds may be read.
-fn start(client: &Client, scopes: &[Option<String>], changed: &Arc<Notify>, (grants, namespaces): (bool, bool)) -> Readers {
+fn start(
+    client: &Client,
+    scopes: &[Option<String>],
+    changed: &Arc<Notify>,
+    (grants, namespaces): (bool, bool),
+) -> Readers {
     let config = kube::runtime::watcher::Config::default;
     Readers {
         classes: reflect(Api::all(client.clone()), config(), changed),

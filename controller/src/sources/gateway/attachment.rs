@@ -126,6 +126,8 @@ pub type Namespaces<'s> = BTreeMap<&'s str, &'s Namespace>;
 
 /// `namespaces` by name.
 pub fn namespaces(namespaces: &[std::sync::Arc<Namespace>]) -> Namespaces<'_> {
-    let named = namespaces.iter().filter_map(|o| Some((o.metadata.name.as_deref()?, &**o)));
+    let named = namespaces
+        .iter()
+        .filter_map(|o| Some((o.metadata.name.as_deref()?, &**o)));
     named.collect()
 }

@@ -71,6 +71,7 @@ impl Selector {
     }
 
     /// Whether a namespace with `labels` is selected.
+    #[cfg(test)]
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.matches_namespace(None, labels)
     }
