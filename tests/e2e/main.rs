@@ -15,6 +15,7 @@ mod classes;
 mod corpus;
 mod demo;
 mod dns;
+mod dns_gateway;
 mod dns_reach;
 mod docs;
 mod errors;

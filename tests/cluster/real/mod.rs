@@ -9,6 +9,7 @@ mod conflicts;
 mod coredns;
 mod events;
 mod gateway;
+mod gateway_selector;
 mod leader;
 mod nginx_auth;
 mod node_local_dns;
