@@ -302,7 +302,7 @@ impl Incremental {
         if let Some(report) = report {
             table.documents.insert("shadow".to_string(), report);
         }
-        self.gateway_layer(state, &mut table, &mut certificates);
+        self.gateway_layer(state, &options.shadow_gateway_classes, &mut table, &mut certificates);
         table.tls = certificates.finish();
         Compiled {
             table,

@@ -133,6 +133,9 @@ pub struct CompileOptions {
     pub shadow_classes: Vec<ShadowClass>,
     /// Classes of ours compiled with another profile than the Ingress spec's (`--class-profile`).
     pub class_profiles: Vec<ShadowClass>,
+    /// GatewayClasses of another implementation whose Gateways' routes are served in shadow
+    /// (`--shadow-gateway-class`): routed, refused when shunt cannot reproduce them, no status.
+    pub shadow_gateway_classes: Vec<String>,
     /// What the shadow profiles need besides the Ingresses.
     pub shadow: ShadowOptions,
     /// `--default-ssl-certificate` as (namespace, name).
@@ -218,7 +221,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     served.sort();
     let mut table = sink.table.finish();
     // After every Ingress: a host an Ingress holds stays the Ingress's.
-    let layer = gateway::compile(state, &table, &mut certificates);
+    let layer = gateway::compile(state, &table, &mut certificates, &options.shadow_gateway_classes);
     if let Some(layer) = &layer {
         gateway::merge(layer, &mut table);
     }
@@ -272,6 +275,7 @@ impl Default for CompileOptions {
             watch_ingress_without_class: false,
             shadow_classes: Vec::new(),
             class_profiles: Vec::new(),
+            shadow_gateway_classes: Vec::new(),
             shadow: ShadowOptions::default(),
             default_certificate: None,
             now: None,

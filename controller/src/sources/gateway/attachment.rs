@@ -25,6 +25,10 @@ pub type Gateways<'s> = BTreeMap<(String, String), Vec<Served<'s>>>;
 /// What one parentRef of a route gives.
 pub struct Parent {
     pub parent_ref: ParentRef,
+    /// The Gateway's (namespace, name).
+    pub gateway: (String, String),
+    /// Of a shadowed Gateway only: why shunt cannot answer as its implementation would.
+    pub shadow_reasons: Vec<String>,
     /// The reason the route is not accepted by this parent, if it is not.
     pub refused: Option<&'static str>,
     /// The hosts it serves through each listener it attached to, (gateway, listener index).
@@ -59,6 +63,8 @@ pub fn attach(
         };
         let mut parent = Parent {
             parent_ref: parent_ref.clone(),
+            gateway: key.clone(),
+            shadow_reasons: Vec::new(),
             refused: None,
             attached: Vec::new(),
         };
