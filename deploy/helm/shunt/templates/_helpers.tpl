@@ -171,6 +171,11 @@ each class a classProfiles entry names, since a profile applies only to a class 
 {{- end }}
 {{- if not .Values.gatewayAPI.enabled }}
 - --gateway-api=false
+{{- else }}
+{{- range .Values.shadowGatewayClasses }}
+- --shadow-gateway-class
+- {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- range .Values.watchNamespaces }}
 - --watch-namespace
