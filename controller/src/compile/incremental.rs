@@ -312,6 +312,8 @@ impl Incremental {
             shadow,
             shadow_ingresses,
             gateway: self.gateway.as_ref().map(|layer| layer.status.clone()),
+            shadow_gateway: (self.gateway.as_ref())
+                .map_or_else(|| Arc::from([]), |layer| layer.shadow.as_slice().into()),
         }
     }
 

@@ -161,6 +161,8 @@ pub struct Compiled {
     pub shadow_ingresses: Arc<[IngressVerdict]>,
     /// The Gateway API status (`/gateway`), while any Gateway API object exists.
     pub gateway: Option<gateway::GatewayStatus>,
+    /// A verdict per host of the shadowed Gateways' routes (`--shadow-gateway-class`), sorted.
+    pub shadow_gateway: Arc<[HostVerdict]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -238,6 +240,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         default_certificate_error,
         shadow: shadow.into(),
         shadow_ingresses: shadow_ingresses.into(),
+        shadow_gateway: (layer.as_ref()).map_or_else(|| Arc::from([]), |layer| layer.shadow.as_slice().into()),
         gateway: layer.map(|layer| layer.status),
     }
 }

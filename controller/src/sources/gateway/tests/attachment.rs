@@ -197,15 +197,25 @@ spec:
 "#;
     let route = mk_route("infra", "web", "selected", "[web.example.com]", TO_V1);
     // No Namespace object (a manifest leaving it out): selected by nothing.
-    let namespace = |team: &str| format!("---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: infra, labels: {{team: {team}}}}}\n");
+    let namespace = |team: &str| {
+        format!("---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: infra, labels: {{team: {team}}}}}\n")
+    };
     for (namespace, accepted) in [(String::new(), false), (namespace("b"), false), (namespace("a"), true)] {
         let compiled = compiled(&format!("{gateway}{route}{namespace}"));
         let expected = match accepted {
             true => condition("Accepted", "True", "Accepted"),
             false => condition("Accepted", "False", "NotAllowedByListeners"),
         };
-        assert_eq!(parent_conditions(&status(&compiled), "web", "selected")[0], expected, "{namespace}");
-        assert_eq!(paths(&compiled.table, &exact("web.example.com")).is_empty(), !accepted, "{namespace}");
+        assert_eq!(
+            parent_conditions(&status(&compiled), "web", "selected")[0],
+            expected,
+            "{namespace}"
+        );
+        assert_eq!(
+            paths(&compiled.table, &exact("web.example.com")).is_empty(),
+            !accepted,
+            "{namespace}"
+        );
     }
 }
 
