@@ -21,6 +21,7 @@ mod docs;
 mod errors;
 mod faults;
 mod gateway;
+mod gateway_shadow;
 mod grpcs;
 mod h2c;
 mod headers;
