@@ -80,6 +80,9 @@ enum Edit {
     /// The Namespace `NAMESPACES[ns]` labelled `team: blue` (true) or `team: red`, or none
     /// (a manifest may leave a namespace out).
     PutNamespace(usize, Option<bool>),
+    /// `--shadow-gateway-class shunt` on or off: the class `shunt`, when another controller's,
+    /// is served in shadow.
+    ToggleShadowGateway,
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
@@ -129,6 +132,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         1 => any::<bool>().prop_map(Edit::PutGatewayClass),
         1 => any::<bool>().prop_map(Edit::PutGrant),
         2 => (0..3usize, prop::option::of(any::<bool>())).prop_map(|(ns, blue)| Edit::PutNamespace(ns, blue)),
+        1 => Just(Edit::ToggleShadowGateway),
     ]
 }
 

@@ -168,6 +168,10 @@ impl World {
                 self.apply_class_or_config(edit, options, changes)
             }
             Edit::ToggleWithoutClass => options.watch_ingress_without_class ^= true,
+            Edit::ToggleShadowGateway => match options.shadow_gateway_classes.is_empty() {
+                true => options.shadow_gateway_classes = vec!["shunt".to_string()],
+                false => options.shadow_gateway_classes.clear(),
+            },
             Edit::SetProfiles(choice) => set_profiles(options, choice),
             Edit::PutRoute { .. }
             | Edit::RemoveRoute(..)
