@@ -10,6 +10,7 @@ mod coredns;
 mod events;
 mod gateway;
 mod gateway_selector;
+mod gateway_shadow;
 mod leader;
 mod nginx_auth;
 mod node_local_dns;
