@@ -65,22 +65,40 @@ pub fn judge(kept: &mut [Kept<'_>], gateways: &Gateways<'_>, shadowed: &BTreeSet
     }
 }
 
-/// Every ExtensionRef filter of the route (on rules and on backendRefs): another
-/// implementation's extension, which shunt cannot reproduce.
-fn extension_refs(route: &HTTPRoute) -> impl Iterator<Item = String> + '_ {
+/// Most ExtensionRef reasons one route gives: the tenant writes as many filters as it likes
+/// (past the rules' bounds the route is refused as unsupported anyway).
+const MAX_EXTENSION_REASONS: usize = 4;
+
+/// The ExtensionRef filters of the route (on rules and on backendRefs), distinct, at most
+/// [`MAX_EXTENSION_REASONS`]: another implementation's extension, which shunt cannot reproduce.
+fn extension_refs(route: &HTTPRoute) -> Vec<String> {
     let rules = route.spec.rules.iter();
     let filters = rules.flat_map(|rule| {
         let backend = rule.backend_refs.iter().flat_map(|backend| &backend.filters);
         rule.filters.iter().chain(backend)
     });
-    filters
+    let named = filters
         .filter(|filter: &&HTTPRouteFilter| filter.type_ == "ExtensionRef" || filter.extension_ref.is_some())
         .map(|filter| {
             let named = filter.extension_ref.as_ref();
+            // As the CRD bounds them (kind 63, name 253), for manifests no API server checked.
             let kind = named.and_then(|reference| reference.kind.as_deref()).unwrap_or("?");
             let name = named.map(|reference| reference.name.as_str()).unwrap_or("?");
-            format!("ExtensionRef: filter {kind} {name} is the other implementation's extension")
-        })
+            (bounded(kind, 63), bounded(name, 253))
+        });
+    let distinct: BTreeSet<(&str, &str)> = named.take(64).collect();
+    (distinct.into_iter().take(MAX_EXTENSION_REASONS))
+        .map(|(kind, name)| format!("ExtensionRef: filter {kind} {name} is the other implementation's extension"))
+        .collect()
+}
+
+/// `text` cut to at most `max` bytes, on a character boundary.
+fn bounded(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The listeners the parentRef names (by sectionName and port) that shunt does not serve.

@@ -129,3 +129,19 @@ fn a_route_without_hostnames_is_a_reported_catch_all() {
     );
     assert!(crate::dns::served_hosts(&compiled.table).is_empty());
 }
+
+#[test]
+fn extension_ref_reasons_are_bounded_whatever_the_tenant_writes() {
+    let long = "x".repeat(5000);
+    let many: Vec<String> = (0..40)
+        .map(|at| format!("{{type: ExtensionRef, extensionRef: {{group: g, kind: K{at}, name: {long}}}}}"))
+        .collect();
+    let compiled = compiled(
+        &route("many", "http", "[many.example.com]", &format!("[{}]", many.join(", "))),
+        &["theirs"],
+    );
+    let (_, verdict, reasons) = &verdicts(&compiled)[0];
+    assert_eq!(verdict, "refused");
+    assert_eq!(reasons.len(), super::MAX_EXTENSION_REASONS);
+    assert!(reasons.iter().all(|reason| reason.len() < 400), "{reasons:?}");
+}
