@@ -19,6 +19,7 @@ mod clients;
 mod dataplane;
 pub mod demo;
 pub mod dns;
+mod gateway_list;
 mod parse;
 mod proxy_args;
 pub mod run;

@@ -19,6 +19,7 @@ mod https;
 mod matching;
 mod parents;
 mod references;
+mod selector;
 mod timeouts;
 
 use http::{Method, Request, StatusCode};

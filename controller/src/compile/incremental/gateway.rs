@@ -23,10 +23,11 @@ impl Incremental {
     pub(super) fn gateway_layer(
         &mut self,
         state: &ClusterState,
+        shadow_classes: &[String],
         table: &mut TableSpec,
         certificates: &mut TlsBuilder<'_>,
     ) {
-        let layer = gateway::compile(state, table, certificates);
+        let layer = gateway::compile(state, table, certificates, shadow_classes);
         if let Some(layer) = &layer {
             gateway::merge(layer, table);
         }
