@@ -1,6 +1,8 @@
 //! `shunt shadow report`: what the shadow profiles make of a cluster's Ingresses, from
 //! manifests or one list of the API, as Markdown for people or JSON for a CI gate.
 
+use std::sync::Arc;
+
 use anyhow::bail;
 use clap::{Args, Subcommand};
 
@@ -59,7 +61,7 @@ pub async fn run(args: ShadowArgs) -> anyhow::Result<()> {
     };
     let compiled = compile(&state, &options);
     // The shadowed Gateways' routes' hosts with the Ingresses', in one list by host.
-    let mut hosts: Vec<shadow::HostVerdict> = compiled.shadow.to_vec();
+    let mut hosts: Vec<Arc<shadow::HostVerdict>> = compiled.shadow.to_vec();
     hosts.extend(compiled.shadow_gateway.iter().cloned());
     hosts.sort_by(|a, b| a.host.cmp(&b.host));
     let (hosts, ingresses) = (&hosts, &compiled.shadow_ingresses);

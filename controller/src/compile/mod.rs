@@ -163,7 +163,7 @@ pub struct Compiled {
     /// The Gateway API status (`/gateway`), while any Gateway API object exists.
     pub gateway: Option<gateway::GatewayStatus>,
     /// A verdict per host of the shadowed Gateways' routes (`--shadow-gateway-class`), sorted.
-    pub shadow_gateway: Arc<[HostVerdict]>,
+    pub shadow_gateway: Arc<[Arc<HostVerdict>]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

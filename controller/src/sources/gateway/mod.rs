@@ -65,7 +65,7 @@ pub struct Layer {
     /// Of ours only: shadowed Gateways and their routes get none.
     pub status: GatewayStatus,
     /// A verdict per host of the shadowed Gateways' routes (`--shadow-gateway-class`).
-    pub shadow: Vec<crate::shadow::HostVerdict>,
+    pub shadow: Vec<Arc<crate::shadow::HostVerdict>>,
 }
 
 /// One route on its way through the compile.

@@ -11,7 +11,10 @@
 //! each host ─▶ a HostVerdict (the /shadow format) in `/shadow-gateway`; never in `/gateway`
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
 
 use shunt_spec::HostMatch;
 
@@ -126,7 +129,11 @@ fn unserved_listeners(parent: &Parent, listeners: &[Served<'_>]) -> Vec<String> 
 /// A verdict per host the shadowed parents of `kept` name, sorted by host: the hosts each
 /// serves through its listeners, or for a refused one the route's hostnames as written (none:
 /// a catch-all, `*`, reported and never sent to shunt by DNS).
-pub fn verdicts(kept: &[Kept<'_>], gateways: &Gateways<'_>, shadowed: &BTreeSet<(String, String)>) -> Vec<HostVerdict> {
+pub fn verdicts(
+    kept: &[Kept<'_>],
+    gateways: &Gateways<'_>,
+    shadowed: &BTreeSet<(String, String)>,
+) -> Vec<Arc<HostVerdict>> {
     let mut by_host: BTreeMap<String, HostVerdict> = BTreeMap::new();
     for one in kept {
         let (namespace, name) = namespace_name(&one.route.metadata);
@@ -160,7 +167,7 @@ pub fn verdicts(kept: &[Kept<'_>], gateways: &Gateways<'_>, shadowed: &BTreeSet<
         verdict.listeners.dedup();
         verdict.settle();
     }
-    verdicts
+    verdicts.into_iter().map(Arc::new).collect()
 }
 
 /// The hosts `parent` serves with the listener side (`http`, `https`), or the route's

@@ -56,7 +56,7 @@ fn verdicts(compiled: &Compiled) -> Vec<(String, String, Vec<String>)> {
     let Some(text) = compiled.table.documents.get("shadow-gateway") else {
         return Vec::new();
     };
-    let document: Value = serde_json::from_str(text).expect("JSON");
+    let document: Value = serde_json::from_str(&text.text()).expect("JSON");
     let hosts = document["hosts"].as_array().expect("hosts").iter();
     hosts
         .map(|host| {
