@@ -54,10 +54,12 @@ if [ -n "${GENERATE_ONLY:-}" ]; then rmdir "$work"; work=$GENERATE_ONLY; trap - 
 mkdir -p "$work/manifests"
 awk -v n="$INGRESSES" -v class="$CLASS" -v e="$ENDPOINTS_PER_SERVICE" -v files="$FILES" -v dir="$work/manifests" 'BEGIN {
     per = int((n + files - 1) / files)
+    # TKE refuses a ClusterIP backend unless the CLB reaches pods directly (E4047).
+    annotations = class == "qcloud" ? ", annotations: {ingress.cloud.tencent.com/direct-access: \"true\"}" : ""
     for (i = 0; i < n; i++) {
         f = sprintf("%s/apps-%04d.yaml", dir, int(i / per))
         ns = "team-" (i % 100); name = "app-" i
-        printf "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: %s, namespace: %s}\n", name, ns > f
+        printf "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: %s, namespace: %s%s}\n", name, ns, annotations > f
         printf "spec:\n  ingressClassName: %s\n  rules:\n    - host: %s.example.com\n      http:\n        paths:\n", class, name > f
         printf "          - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}\n---\n", name > f
         printf "apiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s}\nspec: {ports: [{name: http, port: 80}]}\n---\n", name, ns > f

@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use crate::{
     compile::{ClusterState, DEFAULT_NAMESPACE},
-    objects::{EndpointSlice, Service, TkeServiceConfig},
+    objects::{EndpointSlice, Namespace, Service, TkeServiceConfig},
     sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
 };
 
@@ -61,6 +61,8 @@ pub enum Object {
     ReferenceGrant(ReferenceGrant),
     /// TKE's CLB settings for a qcloud Ingress.
     TkeServiceConfig(TkeServiceConfig),
+    /// Its labels, for Gateway listeners that select namespaces.
+    Namespace(Namespace),
     /// A kind compile does not read (a Deployment next to its Service): kept so the caller can
     /// say so, ignored by [`ClusterState::from_objects`].
     Skipped(Skipped),
@@ -269,7 +271,9 @@ fn list_items(kind: &str, map: &mut Map<String, Value>) -> Option<Vec<Value>> {
 fn decode(api_version: &str, kind: &str, value: Value) -> Result<Object, (String, DocumentError)> {
     let namespaced = !matches!(
         (api_version, kind),
-        ("networking.k8s.io/v1", "IngressClass") | ("gateway.networking.k8s.io/v1", "GatewayClass")
+        ("networking.k8s.io/v1", "IngressClass")
+            | ("gateway.networking.k8s.io/v1", "GatewayClass")
+            | ("v1", "Namespace")
     );
     let label = label(kind, &value, namespaced);
     let decoded = match (api_version, kind) {
@@ -286,6 +290,7 @@ fn decode(api_version: &str, kind: &str, value: Value) -> Result<Object, (String
             typed(value, namespaced).map(Object::ReferenceGrant)
         }
         ("cloud.tencent.com/v1alpha1", "TkeServiceConfig") => typed(value, namespaced).map(Object::TkeServiceConfig),
+        ("v1", "Namespace") => typed(value, namespaced).map(Object::Namespace),
         _ => {
             let meta = |field| value.get("metadata")?.get(field)?.as_str().map(str::to_string);
             Ok(Object::Skipped(Skipped {
@@ -386,7 +391,8 @@ impl ClusterState {
             BTreeMap::new(),
             BTreeMap::new(),
         );
-        let (mut gateway_classes, mut gateways, mut http_routes, mut grants, mut tke_configs) = (
+        let (mut gateway_classes, mut gateways, mut http_routes, mut grants, mut tke_configs, mut namespaces) = (
+            BTreeMap::new(),
             BTreeMap::new(),
             BTreeMap::new(),
             BTreeMap::new(),
@@ -406,6 +412,7 @@ impl ClusterState {
                 Object::HTTPRoute(o) => _ = http_routes.insert(key(&o.metadata), Arc::new(o)),
                 Object::ReferenceGrant(o) => _ = grants.insert(key(&o.metadata), Arc::new(o)),
                 Object::TkeServiceConfig(o) => _ = tke_configs.insert(key(&o.metadata), Arc::new(o)),
+                Object::Namespace(o) => _ = namespaces.insert(key(&o.metadata), Arc::new(o)),
                 Object::Skipped(_) => {}
             }
         }
@@ -421,6 +428,7 @@ impl ClusterState {
             http_routes: http_routes.into_values().collect(),
             reference_grants: grants.into_values().collect(),
             tke_service_configs: tke_configs.into_values().collect(),
+            namespaces: namespaces.into_values().collect(),
             secrets_listed: true,
             secret_names: Vec::new(),
         }
@@ -443,6 +451,7 @@ impl Object {
             Object::HTTPRoute(_) => "HTTPRoute",
             Object::ReferenceGrant(_) => "ReferenceGrant",
             Object::TkeServiceConfig(_) => "TkeServiceConfig",
+            Object::Namespace(_) => "Namespace",
             Object::Skipped(skipped) => &skipped.kind,
         }
     }
@@ -460,6 +469,7 @@ impl Object {
             Object::HTTPRoute(o) => &o.metadata,
             Object::ReferenceGrant(o) => &o.metadata,
             Object::TkeServiceConfig(o) => &o.metadata,
+            Object::Namespace(o) => &o.metadata,
             Object::Skipped(skipped) => return (skipped.namespace.as_deref(), skipped.name.as_deref()),
         };
         (meta.namespace.as_deref(), meta.name.as_deref())

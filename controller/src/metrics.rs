@@ -1,5 +1,7 @@
 //! The control plane's metrics: what compile reported, and sources that failed to load.
 
+use std::sync::Arc;
+
 use prometheus_client::{
     encoding::EncodeLabelSet,
     metrics::{counter::Counter, family::Family, gauge::Gauge},
@@ -73,7 +75,7 @@ impl ControllerMetrics {
     }
 
     /// Sets the per-verdict gauges to the last compile's counts, each verdict present even at 0.
-    pub fn set_shadow(&self, verdicts: &[HostVerdict]) {
+    pub fn set_shadow(&self, verdicts: &[Arc<HostVerdict>]) {
         for verdict in Verdict::ALL {
             let count = verdicts.iter().filter(|v| v.verdict == verdict).count();
             self.shadow_hosts

@@ -399,7 +399,9 @@ impl Serialize for FirstAddress {
     }
 }
 
+mod namespace;
 mod tke;
+pub use namespace::Namespace;
 pub use tke::TkeServiceConfig;
 
 // === conversions from k8s-openapi (fixtures, tests, tools that list with k8s-openapi) ===

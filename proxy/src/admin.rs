@@ -67,7 +67,7 @@ impl Admin {
     fn document(&self, name: &str) -> Option<Response<ResponseBody>> {
         let table = self.routes.load();
         let document = table.spec().documents.get(name)?;
-        let body = bytes::Bytes::copy_from_slice(document.as_bytes());
+        let body = bytes::Bytes::from(document.text());
         Some(with_type(text(StatusCode::OK, body), "application/json"))
     }
 }

@@ -67,6 +67,7 @@ impl Body for ResponseBody {
     type Data = Bytes;
     type Error = BoxError;
 
+    #[inline]
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match self.get_mut() {
             ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
@@ -81,20 +82,7 @@ impl Body for ResponseBody {
                 trailers,
                 pace: Some(pacer),
                 ..
-            } => {
-                // One chunk at most is held: the pod is read again once it is all out.
-                if pacer.held() == 0 {
-                    match poll_pod(body, trailers, cx) {
-                        Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
-                            Ok(data) if !data.is_empty() => pacer.hold(data),
-                            Ok(data) => return Poll::Ready(Some(Ok(Frame::data(data)))),
-                            Err(frame) => return Poll::Ready(Some(Ok(frame))),
-                        },
-                        other => return other,
-                    }
-                }
-                pacer.poll_release(cx).map(|data| Some(Ok(Frame::data(data))))
-            }
+            } => poll_paced(body, trailers, pacer, cx),
         }
     }
 
@@ -123,6 +111,29 @@ impl Body for ResponseBody {
             }
         }
     }
+}
+
+/// The pod's body at the route's pace. Out of line: unpaced answers, nearly all, inline only
+/// their own arm.
+#[inline(never)]
+fn poll_paced(
+    body: &mut UpstreamBody,
+    trailers: &mut TrailerFilter,
+    pacer: &mut Pacer,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    // One chunk at most is held: the pod is read again once it is all out.
+    if pacer.held() == 0 {
+        match poll_pod(body, trailers, cx) {
+            Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                Ok(data) if !data.is_empty() => pacer.hold(data),
+                Ok(data) => return Poll::Ready(Some(Ok(Frame::data(data)))),
+                Err(frame) => return Poll::Ready(Some(Ok(frame))),
+            },
+            other => return other,
+        }
+    }
+    pacer.poll_release(cx).map(|data| Some(Ok(Frame::data(data))))
 }
 
 /// The pod's next frame, its trailers filtered.

@@ -23,6 +23,7 @@ mod affinity;
 mod auth;
 mod balance;
 mod cors;
+mod document;
 mod error_pages;
 mod host;
 mod limits;
@@ -51,6 +52,7 @@ pub use self::{
         MAX_WEIGHT_TOTAL,
     },
     cors::{AllowOrigin, CorsSpec},
+    document::Document,
     error_pages::{ERROR_CODES, ErrorLocation, ErrorPages},
     host::HostMatch,
     limits::{RateLimits, RatePeriod, RequestRate},

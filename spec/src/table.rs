@@ -5,7 +5,7 @@ use std::{collections::BTreeMap, net::SocketAddr, sync::Arc};
 
 use serde::{Serialize, Serializer};
 
-use crate::{HostMatch, RouteOptions, TlsSpec};
+use crate::{Document, HostMatch, RouteOptions, TlsSpec};
 
 /// Names a backend: `namespace/service:port`, the port as the Ingress spelled it.
 pub type BackendId = String;
@@ -23,11 +23,11 @@ pub struct TableSpec {
     /// Server certificates by SNI name.
     pub tls: TlsSpec,
     /// Read-only JSON documents the admin listener serves at `/{name}` (e.g. a profile's report),
-    /// as JSON text: a 10k-host report is ~2 MiB of text but ~12 MiB as a `serde_json::Value`,
-    /// and a shared text is one pointer to copy and compare between compiles. Published with the
-    /// table, so they always describe the routes being served.
+    /// deflated JSON text: a 10k-host report is ~12 MiB as a `serde_json::Value`, ~2.4 MiB as
+    /// text, a tenth of that deflated, and a shared document is one pointer to copy and compare
+    /// between compiles. Published with the table, so they always describe the routes being served.
     #[serde(skip)]
-    pub documents: BTreeMap<String, Arc<str>>,
+    pub documents: BTreeMap<String, Document>,
     /// Hosts served only on the listener of another port (`--gateway-port`, a Gateway listener
     /// on neither 80 nor 443), by port; each sorted by `host`. Empty unless such listeners exist.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]

@@ -5,9 +5,9 @@ use std::process::Output;
 
 use crate::support::*;
 
-const TARGET: &str = "shunt.shunt-system.svc.cluster.local";
+pub const TARGET: &str = "shunt.shunt-system.svc.cluster.local";
 
-async fn shunt_dns(manifests: &Manifests, args: &[&str]) -> Output {
+pub async fn shunt_dns(manifests: &Manifests, args: &[&str]) -> Output {
     let output = tokio::process::Command::from(crate::support::launch::shunt())
         .arg("dns")
         .arg("--manifests")
@@ -22,7 +22,7 @@ async fn shunt_dns(manifests: &Manifests, args: &[&str]) -> Output {
         .expect("shunt dns runs")
 }
 
-fn stdout(output: &Output) -> String {
+pub fn stdout(output: &Output) -> String {
     assert!(
         output.status.success(),
         "shunt dns failed: {}",

@@ -100,3 +100,20 @@ def test_a_qcloud_shadow_class_and_class_less_ingresses_cannot_both_be_claimed(s
     with pytest.raises(Exception, match="watchIngressWithoutClass and shadowClasses"):
         render({"watchIngressWithoutClass": True, "shadowClasses": [shadow]})
     assert render({"watchIngressWithoutClass": True, "shadowClasses": ["nginx"]}).flag("--shadow-class") == ["nginx"]
+
+
+def test_shadow_gateway_classes_become_flags_and_add_no_rbac():
+    plain = render({})
+    rendered = render({"shadowGatewayClasses": ["istio", "eg.example"]})
+    assert rendered.flag("--shadow-gateway-class") == ["istio", "eg.example"]
+    assert plain.flag("--shadow-gateway-class") == []
+    # Read-only: the same roles and rules as without them (status verbs stay the owned class's).
+    for kind in ("ClusterRole", "Role"):
+        assert [r["rules"] for r in rendered.all(kind)] == [r["rules"] for r in plain.all(kind)]
+
+
+def test_shadow_gateway_classes_need_the_gateway_api_and_a_class_name():
+    with pytest.raises(Exception, match="shadowGatewayClasses needs gatewayAPI.enabled"):
+        render({"shadowGatewayClasses": ["istio"], "gatewayAPI": {"enabled": False}})
+    with pytest.raises(Exception):
+        render({"shadowGatewayClasses": ["Not A Class"]})

@@ -12,6 +12,7 @@ from support import NAMESPACE, VARIANTS, Rendered, render, rules
 CLUSTER_SCOPED = {
     ("networking.k8s.io", "ingressclasses"),
     ("", "nodes"),
+    ("", "namespaces"),
     ("gateway.networking.k8s.io", "gatewayclasses"),
     ("gateway.networking.k8s.io", "gatewayclasses/status"),
 }
@@ -94,6 +95,17 @@ def test_gateway_api_rules_are_granted_by_default_and_not_when_disabled():
     assert [r["metadata"]["name"] for r in disabled.all("ClusterRole")] == ["edge-shunt"]
     assert "--gateway-api=false" in disabled.args
     assert disabled.all("GatewayClass") == []
+
+
+def test_namespaces_are_listed_and_watched_cluster_wide_for_selector_listeners_only_with_gateway_api():
+    namespaces = {("", "namespaces", "list", ()), ("", "namespaces", "watch", ())}
+    for variant in ("default", "namespaced"):
+        rendered = render(variant)
+        assert namespaces <= grants(named(rendered, "ClusterRole", GATEWAY_API)["rules"])
+        roles = roles_by_namespace(rendered)
+        assert all(not namespaces & g for by_name in roles.values() for g in by_name.values())
+    disabled = render({"gatewayAPI": {"enabled": False}})
+    assert all(not namespaces & grants(role["rules"]) for role in disabled.all("ClusterRole"))
 
 
 def test_gateway_class_create_makes_shunts_class():

@@ -27,6 +27,10 @@ pub struct ClassArgs {
     /// ingress-nginx annotations' meaning; repeatable.
     #[arg(long = "class-profile", value_name = "NAME=PROFILE", value_parser = parse_class_profile)]
     pub class_profiles: Vec<crate::compile::ShadowClass>,
+    /// Also serve the HTTPRoutes of Gateways of this GatewayClass of another implementation,
+    /// writing no status for them; a route shunt cannot reproduce is refused; repeatable.
+    #[arg(long = "shadow-gateway-class", value_name = "NAME", value_parser = parse_gateway_class)]
+    pub shadow_gateway_classes: Vec<String>,
     /// A `kubernetes.io/tls` Secret serving a shadowed qcloud host's HTTPS (the host as the
     /// Ingress writes it); repeatable.
     #[arg(long = "shadow-tls", value_parser = parse_shadow_tls, value_name = "HOST=NAMESPACE/NAME")]
@@ -70,6 +74,7 @@ impl ClassArgs {
             watch_ingress_without_class: self.watch_ingress_without_class,
             shadow_classes: self.shadow_classes.clone(),
             class_profiles: self.class_profiles.clone(),
+            shadow_gateway_classes: self.shadow_gateway_classes.clone(),
             shadow: crate::shadow::ShadowOptions {
                 default_rewrite_code: self.shadow_rewrite_code,
                 tls: self.shadow_tls.iter().cloned().collect(),
@@ -110,4 +115,21 @@ fn parse_class_profile(s: &str) -> Result<crate::compile::ShadowClass, String> {
         return Err(format!("expected NAME=PROFILE, got {s:?}"));
     }
     s.parse()
+}
+
+/// A GatewayClass name: a DNS subdomain (at most 253 characters, lowercase).
+fn parse_gateway_class(s: &str) -> Result<String, String> {
+    let valid = (1..=253).contains(&s.len())
+        && s.split('.').all(|label| {
+            !label.is_empty()
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        });
+    match valid {
+        true => Ok(s.to_string()),
+        false => Err(format!("{s:?}: not a GatewayClass name (a lowercase DNS subdomain)")),
+    }
 }

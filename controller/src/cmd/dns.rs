@@ -3,7 +3,7 @@
 //! served host the rules leave out. [`DnsRuleArgs`], what shapes the rules, is shared with
 //! `shunt run --manage-coredns`. `shunt dns check` (check.rs) resolves the same hosts from inside a pod.
 
-use std::path::PathBuf;
+use std::{path::PathBuf, sync::Arc};
 
 use clap::{Args, ValueEnum};
 use k8s_openapi::{
@@ -177,7 +177,7 @@ pub struct DnsRuleArgs {
 
 impl DnsRuleArgs {
     /// Shadowed hosts to leave out of the rules, with why (none with `--shadow-rewrite=all`).
-    pub fn shadow_refusals(&self, verdicts: &[HostVerdict]) -> Vec<Refusal> {
+    pub fn shadow_refusals(&self, verdicts: &[Arc<HostVerdict>]) -> Vec<Refusal> {
         dns_refusals(verdicts, self.shadow_rewrite)
     }
 
@@ -284,7 +284,7 @@ pub(super) async fn list_state(
         true => list::<PartialObjectMeta<Secret>>(client, namespaces, &ListParams::default()).await?,
         false => Vec::new(),
     };
-    Ok(ClusterState {
+    let mut state = ClusterState {
         ingresses: list::<Ingress>(client, namespaces, &ListParams::default()).await?,
         ingress_classes: classes.items.into_iter().map(std::sync::Arc::new).collect(),
         services: list::<Service>(client, namespaces, &ListParams::default()).await?,
@@ -295,7 +295,9 @@ pub(super) async fn list_state(
         secrets_listed: qcloud,
         secret_names: secret_names.into_iter().map(SecretName).collect(),
         ..ClusterState::default()
-    })
+    };
+    super::gateway_list::add(client, namespaces, &mut state).await?;
+    Ok(state)
 }
 
 /// TKE's TkeServiceConfigs, as `run` watches them: none where the CRD is absent or not granted.
@@ -321,7 +323,11 @@ async fn get_config_map(
     Ok(api.get_opt(name).await?.map(std::sync::Arc::new))
 }
 
-async fn list<K>(client: &Client, namespaces: &[String], params: &ListParams) -> anyhow::Result<Vec<std::sync::Arc<K>>>
+pub(super) async fn list<K>(
+    client: &Client,
+    namespaces: &[String],
+    params: &ListParams,
+) -> anyhow::Result<Vec<std::sync::Arc<K>>>
 where
     K: Resource<DynamicType = (), Scope = NamespaceResourceScope> + Clone + DeserializeOwned + std::fmt::Debug,
 {

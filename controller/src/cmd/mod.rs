@@ -19,6 +19,7 @@ mod clients;
 mod dataplane;
 pub mod demo;
 pub mod dns;
+mod gateway_list;
 mod gateway_port;
 mod parse;
 mod proxy_args;

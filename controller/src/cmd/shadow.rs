@@ -1,6 +1,8 @@
 //! `shunt shadow report`: what the shadow profiles make of a cluster's Ingresses, from
 //! manifests or one list of the API, as Markdown for people or JSON for a CI gate.
 
+use std::sync::Arc;
+
 use anyhow::bail;
 use clap::{Args, Subcommand};
 
@@ -39,8 +41,17 @@ pub async fn run(args: ShadowArgs) -> anyhow::Result<()> {
     let ShadowCommand::Report(args) = args.command;
     args.classes.check()?;
     let options = args.classes.compile_options();
-    let Some(served) = shadow::served_profiles(&options) else {
-        bail!("no class with a shadow profile: add --shadow-class nginx (or qcloud), or --class-profile NAME=nginx");
+    let served = match shadow::served_profiles(&options) {
+        Some(served) => served,
+        // Shadowed Gateways alone: their verdicts have no Ingress profile.
+        None if !options.shadow_gateway_classes.is_empty() => shadow::report::Served {
+            profile: "gateway".to_string(),
+            ..Default::default()
+        },
+        None => bail!(
+            "no class with a shadow profile: add --shadow-class nginx (or qcloud), --class-profile NAME=nginx, \
+             or --shadow-gateway-class NAME"
+        ),
     };
     let state = if args.objects.manifests.is_empty() {
         let client = super::clients::connect(args.objects.kubeconfig.as_deref()).await?;
@@ -49,7 +60,11 @@ pub async fn run(args: ShadowArgs) -> anyhow::Result<()> {
         crate::manifests::load(&args.objects.manifests)?
     };
     let compiled = compile(&state, &options);
-    let (hosts, ingresses) = (&compiled.shadow, &compiled.shadow_ingresses);
+    // The shadowed Gateways' routes' hosts with the Ingresses', in one list by host.
+    let mut hosts: Vec<Arc<shadow::HostVerdict>> = compiled.shadow.to_vec();
+    hosts.extend(compiled.shadow_gateway.iter().cloned());
+    hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    let (hosts, ingresses) = (&hosts, &compiled.shadow_ingresses);
     if args.json {
         let document = shadow::report::document(&served, hosts, ingresses);
         println!("{}", serde_json::to_string_pretty(&document)?);

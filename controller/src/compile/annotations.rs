@@ -60,7 +60,7 @@ pub fn parse(ingress: &Ingress) -> (IngressAnnotations, Vec<BadAnnotation>) {
             bad.push(BadAnnotation {
                 key,
                 value: value.clone(),
-                expected: "HTTP, HTTPS, H2C or GRPC",
+                expected: "HTTP, HTTPS, H2C, GRPC or GRPCS",
             });
         }
         parsed
@@ -80,6 +80,8 @@ fn backend_protocol(value: &str) -> Option<UpstreamProtocol> {
         "HTTP" => Some(UpstreamProtocol::Http1),
         "HTTPS" => Some(UpstreamProtocol::Https),
         "H2C" | "GRPC" => Some(UpstreamProtocol::H2c),
+        // HTTP/2 over TLS, unverified as the `HTTPS` pods are (docs/tls.md).
+        "GRPCS" => Some(UpstreamProtocol::H2Tls),
         _ => None,
     }
 }
@@ -115,6 +117,8 @@ mod tests {
         assert_eq!(https.backend_protocol, Some(UpstreamProtocol::Https));
         let grpc = parse(&annotated(&[(NGINX_BACKEND_PROTOCOL, "grpc")])).0;
         assert_eq!(grpc.backend_protocol, Some(UpstreamProtocol::H2c));
+        let grpcs = parse(&annotated(&[(BACKEND_PROTOCOL, "GRPCS")])).0;
+        assert_eq!(grpcs.backend_protocol, Some(UpstreamProtocol::H2Tls));
         let (parsed, bad) = parse(&annotated(&[(BACKEND_PROTOCOL, "FCGI"), (SSL_REDIRECT, "yes")]));
         assert_eq!(parsed, IngressAnnotations::default());
         let keys: Vec<_> = bad.iter().map(|b| b.key).collect();

@@ -303,7 +303,13 @@ impl Incremental {
         if let Some(report) = report {
             table.documents.insert("shadow".to_string(), report);
         }
-        self.gateway_layer(state, &mut table, &mut certificates, &options.gateway_ports);
+        self.gateway_layer(
+            state,
+            &options.shadow_gateway_classes,
+            &mut table,
+            &mut certificates,
+            &options.gateway_ports,
+        );
         table.tls = certificates.finish();
         Compiled {
             table,
@@ -313,6 +319,8 @@ impl Incremental {
             shadow,
             shadow_ingresses,
             gateway: self.gateway.as_ref().map(|layer| layer.status.clone()),
+            shadow_gateway: (self.gateway.as_ref())
+                .map_or_else(|| Arc::from([]), |layer| layer.shadow.as_slice().into()),
         }
     }
 

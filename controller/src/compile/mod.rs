@@ -46,7 +46,7 @@ use serde::Serialize;
 use shunt_spec::TableSpec;
 
 use crate::{
-    objects::{EndpointSlice, Service, TkeServiceConfig},
+    objects::{EndpointSlice, Namespace, Service, TkeServiceConfig},
     shadow::{HostVerdict, IngressVerdict, ProfileConfig, ShadowOptions, Shadowed},
     sources::gateway::{
         self,
@@ -97,6 +97,8 @@ pub struct ClusterState {
     pub http_routes: Vec<Arc<HTTPRoute>>,
     /// `v1` and `v1beta1`.
     pub reference_grants: Vec<Arc<ReferenceGrant>>,
+    /// Namespaces (name and labels), read by Gateway listeners that select routes' namespaces by label.
+    pub namespaces: Vec<Arc<Namespace>>,
     /// TKE's TkeServiceConfigs, read by the qcloud profile (`tke-service-config`).
     pub tke_service_configs: Vec<Arc<TkeServiceConfig>>,
     /// Every Secret is in `secrets` or `secret_names`, whatever its type: one found in neither
@@ -131,6 +133,9 @@ pub struct CompileOptions {
     pub shadow_classes: Vec<ShadowClass>,
     /// Classes of ours compiled with another profile than the Ingress spec's (`--class-profile`).
     pub class_profiles: Vec<ShadowClass>,
+    /// GatewayClasses of another implementation whose Gateways' routes are served in shadow
+    /// (`--shadow-gateway-class`): routed, refused when shunt cannot reproduce them, no status.
+    pub shadow_gateway_classes: Vec<String>,
     /// What the shadow profiles need besides the Ingresses.
     pub shadow: ShadowOptions,
     /// `--default-ssl-certificate` as (namespace, name).
@@ -153,11 +158,14 @@ pub struct Compiled {
     /// Why `--default-ssl-certificate` cannot be used, if it cannot: the self-signed fallback serves.
     pub default_certificate_error: Option<String>,
     /// A verdict per host of the Ingresses a shadow profile compiles, sorted by host (also `/shadow`).
-    pub shadow: Arc<[HostVerdict]>,
+    /// Each verdict is shared with the incremental compile's kept copy.
+    pub shadow: Arc<[Arc<HostVerdict>]>,
     /// Those Ingresses the host verdicts miss (catch-alls, skipped), sorted by Ingress.
     pub shadow_ingresses: Arc<[IngressVerdict]>,
     /// The Gateway API status (`/gateway`), while any Gateway API object exists.
     pub gateway: Option<gateway::GatewayStatus>,
+    /// A verdict per host of the shadowed Gateways' routes (`--shadow-gateway-class`), sorted.
+    pub shadow_gateway: Arc<[Arc<HostVerdict>]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -200,8 +208,9 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         certificates.ingress(ingress, &mut sink.diagnostics);
     }
     let config = ProfileConfig::find(options, state);
-    let shadow = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &config);
-    let (shadow, shadow_ingresses) = (shadow.hosts, shadow.ingresses);
+    let verdicts = shadowed.compile(&mut sink, &mut certificates, &options.shadow, &config);
+    let shadow: Vec<Arc<HostVerdict>> = verdicts.hosts.into_iter().map(Arc::new).collect();
+    let shadow_ingresses = verdicts.ingresses;
     let default_certificate_error = default_certificate_error(&mut certificates, options);
 
     let mut served: Vec<ServedIngress> = selected
@@ -218,7 +227,8 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     served.sort();
     let mut table = sink.table.finish();
     // After every Ingress: a host an Ingress holds stays the Ingress's.
-    let layer = gateway::compile(state, &table, &mut certificates, &options.gateway_ports);
+    let classes = (&options.shadow_gateway_classes[..], &options.gateway_ports);
+    let layer = gateway::compile(state, &table, &mut certificates, classes);
     if let Some(layer) = &layer {
         gateway::merge(layer, &mut table);
     }
@@ -235,6 +245,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         default_certificate_error,
         shadow: shadow.into(),
         shadow_ingresses: shadow_ingresses.into(),
+        shadow_gateway: (layer.as_ref()).map_or_else(|| Arc::from([]), |layer| layer.shadow.as_slice().into()),
         gateway: layer.map(|layer| layer.status),
     }
 }
@@ -272,6 +283,7 @@ impl Default for CompileOptions {
             watch_ingress_without_class: false,
             shadow_classes: Vec::new(),
             class_profiles: Vec::new(),
+            shadow_gateway_classes: Vec::new(),
             shadow: ShadowOptions::default(),
             default_certificate: None,
             now: None,

@@ -165,6 +165,7 @@ fn an_empty_state_compiles_to_an_empty_table() {
             shadow: Arc::from([]),
             shadow_ingresses: Arc::from([]),
             gateway: None,
+            shadow_gateway: Arc::from([]),
         }
     );
 }

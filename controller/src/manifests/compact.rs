@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Object;
 use crate::{
-    objects::{EndpointSlice, Service, TkeServiceConfig},
+    objects::{EndpointSlice, Namespace, Service, TkeServiceConfig},
     sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
 };
 
@@ -54,6 +54,7 @@ enum Compact {
     HTTPRoute(HTTPRoute),
     ReferenceGrant(ReferenceGrant),
     TkeServiceConfig(TkeServiceConfig),
+    Namespace(Namespace),
 }
 
 // === impl CompactObjects ===
@@ -76,6 +77,7 @@ impl CompactObjects {
                 Object::HTTPRoute(o) => Some(Compact::HTTPRoute(o)),
                 Object::ReferenceGrant(o) => Some(Compact::ReferenceGrant(o)),
                 Object::TkeServiceConfig(o) => Some(Compact::TkeServiceConfig(o)),
+                Object::Namespace(o) => Some(Compact::Namespace(o)),
                 Object::Skipped(_) => None,
             })
             .collect();
@@ -121,6 +123,7 @@ impl CompactObjects {
                 Compact::HTTPRoute(o) => Object::HTTPRoute(o),
                 Compact::ReferenceGrant(o) => Object::ReferenceGrant(o),
                 Compact::TkeServiceConfig(o) => Object::TkeServiceConfig(o),
+                Compact::Namespace(o) => Object::Namespace(o),
             })
             .collect()
     }

@@ -180,7 +180,11 @@ impl ManifestWatcher {
             Object::EndpointSlice(o) => reads.wants_slice(o),
             Object::IngressClass(_) | Object::Secret(_) | Object::ConfigMap(_) | Object::TkeServiceConfig(_) => true,
             // The Gateway API layer is compiled whole: its objects are always read.
-            Object::GatewayClass(_) | Object::Gateway(_) | Object::HTTPRoute(_) | Object::ReferenceGrant(_) => true,
+            Object::GatewayClass(_)
+            | Object::Gateway(_)
+            | Object::HTTPRoute(_)
+            | Object::ReferenceGrant(_)
+            | Object::Namespace(_) => true,
             Object::Skipped(_) => false,
         };
         let objects = self.fixed.iter().filter(|o| wanted(o)).cloned().chain(
@@ -234,6 +238,7 @@ fn note_changes(changes: &mut Changes, old: &[Object], new: &[Object]) {
         | Object::Gateway(_)
         | Object::HTTPRoute(_)
         | Object::ReferenceGrant(_)
+        | Object::Namespace(_)
         | Object::Skipped(_) => None,
     };
     let before: BTreeMap<_, &Object> = old.iter().filter_map(|o| Some((keyed(o)?, o))).collect();

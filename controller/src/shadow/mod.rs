@@ -20,6 +20,8 @@ pub mod refusals;
 pub mod report;
 pub(crate) mod verdict;
 
+use std::sync::Arc;
+
 use std::{
     collections::BTreeMap,
     sync::atomic::{AtomicBool, Ordering},
@@ -234,7 +236,7 @@ fn serves(options: &CompileOptions, profile: Profile) -> bool {
 /// The `/shadow` document, when a class of a profile with verdicts is served.
 pub fn report(
     options: &CompileOptions,
-    verdicts: &[HostVerdict],
+    verdicts: &[Arc<HostVerdict>],
     ingresses: &[IngressVerdict],
 ) -> Option<serde_json::Value> {
     let served = served_profiles(options)?;

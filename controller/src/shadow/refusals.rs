@@ -1,6 +1,8 @@
 //! Shadowed hosts the CoreDNS rules leave out: a host whose verdict is refused keeps resolving
 //! to the load balancer, since shunt cannot answer it as the load balancer does.
 
+use std::sync::Arc;
+
 use crate::{
     dns::{Refusal, RefusalReason},
     shadow::{HostVerdict, Verdict},
@@ -18,7 +20,7 @@ pub enum ShadowRewrite {
 
 /// The hosts to leave out of the rules, each with its verdict's reasons (none with
 /// [`ShadowRewrite::All`]).
-pub fn dns_refusals(verdicts: &[HostVerdict], rewrite: ShadowRewrite) -> Vec<Refusal> {
+pub fn dns_refusals(verdicts: &[Arc<HostVerdict>], rewrite: ShadowRewrite) -> Vec<Refusal> {
     if rewrite == ShadowRewrite::All {
         return Vec::new();
     }

@@ -12,6 +12,8 @@ mod markdown;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -52,7 +54,7 @@ pub struct Summary {
 
 /// The document for the `served` profiles, their hosts' `verdicts` and the `ingresses` those
 /// miss.
-pub fn document(served: &Served, verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) -> serde_json::Value {
+pub fn document(served: &Served, verdicts: &[Arc<HostVerdict>], ingresses: &[IngressVerdict]) -> serde_json::Value {
     let of_kind = |kind| ingresses.iter().filter(move |entry| entry.kind == kind);
     let catch_alls: Vec<serde_json::Value> = of_kind(IngressKind::CatchAll)
         .map(|entry| {
@@ -87,14 +89,14 @@ pub fn reach(served: &Served, entry: &IngressVerdict) -> &'static str {
 }
 
 /// A summary per shadowed class, over the hosts and Ingresses of that class.
-pub fn by_class(verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) -> BTreeMap<String, Summary> {
+pub fn by_class(verdicts: &[Arc<HostVerdict>], ingresses: &[IngressVerdict]) -> BTreeMap<String, Summary> {
     let classes: BTreeSet<&str> = (verdicts.iter().flat_map(|v| v.classes.iter().map(String::as_str)))
         .chain(ingresses.iter().map(|entry| entry.class.as_str()))
         .collect();
     classes
         .into_iter()
         .map(|class| {
-            let hosts: Vec<HostVerdict> = (verdicts.iter())
+            let hosts: Vec<Arc<HostVerdict>> = (verdicts.iter())
                 .filter(|v| v.classes.iter().any(|c| c == class))
                 .cloned()
                 .collect();
@@ -107,7 +109,7 @@ pub fn by_class(verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) -> BTree
         .collect()
 }
 
-pub fn summary(verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) -> Summary {
+pub fn summary(verdicts: &[Arc<HostVerdict>], ingresses: &[IngressVerdict]) -> Summary {
     let sources: BTreeSet<&str> = (verdicts.iter().flat_map(|v| v.ingresses.iter().map(String::as_str)))
         .chain(ingresses.iter().map(|entry| entry.ingress.as_str()))
         .collect();
@@ -131,7 +133,7 @@ pub fn reason_kind(reason: &str) -> &str {
 }
 
 /// `(key, hosts)` for each key `key_of` gives the hosts' reasons, a host counted once per key.
-fn most_hosts_first<'v>(verdicts: &'v [HostVerdict], key_of: impl Fn(&'v str) -> &'v str) -> Vec<(String, usize)> {
+fn most_hosts_first<'v>(verdicts: &'v [Arc<HostVerdict>], key_of: impl Fn(&'v str) -> &'v str) -> Vec<(String, usize)> {
     let mut hosts: BTreeMap<&str, usize> = BTreeMap::new();
     for verdict in verdicts {
         let keys: BTreeSet<&str> = verdict.reasons.iter().map(|reason| key_of(reason)).collect();
@@ -146,13 +148,13 @@ fn most_hosts_first<'v>(verdicts: &'v [HostVerdict], key_of: impl Fn(&'v str) ->
 
 /// Whether a CI gate fails: a host refused, or an Ingress skipped (the verdicts are those of
 /// the classes served with a profile, and only those).
-pub fn gate_fails(verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) -> bool {
+pub fn gate_fails(verdicts: &[Arc<HostVerdict>], ingresses: &[IngressVerdict]) -> bool {
     let refused = verdicts.iter().any(|v| v.verdict == Verdict::Refused);
     refused || ingresses.iter().any(|entry| entry.kind == IngressKind::Skipped)
 }
 
 /// A report as the table keeps it and `/shadow` serves it: indented JSON text.
-pub fn text(report: &serde_json::Value) -> std::sync::Arc<str> {
+pub fn text(report: &serde_json::Value) -> shunt_spec::Document {
     // A `Value` always serializes: its map keys are strings.
-    serde_json::to_string_pretty(report).unwrap_or_default().into()
+    shunt_spec::Document::new(&serde_json::to_string_pretty(report).unwrap_or_default())
 }

@@ -7,6 +7,8 @@
 //! ```
 //! ReferenceGrant is read as `v1beta1`, served by every Gateway API release that has the kind
 //! (`v1` only since v1.5); a cluster without ReferenceGrants still gets the other kinds.
+//! Namespaces (name and labels only) are watched with them, for listeners that select routes'
+//! namespaces by label; without the permission to list them, such listeners take no route.
 
 use std::{
     sync::{Arc, OnceLock},
@@ -20,6 +22,7 @@ use tracing::{info, warn};
 use super::{Slim, Store, WatcherStopped, reflect, scoped, slim::slim_metadata};
 use crate::{
     compile::ClusterState,
+    objects::Namespace,
     sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
 };
 
@@ -44,13 +47,15 @@ struct Readers {
     routes: Vec<Store<HTTPRoute>>,
     /// Empty when the cluster serves no ReferenceGrant.
     grants: Vec<Store<ReferenceGrant>>,
+    /// `None` when shunt may not list Namespaces.
+    namespaces: Option<Store<Namespace>>,
 }
 
 /// What one discovery found.
 #[derive(Debug, PartialEq, Eq)]
 enum Found {
-    /// GatewayClass, Gateway and HTTPRoute, and whether ReferenceGrant too.
-    Served { grants: bool },
+    /// GatewayClass, Gateway and HTTPRoute, and whether ReferenceGrant and Namespace too.
+    Served { grants: bool, namespaces: bool },
     /// Some kind is not served (404): the CRDs are not installed.
     Absent(&'static str),
 }
@@ -90,6 +95,9 @@ impl GatewayStores {
         for store in &readers.grants {
             store.wait_until_ready().await?;
         }
+        if let Some(store) = &readers.namespaces {
+            store.wait_until_ready().await?;
+        }
         Ok(())
     }
 
@@ -102,6 +110,7 @@ impl GatewayStores {
         state.gateways = readers.gateways.iter().flat_map(Store::state).collect();
         state.http_routes = readers.routes.iter().flat_map(Store::state).collect();
         state.reference_grants = readers.grants.iter().flat_map(Store::state).collect();
+        state.namespaces = readers.namespaces.iter().flat_map(Store::state).collect();
     }
 }
 
@@ -116,12 +125,15 @@ async fn discover(
     let mut backoff = BACKOFF;
     loop {
         match probe_all(&client, &scopes).await {
-            Ok(Found::Served { grants }) => {
+            Ok(Found::Served { grants, namespaces }) => {
                 info!(
                     grants,
-                    "Gateway API CRDs found; watching GatewayClasses, Gateways and HTTPRoutes"
+                    namespaces, "Gateway API CRDs found; watching GatewayClasses, Gateways and HTTPRoutes"
                 );
-                _ = readers.set(start(&client, &scopes, &changed, grants));
+                if !namespaces {
+                    warn!("Cannot list Namespaces; listeners with allowedRoutes from Selector take no route");
+                }
+                _ = readers.set(start(&client, &scopes, &changed, (grants, namespaces)));
                 decide.send_replace(true);
                 changed.notify_one();
                 return;
@@ -154,7 +166,9 @@ async fn probe_all(client: &Client, scopes: &[Option<String>]) -> Result<Found, 
         }
         grants &= probe(scoped::<ReferenceGrant>(client, scope)).await?;
     }
-    Ok(Found::Served { grants })
+    // Refused (403) or failing: Selector listeners take no route, the rest is served.
+    let namespaces = probe(Api::<Namespace>::all(client.clone())).await.unwrap_or(false);
+    Ok(Found::Served { grants, namespaces })
 }
 
 /// `false` when the kind is not served (404); a hung request counts as an error.
@@ -172,7 +186,13 @@ where
     }
 }
 
-fn start(client: &Client, scopes: &[Option<String>], changed: &Arc<Notify>, grants: bool) -> Readers {
+/// Starts the watchers; `(grants, namespaces)` say whether those kinds may be read.
+fn start(
+    client: &Client,
+    scopes: &[Option<String>],
+    changed: &Arc<Notify>,
+    (grants, namespaces): (bool, bool),
+) -> Readers {
     let config = kube::runtime::watcher::Config::default;
     Readers {
         classes: reflect(Api::all(client.clone()), config(), changed),
@@ -191,6 +211,7 @@ fn start(client: &Client, scopes: &[Option<String>], changed: &Arc<Notify>, gran
                 .collect(),
             false => Vec::new(),
         },
+        namespaces: namespaces.then(|| reflect(Api::all(client.clone()), config(), changed)),
     }
 }
 
@@ -209,6 +230,16 @@ impl Slim for Gateway {
 impl Slim for HTTPRoute {
     fn slim(&mut self) {
         slim_metadata(&mut self.metadata);
+    }
+}
+
+impl Slim for Namespace {
+    /// Only the name and labels are read.
+    fn slim(&mut self) {
+        let metadata = std::mem::take(&mut self.metadata);
+        self.metadata.name = metadata.name;
+        self.metadata.labels = metadata.labels;
+        self.metadata.resource_version = metadata.resource_version;
     }
 }
 

@@ -6,7 +6,8 @@
 //! drawn before that ([`draw`]).
 
 use std::{
-    pin::pin,
+    future::Future,
+    pin::{Pin, pin},
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -85,18 +86,30 @@ pub(super) async fn attempt(
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let target = Target::of(route, drawn, choice);
     let edits = response_edits(route, drawn);
-    let upstream = target.upstream;
-    let tries = attempt_on(inner, route, (target, edits), host, prepared, outcome);
     match route.rules.deadlines.and_then(|deadlines| deadlines.request) {
-        None => tries.await,
-        // HTTPRoute `timeouts.request`: every try within one deadline, then 504.
-        Some(deadline) => match tokio::time::timeout(deadline, tries).await {
-            Ok(answered) => answered,
-            Err(_elapsed) => Err(ProxyError::UpstreamTimeout {
-                backend: upstream.id.clone(),
-                timeout: deadline,
-            }),
-        },
+        // Built in place: a future made before the match is moved (copied) into its arm.
+        None => attempt_on(inner, route, (target, edits), host, prepared, outcome).await,
+        Some(deadline) => {
+            let backend = &target.upstream.id;
+            let tries = attempt_on(inner, route, (target, edits), host, prepared, outcome);
+            within_request_deadline(deadline, backend, Box::pin(tries)).await
+        }
+    }
+}
+
+/// HTTPRoute `timeouts.request`: every try within one deadline, then 504. The tries are boxed so
+/// that routes without the deadline do not carry the timer in their future.
+async fn within_request_deadline(
+    deadline: Duration,
+    backend: &Arc<str>,
+    tries: Pin<Box<impl Future<Output = Result<Response<ResponseBody>, ProxyError>>>>,
+) -> Result<Response<ResponseBody>, ProxyError> {
+    match tokio::time::timeout(deadline, tries).await {
+        Ok(answered) => answered,
+        Err(_elapsed) => Err(ProxyError::UpstreamTimeout {
+            backend: backend.clone(),
+            timeout: deadline,
+        }),
     }
 }
 

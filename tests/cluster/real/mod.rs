@@ -9,6 +9,8 @@ mod conflicts;
 mod coredns;
 mod events;
 mod gateway;
+mod gateway_selector;
+mod gateway_shadow;
 mod leader;
 mod nginx_auth;
 mod node_local_dns;

@@ -20,6 +20,7 @@ mod matching;
 mod parents;
 mod ports;
 mod references;
+mod selector;
 mod timeouts;
 
 use http::{Method, Request, StatusCode};

@@ -23,11 +23,12 @@ impl Incremental {
     pub(super) fn gateway_layer(
         &mut self,
         state: &ClusterState,
+        shadow_classes: &[String],
         table: &mut TableSpec,
         certificates: &mut TlsBuilder<'_>,
         ports: &BTreeSet<u16>,
     ) {
-        let layer = gateway::compile(state, table, certificates, ports);
+        let layer = gateway::compile(state, table, certificates, (shadow_classes, ports));
         if let Some(layer) = &layer {
             gateway::merge(layer, table);
         }

@@ -22,7 +22,7 @@ use std::{
 
 use k8s_openapi::api::networking::v1::Ingress;
 use shunt_proxy::publish::SpecChanges;
-use shunt_spec::{BackendId, BackendSpec, HostMatch, VirtualHostSpec};
+use shunt_spec::{BackendId, BackendSpec, Document, HostMatch, VirtualHostSpec};
 
 use super::{Incremental, Index, Key, Rank, backend_services, key_of, source};
 use crate::{
@@ -58,7 +58,7 @@ pub(super) struct Profiles {
 
 /// The verdicts sorted by host, the Ingress verdicts sorted by Ingress, and the `/shadow`
 /// document's text.
-pub(super) type Shadow = (Arc<[HostVerdict]>, Arc<[IngressVerdict]>, Option<Arc<str>>);
+pub(super) type Shadow = (Arc<[Arc<HostVerdict>]>, Arc<[IngressVerdict]>, Option<Document>);
 
 /// One Ingress a profile compiles.
 struct Member {
@@ -76,7 +76,8 @@ struct Member {
 #[derive(Default)]
 struct Output {
     hosts: Vec<HostMatch>,
-    verdicts: Vec<HostVerdict>,
+    /// Shared with the sorted list the compile hands out ([`Profiles::shadow`]): one copy.
+    verdicts: Vec<Arc<HostVerdict>>,
 }
 
 /// What compiling groups needs besides the kept state.
@@ -181,7 +182,7 @@ impl Profiles {
     pub(super) fn shadow(&mut self, options: &CompileOptions) -> Shadow {
         let (outputs, members) = (&self.outputs, &self.members);
         let shadow = self.shadow.get_or_insert_with(|| {
-            let mut verdicts: Vec<HostVerdict> = outputs
+            let mut verdicts: Vec<Arc<HostVerdict>> = outputs
                 .values()
                 .flat_map(|output| output.verdicts.iter().cloned())
                 .collect();
@@ -200,7 +201,7 @@ impl Profiles {
     }
 
     /// Takes out what the last compile of `key`'s group gave for it; returns its verdicts.
-    fn forget_output(&mut self, key: &str, spec_changes: &mut SpecChanges) -> Vec<HostVerdict> {
+    fn forget_output(&mut self, key: &str, spec_changes: &mut SpecChanges) -> Vec<Arc<HostVerdict>> {
         let Some(output) = self.outputs.remove(key) else {
             return Vec::new();
         };
@@ -293,7 +294,10 @@ impl Profiles {
             self.hosts.insert(spec.host.clone(), spec);
         }
         for verdict in verdicts {
-            kept.entry(host_key(&verdict.host)).or_default().verdicts.push(verdict);
+            kept.entry(host_key(&verdict.host))
+                .or_default()
+                .verdicts
+                .push(Arc::new(verdict));
         }
         // Kept until the group compiles again: most keys hold one host, and a `Vec`'s first
         // growth holds four (a verdict is ~250 B).
@@ -430,7 +434,7 @@ impl Incremental {
         if !members_after.eq(members_before.iter().map(|(key, shadow)| (key, *shadow))) {
             self.served = None;
         }
-        let before: Vec<Vec<HostVerdict>> = (keys.iter())
+        let before: Vec<Vec<Arc<HostVerdict>>> = (keys.iter())
             .map(|key| self.profiles.forget_output(key, spec_changes))
             .collect();
         for group in groups(&self.profiles, selected) {

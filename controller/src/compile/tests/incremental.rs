@@ -77,6 +77,12 @@ enum Edit {
     PutGatewayClass(bool),
     /// A ReferenceGrant letting routes of every namespace reach Services in `b`, or none.
     PutGrant(bool),
+    /// The Namespace `NAMESPACES[ns]` labelled `team: blue` (true) or `team: red`, or none
+    /// (a manifest may leave a namespace out).
+    PutNamespace(usize, Option<bool>),
+    /// `--shadow-gateway-class shunt` on or off: the class `shunt`, when another controller's,
+    /// is served in shadow.
+    ToggleShadowGateway,
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
@@ -125,6 +131,8 @@ fn edit() -> impl Strategy<Value = Edit> {
         1 => prop::option::of(0..world::LISTENER_SETS).prop_map(Edit::PutGateway),
         1 => any::<bool>().prop_map(Edit::PutGatewayClass),
         1 => any::<bool>().prop_map(Edit::PutGrant),
+        2 => (0..3usize, prop::option::of(any::<bool>())).prop_map(|(ns, blue)| Edit::PutNamespace(ns, blue)),
+        1 => Just(Edit::ToggleShadowGateway),
     ]
 }
 

@@ -378,7 +378,7 @@ fn an_annotation_value_we_do_not_understand_is_reported_and_ignored() {
         vec![diagnostic(
             "front",
             Reason::InvalidAnnotation,
-            r#"annotation shunt.dev/backend-protocol is "FCGI", expected HTTP, HTTPS, H2C or GRPC; ignored"#
+            r#"annotation shunt.dev/backend-protocol is "FCGI", expected HTTP, HTTPS, H2C, GRPC or GRPCS; ignored"#
         )]
     );
     assert_eq!(compiled.table.hosts[0].paths[0].backend, WEB);

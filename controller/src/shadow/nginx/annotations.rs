@@ -171,7 +171,7 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
             name if errors.set(name, value) => continue,
             name if auth.set(name, value) => continue,
             name if affinity.set(name, value) => continue,
-            name if proxy_ssl.set(name) => continue,
+            name if proxy_ssl.set(name, value) => continue,
             name => {
                 if let Err(refusal) = apply(&mut parsed, name, value) {
                     parsed.refusals.push(format!("{refusal}: {key}"));
@@ -197,7 +197,11 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     parsed.canary = settle(&mut parsed.refusals, canary.resolve()).unwrap_or_default();
     parsed.errors = settle(&mut parsed.refusals, errors.resolve()).unwrap_or_default();
     parsed.affinity = settle(&mut parsed.refusals, affinity.resolve()).unwrap_or_default();
-    let inert = settle(&mut parsed.refusals, proxy_ssl.resolve()).unwrap_or_default();
+    let inert = settle(
+        &mut parsed.refusals,
+        proxy_ssl.resolve(ingress.metadata.namespace.as_deref().unwrap_or("default")),
+    )
+    .unwrap_or_default();
     parsed
         .no_effect
         .extend(inert.iter().map(|name| format!("{PREFIX}{name}")));

@@ -151,7 +151,7 @@ fn class_nginx_gets_the_nginx_profile_by_name_and_other_names_by_asking() {
 #[test]
 fn the_shadow_document_names_the_nginx_profile_and_its_assumptions() {
     let compiled = compile_nginx(&[mk_ingress("a", "", &mk_rule("a.example.com", &[("/", "Prefix")]))]);
-    let document: serde_json::Value = serde_json::from_str(&compiled.table.documents["shadow"]).expect("JSON");
+    let document: serde_json::Value = serde_json::from_str(&compiled.table.documents["shadow"].text()).expect("JSON");
     let document = &document;
     assert_eq!(document["profile"], "nginx");
     assert_eq!(document["assumed"].as_array().map(Vec::len), Some(super::ASSUMED.len()));
@@ -190,7 +190,7 @@ fn a_class_of_ours_with_the_nginx_profile_is_compiled_by_it_and_not_marked_shado
         answer(&compiled, PLAIN, "a.example.com", "/app/x"),
         "308 https://a.example.com/app/x"
     );
-    let document: serde_json::Value = serde_json::from_str(&compiled.table.documents["shadow"]).expect("JSON");
+    let document: serde_json::Value = serde_json::from_str(&compiled.table.documents["shadow"].text()).expect("JSON");
     assert_eq!(document["profile"], "nginx");
 }
 

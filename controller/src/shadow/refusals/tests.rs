@@ -4,8 +4,8 @@ use shunt_spec::HostMatch;
 
 use super::*;
 
-fn mk_verdict(host: &str, verdict: Verdict, reasons: &[&str]) -> HostVerdict {
-    HostVerdict {
+fn mk_verdict(host: &str, verdict: Verdict, reasons: &[&str]) -> Arc<HostVerdict> {
+    Arc::new(HostVerdict {
         host: host.to_string(),
         matched: HostMatch::Exact(host.to_string()),
         ingresses: vec![format!("shop/{host}")],
@@ -16,7 +16,7 @@ fn mk_verdict(host: &str, verdict: Verdict, reasons: &[&str]) -> HostVerdict {
         certificate: None,
         ignored: vec![],
         no_effect: vec![],
-    }
+    })
 }
 
 #[test]

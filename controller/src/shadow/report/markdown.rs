@@ -2,6 +2,8 @@
 //! the hosts under it, what to fill in for missing certificates, the catch-alls and the
 //! skipped Ingresses, then a line per host.
 
+use std::sync::Arc;
+
 use std::{collections::BTreeSet, fmt::Write};
 
 use super::{Served, Summary, by_class, reach, reason_kind, summary};
@@ -11,7 +13,7 @@ use crate::shadow::{HostVerdict, IngressKind, IngressVerdict};
 const CERTIFICATE_UNAVAILABLE: &str = "CertificateUnavailable";
 
 /// The Markdown report.
-pub fn markdown(served: &Served, verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) -> String {
+pub fn markdown(served: &Served, verdicts: &[Arc<HostVerdict>], ingresses: &[IngressVerdict]) -> String {
     let summary = summary(verdicts, ingresses);
     let mut out = format!(
         "# Shadow report: {}\n\n{} Ingresses, {} hosts: {} identical, {} refused; {} catch-alls, {} skipped\n",
@@ -41,7 +43,7 @@ pub fn markdown(served: &Served, verdicts: &[HostVerdict], ingresses: &[IngressV
     out
 }
 
-fn classes(out: &mut String, verdicts: &[HostVerdict], ingresses: &[IngressVerdict]) {
+fn classes(out: &mut String, verdicts: &[Arc<HostVerdict>], ingresses: &[IngressVerdict]) {
     let classes = by_class(verdicts, ingresses);
     if classes.len() < 2 {
         return;
@@ -64,7 +66,7 @@ fn classes(out: &mut String, verdicts: &[HostVerdict], ingresses: &[IngressVerdi
 }
 
 /// Every refusal, one section per kind, most hosts first; under each, its hosts and details.
-fn refusals(out: &mut String, summary: &Summary, verdicts: &[HostVerdict]) {
+fn refusals(out: &mut String, summary: &Summary, verdicts: &[Arc<HostVerdict>]) {
     if summary.reason_kinds.is_empty() {
         return;
     }
@@ -72,7 +74,7 @@ fn refusals(out: &mut String, summary: &Summary, verdicts: &[HostVerdict]) {
     for (kind, hosts) in &summary.reason_kinds {
         let plural = if *hosts == 1 { "" } else { "s" };
         let _ = writeln!(out, "\n### {kind} ({hosts} host{plural})\n");
-        let of_kind = |verdict: &&HostVerdict| verdict.reasons.iter().any(|r| reason_kind(r) == kind);
+        let of_kind = |verdict: &&Arc<HostVerdict>| verdict.reasons.iter().any(|r| reason_kind(r) == kind);
         for verdict in verdicts.iter().filter(of_kind) {
             let details: Vec<&str> = (verdict.reasons.iter())
                 .filter(|reason| reason_kind(reason) == kind)
@@ -94,7 +96,7 @@ fn refusals(out: &mut String, summary: &Summary, verdicts: &[HostVerdict]) {
 
 /// What the operator fills in: a `--shadow-tls` flag per host, or the qcloud Ingress's
 /// annotation naming a `kubernetes.io/tls` Secret in its namespace.
-fn fill_ins<'v>(out: &mut String, verdicts: impl Iterator<Item = &'v HostVerdict>) {
+fn fill_ins<'v>(out: &mut String, verdicts: impl Iterator<Item = &'v Arc<HostVerdict>>) {
     let mut flags = Vec::new();
     let mut annotated = BTreeSet::new();
     for verdict in verdicts {

@@ -2,16 +2,16 @@ use shunt_spec::HostMatch;
 
 use super::*;
 
-fn mk_verdict(host: &str, ingresses: &[&str], reasons: &[&str]) -> HostVerdict {
+fn mk_verdict(host: &str, ingresses: &[&str], reasons: &[&str]) -> Arc<HostVerdict> {
     let mut verdict = HostVerdict::new(host.to_string(), HostMatch::Exact(host.to_string()));
     verdict.ingresses = ingresses.iter().map(|s| s.to_string()).collect();
     verdict.classes = vec!["nginx".to_string()];
     verdict.reasons = reasons.iter().map(|s| s.to_string()).collect();
     verdict.settle();
-    verdict
+    Arc::new(verdict)
 }
 
-fn mk_verdicts() -> Vec<HostVerdict> {
+fn mk_verdicts() -> Vec<Arc<HostVerdict>> {
     vec![
         mk_verdict("a.example.com", &["shop/a"], &[]),
         mk_verdict(
@@ -94,7 +94,7 @@ fn the_markdown_report_has_the_counts_and_a_row_per_host() {
 
 #[test]
 fn reasons_of_one_kind_are_one_group_with_every_host_and_the_certificate_fill_ins() {
-    let verdicts: Vec<HostVerdict> = (0..12)
+    let verdicts: Vec<Arc<HostVerdict>> = (0..12)
         .map(|i| {
             let host = format!("h{i:02}.example.com");
             let reason = format!("CertificateUnavailable: no certificate for \"{host}\"");
@@ -169,7 +169,7 @@ fn the_document_carries_the_summary() {
 #[test]
 fn each_class_gets_a_summary_of_the_hosts_its_ingresses_name() {
     let mut verdicts = mk_verdicts();
-    verdicts[2].classes = vec!["internal".to_string()];
+    Arc::make_mut(&mut verdicts[2]).classes = vec!["internal".to_string()];
     let classes = by_class(&verdicts, &[]);
     assert_eq!(classes.keys().collect::<Vec<_>>(), ["internal", "nginx"]);
     assert_eq!((classes["nginx"].hosts, classes["nginx"].refused), (2, 1));

@@ -17,7 +17,7 @@ use super::{
     listeners::{From, Served},
     objects::{GROUP, HTTPRoute, ParentRef},
 };
-use crate::compile::namespace_name;
+use crate::{compile::namespace_name, objects::Namespace};
 
 /// Our Gateways' listeners by Gateway (namespace, name).
 pub type Gateways<'s> = BTreeMap<(String, String), Vec<Served<'s>>>;
@@ -25,6 +25,10 @@ pub type Gateways<'s> = BTreeMap<(String, String), Vec<Served<'s>>>;
 /// What one parentRef of a route gives.
 pub struct Parent {
     pub parent_ref: ParentRef,
+    /// The Gateway's (namespace, name).
+    pub gateway: (String, String),
+    /// Of a shadowed Gateway only: why shunt cannot answer as its implementation would.
+    pub shadow_reasons: Vec<String>,
     /// The reason the route is not accepted by this parent, if it is not.
     pub refused: Option<&'static str>,
     /// The hosts it serves through each listener it attached to, (gateway, listener index).
@@ -36,7 +40,12 @@ pub type Listener = ((String, String), usize);
 
 /// The route's parents that are Gateways of ours, each judged; `hostnames` are the route's,
 /// parsed (an unparsable one never intersects). Counts attachments on the listeners.
-pub fn attach(route: &HTTPRoute, hostnames: &[HostMatch], gateways: &mut Gateways<'_>) -> Vec<Parent> {
+pub fn attach(
+    route: &HTTPRoute,
+    hostnames: &[HostMatch],
+    gateways: &mut Gateways<'_>,
+    namespaces: &Namespaces<'_>,
+) -> Vec<Parent> {
     let (namespace, _) = namespace_name(&route.metadata);
     let mut parents = Vec::new();
     for parent_ref in &route.spec.parent_refs {
@@ -54,6 +63,8 @@ pub fn attach(route: &HTTPRoute, hostnames: &[HostMatch], gateways: &mut Gateway
         };
         let mut parent = Parent {
             parent_ref: parent_ref.clone(),
+            gateway: key.clone(),
+            shadow_reasons: Vec::new(),
             refused: None,
             attached: Vec::new(),
         };
@@ -75,7 +86,7 @@ pub fn attach(route: &HTTPRoute, hostnames: &[HostMatch], gateways: &mut Gateway
         let mut allowed = 0;
         for at in candidates {
             let listener = &mut listeners[at];
-            if !allows(listener, namespace) {
+            if !allows(listener, namespace, namespaces) {
                 continue;
             }
             allowed += 1;
@@ -100,14 +111,29 @@ pub fn attach(route: &HTTPRoute, hostnames: &[HostMatch], gateways: &mut Gateway
     parents
 }
 
-/// Whether `listener`'s allowedRoutes take an HTTPRoute from `namespace`. A label selector is
-/// not judged yet (shunt reads no Namespace objects): such a listener takes no route.
-fn allows(listener: &Served<'_>, namespace: &str) -> bool {
+/// Whether `listener`'s allowedRoutes take an HTTPRoute from `namespace`. A selector judges
+/// the Namespace's labels; a namespace shunt has no object for is selected by none.
+fn allows(listener: &Served<'_>, namespace: &str, namespaces: &Namespaces<'_>) -> bool {
     let same = namespace_name(&listener.gateway.metadata).0 == namespace;
     listener.takes_http_routes
-        && match listener.from {
+        && match &listener.from {
             From::All => true,
             From::Same => same,
-            From::Selector => false,
+            From::Selector(None) => false,
+            From::Selector(Some(selector)) => namespaces.get(namespace).is_some_and(|object| {
+                let labels = object.metadata.labels.as_ref();
+                selector.matches_namespace(Some(namespace), labels.unwrap_or(&BTreeMap::new()))
+            }),
         }
+}
+
+/// The Namespaces by name, for listeners that select routes' namespaces by label.
+pub type Namespaces<'s> = BTreeMap<&'s str, &'s Namespace>;
+
+/// `namespaces` by name.
+pub fn namespaces(namespaces: &[std::sync::Arc<Namespace>]) -> Namespaces<'_> {
+    let named = namespaces
+        .iter()
+        .filter_map(|o| Some((o.metadata.name.as_deref()?, &**o)));
+    named.collect()
 }

@@ -16,6 +16,7 @@ use super::{
     grants::{self, Grants},
     hostnames,
     objects::{Gateway, GatewayClass, Listener, ObjectRef},
+    selector::Selector,
     status::{ClassStatus, Condition},
 };
 use crate::{
@@ -40,7 +41,7 @@ pub struct Served<'s> {
     pub accepted: bool,
     /// Routes attached to it are served (accepted, refs resolved, no conflict).
     pub programmed: bool,
-    /// Which namespaces' routes may attach: `Same`, `All`, or a selector shunt cannot judge yet.
+    /// Which namespaces' routes may attach: `Same`, `All`, or those a label selector selects.
     pub from: From,
     /// Whether `HTTPRoute` is among the kinds it allows.
     pub takes_http_routes: bool,
@@ -51,11 +52,12 @@ pub struct Served<'s> {
     pub attached: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum From {
     Same,
     All,
-    Selector,
+    /// `None`: the selector is missing or invalid (see `selector.rs`), and selects nothing.
+    Selector(Option<Selector>),
 }
 
 /// Our GatewayClasses, with their status, sorted by name.
@@ -183,12 +185,10 @@ fn listener_of<'s>(
 /// kind named is one shunt knows.
 fn allowed(listener: &Listener) -> (From, bool, bool) {
     let allowed = listener.allowed_routes.as_ref();
-    let from = match allowed
-        .and_then(|allowed| allowed.namespaces.as_ref())
-        .and_then(|ns| ns.from.as_deref())
-    {
+    let namespaces = allowed.and_then(|allowed| allowed.namespaces.as_ref());
+    let from = match namespaces.and_then(|ns| ns.from.as_deref()) {
         Some("All") => From::All,
-        Some("Selector") => From::Selector,
+        Some("Selector") => From::Selector(namespaces.and_then(|ns| ns.selector.as_ref()).and_then(Selector::new)),
         _ => From::Same,
     };
     let kinds = allowed

@@ -26,6 +26,8 @@ mod listeners;
 mod matches;
 pub mod objects;
 mod rules;
+mod selector;
+mod shadow;
 pub mod status;
 mod timeouts;
 
@@ -62,7 +64,10 @@ pub struct Layer {
     pub ports: BTreeMap<u16, Vec<Arc<VirtualHostSpec>>>,
     /// Every backend those hosts name.
     pub backends: BTreeMap<BackendId, BackendSpec>,
+    /// Of ours only: shadowed Gateways and their routes get none.
     pub status: GatewayStatus,
+    /// A verdict per host of the shadowed Gateways' routes (`--shadow-gateway-class`).
+    pub shadow: Vec<Arc<crate::shadow::HostVerdict>>,
 }
 
 /// One route on its way through the compile.
@@ -85,11 +90,12 @@ pub fn has_objects(state: &ClusterState) -> bool {
 
 /// Compiles the Gateway API objects of `state`; `table` holds the Ingresses' hosts, which keep
 /// theirs. Certificates of HTTPS listeners are bound in `certificates`, after the Ingresses'.
+/// Gateways of the `shadow_classes` (another implementation's) are served in shadow.
 pub fn compile(
     state: &ClusterState,
     table: &TableSpec,
     certificates: &mut TlsBuilder<'_>,
-    ports: &BTreeSet<u16>,
+    (shadow_classes, ports): (&[String], &BTreeSet<u16>),
 ) -> Option<Layer> {
     if !has_objects(state) {
         return None;
@@ -102,6 +108,8 @@ pub fn compile(
         .filter(|(_, status)| status.conditions.iter().all(Condition::holds))
         .map(|(name, _)| name.as_str())
         .collect();
+    let shadow_classes = shadow::classes(&state.gateway_classes, shadow_classes);
+    let mut shadowed = BTreeSet::new();
     let mut gateways: Gateways<'_> = BTreeMap::new();
     let mut refused_gateways = Vec::new();
     for gateway in &state.gateways {
@@ -112,9 +120,13 @@ pub fn compile(
             gateways.insert(key, listeners::listeners(gateway, &grants, certificates, ports));
         } else if classes.iter().any(|(name, _)| name == class) {
             refused_gateways.push(key);
+        } else if shadow_classes.contains(class) {
+            gateways.insert(key.clone(), listeners::listeners(gateway, &grants, certificates, ports));
+            shadowed.insert(key);
         }
     }
     let mut kept = attach_routes(state, &mut gateways, &grants, &mut backends);
+    shadow::judge(&mut kept, &gateways, &shadowed);
     let held = |host: &HostMatch| table.hosts.binary_search_by(|vhost| vhost.host.cmp(host)).is_ok();
     let mut builders = Builders::default();
     for one in &mut kept {
@@ -126,12 +138,14 @@ pub fn compile(
         .filter_map(|one| one.rules.as_ref().ok())
         .flat_map(|rules| &rules.resolved);
     let backends = hosts_backends(hosts.iter().chain(ports.values().flatten()), resolved);
-    let status = status_of(classes, &gateways, refused_gateways, &kept);
+    let shadow = shadow::verdicts(&kept, &gateways, &shadowed);
+    let status = status_of(classes, &gateways, refused_gateways, &kept, &shadowed);
     Some(Layer {
         hosts,
         ports,
         backends,
         status,
+        shadow,
     })
 }
 
@@ -148,6 +162,14 @@ pub fn merge(layer: &Layer, table: &mut TableSpec) {
         table.backends.entry(id.clone()).or_insert_with(|| spec.clone());
     }
     table.documents.insert(DOCUMENT.to_string(), layer.status.text());
+    if !layer.shadow.is_empty() {
+        let served = crate::shadow::report::Served {
+            profile: "gateway".to_string(),
+            ..Default::default()
+        };
+        let document = crate::shadow::report::document(&served, &layer.shadow, &[]);
+        (table.documents).insert(shadow::DOCUMENT.to_string(), crate::shadow::report::text(&document));
+    }
 }
 
 /// The routes attached to our Gateways, in precedence order (oldest first, then by name).
@@ -157,6 +179,7 @@ fn attach_routes<'s>(
     grants: &Grants<'_>,
     backends: &mut Backends<'_>,
 ) -> Vec<Kept<'s>> {
+    let namespaces = attachment::namespaces(&state.namespaces);
     let mut routes: Vec<(RouteOrder, &HTTPRoute)> =
         state.http_routes.iter().map(|route| (order(route), &**route)).collect();
     routes.sort_by(|a, b| a.0.cmp(&b.0));
@@ -164,7 +187,7 @@ fn attach_routes<'s>(
     for (order, route) in routes {
         let raw = &route.spec.hostnames;
         let parsed: Vec<HostMatch> = raw.iter().filter_map(|host| hostnames::parse(host)).collect();
-        let parents = attachment::attach(route, &parsed, gateways);
+        let parents = attachment::attach(route, &parsed, gateways, &namespaces);
         if parents.is_empty() {
             continue;
         }
@@ -295,9 +318,11 @@ fn status_of(
     gateways: &Gateways<'_>,
     refused: Vec<(String, String)>,
     kept: &[Kept<'_>],
+    shadowed: &BTreeSet<(String, String)>,
 ) -> GatewayStatus {
     let mut entries: Vec<GatewayEntry> = gateways
         .iter()
+        .filter(|(key, _)| !shadowed.contains(*key))
         .map(|((namespace, name), listeners)| gateway_entry(namespace, name, listeners))
         .collect();
     entries.extend(refused.into_iter().map(|(namespace, name)| GatewayEntry {
@@ -310,7 +335,7 @@ fn status_of(
         listeners: Vec::new(),
     }));
     entries.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-    let mut routes: Vec<RouteStatus> = kept.iter().map(route_status).collect();
+    let mut routes: Vec<RouteStatus> = (kept.iter()).filter_map(|one| route_status(one, shadowed)).collect();
     routes.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     GatewayStatus {
         gateway_classes: classes.into_iter().map(|(_, status)| status).collect(),
@@ -345,9 +370,15 @@ fn gateway_entry(namespace: &str, name: &str, listeners: &[listeners::Served<'_>
     }
 }
 
-fn route_status(one: &Kept<'_>) -> RouteStatus {
+/// `None` when every parent is a shadowed Gateway: that status is the other implementation's.
+fn route_status(one: &Kept<'_>, shadowed: &BTreeSet<(String, String)>) -> Option<RouteStatus> {
     let (namespace, name) = namespace_name(&one.route.metadata);
-    let parents = one.parents.iter().enumerate().map(|(at, parent)| {
+    let ours = one.parents.iter().enumerate();
+    let ours: Vec<(usize, &Parent)> = ours.filter(|(_, parent)| !shadowed.contains(&parent.gateway)).collect();
+    if ours.is_empty() {
+        return None;
+    }
+    let parents = ours.into_iter().map(|(at, parent)| {
         let accepted = match (parent.refused, &one.rules) {
             (Some(reason), _) => Condition::new("Accepted", false, reason),
             (None, Err(_)) => Condition::new("Accepted", false, "UnsupportedValue"),
@@ -372,11 +403,11 @@ fn route_status(one: &Kept<'_>) -> RouteStatus {
             conditions,
         }
     });
-    RouteStatus {
+    Some(RouteStatus {
         kind: "HTTPRoute",
         namespace: namespace.to_string(),
         name: name.to_string(),
         observed_generation: one.route.metadata.generation,
         parents: parents.collect(),
-    }
+    })
 }

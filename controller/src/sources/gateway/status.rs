@@ -100,10 +100,10 @@ impl GatewayStatus {
     }
 
     /// The document's text, as the table publishes it.
-    pub fn text(&self) -> std::sync::Arc<str> {
-        serde_json::to_string(self)
-            .expect("the status holds only strings, numbers and lists")
-            .into()
+    pub fn text(&self) -> shunt_spec::Document {
+        shunt_spec::Document::new(
+            &serde_json::to_string(self).expect("the status holds only strings, numbers and lists"),
+        )
     }
 
     /// The conditions of `route`'s parent `parent`, for tests and logs.

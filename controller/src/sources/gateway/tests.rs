@@ -64,7 +64,7 @@ fn compiled(extra: &str) -> Compiled {
 /// The `/gateway` document.
 fn status(compiled: &Compiled) -> Value {
     let text = compiled.table.documents.get("gateway").expect("a gateway document");
-    serde_json::from_str(text).expect("JSON")
+    serde_json::from_str(&text.text()).expect("JSON")
 }
 
 /// `(type, status, reason)` of each condition of `route`'s parent `gateway`.

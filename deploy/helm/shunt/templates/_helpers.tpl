@@ -74,7 +74,7 @@ YAML list. Arguments (a dict):
 {{- if hasKey $file "Error" }}
 {{- fail (printf "files/rbac-rules.yaml: %s" $file.Error) }}
 {{- end }}
-{{- $clusterScoped := list "ingressclasses" "nodes" "gatewayclasses" "gatewayclasses/status" }}
+{{- $clusterScoped := list "ingressclasses" "nodes" "namespaces" "gatewayclasses" "gatewayclasses/status" }}
 {{- $scope := default "all" .scope }}
 {{- $out := list }}
 {{- range $rule := required (printf "files/rbac-rules.yaml has no %q rules" .key) (get $file .key) }}
@@ -180,6 +180,11 @@ each class a classProfiles entry names, since a profile applies only to a class 
 {{- end }}
 {{- if not .Values.gatewayAPI.enabled }}
 - --gateway-api=false
+{{- else }}
+{{- range .Values.shadowGatewayClasses }}
+- --shadow-gateway-class
+- {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- range .Values.watchNamespaces }}
 - --watch-namespace

@@ -14,6 +14,7 @@ use rcgen::{CertificateParams, KeyPair, date_time_ymd};
 use serde_json::json;
 
 use super::*;
+use crate::objects::Namespace;
 use crate::sources::gateway::{
     CONTROLLER_NAME,
     objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
@@ -56,11 +57,13 @@ pub(super) struct World {
     gateway: Option<Arc<Gateway>>,
     gateway_class: Option<Arc<GatewayClass>>,
     grant: Option<Arc<ReferenceGrant>>,
+    namespaces: BTreeMap<usize, Arc<Namespace>>,
 }
 
 /// The Gateway's listener sets: plain HTTP for every host, HTTP for `*.example.com` with
-/// HTTPS for `a.example.com` (certificate `s0`), and one listener shunt does not serve.
-pub(super) const LISTENER_SETS: usize = 3;
+/// HTTPS for `a.example.com` (certificate `s0`), HTTP for the namespaces labelled
+/// `team: blue`, and one listener shunt does not serve (kept last).
+pub(super) const LISTENER_SETS: usize = 4;
 
 /// Annotations of the profiles that tie Ingresses of one host together or read certificates:
 /// regex paths and rewrites, `app-root`, a shared or ambiguous load balancer, a certificate by
@@ -108,6 +111,7 @@ impl World {
             http_routes: self.routes.values().cloned().collect(),
             reference_grants: self.grant.iter().cloned().collect(),
             tke_service_configs: Vec::new(),
+            namespaces: self.namespaces.values().cloned().collect(),
             secrets_listed: true,
             secret_names: Vec::new(),
         }
@@ -164,12 +168,17 @@ impl World {
                 self.apply_class_or_config(edit, options, changes)
             }
             Edit::ToggleWithoutClass => options.watch_ingress_without_class ^= true,
+            Edit::ToggleShadowGateway => match options.shadow_gateway_classes.is_empty() {
+                true => options.shadow_gateway_classes = vec!["shunt".to_string()],
+                false => options.shadow_gateway_classes.clear(),
+            },
             Edit::SetProfiles(choice) => set_profiles(options, choice),
             Edit::PutRoute { .. }
             | Edit::RemoveRoute(..)
             | Edit::PutGateway(_)
             | Edit::PutGatewayClass(_)
-            | Edit::PutGrant(_) => self.apply_gateway(edit),
+            | Edit::PutGrant(_)
+            | Edit::PutNamespace(..) => self.apply_gateway(edit),
         }
     }
 
@@ -218,6 +227,16 @@ impl World {
             Edit::PutRoute { ns, name, .. } => _ = self.routes.insert((ns, name), mk_edited_route(edit)),
             Edit::RemoveRoute(ns, name) => _ = self.routes.remove(&(ns, name)),
             Edit::PutGateway(listeners) => self.gateway = listeners.map(mk_gateway),
+            Edit::PutNamespace(ns, labels) => {
+                let name = NAMESPACES[ns].unwrap_or(DEFAULT_NAMESPACE);
+                let labels = labels.map(|blue| json!({"team": if blue { "blue" } else { "red" }}));
+                _ = match labels {
+                    Some(labels) => self
+                        .namespaces
+                        .insert(ns, decoded(json!({"metadata": {"name": name, "labels": labels}}))),
+                    None => self.namespaces.remove(&ns),
+                };
+            }
             Edit::PutGatewayClass(ours) => {
                 let controller = if ours { CONTROLLER_NAME } else { "else.dev/gateway" };
                 self.gateway_class = Some(decoded(json!({
@@ -364,6 +383,8 @@ fn mk_gateway(set: usize) -> Arc<Gateway> {
             {"name": "https", "port": 443, "protocol": "HTTPS", "hostname": "a.example.com", "allowedRoutes": all,
              "tls": {"certificateRefs": [{"name": "s0"}]}},
         ]),
+        2 => json!([{"name": "http", "port": 80, "protocol": "HTTP",
+            "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {"matchLabels": {"team": "blue"}}}}}]),
         _ => json!([{"name": "tcp", "port": 9000, "protocol": "TCP"}]),
     };
     decoded(json!({

@@ -38,7 +38,7 @@ fn an_ingress_skipped_for_a_snippet_is_listed_with_the_version_that_skips_it() {
     assert_eq!((listed[0].0, listed[0].1), ("shop/snippet", IngressKind::Skipped));
     assert!(listed[0].2[0].starts_with("SnippetRejected: nginx.ingress.kubernetes.io/server-snippet"));
     assert!(listed[0].2[0].contains("ingress-nginx 1.12"), "{listed:?}");
-    let document: serde_json::Value = serde_json::from_str(&compiled.table.documents["shadow"]).expect("JSON");
+    let document: serde_json::Value = serde_json::from_str(&compiled.table.documents["shadow"].text()).expect("JSON");
     assert_eq!(document["summary"]["skipped"], 1);
     assert_eq!(document["summary"]["ingresses"], 1);
 }
@@ -52,7 +52,7 @@ fn a_hostless_ingress_of_a_class_of_ours_is_the_default_server() {
     assert_eq!(answer(&compiled, PLAIN, "elsewhere.example.com", "/x"), API);
     assert_eq!(answer(&compiled, PLAIN, "a.example.com", "/x"), WEB);
     assert_eq!(entries(&compiled), [("shop/any", IngressKind::CatchAll, vec![])]);
-    let document: serde_json::Value = serde_json::from_str(&compiled.table.documents["shadow"]).expect("JSON");
+    let document: serde_json::Value = serde_json::from_str(&compiled.table.documents["shadow"].text()).expect("JSON");
     assert_eq!(
         document["catchAlls"][0]["reach"],
         "served by shunt as the default server: any Host no other rule claims"

@@ -62,7 +62,7 @@ fn values_that_narrow_or_do_not_parse_are_refused_too() {
         ("proxy-http-version: \"1.0\"", "UnsupportedAnnotation"),
         ("backend-protocol: AUTO_HTTP", "UnsupportedAnnotation"),
         ("backend-protocol: FCGI", "UnsupportedAnnotation"),
-        ("proxy-ssl-secret: default/pods-ca", "UnsupportedAnnotation"),
+        ("proxy-ssl-secret: shop/pods-ca", "UnsupportedAnnotation"),
         ("backend-protocol: SOAP", "InvalidAnnotation"),
         ("ssl-redirect: \"yes\"", "InvalidAnnotation"),
     ];
@@ -257,10 +257,53 @@ fn proxy_ssl_keys_without_the_secret_change_nothing_and_are_listed() {
 
 #[test]
 fn proxy_ssl_keys_with_the_secret_refuse_the_host_naming_the_secret() {
-    let annotations = "nginx.ingress.kubernetes.io/proxy-ssl-secret: default/pods-ca\n\
+    let annotations = "nginx.ingress.kubernetes.io/proxy-ssl-secret: shop/pods-ca\n\
                        nginx.ingress.kubernetes.io/proxy-ssl-verify: \"on\"";
     assert_eq!(
         refused_for(annotations),
         ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"]
     );
+}
+
+#[test]
+fn proxy_ssl_refusals_name_the_key_shunt_cannot_reproduce() {
+    let secret = "nginx.ingress.kubernetes.io/proxy-ssl-secret";
+    let cases = [
+        (
+            "pods-ca",
+            "",
+            "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
+        ),
+        (
+            "other/pods-ca",
+            "",
+            "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
+        ),
+        (
+            "shop/pods-ca",
+            "nginx.ingress.kubernetes.io/proxy-ssl-ciphers: HIGH:!aNULL",
+            "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-ciphers",
+        ),
+        (
+            "shop/pods-ca",
+            "nginx.ingress.kubernetes.io/proxy-ssl-verify-depth: \"2\"",
+            "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-verify-depth",
+        ),
+        (
+            "shop/pods-ca",
+            "nginx.ingress.kubernetes.io/proxy-ssl-verify-depth: \"-1\"",
+            "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-verify-depth",
+        ),
+        // Invalid values fall back to nginx's defaults: only the Secret is left to refuse.
+        (
+            "shop/pods-ca",
+            "nginx.ingress.kubernetes.io/proxy-ssl-ciphers: \"HIGH;x\"\n\
+             nginx.ingress.kubernetes.io/proxy-ssl-verify-depth: \"0\"",
+            "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
+        ),
+    ];
+    for (reference, others, expected) in cases {
+        let annotations = format!("{secret}: {reference}\n{others}");
+        assert_eq!(refused_for(&annotations), [expected], "{annotations}");
+    }
 }

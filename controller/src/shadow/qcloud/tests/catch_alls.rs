@@ -32,7 +32,7 @@ fn an_ingress_without_a_host_is_a_catch_all_listed_and_counted() {
         })
         .collect();
     assert_eq!(entries, [("shop/default-only", "qcloud", IngressKind::CatchAll, 0)]);
-    let document: serde_json::Value = serde_json::from_str(&compiled.table.documents["shadow"]).expect("JSON");
+    let document: serde_json::Value = serde_json::from_str(&compiled.table.documents["shadow"].text()).expect("JSON");
     assert_eq!(document["summary"]["catch_alls"], 1);
     assert_eq!(document["summary"]["ingresses"], 1);
     assert_eq!(

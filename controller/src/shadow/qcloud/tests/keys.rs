@@ -38,7 +38,7 @@ fn load_balancer_keys_change_nothing_a_caller_gets_and_are_listed() {
     assert_eq!((verdict.verdict, verdict.reasons.clone()), (Verdict::Identical, vec![]));
     assert_eq!(answer(&compiled, PLAIN, "console.example.com", "/x"), WEB);
     let document: serde_json::Value =
-        serde_json::from_str(&compiled.table.documents["shadow"]).expect("the report is JSON");
+        serde_json::from_str(&compiled.table.documents["shadow"].text()).expect("the report is JSON");
     let listed: Vec<&str> = document["noEffect"]
         .as_array()
         .expect("a list")

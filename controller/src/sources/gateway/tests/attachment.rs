@@ -186,8 +186,7 @@ spec: {controller: shunt.dev/ingress-controller}
 }
 
 #[test]
-fn a_namespace_selector_takes_no_route_yet() {
-    // shunt reads no Namespace objects: a selector cannot be judged, so nothing attaches.
+fn a_namespace_selector_judges_the_namespaces_labels() {
     let gateway = r#"
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -196,15 +195,28 @@ spec:
   gatewayClassName: shunt
   listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {team: a}}}}}]
 "#;
-    let compiled = compiled(&format!(
-        "{gateway}{}",
-        mk_route("infra", "web", "selected", "[web.example.com]", TO_V1)
-    ));
-    assert_eq!(
-        parent_conditions(&status(&compiled), "web", "selected")[0],
-        condition("Accepted", "False", "NotAllowedByListeners")
-    );
-    assert!(paths(&compiled.table, &exact("web.example.com")).is_empty());
+    let route = mk_route("infra", "web", "selected", "[web.example.com]", TO_V1);
+    // No Namespace object (a manifest leaving it out): selected by nothing.
+    let namespace = |team: &str| {
+        format!("---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: infra, labels: {{team: {team}}}}}\n")
+    };
+    for (namespace, accepted) in [(String::new(), false), (namespace("b"), false), (namespace("a"), true)] {
+        let compiled = compiled(&format!("{gateway}{route}{namespace}"));
+        let expected = match accepted {
+            true => condition("Accepted", "True", "Accepted"),
+            false => condition("Accepted", "False", "NotAllowedByListeners"),
+        };
+        assert_eq!(
+            parent_conditions(&status(&compiled), "web", "selected")[0],
+            expected,
+            "{namespace}"
+        );
+        assert_eq!(
+            paths(&compiled.table, &exact("web.example.com")).is_empty(),
+            !accepted,
+            "{namespace}"
+        );
+    }
 }
 
 #[test]
