@@ -2,7 +2,11 @@
 //! Ingresses of our own classes (never shadow or foreign ones), and only when it differs. An
 //! Ingress that leaves our class loses the address we wrote, and nothing else.
 
-use std::{collections::HashMap, net::IpAddr, sync::Arc};
+use std::{
+    collections::{HashMap, HashSet},
+    net::IpAddr,
+    sync::Arc,
+};
 
 use k8s_openapi::api::{
     core::v1::Service,
@@ -94,6 +98,11 @@ impl StatusWriter {
             }
         };
         let mut seen = HashMap::with_capacity(self.in_flight.len());
+        // One set per sync: a scan of `served` per Ingress is quadratic at 10k Ingresses.
+        let owned: HashSet<(&str, &str)> = (served.iter())
+            .filter(|served| !served.shadow)
+            .map(|served| (served.namespace.as_str(), served.name.as_str()))
+            .collect();
         for ingress in ingresses {
             let namespace = ingress.namespace().unwrap_or_default();
             let name = ingress.name_any();
@@ -104,10 +113,8 @@ impl StatusWriter {
             {
                 seen.insert(key.clone(), (version, written));
             }
-            let owned = served
-                .iter()
-                .any(|s| !s.shadow && s.namespace == namespace && s.name == name);
-            let Some(next) = plan(&ingress, owned, &desired) else {
+            let ours = owned.contains(&(namespace.as_str(), name.as_str()));
+            let Some(next) = plan(&ingress, ours, &desired) else {
                 continue;
             };
             if seen.get(&key).is_some_and(|(_, written)| *written == next) {
