@@ -24,7 +24,7 @@ use tokio_rustls::TlsAcceptor;
 use tracing::debug;
 
 use super::{
-    CLOSE_GRACE, ConnInfo, ServerOptions, builder,
+    CLOSE_GRACE, ConnInfo, PING_WAIT, ServerOptions, builder,
     gate::Gated,
     http1::{self, Ended},
     limits::ConnPermit,
@@ -187,24 +187,26 @@ impl ConnTask {
             }
         };
         let reason = match expiry {
-            Expiry::Header => {
-                // HTTP/2: GOAWAY first (queued by the graceful shutdown, written when the killed
-                // read ends the session), so the client learns why. hyper's graceful shutdown
-                // alone would wait for the client's PING reply and for a half-sent head: end
-                // it at the I/O, which also answers an HTTP/1.1 head with 408.
-                if activity.maybe_h2() {
-                    connection.as_mut().graceful_shutdown();
-                }
-                activity.kill();
-                CloseReason::HeaderTimeout
-            }
-            Expiry::Idle => {
-                connection.as_mut().graceful_shutdown();
-                CloseReason::IdleTimeout
-            }
+            Expiry::Header => CloseReason::HeaderTimeout,
+            Expiry::Idle => CloseReason::IdleTimeout,
         };
         self.metrics.closed(reason);
         debug!(client.addr = %peer, reason = reason.as_str(), "Closing connection");
+        let h2 = expiry == Expiry::Header && activity.maybe_h2();
+        if expiry == Expiry::Idle || h2 {
+            // HTTP/2: GOAWAY first, so the client learns why.
+            connection.as_mut().graceful_shutdown();
+        }
+        if expiry == Expiry::Header {
+            // hyper's graceful shutdown waits for the client's answer to its PING: a client that
+            // answers at once is closed cleanly (its answer read, not reset); a silent one, or a
+            // half-sent head, is ended at the I/O, which also answers an HTTP/1.1 head with 408.
+            let answered = tokio::time::timeout(PING_WAIT, streams.drive(connection.as_mut()));
+            if h2 && answered.await.is_ok() {
+                return;
+            }
+            activity.kill();
+        }
         let _ = tokio::time::timeout(CLOSE_GRACE, streams.drive(connection)).await;
     }
 }

@@ -39,6 +39,8 @@ use crate::{body::ClientBody, response_body::ResponseBody, spec::defaults};
 /// After a timeout, how long a connection gets to send its GOAWAY or 408 before it is dropped;
 /// also how long tunnels get to close after the drain deadline.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
+/// How long a client past its header timeout has to answer the GOAWAY's PING for a clean close.
+const PING_WAIT: Duration = Duration::from_millis(250);
 
 /// The connection a request arrived on.
 #[derive(Clone, Copy, Debug)]
