@@ -14,39 +14,39 @@ use super::{
     eventually, mk_ingress, mk_service, until_served_by,
 };
 
-const WITHIN: Duration = Duration::from_secs(20);
+pub(super) const WITHIN: Duration = Duration::from_secs(20);
 const GROUP: &str = "gateway.networking.k8s.io/v1";
 
-fn mk_class(name: &str) -> Value {
+pub(super) fn mk_class(name: &str) -> Value {
     json!({"apiVersion": GROUP, "kind": "GatewayClass", "metadata": {"name": name},
            "spec": {"controllerName": "shunt.dev/gateway-controller"}})
 }
 
-fn mk_gateway(ns: &str, class: &str) -> Value {
+pub(super) fn mk_gateway(ns: &str, class: &str) -> Value {
     json!({"apiVersion": GROUP, "kind": "Gateway", "metadata": {"namespace": ns, "name": "web"},
            "spec": {"gatewayClassName": class, "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}})
 }
 
-fn mk_route(ns: &str, name: &str, host: &str, service: &str) -> Value {
+pub(super) fn mk_route(ns: &str, name: &str, host: &str, service: &str) -> Value {
     json!({"apiVersion": GROUP, "kind": "HTTPRoute", "metadata": {"namespace": ns, "name": name},
            "spec": {"parentRefs": [{"name": "web"}], "hostnames": [host],
                     "rules": [{"backendRefs": [{"name": service, "port": 80}]}]}})
 }
 
 /// `(type, status, reason)` of each condition in `conditions`.
-fn summary(conditions: &Value) -> Vec<(String, String, String)> {
+pub(super) fn summary(conditions: &Value) -> Vec<(String, String, String)> {
     let text = |c: &Value, key: &str| c[key].as_str().unwrap_or_default().to_string();
     (conditions.as_array().into_iter().flatten())
         .map(|c| (text(c, "type"), text(c, "status"), text(c, "reason")))
         .collect()
 }
 
-fn holds(conditions: &Value, type_: &str, reason: &str) -> bool {
+pub(super) fn holds(conditions: &Value, type_: &str, reason: &str) -> bool {
     summary(conditions).contains(&(type_.to_string(), "True".to_string(), reason.to_string()))
 }
 
 /// The stored status of `kind` `name` once `ready` holds for it.
-async fn status_when(real: &Real, kind: &str, name: &str, ready: impl Fn(&Value) -> bool) -> Value {
+pub(super) async fn status_when(real: &Real, kind: &str, name: &str, ready: impl Fn(&Value) -> bool) -> Value {
     eventually(&format!("the status of {kind} {name}"), WITHIN, async || {
         let status = real.kube.get(kind, name).await?["status"].clone();
         ready(&status).then_some(status)
