@@ -203,10 +203,11 @@ impl ControlPlane {
             diagnostics,
             default_certificate_error,
             shadow,
+            shadow_gateway,
             ..
         } = compiled;
         self.metrics.set_diagnostics(&diagnostics);
-        self.metrics.set_shadow(&shadow);
+        self.metrics.set_shadow([&shadow, &shadow_gateway]);
         let mut current: BTreeSet<_> = diagnostics
             .iter()
             .map(|d| {
@@ -230,7 +231,13 @@ impl ControlPlane {
             }
             current.insert(entry);
         }
-        current.extend(crate::shadow::log::log_verdicts(&shadow, &self.reported));
+        let logged = [
+            (&shadow, "shadow"),
+            (&shadow_gateway, crate::sources::gateway::SHADOW_DOCUMENT),
+        ];
+        for (verdicts, document) in logged {
+            current.extend(crate::shadow::log::log_verdicts(verdicts, document, &self.reported));
+        }
         self.reported = current;
         let hosts = table.hosts.len();
         let paths: usize = table.hosts.iter().map(|h| h.paths.len()).sum();

@@ -74,10 +74,13 @@ impl ControllerMetrics {
         }
     }
 
-    /// Sets the per-verdict gauges to the last compile's counts, each verdict present even at 0.
-    pub fn set_shadow(&self, verdicts: &[Arc<HostVerdict>]) {
+    /// Sets the per-verdict gauges to the last compile's counts over every shadowed source (the
+    /// Ingresses' hosts and the shadowed Gateways' route hostnames), each verdict present even at 0.
+    pub fn set_shadow(&self, sources: [&[Arc<HostVerdict>]; 2]) {
         for verdict in Verdict::ALL {
-            let count = verdicts.iter().filter(|v| v.verdict == verdict).count();
+            let count = (sources.iter().flat_map(|verdicts| verdicts.iter()))
+                .filter(|v| v.verdict == verdict)
+                .count();
             self.shadow_hosts
                 .get_or_create(&VerdictLabels {
                     verdict: verdict.as_str(),

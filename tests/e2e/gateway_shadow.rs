@@ -98,6 +98,11 @@ async fn shadowed_routes_are_served_refused_routes_are_not_and_no_status_is_thei
     let status = shunt.admin("/gateway").await.json();
     assert_eq!(status["gateways"], json!([]));
     assert_eq!(status["routes"], json!([]));
+    let metrics = shunt.metrics().await;
+    for (verdict, hosts) in [("identical", 1.0), ("refused", 1.0)] {
+        let counted = sample(&metrics, "shunt_shadow_hosts", &[("verdict", verdict)]);
+        assert_eq!(counted, Some(hosts), "{verdict} hosts on /metrics");
+    }
 
     let printed = stdout(&shunt_dns(&manifests, &["--coredns-version", "1.9.4", FLAG[0], FLAG[1]]).await);
     assert_eq!(

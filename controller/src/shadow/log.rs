@@ -15,16 +15,18 @@ use super::{HostVerdict, Verdict};
 /// 10k hosts a line naming every host took ~300 KB, and the log's formatting buffer kept that.
 const HOSTS_NAMED: usize = 20;
 
-/// Logs the verdicts unless `reported` (the publish loop's set of reported lines) holds them
-/// already; returns the entry to keep in it: a digest of every host's verdict, not their list.
+/// Logs the verdicts, which the admin listener lists at `/{document}`, unless `reported` (the
+/// publish loop's set of reported lines) holds them already; returns the entry to keep in it: a
+/// digest of every host's verdict, not their list.
 pub fn log_verdicts(
     verdicts: &[Arc<HostVerdict>],
+    document: &'static str,
     reported: &BTreeSet<(String, String, String)>,
 ) -> Option<(String, String, String)> {
     if verdicts.is_empty() {
         return None;
     }
-    let entry = (String::new(), "ShadowVerdicts".to_string(), digest(verdicts));
+    let entry = (document.to_string(), "ShadowVerdicts".to_string(), digest(verdicts));
     if reported.contains(&entry) {
         return Some(entry);
     }
@@ -33,7 +35,7 @@ pub fn log_verdicts(
         identical,
         refused = verdicts.len() - identical,
         refused_hosts = %refused_hosts(verdicts),
-        "Shadow verdicts (details at the admin listener's /shadow)"
+        "Shadow verdicts (details at the admin listener's /{document})"
     );
     Some(entry)
 }
@@ -89,12 +91,12 @@ mod tests {
     #[test]
     fn a_changed_verdict_is_reported_again_and_an_unchanged_one_is_not() {
         let before = verdicts(1, 3);
-        let entry = log_verdicts(&before, &BTreeSet::new()).unwrap();
+        let entry = log_verdicts(&before, "shadow", &BTreeSet::new()).unwrap();
         let reported = BTreeSet::from([entry.clone()]);
-        assert_eq!(log_verdicts(&verdicts(1, 3), &reported), Some(entry.clone()));
+        assert_eq!(log_verdicts(&verdicts(1, 3), "shadow", &reported), Some(entry.clone()));
         let mut after = verdicts(1, 3);
         Arc::make_mut(&mut after[2]).verdict = Verdict::Refused;
-        assert_ne!(log_verdicts(&after, &reported), Some(entry.clone()));
-        assert_ne!(log_verdicts(&verdicts(1, 4), &reported), Some(entry));
+        assert_ne!(log_verdicts(&after, "shadow", &reported), Some(entry.clone()));
+        assert_ne!(log_verdicts(&verdicts(1, 4), "shadow", &reported), Some(entry));
     }
 }

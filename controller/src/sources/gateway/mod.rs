@@ -49,7 +49,7 @@ use self::{
     rules::RouteRules,
     status::{Condition, GatewayEntry, ListenerStatus, ParentStatus, RouteStatus},
 };
-pub use self::{listeners::CONTROLLER_NAME, status::GatewayStatus};
+pub use self::{listeners::CONTROLLER_NAME, shadow::DOCUMENT as SHADOW_DOCUMENT, status::GatewayStatus};
 use crate::compile::{Backends, ClusterState, Resolved, TlsBuilder, namespace_name};
 
 /// The name of the admin listener's document (`GET /gateway`).
