@@ -11,7 +11,10 @@ use std::{
     net::SocketAddr,
     path::{Path, PathBuf},
     process::Stdio,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU16, Ordering},
+    },
     time::Duration,
 };
 
@@ -199,8 +202,19 @@ fn write_prefix(dir: &Path, config: &NginxConfig<'_>, http: SocketAddr, https: S
     }
 }
 
-/// A loopback port free right now (nginx binds it a moment later).
+/// A loopback port free right now, which nginx binds a moment later. It is taken below the
+/// kernel's ephemeral range (32768 and up), so the other tests' port-0 listeners and outgoing
+/// connections cannot take it in between; nginx instances take turns through one counter.
 fn free_port() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binding a loopback port");
-    listener.local_addr().expect("a bound listener has an address")
+    const FIRST: u16 = 20_000;
+    const SPAN: u16 = 12_000;
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let start = (std::process::id() % u32::from(SPAN)) as u16;
+    for _ in 0..SPAN {
+        let offset = start.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed)) % SPAN;
+        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", FIRST + offset)) {
+            return listener.local_addr().expect("a bound listener has an address");
+        }
+    }
+    panic!("no free loopback port in {FIRST}..{}", FIRST + SPAN);
 }
