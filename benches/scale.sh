@@ -145,7 +145,7 @@ if [ "${RUN:-0}" = 1 ]; then
         cluster_bin=$(cargo test -q --locked -p shunt-controller --test cluster --no-run --message-format=json 2>/dev/null |
             sed -n '/"target":{[^}]*"name":"cluster"/s/.*"executable":"\([^"]*\)".*/\1/p')
         unshare_cmd=(unshare -n); [ "$(id -u)" -eq 0 ] || unshare_cmd=(unshare -rn)
-        SHUNT_BIN=$(realpath "$SHUNT_BIN") SHUNT_REQUIRE_REAL_K8S=1 "${unshare_cmd[@]}" sh -c \
+        SCALE_CLASS=$CLASS SHUNT_BIN=$(realpath "$SHUNT_BIN") SHUNT_REQUIRE_REAL_K8S=1 "${unshare_cmd[@]}" sh -c \
             'ip link set lo up && ip route add local 10.244.0.0/24 dev lo && exec "$0" "$@"' \
             "$cluster_bin" real::scale --ignored --nocapture 2>&1 | grep -E "$figures" | sed 's/^/run (real API server): /' ||
             { echo "run: the real API server scale test failed"; exit 1; }

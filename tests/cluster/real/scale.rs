@@ -2,7 +2,8 @@
 //! endpoints in one namespace, as the server stores them (managedFields, allocated ClusterIPs).
 //! Start to ready, resident memory after the first publish and after 12 edits, and one Ingress
 //! edit's time to traffic over 20 edits. A measurement, ignored by default; `RUN=1
-//! benches/scale.sh` runs it in a network namespace.
+//! benches/scale.sh` runs it in a network namespace, and `CLASS` (`SCALE_CLASS` here) picks
+//! whose Ingresses they are: shunt's own class, `qcloud` shadowed, or `nginx` under its profile.
 
 use std::time::{Duration, Instant};
 
@@ -24,8 +25,35 @@ const TRAFFIC_EDITS: usize = 20;
 const CONCURRENCY: usize = 16;
 const READY_WITHIN: Duration = Duration::from_secs(600);
 
+/// Whose Ingresses the objects are, and the flags that make shunt serve them.
+struct Class {
+    name: &'static str,
+    args: &'static [&'static str],
+}
+
+impl Class {
+    fn from_env() -> Class {
+        let (name, args): (_, &[_]) = match std::env::var("SCALE_CLASS").as_deref() {
+            Err(_) | Ok("shunt") => (OURS, &[]),
+            Ok("qcloud") => ("qcloud", &["--shadow-class", "qcloud"]),
+            Ok("nginx") => ("nginx", &["--ingress-class", "nginx", "--class-profile", "nginx=nginx"]),
+            Ok(other) => panic!("SCALE_CLASS={other}: shunt, qcloud or nginx"),
+        };
+        Class { name, args }
+    }
+
+    fn ingress(&self, ns: &str, name: &str, host: &str, service: &str) -> Value {
+        let mut ingress = mk_ingress(ns, name, self.name, host, service);
+        if self.name == "qcloud" {
+            // TKE refuses a ClusterIP backend unless the CLB reaches pods directly (E4047).
+            ingress["metadata"]["annotations"] = json!({"ingress.cloud.tencent.com/direct-access": "true"});
+        }
+        ingress
+    }
+}
+
 /// Ingress, Service and EndpointSlice (5 endpoints) of app `index`.
-fn mk_app(ns: &str, index: usize) -> [Value; 3] {
+fn mk_app(class: &Class, ns: &str, index: usize) -> [Value; 3] {
     let name = format!("app-{index}");
     let addresses: Vec<Value> = (1..=ENDPOINTS_PER_SERVICE)
         .map(|k| json!({"addresses": [format!("10.{}.{}.{k}", index / 250 % 250, index % 250)], "conditions": {"ready": true}}))
@@ -36,7 +64,7 @@ fn mk_app(ns: &str, index: usize) -> [Value; 3] {
         "addressType": "IPv4", "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}], "endpoints": addresses,
     });
     let host = format!("{name}.example.com");
-    [mk_ingress(ns, &name, OURS, &host, &name), mk_service(ns, &name), slice]
+    [class.ingress(ns, &name, &host, &name), mk_service(ns, &name), slice]
 }
 
 fn percentile(sorted: &[Duration], p: usize) -> Duration {
@@ -55,8 +83,9 @@ async fn shunt_run_at_scale_on_the_real_api_server() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(INGRESSES);
+    let class = &Class::from_env();
     let created = Instant::now();
-    let objects = (0..ingresses).flat_map(|i| mk_app(&ns, i));
+    let objects = (0..ingresses).flat_map(|i| mk_app(class, &ns, i));
     let kube = &real.kube;
     stream::iter(objects)
         .for_each_concurrent(CONCURRENCY, move |mut object| async move {
@@ -71,20 +100,21 @@ async fn shunt_run_at_scale_on_the_real_api_server() {
     real.apply(mk_pod_slice(&ns, "probe-1", "probe", &origin)).await;
 
     let started = Instant::now();
-    let shunt = real.spawn_shunt(real.kubeconfig(), "scale", &[]).await;
+    let shunt = real.spawn_shunt(real.kubeconfig(), "scale", class.args).await;
     let pid = shunt.pid();
     eventually("the first table", READY_WITHIN, async || {
         (publishes(&shunt) >= 1).then_some(())
     })
     .await;
     println!(
-        "shunt run, {ingresses} Ingresses / Services, {} endpoints",
+        "shunt run, {ingresses} Ingresses of class {} / Services, {} endpoints",
+        class.name,
         ingresses * ENDPOINTS_PER_SERVICE
     );
     println!("start -> first publish {:.2?}", started.elapsed());
     println!("after the first publish: {}", memory(pid));
     for edit in 0..EDITS {
-        let [_, _, mut slice] = mk_app(&ns, edit * 97 % ingresses);
+        let [_, _, mut slice] = mk_app(class, &ns, edit * 97 % ingresses);
         slice["endpoints"][0]["addresses"][0] = json!(format!("10.251.0.{edit}"));
         let before = publishes(&shunt);
         real.apply(slice).await;
@@ -99,7 +129,7 @@ async fn shunt_run_at_scale_on_the_real_api_server() {
     for edit in 0..TRAFFIC_EDITS {
         let host = format!("probe-{edit}.example.com");
         let written = Instant::now();
-        real.apply(mk_ingress(&ns, &format!("probe-{edit}"), OURS, &host, "probe"))
+        real.apply(class.ingress(&ns, &format!("probe-{edit}"), &host, "probe"))
             .await;
         eventually("the new host to serve", READY_WITHIN, async || {
             (shunt.backend_for(&host).await.as_deref() == Ok("origin")).then_some(())
