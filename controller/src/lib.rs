@@ -17,6 +17,7 @@ pub mod leader;
 pub mod manifests;
 pub mod metrics;
 pub mod objects;
+pub mod residency;
 pub mod shadow;
 pub mod sources;
 pub mod status;

@@ -21,6 +21,7 @@ fn main() -> std::process::ExitCode {
     reexec_with_allocator_settings();
     #[cfg(not(feature = "system-allocator"))]
     shunt_controller::allocator::register_release(release_freed_pages);
+    shunt_controller::residency::enable();
     match run(Cli::parse()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {

@@ -54,7 +54,13 @@ pub fn binary() -> OsString {
 /// `shunt` with the flag environment cleared; async callers wrap it in
 /// `tokio::process::Command::from`.
 pub fn shunt() -> std::process::Command {
-    let mut command = std::process::Command::new(binary());
+    shunt_at(&binary())
+}
+
+/// [`shunt`] from the executable at `binary` (a copy of its own, for a test that reads which of
+/// its pages are resident: a binary many tests run at once shares its pages between them).
+pub fn shunt_at(binary: &OsStr) -> std::process::Command {
+    let mut command = std::process::Command::new(binary);
     for name in FLAG_ENV {
         command.env_remove(name);
     }
@@ -86,7 +92,12 @@ impl Launch {
     /// `shunt SUBCOMMAND` with every listener on loopback port 0 and JSON logs at `info`; waits
     /// for the `http` and `admin` listeners, 10 s, unless told otherwise.
     pub fn new(subcommand: &str) -> Launch {
-        let mut command = Command::from(shunt());
+        Launch::new_at(&binary(), subcommand)
+    }
+
+    /// [`Launch::new`] with the executable at `binary`.
+    pub fn new_at(binary: &OsStr, subcommand: &str) -> Launch {
+        let mut command = Command::from(shunt_at(binary));
         command
             .arg(subcommand)
             .args([

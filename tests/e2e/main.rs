@@ -41,6 +41,7 @@ mod nginx_timeouts;
 mod paths;
 mod qcloud_corpus;
 mod reload;
+mod residency;
 mod shutdown;
 mod streaming;
 mod tke;

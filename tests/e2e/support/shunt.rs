@@ -37,7 +37,17 @@ impl Shunt {
     /// [`Shunt::start`] awaiting `listeners` (which must include `http`, `https` and `admin`):
     /// an extra port's is `gateway:PORT` (`--gateway-port`), reached at `addr("gateway:PORT")`.
     pub async fn start_listening(manifests: &Path, args: &[&str], listeners: &'static [&'static str]) -> Shunt {
-        let process = Launch::new("serve")
+        Self::start_launched(Launch::new("serve"), manifests, args, listeners).await
+    }
+
+    /// [`Shunt::start_listening`] from `launch` (`shunt serve`, perhaps of another executable).
+    pub async fn start_launched(
+        launch: Launch,
+        manifests: &Path,
+        args: &[&str],
+        listeners: &'static [&'static str],
+    ) -> Shunt {
+        let process = launch
             .arg("--manifests")
             .arg(manifests)
             .args(args)

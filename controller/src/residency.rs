@@ -1,0 +1,124 @@
+//! Handing back the pages of code that only start-up ran.
+//!
+//! The kernel maps an executable's code in 64 KiB runs around each page a fault touches
+//! (fault-around), so once the flags are parsed, the manifests or first lists decoded and the
+//! first table built, about 12 MiB of a release build's 19 MiB of code are resident, though
+//! serving runs a small part of it. After the first compile the executable's read-only mappings
+//! are paged out (`MADV_PAGEOUT`, Linux 5.4+); what serving and later compiles run faults back
+//! in from the executable. Best effort: another kernel or OS keeps everything mapped.
+
+use std::{
+    ops::Range,
+    path::Path,
+    sync::atomic::{AtomicBool, Ordering},
+};
+
+/// Set by the binary; tests that run the compile loop in their own process leave their code be.
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static DONE: AtomicBool = AtomicBool::new(false);
+
+/// Lets [`after_first_compile`] page the executable's code out (the binary calls it).
+pub fn enable() {
+    ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Pages out the start-up code once per process (after the first compile, which published the first table), when the binary enabled it.
+pub fn after_first_compile() {
+    if ENABLED.load(Ordering::Relaxed) && !DONE.swap(true, Ordering::Relaxed) {
+        let released = release_startup_code();
+        tracing::debug!(released_kib = released / 1024, "Start-up code paged out");
+    }
+}
+
+/// Pages out the executable's read-only mappings; returns the bytes advised.
+fn release_startup_code() -> usize {
+    let (Ok(exe), Ok(maps)) = (
+        std::fs::read_link("/proc/self/exe"),
+        std::fs::read_to_string("/proc/self/maps"),
+    ) else {
+        return 0;
+    };
+    read_only_mappings(&maps, &exe).map(page_out).sum()
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn page_out(range: Range<usize>) -> usize {
+    let len = range.len();
+    // SAFETY: the range is one of this process's own mappings, page-aligned as /proc/self/maps
+    // gives it; MADV_PAGEOUT only drops clean pages from memory, and their contents come back
+    // from the file on the next access, so no memory the program sees changes.
+    let advised = unsafe { libc::madvise(range.start as *mut libc::c_void, len, libc::MADV_PAGEOUT) };
+    if advised == 0 { len } else { 0 }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn page_out(_: Range<usize>) -> usize {
+    0
+}
+
+/// The address ranges of `exe`'s mappings that are readable and not writable, from the text of
+/// `/proc/self/maps` (`start-end perms offset dev inode path`).
+fn read_only_mappings<'a>(maps: &'a str, exe: &'a Path) -> impl Iterator<Item = Range<usize>> + 'a {
+    maps.lines().filter_map(move |line| {
+        let mut fields = line.splitn(6, ' ');
+        let (range, perms) = (fields.next()?, fields.next()?.as_bytes());
+        let path = fields.nth(3)?.trim_start();
+        let read_only = perms.first() == Some(&b'r') && perms.get(1) == Some(&b'-');
+        if !read_only || Path::new(path) != exe {
+            return None;
+        }
+        let (start, end) = range.split_once('-')?;
+        let range = usize::from_str_radix(start, 16).ok()?..usize::from_str_radix(end, 16).ok()?;
+        (!range.is_empty()).then_some(range)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const MAPS: &str = "\
+564dcfa1b000-564dcfec7000 r--p 00000000 fe:00 10010899                   /usr/bin/shunt
+564dcfec7000-564dd1125000 r-xp 004ab000 fe:00 10010899                   /usr/bin/shunt
+564dd11ba000-564dd11c2000 rw-p 0179c000 fe:00 10010899                   /usr/bin/shunt
+564dd11c2000-564dd11c3000 rw-p 00000000 00:00 0 
+7f0a2c000000-7f0a2c021000 r-xp 00000000 fe:00 2211                       /usr/lib/libc.so.6
+7f0a2d000000-7f0a2d021000 r--p 00000000 fe:00 2212                       /usr/bin/shunt-old
+7ffd1d5fe000-7ffd1d600000 r-xp 00000000 00:00 0                          [vdso]
+";
+
+    #[test]
+    fn only_the_executables_read_only_mappings_are_paged_out() {
+        let found: Vec<_> = read_only_mappings(MAPS, Path::new("/usr/bin/shunt")).collect();
+        assert_eq!(found, [0x564dcfa1b000..0x564dcfec7000, 0x564dcfec7000..0x564dd1125000]);
+    }
+
+    #[test]
+    fn a_path_with_spaces_is_one_path() {
+        let maps = "1000-2000 r-xp 00000000 fe:00 1 /opt/my apps/shunt\n";
+        let found: Vec<_> = read_only_mappings(maps, Path::new("/opt/my apps/shunt")).collect();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0], 0x1000..0x2000);
+    }
+
+    proptest! {
+        /// Any text, however broken, yields only ranges of lines that name the executable.
+        #[test]
+        fn arbitrary_lines_never_panic_or_name_another_file(text in "[0-9a-f rwxp:/-]{0,80}(\n[0-9a-f rwxp:/-]{0,80}){0,4}") {
+            for range in read_only_mappings(&text, Path::new("/x")) {
+                prop_assert!(range.start < range.end);
+            }
+        }
+
+        #[test]
+        fn a_well_formed_line_round_trips(start in 0usize..1 << 40, len in 1usize..1 << 30, exec in any::<bool>()) {
+            let perms = if exec { "r-xp" } else { "r--p" };
+            let line = format!("{start:x}-{:x} {perms} 00000000 fe:00 7      /x\n", start + len);
+            let found: Vec<_> = read_only_mappings(&line, Path::new("/x")).collect();
+            prop_assert_eq!(found, vec![start..start + len]);
+        }
+    }
+}
