@@ -176,7 +176,11 @@ async fn probe_all(client: &Client, scopes: &[Option<String>]) -> Result<Found, 
             return Ok(Found::Absent("HTTPRoute"));
         }
         grants &= probe(scoped::<ReferenceGrant>(client, scope)).await?;
-        grpc &= probe(scoped::<GRPCRoute>(client, scope)).await?;
+        // Refused or failing: the other kinds are still served (a role written before GRPCRoute).
+        grpc &= probe(scoped::<GRPCRoute>(client, scope)).await.unwrap_or_else(|error| {
+            warn!(%error, "Cannot read GRPCRoutes; they are not served");
+            false
+        });
     }
     // Refused (403) or failing: Selector listeners take no route, the rest is served.
     let namespaces = probe(Api::<Namespace>::all(client.clone())).await.unwrap_or(false);
