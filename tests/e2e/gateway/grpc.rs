@@ -161,6 +161,28 @@ async fn grpc_route_header_matching() {
     }
 }
 
+/// Implementation-specific method matches (the suite has no test): a method of any service, and
+/// regular expressions over the service and method, matched on the whole path by the proxy.
+#[tokio::test]
+async fn grpc_method_of_any_service_and_regular_expressions() {
+    let rules = format!(
+        "[{{matches: [{{method: {{method: EchoTwo}}}}], backendRefs: [{{name: {}, port: 8080}}]}}, \
+          {{matches: [{{method: {{type: RegularExpression, service: '.*\\.GrpcEcho', method: 'Echo(Three)?'}}}}], backendRefs: [{{name: {}, port: 8080}}]}}]",
+        PODS[1], PODS[0]
+    );
+    let site = GrpcSite::start(&grpc_route("methods", "[{name: same-namespace}]", "[]", &rules)).await;
+    for (method, expected) in [("EchoTwo", PODS[1]), ("Echo", PODS[0]), ("EchoThree", PODS[0])] {
+        assert_eq!(pod(&site.call("example.com", method, &[]).await), expected, "{method}");
+    }
+    assert_eq!(site.call("example.com", "EchoFour", &[]).await.status, StatusCode::NOT_FOUND);
+    let other = Request::post("http://example.com/other.Service/Echo")
+        .version(Version::HTTP_2)
+        .header(header::CONTENT_TYPE, "application/grpc")
+        .body(full(Bytes::new()))
+        .expect("a valid call");
+    assert_eq!(site.shunt.send_h2(other).await.status, StatusCode::NOT_FOUND);
+}
+
 /// grpcroute-listener-hostname-matching: four listeners on port 80 told apart by hostname.
 #[tokio::test]
 async fn grpc_route_listener_hostname_matching() {
