@@ -135,11 +135,14 @@ async fn discover(
     let mut backoff = BACKOFF;
     loop {
         match probe_all(&client, &scopes).await {
-            Ok(Found::Served { grants, namespaces, grpc }) => {
+            Ok(Found::Served {
+                grants,
+                namespaces,
+                grpc,
+            }) => {
                 info!(
                     grants,
-                    grpc,
-                    namespaces, "Gateway API CRDs found; watching GatewayClasses, Gateways and HTTPRoutes"
+                    grpc, namespaces, "Gateway API CRDs found; watching GatewayClasses, Gateways and HTTPRoutes"
                 );
                 if !namespaces {
                     warn!("Cannot list Namespaces; listeners with allowedRoutes from Selector take no route");

@@ -30,7 +30,10 @@ async fn parent_conditions(real: &Real, name: &str) -> Vec<(String, String, Stri
     })
     .await;
     let text = |c: &Value, key: &str| c[key].as_str().unwrap_or_default().to_string();
-    let conditions = status["parents"][0]["conditions"].as_array().cloned().unwrap_or_default();
+    let conditions = status["parents"][0]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     conditions
         .iter()
         .map(|c| (text(c, "type"), text(c, "status"), text(c, "reason")))
@@ -51,9 +54,11 @@ async fn grpc_routes_are_watched_and_the_leader_writes_their_status() {
     };
     let ns = &real.ns;
     let class = format!("shunt-{ns}");
-    real.apply(json!({"apiVersion": GROUP, "kind": "GatewayClass", "metadata": {"name": class},
-                      "spec": {"controllerName": "shunt.dev/gateway-controller"}}))
-        .await;
+    real.apply(
+        json!({"apiVersion": GROUP, "kind": "GatewayClass", "metadata": {"name": class},
+                      "spec": {"controllerName": "shunt.dev/gateway-controller"}}),
+    )
+    .await;
     real.apply(json!({"apiVersion": GROUP, "kind": "Gateway", "metadata": {"namespace": ns, "name": "web"},
                       "spec": {"gatewayClassName": class, "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}}))
         .await;
@@ -68,7 +73,8 @@ async fn grpc_routes_are_watched_and_the_leader_writes_their_status() {
     // keeps the shared hostname.
     real.apply(mk_grpc_route(ns, "rpc", "rpc.example", "rpc")).await;
     real.apply(mk_grpc_route(ns, "zz-late", "shared.example", "rpc")).await;
-    real.apply(mk_grpc_route(ns, "broken", "broken.example", "missing")).await;
+    real.apply(mk_grpc_route(ns, "broken", "broken.example", "missing"))
+        .await;
     let _shunt = real.shunt("shunt-0", &[]).await;
 
     assert_eq!(
@@ -93,7 +99,9 @@ async fn grpc_routes_are_watched_and_the_leader_writes_their_status() {
     .await;
     let kinds = &gateway["listeners"][0]["supportedKinds"];
     assert!(
-        kinds.as_array().is_some_and(|kinds| kinds.contains(&json!({"group": "gateway.networking.k8s.io", "kind": "GRPCRoute"}))),
+        kinds
+            .as_array()
+            .is_some_and(|kinds| kinds.contains(&json!({"group": "gateway.networking.k8s.io", "kind": "GRPCRoute"}))),
         "{kinds}"
     );
     real.kube.delete("GatewayClass", &class).await;

@@ -11,7 +11,11 @@ use http_body_util::BodyExt;
 use super::*;
 
 const SERVICE: &str = "gateway_api_conformance.echo_basic.grpcecho.GrpcEcho";
-const PODS: [&str; 3] = ["grpc-infra-backend-v1", "grpc-infra-backend-v2", "grpc-infra-backend-v3"];
+const PODS: [&str; 3] = [
+    "grpc-infra-backend-v1",
+    "grpc-infra-backend-v2",
+    "grpc-infra-backend-v3",
+];
 
 /// The gRPC echo pods, [`BASE`], the test's objects, and shunt serving them.
 struct GrpcSite {
@@ -25,13 +29,21 @@ impl GrpcSite {
         let mut pods = Vec::new();
         let mut documents = Vec::new();
         for name in PODS {
-            let pod = Backend::h2c(name).handler(move |req| grpc_echo(name, req)).start().await;
+            let pod = Backend::h2c(name)
+                .handler(move |req| grpc_echo(name, req))
+                .start()
+                .await;
             documents.push(json!({
                 "apiVersion": "v1", "kind": "Service",
                 "metadata": {"namespace": INFRA, "name": name},
                 "spec": {"ports": [{"name": "grpc", "port": 8080}]},
             }));
-            documents.extend(mk_slice(INFRA, name, pod.port()).port_name("grpc").ready("127.0.0.1").documents());
+            documents.extend(
+                mk_slice(INFRA, name, pod.port())
+                    .port_name("grpc")
+                    .ready("127.0.0.1")
+                    .documents(),
+            );
             pods.push(pod);
         }
         let manifests = Manifests::new();
@@ -68,16 +80,24 @@ fn rpc(authority: &str, method: &str, metadata: &[(&str, &str)]) -> Request<Body
 /// The pod: only gRPC over HTTP/2; its answer is one length-prefixed message, then trailers.
 async fn grpc_echo(name: &'static str, req: Request<hyper::body::Incoming>) -> http::Response<Body> {
     let grpc = req.version() == Version::HTTP_2
-        && (req.headers().get(header::CONTENT_TYPE)).is_some_and(|value| value.as_bytes().starts_with(b"application/grpc"));
+        && (req.headers().get(header::CONTENT_TYPE))
+            .is_some_and(|value| value.as_bytes().starts_with(b"application/grpc"));
     let report = echo(name.to_string(), req).await;
-    let report = report.into_body().collect().await.map(|body| body.to_bytes()).unwrap_or_default();
+    let report = report
+        .into_body()
+        .collect()
+        .await
+        .map(|body| body.to_bytes())
+        .unwrap_or_default();
     let mut trailers = HeaderMap::new();
     let status = if grpc { "0" } else { "3" };
     trailers.insert("grpc-status", HeaderValue::from_static(status));
     let mut message = vec![0u8];
     message.extend_from_slice(&u32::try_from(report.len()).expect("a small report").to_be_bytes());
     message.extend_from_slice(&report);
-    let body = full(Bytes::from(message)).with_trailers(async { Some(Ok(trailers)) }).boxed();
+    let body = full(Bytes::from(message))
+        .with_trailers(async { Some(Ok(trailers)) })
+        .boxed();
     let mut response = http::Response::new(body);
     response
         .headers_mut()
@@ -93,7 +113,10 @@ fn pod(reply: &Reply) -> String {
     assert_eq!(trailers.get("grpc-status").map(HeaderValue::as_bytes), Some(&b"0"[..]));
     let (prefix, message) = reply.body.split_at(5);
     assert_eq!(prefix[0], 0, "an uncompressed message");
-    assert_eq!(u32::from_be_bytes(prefix[1..].try_into().expect("4 bytes")) as usize, message.len());
+    assert_eq!(
+        u32::from_be_bytes(prefix[1..].try_into().expect("4 bytes")) as usize,
+        message.len()
+    );
     let report: Value = serde_json::from_slice(message).expect("the pod's report");
     assert_eq!(report["version"], "HTTP/2.0", "h2c to the pod: {report}");
     report["backend"].as_str().expect("the pod's name").to_string()
@@ -116,19 +139,31 @@ async fn grpc_exact_method_matching() {
     let site = GrpcSite::start(&grpc_route("exact-matching", "[{name: same-namespace}]", "[]", &rules)).await;
     assert_eq!(pod(&site.call("example.com", "Echo", &[]).await), PODS[0]);
     assert_eq!(pod(&site.call("example.com", "EchoTwo", &[]).await), PODS[1]);
-    assert_eq!(site.call("example.com", "EchoThree", &[]).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        site.call("example.com", "EchoThree", &[]).await.status,
+        StatusCode::NOT_FOUND
+    );
     let status = site.shunt.admin("/gateway").await.json();
     let route = &status["routes"][0];
-    assert_eq!((&route["kind"], &route["name"]), (&json!("GRPCRoute"), &json!("exact-matching")));
+    assert_eq!(
+        (&route["kind"], &route["name"]),
+        (&json!("GRPCRoute"), &json!("exact-matching"))
+    );
     assert_eq!(route["parents"][0]["conditions"][0]["reason"], "Accepted");
 }
+
+/// gRPC metadata a call sends, as (name, value).
+type Metadata<'a> = &'a [(&'a str, &'a str)];
 
 /// grpcroute-header-matching: every case of the suite, header names in any case.
 #[tokio::test]
 async fn grpc_route_header_matching() {
     let rule = |headers: &[&str], pod: &str| {
         let matches: Vec<String> = headers.iter().map(|set| format!("{{headers: [{set}]}}")).collect();
-        format!("{{matches: [{}], backendRefs: [{{name: {pod}, port: 8080}}]}}", matches.join(", "))
+        format!(
+            "{{matches: [{}], backendRefs: [{{name: {pod}, port: 8080}}]}}",
+            matches.join(", ")
+        )
     };
     let rules = [
         rule(&["{name: version, value: one}"], PODS[0]),
@@ -137,9 +172,14 @@ async fn grpc_route_header_matching() {
         rule(&["{name: color, value: blue}", "{name: color, value: green}"], PODS[0]),
         rule(&["{name: color, value: red}", "{name: color, value: yellow}"], PODS[1]),
     ];
-    let route = grpc_route("grpc-header-matching", "[{name: same-namespace}]", "[]", &format!("[{}]", rules.join(", ")));
+    let route = grpc_route(
+        "grpc-header-matching",
+        "[{name: same-namespace}]",
+        "[]",
+        &format!("[{}]", rules.join(", ")),
+    );
     let site = GrpcSite::start(&route).await;
-    let cases: [(&[(&str, &str)], Option<&str>); 11] = [
+    let cases: [(Metadata<'_>, Option<&str>); 11] = [
         (&[("Version", "one")], Some(PODS[0])),
         (&[("Version", "two")], Some(PODS[1])),
         (&[("Version", "two"), ("Color", "orange")], Some(PODS[0])),
@@ -174,7 +214,10 @@ async fn grpc_method_of_any_service_and_regular_expressions() {
     for (method, expected) in [("EchoTwo", PODS[1]), ("Echo", PODS[0]), ("EchoThree", PODS[0])] {
         assert_eq!(pod(&site.call("example.com", method, &[]).await), expected, "{method}");
     }
-    assert_eq!(site.call("example.com", "EchoFour", &[]).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        site.call("example.com", "EchoFour", &[]).await.status,
+        StatusCode::NOT_FOUND
+    );
     let other = Request::post("http://example.com/other.Service/Echo")
         .version(Version::HTTP_2)
         .header(header::CONTENT_TYPE, "application/grpc")
@@ -187,7 +230,9 @@ async fn grpc_method_of_any_service_and_regular_expressions() {
 #[tokio::test]
 async fn grpc_route_listener_hostname_matching() {
     let listener = |name: &str, hostname: &str| {
-        format!("{{name: {name}, port: 80, protocol: HTTP, allowedRoutes: {{namespaces: {{from: Same}}}}, hostname: '{hostname}'}}")
+        format!(
+            "{{name: {name}, port: 80, protocol: HTTP, allowedRoutes: {{namespaces: {{from: Same}}}}, hostname: '{hostname}'}}"
+        )
     };
     let gateway = format!(
         "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n\
@@ -198,11 +243,23 @@ async fn grpc_route_listener_hostname_matching() {
         listener("listener-3", "*.bar.com"),
         listener("listener-4", "*.foo.com"),
     );
-    let parent = |section: &str| format!("{{name: grpcroute-listener-hostname-matching, namespace: {INFRA}, sectionName: {section}}}");
+    let parent = |section: &str| {
+        format!("{{name: grpcroute-listener-hostname-matching, namespace: {INFRA}, sectionName: {section}}}")
+    };
     let backend = |pod: &str| format!("[{{backendRefs: [{{name: {pod}, port: 8080}}]}}]");
     let routes = [
-        grpc_route("backend-v1", &format!("[{}]", parent("listener-1")), "[]", &backend(PODS[0])),
-        grpc_route("backend-v2", &format!("[{}]", parent("listener-2")), "[]", &backend(PODS[1])),
+        grpc_route(
+            "backend-v1",
+            &format!("[{}]", parent("listener-1")),
+            "[]",
+            &backend(PODS[0]),
+        ),
+        grpc_route(
+            "backend-v2",
+            &format!("[{}]", parent("listener-2")),
+            "[]",
+            &backend(PODS[1]),
+        ),
         grpc_route(
             "backend-v3",
             &format!("[{}, {}]", parent("listener-3"), parent("listener-4")),
@@ -222,7 +279,11 @@ async fn grpc_route_listener_hostname_matching() {
         assert_eq!(pod(&site.call(authority, "Echo", &[]).await), expected, "{authority}");
     }
     for authority in ["foo.com", "no.matching.host"] {
-        assert_eq!(site.call(authority, "Echo", &[]).await.status, StatusCode::NOT_FOUND, "{authority}");
+        assert_eq!(
+            site.call(authority, "Echo", &[]).await.status,
+            StatusCode::NOT_FOUND,
+            "{authority}"
+        );
     }
 }
 
@@ -234,10 +295,18 @@ async fn grpc_route_weight() {
         "[{{backendRefs: [{{name: {}, port: 8080, weight: 70}}, {{name: {}, port: 8080, weight: 30}}, {{name: {}, port: 8080, weight: 0}}]}}]",
         PODS[0], PODS[1], PODS[2]
     );
-    let site = GrpcSite::start(&grpc_route("weighted-backends", "[{name: same-namespace}]", "[]", &rules)).await;
+    let site = GrpcSite::start(&grpc_route(
+        "weighted-backends",
+        "[{name: same-namespace}]",
+        "[]",
+        &rules,
+    ))
+    .await;
     let mut seen = std::collections::BTreeMap::<String, usize>::new();
     for _ in 0..200 {
-        *seen.entry(pod(&site.call("example.com", "Echo", &[]).await)).or_default() += 1;
+        *seen
+            .entry(pod(&site.call("example.com", "Echo", &[]).await))
+            .or_default() += 1;
     }
     assert!(!seen.contains_key(PODS[2]), "{seen:?}");
     assert!(seen.contains_key(PODS[0]) && seen.contains_key(PODS[1]), "{seen:?}");
@@ -247,7 +316,11 @@ async fn grpc_route_weight() {
 #[tokio::test]
 async fn grpc_over_tls_reaches_an_h2c_pod() {
     let ca = TestCa::new("gateway-ca");
-    let secret = to_yaml(&[mk_tls_secret(INFRA, "grpc-certificate", &ca.issue(&["grpc.example.org"]))]);
+    let secret = to_yaml(&[mk_tls_secret(
+        INFRA,
+        "grpc-certificate",
+        &ca.issue(&["grpc.example.org"]),
+    )]);
     let gateway = format!(
         "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{namespace: {INFRA}, name: secure}}\n\
          spec: {{gatewayClassName: shunt, listeners: [{{name: https, port: 443, protocol: HTTPS, \
@@ -259,8 +332,14 @@ async fn grpc_over_tls_reaches_an_h2c_pod() {
     let client = ca.client().alpn(&[b"h2"]);
     let mut connection = (client.connect(site.shunt.https, Some("grpc.example.org")).await).expect("a TLS connection");
     assert_eq!(connection.alpn.as_deref(), Some(&b"h2"[..]));
-    let reply = connection.send(rpc("grpc.example.org", "Echo", &[])).await.expect("an answer");
+    let reply = connection
+        .send(rpc("grpc.example.org", "Echo", &[]))
+        .await
+        .expect("an answer");
     assert_eq!(pod(&reply), PODS[1]);
     // Not on the plain listener.
-    assert_eq!(site.call("grpc.example.org", "Echo", &[]).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        site.call("grpc.example.org", "Echo", &[]).await.status,
+        StatusCode::NOT_FOUND
+    );
 }

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! GatewayClass ─ ours? ─▶ Gateway ─ listeners.rs ─▶ listeners (accepted, programmed, certificate)
-//! HTTPRoute ─ attachment.rs: parentRefs, allowedRoutes, hostnames ─▶ hosts per listener
+//! HTTPRoute (GRPCRoute in its shape: grpc/) ─ attachment.rs: parentRefs, allowedRoutes, hostnames ─▶ hosts per listener
 //!           ─ rules.rs: matches.rs, filters.rs, backends.rs (grants.rs) ─▶ entries
 //! (host, entries) ─ hosts.rs: precedence ─▶ ranked VirtualHostSpecs ─▶ the table, unless an
 //!   Ingress holds the host (the Ingress keeps it; the route's parent says so)
@@ -297,18 +297,10 @@ fn order(route: &HTTPRoute) -> RouteOrder {
 
 /// The Services any route's backendRefs name, to index only those.
 fn named_services(state: &ClusterState) -> HashSet<(&str, &str)> {
-    let mut named = HashSet::new();
-    let http = state.http_routes.iter().map(|route| {
-        let refs = route.spec.rules.iter().flat_map(|rule| &rule.backend_refs);
-        (&route.metadata, refs.collect::<Vec<_>>())
-    });
-    let grpc = state.grpc_routes.iter().map(|route| {
-        let refs = route.spec.rules.iter().flat_map(|rule| &rule.backend_refs);
-        (&route.metadata, refs.collect::<Vec<_>>())
-    });
-    for (metadata, refs) in http.chain(grpc) {
-        let (namespace, _) = namespace_name(metadata);
-        for reference in refs {
+    let mut named: HashSet<(&str, &str)> = grpc::named_services(&state.grpc_routes).collect();
+    for route in &state.http_routes {
+        let (namespace, _) = namespace_name(&route.metadata);
+        for reference in route.spec.rules.iter().flat_map(|rule| &rule.backend_refs) {
             named.insert((
                 reference.namespace.as_deref().unwrap_or(namespace),
                 reference.name.as_str(),

@@ -62,7 +62,11 @@ pub fn specificity(translated: &Translated, headers: usize) -> Specificity {
 fn method_match(raw: &GRPCMethodMatch) -> Result<Translated, String> {
     let service = raw.service.as_deref().filter(|value| !value.is_empty());
     let method = raw.method.as_deref().filter(|value| !value.is_empty());
-    if [service, method].iter().flatten().any(|value| value.len() > MAX_VALUE_LEN) {
+    if [service, method]
+        .iter()
+        .flatten()
+        .any(|value| value.len() > MAX_VALUE_LEN)
+    {
         return Err(format!("a service or method longer than {MAX_VALUE_LEN} characters"));
     }
     let chars = (service.map_or(0, str::len), method.map_or(0, str::len));
@@ -88,7 +92,11 @@ fn method_match(raw: &GRPCMethodMatch) -> Result<Translated, String> {
             }
             let service = service.unwrap_or(ANY_ELEMENT);
             let method = method.unwrap_or(ANY_ELEMENT);
-            ("PathPrefix", "/".to_string(), Some(format!("/(?:{service})/(?:{method})")))
+            (
+                "PathPrefix",
+                "/".to_string(),
+                Some(format!("/(?:{service})/(?:{method})")),
+            )
         }
     };
     let http = HTTPRouteMatch {
@@ -110,7 +118,9 @@ fn method_match(raw: &GRPCMethodMatch) -> Result<Translated, String> {
 fn check_names(service: Option<&str>, method: Option<&str>) -> Result<(), String> {
     let identifier = |part: &str| {
         let mut bytes = part.bytes();
-        bytes.next().is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
+        bytes
+            .next()
+            .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
             && bytes.all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
     };
     if let Some(service) = service {

@@ -16,6 +16,8 @@ pub mod objects;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+
 use shunt_spec::UpstreamProtocol;
 
 use self::{matches::Translated, objects::GRPCRoute};
@@ -25,7 +27,7 @@ use super::{
     objects::{HTTPRoute, HTTPRouteRule, HTTPRouteSpec},
     rules::{self, MAX_ROUTE_MATCHES, MAX_RULE_MATCHES, MAX_RULES, RouteRules},
 };
-use crate::compile::Backends;
+use crate::compile::{Backends, namespace_name};
 
 /// The kind, as status and ReferenceGrants name it.
 pub const KIND: &str = "GRPCRoute";
@@ -42,6 +44,20 @@ const FILTERS: [&str; 4] = [
     "RequestMirror",
     "ExtensionRef",
 ];
+
+/// The Services `routes`' backendRefs name, as (namespace, name).
+pub fn named_services(routes: &[Arc<GRPCRoute>]) -> impl Iterator<Item = (&str, &str)> {
+    routes.iter().flat_map(|route| {
+        let (namespace, _) = namespace_name(&route.metadata);
+        let refs = route.spec.rules.iter().flat_map(|rule| &rule.backend_refs);
+        refs.map(move |reference| {
+            (
+                reference.namespace.as_deref().unwrap_or(namespace),
+                reference.name.as_str(),
+            )
+        })
+    })
+}
 
 /// A GRPCRoute in HTTPRoute's shape.
 pub struct Shaped {
@@ -80,11 +96,19 @@ fn shape_rules(route: &GRPCRoute, into: &mut Vec<HTTPRouteRule>) -> Result<Vec<V
     }
     let mut extras = Vec::with_capacity(rules.len());
     for rule in rules {
-        if let Some(filter) = rule.filters.iter().find(|filter| !FILTERS.contains(&filter.type_.as_str())) {
+        if let Some(filter) = rule
+            .filters
+            .iter()
+            .find(|filter| !FILTERS.contains(&filter.type_.as_str()))
+        {
             return Err(format!("filter type {:?} is not a GRPCRoute filter", filter.type_));
         }
         let default_match = [Default::default()];
-        let raw = if rule.matches.is_empty() { &default_match[..] } else { &rule.matches };
+        let raw = if rule.matches.is_empty() {
+            &default_match[..]
+        } else {
+            &rule.matches
+        };
         let translated: Vec<Translated> = raw.iter().map(matches::translate).collect::<Result<_, _>>()?;
         into.push(HTTPRouteRule {
             matches: translated.iter().map(|one| one.http.clone()).collect(),

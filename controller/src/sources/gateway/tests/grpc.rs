@@ -52,7 +52,11 @@ fn exact_method_matches_are_exact_paths_to_h2c_backends() {
         ]
     );
     let backend = &compiled.table.backends["infra/v1:8080@h2c"];
-    assert_eq!(backend.protocol, UpstreamProtocol::H2c, "gRPC to pods is HTTP/2 with prior knowledge");
+    assert_eq!(
+        backend.protocol,
+        UpstreamProtocol::H2c,
+        "gRPC to pods is HTTP/2 with prior knowledge"
+    );
 }
 
 #[test]
@@ -100,7 +104,11 @@ fn header_matches_rank_by_count_then_rule_order() {
         .collect();
     assert_eq!(
         ranked,
-        [(2, "infra/v1:8080@h2c"), (1, "infra/v1:8080@h2c"), (1, "infra/v2:8080@h2c")]
+        [
+            (2, "infra/v1:8080@h2c"),
+            (1, "infra/v1:8080@h2c"),
+            (1, "infra/v2:8080@h2c")
+        ]
     );
 }
 
@@ -113,8 +121,16 @@ fn an_http_route_and_a_grpc_route_on_one_hostname_the_older_is_accepted() {
         )
     };
     let backend = "[{backendRefs: [{name: v1, port: 8080}]}]";
-    let http = dated(mk_route("infra", "web", "same", "[a.example.com]", backend), "web", 2021);
-    let grpc = dated(mk_grpc_route("infra", "rpc", "same", "['*.example.com']", backend), "rpc", 2020);
+    let http = dated(
+        mk_route("infra", "web", "same", "[a.example.com]", backend),
+        "web",
+        2021,
+    );
+    let grpc = dated(
+        mk_grpc_route("infra", "rpc", "same", "['*.example.com']", backend),
+        "rpc",
+        2020,
+    );
     let apart = mk_grpc_route("infra", "other", "same", "[b.example.org]", backend);
     let judged = compiled(&format!("{http}{grpc}{apart}"));
     let status = status(&judged);
@@ -135,7 +151,10 @@ fn an_http_route_and_a_grpc_route_on_one_hostname_the_older_is_accepted() {
     assert!(paths(&judged.table, &exact("a.example.com")).is_empty());
 
     // Two routes of one kind merge as usual.
-    let both_http = format!("{http}{}", mk_route("infra", "web2", "same", "[a.example.com]", backend));
+    let both_http = format!(
+        "{http}{}",
+        mk_route("infra", "web2", "same", "[a.example.com]", backend)
+    );
     let status = super::status(&compiled(&both_http));
     assert_eq!(parent_conditions(&status, "web2", "same")[0].2, "Accepted");
 }
@@ -148,7 +167,13 @@ fn listener_kinds_take_or_refuse_grpc_routes() {
              spec:\n  gatewayClassName: shunt\n  listeners: [{{name: http, port: 80, protocol: HTTP, allowedRoutes: {{kinds: {kinds}}}}}]\n"
         )
     };
-    let route = mk_grpc_route("infra", "rpc", "kinds", "[]", "[{backendRefs: [{name: v1, port: 8080}]}]");
+    let route = mk_grpc_route(
+        "infra",
+        "rpc",
+        "kinds",
+        "[]",
+        "[{backendRefs: [{name: v1, port: 8080}]}]",
+    );
     let http_only = compiled(&format!("{}{route}", gateway("[{kind: HTTPRoute}]")));
     assert_eq!(
         parent_conditions(&status(&http_only), "rpc", "kinds")[0],
@@ -195,8 +220,16 @@ fn a_cross_namespace_backend_needs_a_grant_from_grpc_routes() {
 
 #[test]
 fn a_grpc_route_past_the_bounds_or_with_an_http_only_filter_is_unsupported() {
-    let many: Vec<String> = (0..17).map(|_| "{backendRefs: [{name: v1, port: 8080}]}".to_string()).collect();
-    let too_many = compiled(&mk_grpc_route("infra", "many", "same", "[]", &format!("[{}]", many.join(", "))));
+    let many: Vec<String> = (0..17)
+        .map(|_| "{backendRefs: [{name: v1, port: 8080}]}".to_string())
+        .collect();
+    let too_many = compiled(&mk_grpc_route(
+        "infra",
+        "many",
+        "same",
+        "[]",
+        &format!("[{}]", many.join(", ")),
+    ));
     assert_eq!(
         parent_conditions(&status(&too_many), "many", "same")[0],
         condition("Accepted", "False", "UnsupportedValue")

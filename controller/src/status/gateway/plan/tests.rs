@@ -192,7 +192,10 @@ fn a_grpc_route_gets_its_own_status_beside_an_http_route_of_the_same_name() {
                 rules: [{backendRefs: [{name: missing, port: 8080}]}]}\n";
     let state = mk_state(&format!("{BASE}{grpc}"));
     let first = patches(&state, "2026-01-01T00:00:00Z");
-    let grpc = first.iter().find(|p| p.kind == Kind::GRPCRoute).expect("a GRPCRoute patch");
+    let grpc = first
+        .iter()
+        .find(|p| p.kind == Kind::GRPCRoute)
+        .expect("a GRPCRoute patch");
     assert_eq!(grpc.resource_version, "7");
     let conditions = &grpc.status["parents"][0]["conditions"];
     assert_eq!(conditions[0]["observedGeneration"], 7);
