@@ -30,7 +30,10 @@ use serde_json::{Map, Value};
 use crate::{
     compile::{ClusterState, DEFAULT_NAMESPACE},
     objects::{EndpointSlice, Namespace, Service, TkeServiceConfig},
-    sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+    sources::gateway::{
+        grpc::objects::GRPCRoute,
+        objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+    },
 };
 
 mod compact;
@@ -57,6 +60,7 @@ pub enum Object {
     GatewayClass(GatewayClass),
     Gateway(Gateway),
     HTTPRoute(HTTPRoute),
+    GRPCRoute(GRPCRoute),
     /// `v1` or `v1beta1`.
     ReferenceGrant(ReferenceGrant),
     /// TKE's CLB settings for a qcloud Ingress.
@@ -286,6 +290,7 @@ fn decode(api_version: &str, kind: &str, value: Value) -> Result<Object, (String
         ("gateway.networking.k8s.io/v1", "GatewayClass") => typed(value, namespaced).map(Object::GatewayClass),
         ("gateway.networking.k8s.io/v1", "Gateway") => typed(value, namespaced).map(Object::Gateway),
         ("gateway.networking.k8s.io/v1", "HTTPRoute") => typed(value, namespaced).map(Object::HTTPRoute),
+        ("gateway.networking.k8s.io/v1", "GRPCRoute") => typed(value, namespaced).map(Object::GRPCRoute),
         ("gateway.networking.k8s.io/v1" | "gateway.networking.k8s.io/v1beta1", "ReferenceGrant") => {
             typed(value, namespaced).map(Object::ReferenceGrant)
         }
@@ -399,6 +404,7 @@ impl ClusterState {
             BTreeMap::new(),
             BTreeMap::new(),
         );
+        let mut grpc_routes = BTreeMap::new();
         for object in objects {
             match object {
                 Object::Ingress(o) => _ = ingresses.insert(key(&o.metadata), Arc::new(o)),
@@ -410,6 +416,7 @@ impl ClusterState {
                 Object::GatewayClass(o) => _ = gateway_classes.insert(key(&o.metadata), Arc::new(o)),
                 Object::Gateway(o) => _ = gateways.insert(key(&o.metadata), Arc::new(o)),
                 Object::HTTPRoute(o) => _ = http_routes.insert(key(&o.metadata), Arc::new(o)),
+                Object::GRPCRoute(o) => _ = grpc_routes.insert(key(&o.metadata), Arc::new(o)),
                 Object::ReferenceGrant(o) => _ = grants.insert(key(&o.metadata), Arc::new(o)),
                 Object::TkeServiceConfig(o) => _ = tke_configs.insert(key(&o.metadata), Arc::new(o)),
                 Object::Namespace(o) => _ = namespaces.insert(key(&o.metadata), Arc::new(o)),
@@ -426,6 +433,7 @@ impl ClusterState {
             gateway_classes: gateway_classes.into_values().collect(),
             gateways: gateways.into_values().collect(),
             http_routes: http_routes.into_values().collect(),
+            grpc_routes: grpc_routes.into_values().collect(),
             reference_grants: grants.into_values().collect(),
             tke_service_configs: tke_configs.into_values().collect(),
             namespaces: namespaces.into_values().collect(),
@@ -449,6 +457,7 @@ impl Object {
             Object::GatewayClass(_) => "GatewayClass",
             Object::Gateway(_) => "Gateway",
             Object::HTTPRoute(_) => "HTTPRoute",
+            Object::GRPCRoute(_) => "GRPCRoute",
             Object::ReferenceGrant(_) => "ReferenceGrant",
             Object::TkeServiceConfig(_) => "TkeServiceConfig",
             Object::Namespace(_) => "Namespace",
@@ -467,6 +476,7 @@ impl Object {
             Object::GatewayClass(o) => &o.metadata,
             Object::Gateway(o) => &o.metadata,
             Object::HTTPRoute(o) => &o.metadata,
+            Object::GRPCRoute(o) => &o.metadata,
             Object::ReferenceGrant(o) => &o.metadata,
             Object::TkeServiceConfig(o) => &o.metadata,
             Object::Namespace(o) => &o.metadata,

@@ -41,6 +41,10 @@ pub struct RequestConditions {
     /// several times is judged by its first value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub query: Vec<FieldCondition>,
+    /// The whole request path, as sent (no query): GRPCRoute's method matches that a table path
+    /// cannot say (`/{service}/{method}` by regular expression, or a method of any service).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<ValueMatch>,
 }
 
 /// A named request field or query parameter and what its value must be.
@@ -132,6 +136,6 @@ impl BackendSplit {
 
 impl RequestConditions {
     pub fn is_empty(&self) -> bool {
-        self.method.is_none() && self.headers.is_empty() && self.query.is_empty()
+        self.method.is_none() && self.headers.is_empty() && self.query.is_empty() && self.path.is_none()
     }
 }

@@ -97,6 +97,14 @@ def test_gateway_api_rules_are_granted_by_default_and_not_when_disabled():
     assert disabled.all("GatewayClass") == []
 
 
+def test_gateway_api_rules_read_both_route_kinds_and_patch_their_status():
+    granted = grants(named(render("default"), "ClusterRole", GATEWAY_API)["rules"])
+    group = "gateway.networking.k8s.io"
+    for kind in ("httproutes", "grpcroutes"):
+        assert {(group, kind, "list", ()), (group, kind, "watch", ())} <= granted, kind
+        assert (group, f"{kind}/status", "patch", ()) in granted, kind
+
+
 def test_namespaces_are_listed_and_watched_cluster_wide_for_selector_listeners_only_with_gateway_api():
     namespaces = {("", "namespaces", "list", ()), ("", "namespaces", "watch", ())}
     for variant in ("default", "namespaced"):

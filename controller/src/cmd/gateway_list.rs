@@ -1,5 +1,5 @@
 //! The Gateway API objects for the one-shot commands that list the API (`shunt dns`, `shunt
-//! shadow report`): GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants and the Namespaces
+//! shadow report`): GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, ReferenceGrants and the Namespaces
 //! Selector listeners judge. A cluster without the CRDs (404) or a user without the permission
 //! (403) gives none of that kind, as `shunt run` then serves none.
 
@@ -9,7 +9,10 @@ use super::dns::list;
 use crate::{
     compile::ClusterState,
     objects::Namespace,
-    sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+    sources::gateway::{
+        grpc::objects::GRPCRoute,
+        objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+    },
 };
 
 /// Adds the Gateway API objects (in `namespaces`, or all) to `state`.
@@ -22,6 +25,7 @@ pub(super) async fn add(client: &Client, namespaces: &[String], state: &mut Clus
     state.gateway_classes = classes.items.into_iter().map(std::sync::Arc::new).collect();
     state.gateways = tolerated(list::<Gateway>(client, namespaces, &params).await)?.unwrap_or_default();
     state.http_routes = tolerated(list::<HTTPRoute>(client, namespaces, &params).await)?.unwrap_or_default();
+    state.grpc_routes = tolerated(list::<GRPCRoute>(client, namespaces, &params).await)?.unwrap_or_default();
     state.reference_grants = tolerated(list::<ReferenceGrant>(client, namespaces, &params).await)?.unwrap_or_default();
     let listed = Api::<Namespace>::all(client.clone()).list(&params).await;
     let listed = tolerated(listed.map_err(anyhow::Error::from))?;

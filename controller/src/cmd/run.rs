@@ -291,6 +291,7 @@ fn gateway_objects(state: &crate::compile::ClusterState) -> GatewayObjects {
         classes: state.gateway_classes.clone(),
         gateways: state.gateways.clone(),
         routes: state.http_routes.clone(),
+        grpc_routes: state.grpc_routes.clone(),
     }
 }
 

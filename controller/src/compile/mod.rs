@@ -50,6 +50,7 @@ use crate::{
     shadow::{HostVerdict, IngressVerdict, ProfileConfig, ShadowOptions, Shadowed},
     sources::gateway::{
         self,
+        grpc::objects::GRPCRoute,
         objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
     },
 };
@@ -95,6 +96,7 @@ pub struct ClusterState {
     pub gateway_classes: Vec<Arc<GatewayClass>>,
     pub gateways: Vec<Arc<Gateway>>,
     pub http_routes: Vec<Arc<HTTPRoute>>,
+    pub grpc_routes: Vec<Arc<GRPCRoute>>,
     /// `v1` and `v1beta1`.
     pub reference_grants: Vec<Arc<ReferenceGrant>>,
     /// Namespaces (name and labels), read by Gateway listeners that select routes' namespaces by label.

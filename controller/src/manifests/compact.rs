@@ -24,7 +24,10 @@ use serde::{Deserialize, Serialize};
 use super::Object;
 use crate::{
     objects::{EndpointSlice, Namespace, Service, TkeServiceConfig},
-    sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+    sources::gateway::{
+        grpc::objects::GRPCRoute,
+        objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+    },
 };
 
 /// The objects of one file that compile reads, as deflated JSON. Skipped kinds are left out:
@@ -52,6 +55,7 @@ enum Compact {
     GatewayClass(GatewayClass),
     Gateway(Gateway),
     HTTPRoute(HTTPRoute),
+    GRPCRoute(GRPCRoute),
     ReferenceGrant(ReferenceGrant),
     TkeServiceConfig(TkeServiceConfig),
     Namespace(Namespace),
@@ -75,6 +79,7 @@ impl CompactObjects {
                 Object::GatewayClass(o) => Some(Compact::GatewayClass(o)),
                 Object::Gateway(o) => Some(Compact::Gateway(o)),
                 Object::HTTPRoute(o) => Some(Compact::HTTPRoute(o)),
+                Object::GRPCRoute(o) => Some(Compact::GRPCRoute(o)),
                 Object::ReferenceGrant(o) => Some(Compact::ReferenceGrant(o)),
                 Object::TkeServiceConfig(o) => Some(Compact::TkeServiceConfig(o)),
                 Object::Namespace(o) => Some(Compact::Namespace(o)),
@@ -121,6 +126,7 @@ impl CompactObjects {
                 Compact::GatewayClass(o) => Object::GatewayClass(o),
                 Compact::Gateway(o) => Object::Gateway(o),
                 Compact::HTTPRoute(o) => Object::HTTPRoute(o),
+                Compact::GRPCRoute(o) => Object::GRPCRoute(o),
                 Compact::ReferenceGrant(o) => Object::ReferenceGrant(o),
                 Compact::TkeServiceConfig(o) => Object::TkeServiceConfig(o),
                 Compact::Namespace(o) => Object::Namespace(o),

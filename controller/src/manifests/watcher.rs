@@ -183,6 +183,7 @@ impl ManifestWatcher {
             Object::GatewayClass(_)
             | Object::Gateway(_)
             | Object::HTTPRoute(_)
+            | Object::GRPCRoute(_)
             | Object::ReferenceGrant(_)
             | Object::Namespace(_) => true,
             Object::Skipped(_) => false,
@@ -237,6 +238,7 @@ fn note_changes(changes: &mut Changes, old: &[Object], new: &[Object]) {
         | Object::GatewayClass(_)
         | Object::Gateway(_)
         | Object::HTTPRoute(_)
+        | Object::GRPCRoute(_)
         | Object::ReferenceGrant(_)
         | Object::Namespace(_)
         | Object::Skipped(_) => None,

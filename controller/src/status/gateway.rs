@@ -1,4 +1,4 @@
-//! The leader's writes to Gateway API status: GatewayClass, Gateway and HTTPRoute, through
+//! The leader's writes to Gateway API status: GatewayClass, Gateway, HTTPRoute and GRPCRoute, through
 //! their `status` subresource, as a JSON merge patch conditional on the resourceVersion the
 //! compile read (a concurrent change earns a 409 and the next compile retries), and only where
 //! `plan` finds a difference.
@@ -16,6 +16,7 @@ pub use self::plan::{Kind, Objects, Patch, SUPPORTED_FEATURES, plan};
 use super::{PublishAddress, SyncReport};
 use crate::sources::gateway::{
     GatewayStatus,
+    grpc::objects::GRPCRoute,
     objects::{Gateway, GatewayClass, HTTPRoute},
 };
 
@@ -108,6 +109,12 @@ impl GatewayStatusWriter {
             }
             Kind::HTTPRoute => {
                 let api = Api::<HTTPRoute>::namespaced(self.client.clone(), namespace);
+                api.patch_status(name, &params, &KubePatch::Merge(&body))
+                    .await
+                    .map(drop)
+            }
+            Kind::GRPCRoute => {
+                let api = Api::<GRPCRoute>::namespaced(self.client.clone(), namespace);
                 api.patch_status(name, &params, &KubePatch::Merge(&body))
                     .await
                     .map(drop)

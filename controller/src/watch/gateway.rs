@@ -6,7 +6,8 @@
 //!                                └ 404 / 403 / error: logged, again after BACKOFF (doubling to BACKOFF_MAX)
 //! ```
 //! ReferenceGrant is read as `v1beta1`, served by every Gateway API release that has the kind
-//! (`v1` only since v1.5); a cluster without ReferenceGrants still gets the other kinds.
+//! (`v1` only since v1.5); a cluster without ReferenceGrants still gets the other kinds, and
+//! one without GRPCRoutes (the experimental channel before v1.1) its HTTPRoutes.
 //! Namespaces (name and labels only) are watched with them, for listeners that select routes'
 //! namespaces by label; without the permission to list them, such listeners take no route.
 
@@ -23,7 +24,10 @@ use super::{Slim, Store, WatcherStopped, reflect, scoped, slim::slim_metadata};
 use crate::{
     compile::ClusterState,
     objects::Namespace,
-    sources::gateway::objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+    sources::gateway::{
+        grpc::objects::GRPCRoute,
+        objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
+    },
 };
 
 /// The first retry of a discovery that found no CRDs (or no permission).
@@ -45,6 +49,8 @@ struct Readers {
     classes: Store<GatewayClass>,
     gateways: Vec<Store<Gateway>>,
     routes: Vec<Store<HTTPRoute>>,
+    /// Empty when the cluster serves no GRPCRoute.
+    grpc_routes: Vec<Store<GRPCRoute>>,
     /// Empty when the cluster serves no ReferenceGrant.
     grants: Vec<Store<ReferenceGrant>>,
     /// `None` when shunt may not list Namespaces.
@@ -54,8 +60,8 @@ struct Readers {
 /// What one discovery found.
 #[derive(Debug, PartialEq, Eq)]
 enum Found {
-    /// GatewayClass, Gateway and HTTPRoute, and whether ReferenceGrant and Namespace too.
-    Served { grants: bool, namespaces: bool },
+    /// GatewayClass, Gateway and HTTPRoute, and whether ReferenceGrant, Namespace and GRPCRoute too.
+    Served { grants: bool, namespaces: bool, grpc: bool },
     /// Some kind is not served (404): the CRDs are not installed.
     Absent(&'static str),
 }
@@ -95,6 +101,9 @@ impl GatewayStores {
         for store in &readers.grants {
             store.wait_until_ready().await?;
         }
+        for store in &readers.grpc_routes {
+            store.wait_until_ready().await?;
+        }
         if let Some(store) = &readers.namespaces {
             store.wait_until_ready().await?;
         }
@@ -109,6 +118,7 @@ impl GatewayStores {
         state.gateway_classes = readers.classes.state();
         state.gateways = readers.gateways.iter().flat_map(Store::state).collect();
         state.http_routes = readers.routes.iter().flat_map(Store::state).collect();
+        state.grpc_routes = readers.grpc_routes.iter().flat_map(Store::state).collect();
         state.reference_grants = readers.grants.iter().flat_map(Store::state).collect();
         state.namespaces = readers.namespaces.iter().flat_map(Store::state).collect();
     }
@@ -125,15 +135,19 @@ async fn discover(
     let mut backoff = BACKOFF;
     loop {
         match probe_all(&client, &scopes).await {
-            Ok(Found::Served { grants, namespaces }) => {
+            Ok(Found::Served {
+                grants,
+                namespaces,
+                grpc,
+            }) => {
                 info!(
                     grants,
-                    namespaces, "Gateway API CRDs found; watching GatewayClasses, Gateways and HTTPRoutes"
+                    grpc, namespaces, "Gateway API CRDs found; watching GatewayClasses, Gateways and HTTPRoutes"
                 );
                 if !namespaces {
                     warn!("Cannot list Namespaces; listeners with allowedRoutes from Selector take no route");
                 }
-                _ = readers.set(start(&client, &scopes, &changed, (grants, namespaces)));
+                _ = readers.set(start(&client, &scopes, &changed, (grants, namespaces, grpc)));
                 decide.send_replace(true);
                 changed.notify_one();
                 return;
@@ -156,7 +170,7 @@ async fn probe_all(client: &Client, scopes: &[Option<String>]) -> Result<Found, 
     if !probe(Api::<GatewayClass>::all(client.clone())).await? {
         return Ok(Found::Absent("GatewayClass"));
     }
-    let mut grants = true;
+    let (mut grants, mut grpc) = (true, true);
     for scope in scopes.iter().map(Option::as_deref) {
         if !probe(scoped::<Gateway>(client, scope)).await? {
             return Ok(Found::Absent("Gateway"));
@@ -165,10 +179,19 @@ async fn probe_all(client: &Client, scopes: &[Option<String>]) -> Result<Found, 
             return Ok(Found::Absent("HTTPRoute"));
         }
         grants &= probe(scoped::<ReferenceGrant>(client, scope)).await?;
+        // Refused or failing: the other kinds are still served (a role written before GRPCRoute).
+        grpc &= probe(scoped::<GRPCRoute>(client, scope)).await.unwrap_or_else(|error| {
+            warn!(%error, "Cannot read GRPCRoutes; they are not served");
+            false
+        });
     }
     // Refused (403) or failing: Selector listeners take no route, the rest is served.
     let namespaces = probe(Api::<Namespace>::all(client.clone())).await.unwrap_or(false);
-    Ok(Found::Served { grants, namespaces })
+    Ok(Found::Served {
+        grants,
+        namespaces,
+        grpc,
+    })
 }
 
 /// `false` when the kind is not served (404); a hung request counts as an error.
@@ -186,12 +209,12 @@ where
     }
 }
 
-/// Starts the watchers; `(grants, namespaces)` say whether those kinds may be read.
+/// Starts the watchers; `(grants, namespaces, grpc)` say whether those kinds may be read.
 fn start(
     client: &Client,
     scopes: &[Option<String>],
     changed: &Arc<Notify>,
-    (grants, namespaces): (bool, bool),
+    (grants, namespaces, grpc): (bool, bool, bool),
 ) -> Readers {
     let config = kube::runtime::watcher::Config::default;
     Readers {
@@ -205,6 +228,13 @@ fn start(
             .map(|s| reflect(scoped(client, s.as_deref()), config(), changed))
             .collect(),
         grants: match grants {
+            true => scopes
+                .iter()
+                .map(|s| reflect(scoped(client, s.as_deref()), config(), changed))
+                .collect(),
+            false => Vec::new(),
+        },
+        grpc_routes: match grpc {
             true => scopes
                 .iter()
                 .map(|s| reflect(scoped(client, s.as_deref()), config(), changed))
@@ -228,6 +258,12 @@ impl Slim for Gateway {
 }
 
 impl Slim for HTTPRoute {
+    fn slim(&mut self) {
+        slim_metadata(&mut self.metadata);
+    }
+}
+
+impl Slim for GRPCRoute {
     fn slim(&mut self) {
         slim_metadata(&mut self.metadata);
     }

@@ -18,6 +18,8 @@ pub struct Conditions {
     method: Option<Method>,
     headers: Box<[(HeaderName, ValueTest)]>,
     query: Box<[(Box<str>, ValueTest)]>,
+    /// The whole path; only GRPCRoute method matches carry one.
+    path: Option<ValueTest>,
 }
 
 #[derive(Debug)]
@@ -84,11 +86,31 @@ impl Conditions {
                 Ok((name.into(), ValueTest::new(condition, "query", valid)?))
             })
             .collect::<Result<_, String>>()?;
-        Ok(Conditions { method, headers, query })
+        let path = match &spec.path {
+            None => None,
+            Some(value) => {
+                let condition = FieldCondition {
+                    name: ":path".to_string(),
+                    value: value.clone(),
+                };
+                Some(ValueTest::new(&condition, "path", |path| path.starts_with('/'))?)
+            }
+        };
+        Ok(Conditions {
+            method,
+            headers,
+            query,
+            path,
+        })
     }
 
     pub fn is_empty(&self) -> bool {
-        self.method.is_none() && self.headers.is_empty() && self.query.is_empty()
+        self.method.is_none() && self.headers.is_empty() && self.query.is_empty() && self.path.is_none()
+    }
+
+    /// Whether `path` (the request's, without its query) passes the path condition, if any.
+    pub fn path_holds(&self, path: &str) -> bool {
+        self.path.as_ref().is_none_or(|test| test.matches(path.as_bytes()))
     }
 }
 

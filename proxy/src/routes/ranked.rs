@@ -65,7 +65,9 @@ impl RankedPaths {
                     true => *ranked.path == *path,
                     false => prefix_covers(&ranked.path, path),
                 };
-                covers && (ranked.route.rules.conditions.as_deref()).is_none_or(|conditions| facts.satisfy(conditions))
+                covers
+                    && (ranked.route.rules.conditions.as_deref())
+                        .is_none_or(|conditions| conditions.path_holds(path) && facts.satisfy(conditions))
             })
             .map(|ranked| &ranked.route)
     }

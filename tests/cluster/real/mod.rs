@@ -9,6 +9,7 @@ mod conflicts;
 mod coredns;
 mod events;
 mod gateway;
+mod gateway_grpc;
 mod gateway_leader;
 mod gateway_selector;
 mod gateway_shadow;

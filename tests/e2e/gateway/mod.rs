@@ -14,6 +14,7 @@
 
 mod backends;
 mod filters;
+mod grpc;
 mod hostnames;
 mod https;
 mod matching;

@@ -84,6 +84,7 @@ impl Reads {
             gateway_classes: state.gateway_classes.clone(),
             gateways: state.gateways.clone(),
             http_routes: state.http_routes.clone(),
+            grpc_routes: state.grpc_routes.clone(),
             reference_grants: state.reference_grants.clone(),
             tke_service_configs: state.tke_service_configs.clone(),
             namespaces: state.namespaces.clone(),

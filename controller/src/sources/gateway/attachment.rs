@@ -41,7 +41,7 @@ pub type Listener = ((String, String), usize);
 /// The route's parents that are Gateways of ours, each judged; `hostnames` are the route's,
 /// parsed (an unparsable one never intersects). Counts attachments on the listeners.
 pub fn attach(
-    route: &HTTPRoute,
+    (route, route_kind): (&HTTPRoute, &str),
     hostnames: &[HostMatch],
     gateways: &mut Gateways<'_>,
     namespaces: &Namespaces<'_>,
@@ -86,7 +86,7 @@ pub fn attach(
         let mut allowed = 0;
         for at in candidates {
             let listener = &mut listeners[at];
-            if !allows(listener, namespace, namespaces) {
+            if !allows(listener, (route_kind, namespace), namespaces) {
                 continue;
             }
             allowed += 1;
@@ -111,11 +111,15 @@ pub fn attach(
     parents
 }
 
-/// Whether `listener`'s allowedRoutes take an HTTPRoute from `namespace`. A selector judges
-/// the Namespace's labels; a namespace shunt has no object for is selected by none.
-fn allows(listener: &Served<'_>, namespace: &str, namespaces: &Namespaces<'_>) -> bool {
+/// Whether `listener`'s allowedRoutes take a route of `kind` from `namespace`. A selector
+/// judges the Namespace's labels; a namespace shunt has no object for is selected by none.
+fn allows(listener: &Served<'_>, (kind, namespace): (&str, &str), namespaces: &Namespaces<'_>) -> bool {
     let same = namespace_name(&listener.gateway.metadata).0 == namespace;
-    listener.takes_http_routes
+    let takes = match kind {
+        "GRPCRoute" => listener.takes_grpc_routes,
+        _ => listener.takes_http_routes,
+    };
+    takes
         && match &listener.from {
             From::All => true,
             From::Same => same,

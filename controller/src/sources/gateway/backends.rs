@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::networking::v1::{IngressBackend, IngressServiceBackend, ServiceBackendPort};
-use shunt_spec::{BackendSplit, MAX_CHOICES, MAX_WEIGHT_TOTAL, SplitChoice};
+use shunt_spec::{BackendSplit, MAX_CHOICES, MAX_WEIGHT_TOTAL, SplitChoice, UpstreamProtocol};
 
 use super::{
     filters,
@@ -34,9 +34,22 @@ pub struct RuleBackends {
     pub unresolved: Option<&'static str>,
 }
 
+/// The kind of route whose references are resolved: the kind a ReferenceGrant must name, and
+/// how its backends are spoken to (`None`: as the Service port says).
+#[derive(Clone, Copy, Debug)]
+pub struct Referrer {
+    pub kind: &'static str,
+    pub protocol: Option<UpstreamProtocol>,
+}
+
+pub const HTTP_ROUTE: Referrer = Referrer {
+    kind: "HTTPRoute",
+    protocol: None,
+};
+
 /// Resolves `refs` of a route in `namespace`; an error is what shunt cannot serve.
 pub fn resolve(
-    namespace: &str,
+    (referrer, namespace): (Referrer, &str),
     refs: &[HTTPBackendRef],
     grants: &Grants<'_>,
     backends: &mut Backends<'_>,
@@ -54,7 +67,7 @@ pub fn resolve(
         };
         total += u64::from(weight);
         let (request_headers, response_headers) = filters::parse_backend(&reference.filters)?;
-        let backend = match one(namespace, reference, grants, backends) {
+        let backend = match one((referrer, namespace), reference, grants, backends) {
             Ok(resolved) => {
                 rule.resolved.push(resolved.clone());
                 Some(resolved)
@@ -103,7 +116,7 @@ pub fn no_backend() -> SplitChoice {
 
 /// One reference, resolved; the error is its `ResolvedRefs` reason.
 fn one(
-    namespace: &str,
+    (referrer, namespace): (Referrer, &str),
     reference: &HTTPBackendRef,
     grants: &Grants<'_>,
     backends: &mut Backends<'_>,
@@ -115,7 +128,7 @@ fn one(
     let target = reference.namespace.as_deref().unwrap_or(namespace);
     let from = grants::From {
         group: GROUP,
-        kind: "HTTPRoute",
+        kind: referrer.kind,
         namespace,
     };
     let to = grants::To {
@@ -138,5 +151,5 @@ fn one(
         }),
         resource: None,
     };
-    backends.resolve(target, &backend, None).map_err(|_| "BackendNotFound")
+    (backends.resolve(target, &backend, referrer.protocol)).map_err(|_| "BackendNotFound")
 }

@@ -45,6 +45,7 @@ pub struct Served<'s> {
     pub from: From,
     /// Whether `HTTPRoute` is among the kinds it allows.
     pub takes_http_routes: bool,
+    pub takes_grpc_routes: bool,
     /// The Secret its certificate comes from, once resolved.
     pub certificate: Option<(String, String)>,
     pub conditions: Vec<Condition>,
@@ -130,7 +131,7 @@ fn listener_of<'s>(
 ) -> Served<'s> {
     let hostname = listener.hostname.as_deref().filter(|raw| !raw.is_empty());
     let parsed = hostname.map(hostnames::parse);
-    let (from, takes_http_routes, kinds_ok) = allowed(listener);
+    let (from, (takes_http_routes, takes_grpc_routes), kinds_ok) = allowed(listener);
     let mut served = Served {
         gateway,
         listener,
@@ -141,6 +142,7 @@ fn listener_of<'s>(
         programmed: false,
         from,
         takes_http_routes,
+        takes_grpc_routes,
         certificate: None,
         conditions: Vec::new(),
         attached: 0,
@@ -181,9 +183,9 @@ fn listener_of<'s>(
     served
 }
 
-/// `allowedRoutes`: where routes may come from, whether HTTPRoutes may, and whether every
-/// kind named is one shunt knows.
-fn allowed(listener: &Listener) -> (From, bool, bool) {
+/// `allowedRoutes`: where routes may come from, whether HTTPRoutes and GRPCRoutes may, and whether
+/// every kind named is one shunt knows.
+fn allowed(listener: &Listener) -> (From, (bool, bool), bool) {
     let allowed = listener.allowed_routes.as_ref();
     let namespaces = allowed.and_then(|allowed| allowed.namespaces.as_ref());
     let from = match namespaces.and_then(|ns| ns.from.as_deref()) {
@@ -195,12 +197,14 @@ fn allowed(listener: &Listener) -> (From, bool, bool) {
         .and_then(|allowed| allowed.kinds.as_ref())
         .filter(|kinds| !kinds.is_empty());
     let Some(kinds) = kinds else {
-        return (from, true, true);
+        return (from, (true, true), true);
     };
-    let is_http_route = |kind: &super::objects::RouteGroupKind| {
-        kind.kind == "HTTPRoute" && kind.group.as_deref().unwrap_or(super::objects::GROUP) == super::objects::GROUP
+    let is = |name: &str, kind: &super::objects::RouteGroupKind| {
+        kind.kind == name && kind.group.as_deref().unwrap_or(super::objects::GROUP) == super::objects::GROUP
     };
-    (from, kinds.iter().any(is_http_route), kinds.iter().all(is_http_route))
+    let takes = |name: &str| kinds.iter().any(|kind| is(name, kind));
+    let known = kinds.iter().all(|kind| is("HTTPRoute", kind) || is("GRPCRoute", kind));
+    (from, (takes("HTTPRoute"), takes("GRPCRoute")), known)
 }
 
 /// The first usable `certificateRefs` entry, or why none is.

@@ -113,7 +113,7 @@ fn condition(name: String, raw: &objects::ValueMatch) -> Result<FieldCondition, 
 
 /// A regular expression the proxy can run in bounded time and memory (the `regex` crate has no
 /// backtracking; its compiled size is capped here).
-fn check_regex(pattern: &str) -> Result<(), regex::Error> {
+pub fn check_regex(pattern: &str) -> Result<(), regex::Error> {
     // Alone first: a pattern closing a group it did not open (`a)|(b`) would escape the anchors.
     let build = |text: &str| regex::RegexBuilder::new(text).size_limit(REGEX_SIZE_LIMIT).build();
     build(pattern)

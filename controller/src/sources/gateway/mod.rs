@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! GatewayClass ─ ours? ─▶ Gateway ─ listeners.rs ─▶ listeners (accepted, programmed, certificate)
-//! HTTPRoute ─ attachment.rs: parentRefs, allowedRoutes, hostnames ─▶ hosts per listener
+//! HTTPRoute (GRPCRoute in its shape: grpc/) ─ attachment.rs: parentRefs, allowedRoutes, hostnames ─▶ hosts per listener
 //!           ─ rules.rs: matches.rs, filters.rs, backends.rs (grants.rs) ─▶ entries
 //! (host, entries) ─ hosts.rs: precedence ─▶ ranked VirtualHostSpecs ─▶ the table, unless an
 //!   Ingress holds the host (the Ingress keeps it; the route's parent says so)
@@ -20,6 +20,7 @@ mod attachment;
 mod backends;
 mod filters;
 mod grants;
+pub mod grpc;
 pub mod hostnames;
 mod hosts;
 mod listeners;
@@ -72,7 +73,9 @@ pub struct Layer {
 
 /// One route on its way through the compile.
 struct Kept<'s> {
+    /// A GRPCRoute in HTTPRoute's shape (`grpc.rs`) when `kind` says so.
     route: &'s HTTPRoute,
+    kind: &'static str,
     order: RouteOrder,
     parents: Vec<Parent>,
     rules: Result<RouteRules, String>,
@@ -85,6 +88,7 @@ pub fn has_objects(state: &ClusterState) -> bool {
     !(state.gateway_classes.is_empty()
         && state.gateways.is_empty()
         && state.http_routes.is_empty()
+        && state.grpc_routes.is_empty()
         && state.reference_grants.is_empty())
 }
 
@@ -125,7 +129,8 @@ pub fn compile(
             shadowed.insert(key);
         }
     }
-    let mut kept = attach_routes(state, &mut gateways, &grants, &mut backends);
+    let shaped: Vec<grpc::Shaped> = state.grpc_routes.iter().map(|route| grpc::shape(route)).collect();
+    let mut kept = attach_routes((state, &shaped), &mut gateways, &grants, &mut backends);
     shadow::judge(&mut kept, &gateways, &shadowed);
     let held = |host: &HostMatch| table.hosts.binary_search_by(|vhost| vhost.host.cmp(host)).is_ok();
     let mut builders = Builders::default();
@@ -172,31 +177,41 @@ pub fn merge(layer: &Layer, table: &mut TableSpec) {
     }
 }
 
-/// The routes attached to our Gateways, in precedence order (oldest first, then by name).
+/// The routes attached to our Gateways, in precedence order (oldest first, then by name),
+/// HTTPRoutes and GRPCRoutes (`shaped`) together: of two kinds on one listener and hostname,
+/// the first keeps it (`grpc/conflicts.rs`).
 fn attach_routes<'s>(
-    state: &'s ClusterState,
+    (state, shaped): (&'s ClusterState, &'s [grpc::Shaped]),
     gateways: &mut Gateways<'s>,
     grants: &Grants<'_>,
     backends: &mut Backends<'_>,
 ) -> Vec<Kept<'s>> {
     let namespaces = attachment::namespaces(&state.namespaces);
-    let mut routes: Vec<(RouteOrder, &HTTPRoute)> =
-        state.http_routes.iter().map(|route| (order(route), &**route)).collect();
+    let http = state.http_routes.iter().map(|route| (order(route), &**route, None));
+    let grpc = shaped.iter().map(|one| (order(&one.route), &one.route, Some(one)));
+    let mut routes: Vec<(RouteOrder, &HTTPRoute, Option<&grpc::Shaped>)> = http.chain(grpc).collect();
     routes.sort_by(|a, b| a.0.cmp(&b.0));
     let mut kept = Vec::new();
-    for (order, route) in routes {
+    let mut claims = grpc::conflicts::Claims::default();
+    for (order, route, grpc_route) in routes {
+        let kind = if grpc_route.is_some() { grpc::KIND } else { "HTTPRoute" };
         let raw = &route.spec.hostnames;
         let parsed: Vec<HostMatch> = raw.iter().filter_map(|host| hostnames::parse(host)).collect();
-        let parents = attachment::attach(route, &parsed, gateways, &namespaces);
+        let mut parents = attachment::attach((route, kind), &parsed, gateways, &namespaces);
         if parents.is_empty() {
             continue;
         }
-        let rules = match (parsed.len() == raw.len(), raw.len() <= 16) {
-            (true, true) => rules::compile(route, grants, backends),
+        let rules = match (parsed.len() == raw.len(), raw.len() <= 16, grpc_route) {
+            (true, true, None) => rules::compile(route, grants, backends),
+            (true, true, Some(shaped)) => grpc::compile(shaped, grants, backends),
             _ => Err("hostnames must be at most 16 DNS names".to_string()),
         };
+        if rules.is_ok() {
+            claims.judge(kind, &mut parents, gateways);
+        }
         kept.push(Kept {
             route,
+            kind,
             order,
             parents,
             rules,
@@ -282,7 +297,7 @@ fn order(route: &HTTPRoute) -> RouteOrder {
 
 /// The Services any route's backendRefs name, to index only those.
 fn named_services(state: &ClusterState) -> HashSet<(&str, &str)> {
-    let mut named = HashSet::new();
+    let mut named: HashSet<(&str, &str)> = grpc::named_services(&state.grpc_routes).collect();
     for route in &state.http_routes {
         let (namespace, _) = namespace_name(&route.metadata);
         for reference in route.spec.rules.iter().flat_map(|rule| &rule.backend_refs) {
@@ -404,7 +419,7 @@ fn route_status(one: &Kept<'_>, shadowed: &BTreeSet<(String, String)>) -> Option
         }
     });
     Some(RouteStatus {
-        kind: "HTTPRoute",
+        kind: one.kind,
         namespace: namespace.to_string(),
         name: name.to_string(),
         observed_generation: one.route.metadata.generation,

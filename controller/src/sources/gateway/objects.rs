@@ -369,6 +369,7 @@ macro_rules! resource {
         }
     };
 }
+pub(super) use resource;
 
 resource!(
     GatewayClass,

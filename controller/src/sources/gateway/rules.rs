@@ -12,7 +12,7 @@ use std::sync::Arc;
 use shunt_spec::{BackendSplit, RouteOptions};
 
 use super::{
-    backends::{self, RuleBackends},
+    backends::{self, Referrer, RuleBackends},
     filters,
     grants::Grants,
     matches::{self, Match, Specificity},
@@ -50,6 +50,16 @@ pub struct RouteRules {
 
 /// Compiles `route`'s rules; the error (`UnsupportedValue`) says what shunt cannot serve.
 pub fn compile(route: &HTTPRoute, grants: &Grants<'_>, backends: &mut Backends<'_>) -> Result<RouteRules, String> {
+    compile_as(backends::HTTP_ROUTE, route, grants, backends)
+}
+
+/// [`compile`] for a route of another kind in HTTPRoute's shape (a GRPCRoute's, `grpc.rs`).
+pub fn compile_as(
+    referrer: Referrer,
+    route: &HTTPRoute,
+    grants: &Grants<'_>,
+    backends: &mut Backends<'_>,
+) -> Result<RouteRules, String> {
     let (namespace, _) = namespace_name(&route.metadata);
     let rules = &route.spec.rules;
     if rules.len() > MAX_RULES {
@@ -78,7 +88,7 @@ pub fn compile(route: &HTTPRoute, grants: &Grants<'_>, backends: &mut Backends<'
             .iter()
             .any(|filters| filters.redirect.is_none() && !filters.extension);
         let target = match forwards {
-            true => backends::resolve(namespace, &rule.backend_refs, grants, backends)?,
+            true => backends::resolve((referrer, namespace), &rule.backend_refs, grants, backends)?,
             false => RuleBackends::default(),
         };
         let deadlines = timeouts::deadlines(rule.timeouts.as_ref())?;

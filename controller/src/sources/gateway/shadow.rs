@@ -152,7 +152,7 @@ pub fn verdicts(
                 let verdict = by_host
                     .entry(host.to_string())
                     .or_insert_with(|| HostVerdict::new(host.to_string(), host.clone()));
-                verdict.ingresses.push(format!("HTTPRoute {namespace}/{name}"));
+                verdict.ingresses.push(format!("{} {namespace}/{name}", one.kind));
                 verdict.classes.extend(class.clone());
                 verdict.reasons.extend(reasons.iter().cloned());
                 verdict.listeners.extend(listener);

@@ -3,16 +3,19 @@
 //! already says it gets no patch.
 //!
 //! Each condition carries the object's `observedGeneration`; its `lastTransitionTime` is kept
-//! while its status does not change. An HTTPRoute's parents written by other controllers stay.
+//! while its status does not change. A route's parents written by other controllers stay.
 
 use std::{net::IpAddr, sync::Arc};
 
 use serde_json::{Value, json};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
 use crate::sources::gateway::{
     CONTROLLER_NAME, GatewayStatus,
+    grpc::objects::GRPCRoute,
     objects::{GROUP, Gateway, GatewayClass, HTTPRoute, Listener},
-    status::Condition,
+    status::{Condition, ParentStatus},
 };
 
 /// The Gateway API objects one compile read.
@@ -21,6 +24,7 @@ pub struct Objects {
     pub classes: Vec<Arc<GatewayClass>>,
     pub gateways: Vec<Arc<Gateway>>,
     pub routes: Vec<Arc<HTTPRoute>>,
+    pub grpc_routes: Vec<Arc<GRPCRoute>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,6 +32,7 @@ pub enum Kind {
     GatewayClass,
     Gateway,
     HTTPRoute,
+    GRPCRoute,
 }
 
 /// One status to write: the whole of what shunt owns in it.
@@ -45,7 +50,8 @@ pub struct Patch {
 /// The features `supportedFeatures` claims whatever the flags, sorted as the API requires: the
 /// core ones and the extended ones `tests/e2e/gateway/` reproduces (`listeners::classes` adds
 /// those a flag enables).
-pub const SUPPORTED_FEATURES: [&str; 13] = [
+pub const SUPPORTED_FEATURES: [&str; 14] = [
+    "GRPCRoute",
     "Gateway",
     "HTTPRoute",
     "HTTPRouteBackendTimeout",
@@ -94,26 +100,25 @@ pub fn plan(status: &GatewayStatus, objects: &Objects, addresses: &[String], now
             desired,
         ));
     }
-    for route in &objects.routes {
+    let http = (objects.routes.iter()).map(|route| (Kind::HTTPRoute, &route.metadata, route.status.as_ref()));
+    let grpc = (objects.grpc_routes.iter()).map(|route| (Kind::GRPCRoute, &route.metadata, route.status.as_ref()));
+    for (kind, metadata, current) in http.chain(grpc) {
         let (namespace, name) = (
-            route.metadata.namespace.as_deref().unwrap_or_default(),
-            route.metadata.name.as_deref().unwrap_or_default(),
+            metadata.namespace.as_deref().unwrap_or_default(),
+            metadata.name.as_deref().unwrap_or_default(),
         );
-        let ours = status
-            .routes
-            .iter()
-            .find(|r| r.namespace == namespace && r.name == name);
-        let desired = route_status(route, ours.map(|r| r.parents.as_slice()).unwrap_or_default(), now);
+        let kind_name = match kind {
+            Kind::GRPCRoute => "GRPCRoute",
+            _ => "HTTPRoute",
+        };
+        let ours = (status.routes.iter()).find(|r| r.kind == kind_name && r.namespace == namespace && r.name == name);
         // A route never ours has nothing to clear.
-        if ours.is_none() && !has_our_parents(route.status.as_ref()) {
+        if ours.is_none() && !has_our_parents(current) {
             continue;
         }
-        patches.extend(differs(
-            Kind::HTTPRoute,
-            &route.metadata,
-            route.status.as_ref(),
-            desired,
-        ));
+        let ours = ours.map(|r| r.parents.as_slice()).unwrap_or_default();
+        let desired = route_status((metadata, current), ours, now);
+        patches.extend(differs(kind, metadata, current, desired));
     }
     patches
 }
@@ -212,24 +217,22 @@ fn gateway_status(
     })
 }
 
-/// The route kinds a listener takes: HTTPRoute, when its protocol serves it and its
-/// `allowedRoutes.kinds` (if any) name it.
+/// The route kinds a listener takes: HTTPRoute and GRPCRoute, when its protocol serves them
+/// and its `allowedRoutes.kinds` (if any) name them.
 fn supported_kinds(listener: &Listener) -> Vec<Value> {
-    let http = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS");
-    let named = match listener
-        .allowed_routes
-        .as_ref()
-        .and_then(|allowed| allowed.kinds.as_ref())
-    {
-        None => true,
-        Some(kinds) => kinds
-            .iter()
-            .any(|kind| kind.kind == "HTTPRoute" && kind.group.as_deref().is_none_or(|group| group == GROUP)),
-    };
-    match http && named {
-        true => vec![json!({"group": GROUP, "kind": "HTTPRoute"})],
-        false => Vec::new(),
+    if !matches!(listener.protocol.as_str(), "HTTP" | "HTTPS") {
+        return Vec::new();
     }
+    let kinds = (listener.allowed_routes.as_ref()).and_then(|allowed| allowed.kinds.as_ref());
+    let named = |name: &str| {
+        kinds.is_none_or(|kinds| {
+            (kinds.iter()).any(|kind| kind.kind == name && kind.group.as_deref().is_none_or(|group| group == GROUP))
+        })
+    };
+    (["HTTPRoute", "GRPCRoute"].into_iter())
+        .filter(|name| named(name))
+        .map(|name| json!({"group": GROUP, "kind": name}))
+        .collect()
 }
 
 fn address_entry(address: &str) -> Value {
@@ -241,9 +244,9 @@ fn address_entry(address: &str) -> Value {
 }
 
 /// The route's parents: other controllers' as they are, then ours as the compile says.
-fn route_status(route: &HTTPRoute, ours: &[crate::sources::gateway::status::ParentStatus], now: &str) -> Value {
-    let generation = route.metadata.generation;
-    let current: &[Value] = (field(route.status.as_ref(), "parents").and_then(Value::as_array))
+fn route_status((metadata, status): (&ObjectMeta, Option<&Value>), ours: &[ParentStatus], now: &str) -> Value {
+    let generation = metadata.generation;
+    let current: &[Value] = (field(status, "parents").and_then(Value::as_array))
         .map(Vec::as_slice)
         .unwrap_or_default();
     let mut parents: Vec<Value> = current.iter().filter(|parent| !is_ours(parent)).cloned().collect();

@@ -24,6 +24,7 @@ fn mk_conditions(method: Option<&str>, headers: Vec<FieldCondition>, query: Vec<
         method: method.map(str::to_string),
         headers,
         query,
+        path: None,
     };
     Conditions::new(&spec).expect("valid conditions")
 }
@@ -120,6 +121,7 @@ fn what_cannot_be_served_is_refused_with_a_reason() {
             method: method.map(str::to_string),
             headers,
             query,
+            path: None,
         };
         Conditions::new(&spec).expect_err("refused")
     };
@@ -134,4 +136,20 @@ fn what_cannot_be_served_is_refused_with_a_reason() {
     assert!(refuse(None, vec![exact("x", &"v".repeat(MAX_VALUE_LEN + 1))], vec![]).contains("longer"));
     let many = (0..=MAX_CONDITIONS).map(|i| exact(&format!("x-{i}"), "1")).collect();
     assert!(refuse(None, many, vec![]).contains("more than"));
+}
+
+#[test]
+fn a_path_condition_tests_the_whole_path_and_refuses_a_catastrophic_pattern() {
+    let with_path = |value: ValueMatch| RequestConditions {
+        path: Some(value),
+        ..Default::default()
+    };
+    let any_service = Conditions::new(&with_path(ValueMatch::Regex("/[^/]+/Echo".into()))).expect("valid");
+    assert!(any_service.path_holds("/pkg.Svc/Echo"));
+    assert!(!any_service.path_holds("/pkg.Svc/EchoTwo"));
+    assert!(!any_service.path_holds("/a/b/Echo"));
+    // A path-only condition is not empty: a lookup without a request never takes it.
+    assert!(!NoFacts.satisfy(&any_service));
+    assert!(Conditions::new(&with_path(ValueMatch::Regex("a{1000}{1000}".into()))).is_err());
+    assert!(Conditions::new(&with_path(ValueMatch::Exact("no-slash".into()))).is_err());
 }

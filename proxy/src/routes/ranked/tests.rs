@@ -157,6 +157,7 @@ fn reference(rules: &[Rule], req: &Req) -> Option<String> {
             && c.query
                 .iter()
                 .all(|q| param(&q.name).is_some_and(|v| value_matches(&q.value, &v)))
+            && c.path.as_ref().is_none_or(|p| value_matches(p, req.path))
     };
     let first = order
         .into_iter()
@@ -171,6 +172,14 @@ fn arb_value() -> impl Strategy<Value = ValueMatch> {
     ]
 }
 
+/// Whole-path tests, as GRPCRoute method matches write them.
+fn arb_path_value() -> impl Strategy<Value = ValueMatch> {
+    prop_oneof![
+        prop::sample::select(PATHS.to_vec()).prop_map(|v| ValueMatch::Exact(v.into())),
+        prop::sample::select(vec!["/[^/]+/b", "/a(/.*)?", "/a/b|/"]).prop_map(|v| ValueMatch::Regex(v.into())),
+    ]
+}
+
 fn arb_conditions() -> impl Strategy<Value = RequestConditions> {
     let field = |names: Vec<&'static str>| {
         (prop::sample::select(names), arb_value()).prop_map(|(name, value)| FieldCondition {
@@ -182,11 +191,13 @@ fn arb_conditions() -> impl Strategy<Value = RequestConditions> {
         prop::option::of(prop::sample::select(vec!["GET", "POST"])),
         prop::collection::vec(field(vec!["x-v", "x-w"]), 0..2),
         prop::collection::vec(field(vec!["q", "Q"]), 0..2),
+        prop::option::of(arb_path_value()),
     )
-        .prop_map(|(method, headers, query)| RequestConditions {
+        .prop_map(|(method, headers, query, path)| RequestConditions {
             method: method.map(str::to_string),
             headers,
             query,
+            path,
         })
 }
 

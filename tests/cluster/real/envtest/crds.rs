@@ -54,6 +54,7 @@ pub async fn install(client: &Client, crds: Vec<Value>) {
         ("v1", "gatewayclasses"),
         ("v1", "gateways"),
         ("v1", "httproutes"),
+        ("v1", "grpcroutes"),
         ("v1beta1", "referencegrants"),
     ] {
         let gvk = GroupVersionKind::gvk("gateway.networking.k8s.io", version, "");

@@ -144,6 +144,7 @@ fn resource(kind: &str) -> (ApiResource, bool) {
         "GatewayClass" => (GATEWAY, "v1", "GatewayClass", "gatewayclasses", false),
         "Gateway" => (GATEWAY, "v1", "Gateway", "gateways", true),
         "HTTPRoute" => (GATEWAY, "v1", "HTTPRoute", "httproutes", true),
+        "GRPCRoute" => (GATEWAY, "v1", "GRPCRoute", "grpcroutes", true),
         "ReferenceGrant" => (GATEWAY, "v1beta1", "ReferenceGrant", "referencegrants", true),
         other => panic!("tests/cluster/real/envtest/kube.rs knows no kind {other}"),
     };

@@ -109,6 +109,7 @@ impl World {
             gateway_classes: self.gateway_class.iter().cloned().collect(),
             gateways: self.gateway.iter().cloned().collect(),
             http_routes: self.routes.values().cloned().collect(),
+            grpc_routes: Vec::new(),
             reference_grants: self.grant.iter().cloned().collect(),
             tke_service_configs: Vec::new(),
             namespaces: self.namespaces.values().cloned().collect(),

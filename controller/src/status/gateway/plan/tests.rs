@@ -46,6 +46,7 @@ fn patches(state: &ClusterState, now: &str) -> Vec<Patch> {
         classes: state.gateway_classes.clone(),
         gateways: state.gateways.clone(),
         routes: state.http_routes.clone(),
+        grpc_routes: state.grpc_routes.clone(),
     };
     plan(&status, &objects, &["10.0.0.9".to_string()], now)
 }
@@ -62,6 +63,9 @@ fn written(state: &ClusterState, patches: &[Patch]) -> ClusterState {
             Kind::Gateway => state.gateways = with(&state.gateways, patch, |o| apply(&mut o.status), |o| &o.metadata),
             Kind::HTTPRoute => {
                 state.http_routes = with(&state.http_routes, patch, |o| apply(&mut o.status), |o| &o.metadata)
+            }
+            Kind::GRPCRoute => {
+                state.grpc_routes = with(&state.grpc_routes, patch, |o| apply(&mut o.status), |o| &o.metadata)
             }
         }
     }
@@ -99,7 +103,8 @@ fn every_owned_object_gets_its_status_with_generation_and_addresses() {
     let class = find(&patches, Kind::GatewayClass);
     assert_eq!(class["conditions"][0]["type"], "Accepted");
     assert_eq!(class["conditions"][0]["observedGeneration"], 1);
-    assert_eq!(class["supportedFeatures"][0], json!({"name": "Gateway"}));
+    assert_eq!(class["supportedFeatures"][0], json!({"name": "GRPCRoute"}));
+    assert_eq!(class["supportedFeatures"][1], json!({"name": "Gateway"}));
     let gateway = find(&patches, Kind::Gateway);
     assert_eq!(
         gateway["addresses"],
@@ -108,7 +113,7 @@ fn every_owned_object_gets_its_status_with_generation_and_addresses() {
     assert_eq!(gateway["listeners"][0]["attachedRoutes"], 1);
     assert_eq!(
         gateway["listeners"][0]["supportedKinds"],
-        json!([{"group": GROUP, "kind": "HTTPRoute"}])
+        json!([{"group": GROUP, "kind": "HTTPRoute"}, {"group": GROUP, "kind": "GRPCRoute"}])
     );
     assert_eq!(gateway["listeners"][1]["conditions"][0]["reason"], "PortUnavailable");
     assert_eq!(gateway["conditions"][0]["observedGeneration"], 2);
@@ -177,4 +182,34 @@ fn supported_features_are_sorted_and_unique() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(sorted, SUPPORTED_FEATURES);
+}
+
+#[test]
+fn a_grpc_route_gets_its_own_status_beside_an_http_route_of_the_same_name() {
+    let grpc = "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\n\
+                metadata: {namespace: shop, name: api, generation: 7, resourceVersion: \"7\"}\n\
+                spec: {parentRefs: [{name: web, sectionName: http}], hostnames: [rpc.example.com], \
+                rules: [{backendRefs: [{name: missing, port: 8080}]}]}\n";
+    let state = mk_state(&format!("{BASE}{grpc}"));
+    let first = patches(&state, "2026-01-01T00:00:00Z");
+    let grpc = first
+        .iter()
+        .find(|p| p.kind == Kind::GRPCRoute)
+        .expect("a GRPCRoute patch");
+    assert_eq!(grpc.resource_version, "7");
+    let conditions = &grpc.status["parents"][0]["conditions"];
+    assert_eq!(conditions[0]["observedGeneration"], 7);
+    assert_eq!(
+        (&conditions[1]["type"], &conditions[1]["reason"]),
+        (&json!("ResolvedRefs"), &json!("BackendNotFound"))
+    );
+    let http = find(&first, Kind::HTTPRoute);
+    assert_eq!(http["parents"][0]["conditions"][0]["observedGeneration"], 3);
+    // The HTTPRoute (no hostnames: every host) came first and holds the listener's hosts.
+    assert_eq!(conditions[0]["reason"], "HostnameConflict");
+    let gateway = find(&first, Kind::Gateway);
+    assert_eq!(gateway["listeners"][0]["attachedRoutes"], 1);
+    // Written, nothing is left to write.
+    let state = written(&state, &first);
+    assert_eq!(patches(&state, "2026-01-02T00:00:00Z"), vec![]);
 }
