@@ -19,6 +19,7 @@ mod https;
 mod matching;
 mod parents;
 mod ports;
+mod redirect_ports;
 mod references;
 mod selector;
 mod timeouts;

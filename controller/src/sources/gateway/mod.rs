@@ -240,9 +240,16 @@ fn place<'k>(
                     _ => side,
                 };
                 by_host.insert(key, joined);
-                if let Some((namespace, name)) = &listener.certificate {
-                    // A host the certificate does not cover gets the default one: not an error.
-                    let _ = certificates.bind(&certificate_host(host), namespace, name, source);
+                match &listener.certificate {
+                    // Any host: the certificate is offered for the names it holds.
+                    Some((namespace, name)) if *host == HostMatch::Any => {
+                        certificates.bind_names(namespace, name, source);
+                    }
+                    Some((namespace, name)) => {
+                        // A host the certificate does not cover gets the default one: not an error.
+                        let _ = certificates.bind(&certificate_host(host), namespace, name, source);
+                    }
+                    None => {}
                 }
             }
         }
