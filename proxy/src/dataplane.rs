@@ -134,6 +134,7 @@ impl Dataplane {
         let metrics = ProxyMetrics::register_with(registry, options);
         crate::limits::register(registry);
         crate::pace::register(registry);
+        crate::mirror::register(registry);
         crate::auth::register(registry);
         let (publisher, reader) = RoutePublisher::new(metrics.clone());
         Dataplane {

@@ -17,6 +17,7 @@ mod filters;
 mod hostnames;
 mod https;
 mod matching;
+mod mirror;
 mod parents;
 mod ports;
 mod redirect_ports;
@@ -113,6 +114,12 @@ impl Conformance {
     pub fn port_of(&self, name: &str) -> u16 {
         let found = self.backends.iter().find(|(service, _)| *service == name);
         found.expect("an echo pod of the suite").1.port()
+    }
+
+    /// How many requests echo pod `name` has had.
+    pub fn hits(&self, name: &str) -> usize {
+        let found = self.backends.iter().find(|(service, _)| *service == name);
+        found.expect("an echo pod of the suite").1.hits()
     }
 
     /// Replaces the test's objects (what `start` was given).

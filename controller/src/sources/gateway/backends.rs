@@ -102,7 +102,7 @@ pub fn no_backend() -> SplitChoice {
 }
 
 /// One reference, resolved; the error is its `ResolvedRefs` reason.
-fn one(
+pub fn one(
     namespace: &str,
     reference: &HTTPBackendRef,
     grants: &Grants<'_>,

@@ -45,7 +45,7 @@ pub struct Patch {
 /// The features `supportedFeatures` claims whatever the flags, sorted as the API requires: the
 /// core ones and the extended ones `tests/e2e/gateway/` reproduces (`listeners::classes` adds
 /// those a flag enables).
-pub const SUPPORTED_FEATURES: [&str; 13] = [
+pub const SUPPORTED_FEATURES: [&str; 16] = [
     "Gateway",
     "HTTPRoute",
     "HTTPRouteBackendTimeout",
@@ -55,6 +55,9 @@ pub const SUPPORTED_FEATURES: [&str; 13] = [
     "HTTPRoutePathRewrite",
     "HTTPRoutePortRedirect",
     "HTTPRouteQueryParamMatching",
+    "HTTPRouteRequestMirror",
+    "HTTPRouteRequestMultipleMirrors",
+    "HTTPRouteRequestPercentageMirror",
     "HTTPRouteRequestTimeout",
     "HTTPRouteResponseHeaderModification",
     "HTTPRouteSchemeRedirect",
