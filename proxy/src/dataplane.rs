@@ -23,7 +23,7 @@ use crate::{
     admin::Admin,
     proxy::Proxy,
     publish::{RoutePublisher, RouteReader},
-    server::{self, ConnInfo, Connections},
+    server::{self, ConnInfo, Connections, Security},
     tls::{self, TlsAcceptor},
     upstream::UpstreamClients,
 };
@@ -59,7 +59,7 @@ pub mod internals {
 
     /// The accept loop, as the proxy's own listeners run it.
     pub mod server {
-        pub use crate::server::{Connections, serve};
+        pub use crate::server::{Connections, Security, serve};
     }
 }
 
@@ -87,8 +87,9 @@ pub struct DataplaneOptions {
     pub proxy: ProxyOptions,
     /// An upgraded connection quiet in both directions for this long is closed.
     pub tunnel_idle_timeout: Duration,
-    /// Extra plain-HTTP listeners, by the Gateway listener port they serve (`--gateway-port`):
-    /// each serves only that port's hosts (`TableSpec::ports`).
+    /// Extra listeners, by the Gateway listener port they serve (`--gateway-port`): each serves
+    /// only that port's hosts (`TableSpec::ports`), over plain HTTP or TLS as each connection
+    /// opens (`server::Security::Either`), for the port's HTTP and HTTPS listeners.
     pub gateway_ports: Vec<(u16, SocketAddr)>,
 }
 
@@ -133,6 +134,7 @@ impl Dataplane {
         let metrics = ProxyMetrics::register_with(registry, options);
         crate::limits::register(registry);
         crate::pace::register(registry);
+        crate::mirror::register(registry);
         crate::auth::register(registry);
         let (publisher, reader) = RoutePublisher::new(metrics.clone());
         Dataplane {
@@ -286,7 +288,7 @@ impl Worker {
                 listener,
                 options,
                 connections,
-                None,
+                Security::Either(self.acceptor.clone()),
                 handler,
                 shutdown.clone().requested(),
             ));

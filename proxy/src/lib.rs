@@ -41,6 +41,7 @@ mod headers;
 mod limits;
 mod lograte;
 mod metrics;
+mod mirror;
 mod pace;
 mod proxy;
 mod redirect;

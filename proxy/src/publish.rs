@@ -41,7 +41,7 @@ use route_stats::RouteStatsIndex;
 
 /// The redirect answers of a route, as the proxy writes them.
 pub mod redirect {
-    pub use crate::redirect::{location, respond, to_https, to_https_trimmed};
+    pub use crate::redirect::{Arrival, location, respond, to_https, to_https_trimmed};
 }
 
 /// Keys from our own configuration (backend ids, pod addresses), never a client's: no flood to resist.

@@ -35,13 +35,25 @@ pub fn to_https_trimmed(code: u16, authority: &str, target: &PathAndQuery) -> Re
     with_location(code, &location)
 }
 
-/// The redirect for a request for `target` that arrived with `authority` (Host) on the TLS
-/// listener or not.
-pub fn respond(redirect: &RedirectSpec, tls: bool, authority: &str, target: &PathAndQuery) -> Response<ResponseBody> {
+/// Where a request arrived: over TLS or not, and on which extra Gateway listener port
+/// (`--gateway-port`; `None` on the HTTP and HTTPS listeners, whose ports are the schemes').
+#[derive(Clone, Copy, Debug)]
+pub struct Arrival {
+    pub tls: bool,
+    pub port: Option<u16>,
+}
+
+/// The redirect for a request for `target` that arrived with `authority` (Host) at `arrival`.
+pub fn respond(
+    redirect: &RedirectSpec,
+    arrival: Arrival,
+    authority: &str,
+    target: &PathAndQuery,
+) -> Response<ResponseBody> {
     match &redirect.location {
         Some(fixed) => with_location(redirect.code, fixed),
-        None if redirect.www => with_location(redirect.code, &www_location(redirect, tls, target)),
-        None => with_location(redirect.code, &location(redirect, tls, authority, target)),
+        None if redirect.www => with_location(redirect.code, &www_location(redirect, arrival.tls, target)),
+        None => with_location(redirect.code, &location(redirect, arrival, authority, target)),
     }
 }
 
@@ -70,16 +82,19 @@ pub fn with_location_value(code: u16, location: Option<HeaderValue>) -> Response
     response
 }
 
-/// `Location` for `redirect`: see [`RedirectSpec`] for which parts are kept.
-pub fn location(redirect: &RedirectSpec, tls: bool, authority: &str, target: &PathAndQuery) -> String {
-    let requested = if tls { Scheme::Https } else { Scheme::Http };
+/// `Location` for `redirect`: see [`RedirectSpec`] for which parts are kept. Without a scheme
+/// or port of its own the port is the listener's (Gateway API's `RequestRedirect`): an extra
+/// port's is written, 80 and 443 are the schemes' own.
+pub fn location(redirect: &RedirectSpec, arrival: Arrival, authority: &str, target: &PathAndQuery) -> String {
+    let requested = if arrival.tls { Scheme::Https } else { Scheme::Http };
     let scheme = redirect.scheme.unwrap_or(requested);
     let keep_authority = redirect.host.is_none() && redirect.port.is_none() && scheme == requested;
     let authority = if keep_authority {
         authority.to_string()
     } else {
         let host = redirect.host.as_deref().unwrap_or_else(|| authority_host(authority));
-        match redirect.port {
+        let listener_port = arrival.port.filter(|_| redirect.scheme.is_none());
+        match redirect.port.or(listener_port) {
             Some(port) if port != scheme.default_port() => format!("{host}:{port}"),
             _ => host.to_string(),
         }
@@ -104,6 +119,8 @@ pub fn location(redirect: &RedirectSpec, tls: bool, authority: &str, target: &Pa
 mod tests {
     use super::*;
 
+    const PLAIN: Arrival = Arrival { tls: false, port: None };
+
     fn mk_redirect(scheme: Option<Scheme>, host: Option<&str>, port: Option<u16>, path: Option<&str>) -> RedirectSpec {
         RedirectSpec {
             code: 302,
@@ -120,7 +137,33 @@ mod tests {
     }
 
     fn at(redirect: &RedirectSpec, tls: bool, authority: &str, uri: &str) -> String {
-        location(redirect, tls, authority, &uri.parse().expect("a valid path and query"))
+        at_port(redirect, tls, None, authority, uri)
+    }
+
+    fn at_port(redirect: &RedirectSpec, tls: bool, port: Option<u16>, authority: &str, uri: &str) -> String {
+        let target = uri.parse().expect("a valid path and query");
+        location(redirect, Arrival { tls, port }, authority, &target)
+    }
+
+    #[test]
+    fn without_scheme_or_port_an_extra_listeners_port_is_written() {
+        let host_only = mk_redirect(None, Some("example.org"), None, None);
+        assert_eq!(
+            at_port(&host_only, false, Some(8080), "a.example.com:8080", "/p"),
+            "http://example.org:8080/p"
+        );
+        assert_eq!(at(&host_only, false, "a.example.com", "/p"), "http://example.org/p");
+        // A scheme of its own takes that scheme's port; a port of its own is kept.
+        let https = mk_redirect(Some(Scheme::Https), Some("example.org"), None, None);
+        assert_eq!(
+            at_port(&https, false, Some(8080), "a.example.com:8080", "/p"),
+            "https://example.org/p"
+        );
+        let to_80 = mk_redirect(None, Some("example.org"), Some(80), None);
+        assert_eq!(
+            at_port(&to_80, false, Some(8080), "a.example.com:8080", "/p"),
+            "http://example.org/p"
+        );
     }
 
     #[test]
@@ -170,7 +213,12 @@ mod tests {
             (false, "/a/?q=/", "http://www.example.com:80/a/?q="),
         ];
         for (tls, target, expected) in cases {
-            let response = respond(&www, tls, "example.com:8080", &target.parse().expect("uri"));
+            let response = respond(
+                &www,
+                Arrival { tls, port: None },
+                "example.com:8080",
+                &target.parse().expect("uri"),
+            );
             assert_eq!(response.headers()[header::LOCATION], expected, "{target}");
         }
     }
@@ -179,7 +227,7 @@ mod tests {
     fn the_code_is_the_routes() {
         let mut moved = mk_redirect(None, None, None, Some("/x/"));
         moved.code = 307;
-        let response = respond(&moved, false, "h", &"/x".parse().expect("uri"));
+        let response = respond(&moved, PLAIN, "h", &"/x".parse().expect("uri"));
         assert_eq!(response.status(), StatusCode::TEMPORARY_REDIRECT);
         assert_eq!(response.headers()[header::LOCATION], "http://h/x/");
     }
@@ -227,7 +275,7 @@ mod tests {
     fn a_fixed_location_is_sent_verbatim_and_drop_query_leaves_the_query_out() {
         let mut fixed = mk_redirect(Some(Scheme::Https), Some("ignored"), None, Some("/ignored"));
         fixed.location = Some("https://new.example/landing?from=old".to_string());
-        let response = respond(&fixed, false, "h", &"/p?q=1".parse().expect("uri"));
+        let response = respond(&fixed, PLAIN, "h", &"/p?q=1".parse().expect("uri"));
         assert_eq!(
             response.headers()[header::LOCATION],
             "https://new.example/landing?from=old"

@@ -28,6 +28,7 @@ mod error_pages;
 mod host;
 mod limits;
 mod matching;
+mod mirror;
 mod next_upstream;
 mod options;
 mod pace;
@@ -60,6 +61,7 @@ pub use self::{
         BackendSplit, FieldCondition, HeaderEdits, MAX_CHOICES, MAX_CONDITIONS, MAX_EDITS, PathReplacement,
         PrefixReplacement, RequestConditions, SplitChoice, ValueMatch,
     },
+    mirror::{MAX_MIRRORS, MirrorTarget, RequestMirrors},
     next_upstream::NextUpstream,
     options::{
         BodyLimit, Forwarding, HttpsRedirect, Listeners, RedirectSpec, RewriteSpec, RouteOptions, Scheme, SourceRanges,

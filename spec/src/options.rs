@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::{
     AnswerDeadlines, BackendSplit, CanarySpec, CookieAffinity, CorsSpec, ErrorPages, ExternalAuth, HashKey,
     HeaderEdits, NextUpstream, NginxForwarding, PathReplacement, PrefixReplacement, RateLimits, RequestConditions,
-    ResponsePace, RewriteTarget, UpstreamTimeouts,
+    RequestMirrors, ResponsePace, RewriteTarget, UpstreamTimeouts,
 };
 
 /// Per-route behaviour beyond "forward to the backend".
@@ -94,6 +94,9 @@ pub struct RouteOptions {
     /// Several backends by weight instead of `backend` (see `matching.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split: Option<BackendSplit>,
+    /// Copies of the requests to other backends, answers discarded (Gateway API `RequestMirror`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<RequestMirrors>,
     /// ingress-nginx's custom error pages: listed statuses answered by an error backend (see
     /// `error_pages.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -158,14 +158,30 @@ impl<'a> TlsBuilder<'a> {
         }
     }
 
-    /// Binds `host` to the `kubernetes.io/tls` Secret `namespace/name` for `source` (a shadow
-    /// profile's explicit mapping). Why not, when not: missing, unusable, not covering, taken.
     /// Whether a certificate is bound to exactly `host` (not the default certificate).
     pub fn serves(&self, host: &HostMatch) -> bool {
         self.asked.set(self.asked.get() + 1);
         self.hosts.contains_key(host)
     }
 
+    /// Binds every name the certificate of Secret `namespace/name` holds to it, for `source`
+    /// serving any host through it (a Gateway listener and route without hostnames): a client
+    /// naming one of them gets that certificate. A name already bound keeps its own.
+    pub fn bind_names(&mut self, namespace: &str, name: &str, source: &str) {
+        let Ok(certificate) = self.load(namespace, name) else {
+            return;
+        };
+        let names: Vec<HostMatch> = (certificate.names.iter())
+            .map(|name| HostMatch::from_rule_host(name))
+            .collect();
+        for host in names {
+            // Taken names stay with their first binder, as `bind` decides for one host.
+            let _ = self.bind(&host, namespace, name, source);
+        }
+    }
+
+    /// Binds `host` to the `kubernetes.io/tls` Secret `namespace/name` for `source` (a shadow
+    /// profile's explicit mapping). Why not, when not: missing, unusable, not covering, taken.
     pub fn bind(&mut self, host: &HostMatch, namespace: &str, name: &str, source: &str) -> Result<(), String> {
         self.asked.set(self.asked.get() + 1);
         if let Some(secret) = self.secrets.get(&(namespace, name))

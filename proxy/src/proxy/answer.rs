@@ -130,7 +130,11 @@ fn redirect(route: &Route, request: &Request<'_>) -> Option<Response<ResponseBod
         return Some(redirect::with_location_value(redirect.code, Some(location)));
     }
     let target = req.uri().path_and_query().unwrap_or(&root);
-    Some(redirect::respond(redirect, tls, host, target))
+    let arrival = redirect::Arrival {
+        tls,
+        port: request.conn.port,
+    };
+    Some(redirect::respond(redirect, arrival, host, target))
 }
 
 /// The redirect of plain HTTP to HTTPS, in the route's style.
@@ -147,7 +151,8 @@ fn to_https(route: &Route, request: &Request<'_>, host: &str) -> Response<Respon
         let target = request.normalized.or(req.uri().path_and_query()).unwrap_or(&root);
         let mut to_https = redirect::to_https();
         to_https.code = style.code;
-        redirect::respond(&to_https, false, host, target)
+        let arrival = redirect::Arrival { tls: false, port: None };
+        redirect::respond(&to_https, arrival, host, target)
     }
 }
 

@@ -23,6 +23,8 @@
 //! - `prepare.rs`: the request as the pod will see it: the route's set of forwarding fields
 //!   (`prepare/forwarding.rs`), header rewrites and edits, rewrite-target and path
 //!   replacement, upgrade detection, the replayable body.
+//! - `mirror.rs`: after `prepare`, copies of the request for a route's mirror backends, sent
+//!   in tasks of their own (only routes with mirrors pay for it).
 //! - `attempt.rs`: the loop of tries against endpoints; which failures are retried is decided in
 //!   `retry.rs` (by error type, with the endpoint's and upstream's state), which turns the rest
 //!   into a `ProxyError`: below it, `upstream` never names the proxy's errors. Its `pick`, run
@@ -40,6 +42,7 @@ mod answer;
 mod attempt;
 mod auth;
 mod error_pages;
+mod mirror;
 mod prepare;
 mod respond;
 mod retry;
@@ -258,6 +261,9 @@ impl Proxy {
             }
         };
         let mut prepared = prepare::prepare(req, normalized, (&host, host_str), (&route, drawn), conn, inner);
+        if let Some(copies) = &route.rules.mirror {
+            mirror::mirror(inner, copies, host_str, &prepared);
+        }
         outcome.request_id = prepared.request_id.take();
         // By reference: the prepared request stays where it is while the attempts run.
         attempt::attempt(inner, (&route, drawn), host_str, choice, &mut prepared, outcome).await
@@ -315,6 +321,9 @@ impl Proxy {
         let mut prepared = prepare::prepare(req, normalized, (host, host_str), (route, drawn), conn, inner);
         if let Some(passed) = passed {
             auth::apply(passed, &mut prepared.headers);
+        }
+        if let Some(copies) = &route.rules.mirror {
+            mirror::mirror(inner, copies, host_str, &prepared);
         }
         outcome.request_id = prepared.request_id.take();
         let answered = attempt::attempt(inner, (route, drawn), host_str, choice, &mut prepared, outcome).await;

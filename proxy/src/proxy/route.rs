@@ -50,7 +50,7 @@ pub(super) fn route(
             };
             match conn.port {
                 None => table.lookup_with(&host, path, conn.tls, &facts).cloned(),
-                Some(port) => table.lookup_port(port, &host, path, &facts).cloned(),
+                Some(port) => table.lookup_port(port, conn.tls, &host, path, &facts).cloned(),
             }
         } else {
             table.lookup_on(&host, path, conn.tls).cloned()

@@ -60,6 +60,8 @@ pub struct RouteRules {
     pub path_replacement: Option<Arc<PathReplacement>>,
     /// Several backends by weight (set by the table build, which has their upstreams).
     pub split: Option<Arc<Split>>,
+    /// Copies of the request to mirror backends (set by the table build, which has their upstreams).
+    pub mirror: Option<Arc<crate::mirror::Mirror>>,
     /// Custom error pages (set by the table build, which has the error backend's upstream).
     pub error_pages: Option<Arc<ErrorRoute>>,
     /// The route's own retry rules, instead of the proxy's.
@@ -138,6 +140,7 @@ impl RouteRules {
             response_headers: edits(&options.response_headers, "response")?,
             path_replacement: options.path_replacement.clone().map(Arc::new),
             split: None,
+            mirror: None,
             error_pages: None,
             next_upstream: options.next_upstream.clone().map(Arc::new),
         })

@@ -18,6 +18,7 @@ use super::{
 use crate::{
     headers::is_connection_or_framing_field,
     metrics::RouteStats,
+    mirror::Mirror,
     spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
     tls::CertificateIndex,
     upstream::{Canary, RouteBalance, Upstream},
@@ -203,7 +204,8 @@ fn default_route(
 // === impl Route ===
 
 impl Route {
-    /// The route's upstream, then its canary's if it has one, then its split's.
+    /// The route's upstream, then its canary's if it has one, then its split's, its error
+    /// backend's and its mirrors'.
     pub fn upstreams(&self) -> impl Iterator<Item = &Arc<Upstream>> {
         let canary = self.rules.balance.as_ref().and_then(|balance| balance.canary.as_ref());
         let split = self.rules.split.iter().flat_map(|split| split.upstreams());
@@ -216,6 +218,7 @@ impl Route {
             .chain(canary.map(|canary| &canary.upstream))
             .chain(split)
             .chain(errors)
+            .chain(self.rules.mirror.iter().flat_map(|mirror| mirror.upstreams()))
     }
 }
 
@@ -524,6 +527,9 @@ fn balanced(
     let options = &path.options;
     if let Some(split) = &options.split {
         rules.split = Some(Arc::new(Split::new(split, |id| parts.get(id))?));
+    }
+    if let Some(mirror) = &options.mirror {
+        rules.mirror = Some(Arc::new(Mirror::new(mirror, |id| parts.get(id))?));
     }
     if options.canary.is_none() && options.hash.is_none() && options.affinity.is_none() {
         return Ok(rules);

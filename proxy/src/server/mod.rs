@@ -1,6 +1,7 @@
 //! Accept loops for the proxy and admin listeners: HTTP/1.1 and h2c prior knowledge on the
 //! plain port; on the TLS port a rustls handshake first, then HTTP/1.1 or HTTP/2 by ALPN.
-//! Upgrades allowed, graceful drain on shutdown.
+//! An extra Gateway port takes either, by the connection's first byte (`sniff.rs`). Upgrades
+//! allowed, graceful drain on shutdown.
 //!
 //! ```text
 //! accept ─▶ ConnLimit (full: close) ─▶ [TLS handshake] ─▶ our HTTP/1.1 loop ─(hand over)─▶ hyper auto (h1 | h2)
@@ -12,6 +13,7 @@ mod gate;
 pub mod http1;
 pub mod limits;
 pub mod metrics;
+mod sniff;
 mod streams;
 pub mod tunnel;
 pub mod watchdog;
@@ -27,6 +29,7 @@ use tokio::{
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, info, warn};
 
+pub use self::sniff::Security;
 use self::tunnel::Tunnels;
 use self::{
     conn::{ConnTask, handshake},
@@ -160,14 +163,14 @@ fn builder<E>(options: &ServerOptions, executor: E) -> auto::Builder<E> {
     builder
 }
 
-/// Serves connections from `listener` with `handler` (over TLS when `tls` is set) until
+/// Serves connections from `listener` with `handler` (secured as `tls` says) until
 /// `shutdown` resolves, then stops accepting and lets open connections (and tunnels) finish for
 /// up to `drain_timeout`.
 pub async fn serve<H, Fut>(
     listener: TcpListener,
     options: &ServerOptions,
     connections: &Connections,
-    tls: Option<TlsAcceptor>,
+    tls: impl Into<Security>,
     handler: H,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()>
@@ -176,6 +179,7 @@ where
     Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
 {
     let local = listener.local_addr()?;
+    let tls = tls.into();
     let conn_options = Arc::new(options.clone());
     // Connection tasks hold receivers: `drain.closed()` resolves when the last one ends.
     let drain = watch::Sender::new(false);
@@ -199,7 +203,7 @@ where
             },
             () = &mut shutdown => break,
         };
-        accepted(stream, peer, &conn_options, connections, &drain, tls.as_ref(), &handler);
+        accepted(stream, peer, &conn_options, connections, &drain, &tls, &handler);
     }
     drop(listener);
     drain_connections(local, options, connections, drain).await;
@@ -213,7 +217,7 @@ fn accepted<H, Fut>(
     options: &Arc<ServerOptions>,
     connections: &Connections,
     drain: &watch::Sender<bool>,
-    tls: Option<&TlsAcceptor>,
+    tls: &Security,
     handler: &H,
 ) where
     H: Fn(Request<ClientBody>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
@@ -236,30 +240,48 @@ fn accepted<H, Fut>(
     let handler = handler.clone();
     let info = ConnInfo {
         peer,
-        tls: tls.is_some(),
+        tls: false,
         port: None,
         via: None,
     };
     match tls {
-        None => {
+        Security::Plain => {
             tokio::spawn(task.run(stream, info, handler, true));
         }
-        Some(tls) => {
+        Security::Tls(tls) => {
             // The handshake runs in the connection's task so a slow client never stalls accepting.
-            let (tls, handshake_timeout) = (tls.clone(), options.handshake_timeout);
+            tokio::spawn(secured(tls.clone(), stream, info, task, handler));
+        }
+        Security::Either(tls) => {
+            let tls = tls.clone();
             tokio::spawn(async move {
-                match handshake(&tls, stream, peer, handshake_timeout).await {
-                    Ok(stream) => {
-                        let http1_first = stream.get_ref().1.alpn_protocol() != Some(b"h2");
-                        task.run(stream, info, handler, http1_first).await
-                    }
-                    Err(timed_out) => {
-                        if timed_out {
-                            task.metrics.closed(CloseReason::HandshakeTimeout);
-                        }
-                    }
+                // The wait for the first byte is part of the handshake's time.
+                match sniff::opens_tls(&stream, task.options.handshake_timeout).await {
+                    Some(true) => secured(tls, stream, info, task, handler).await,
+                    Some(false) => task.run(stream, info, handler, true).await,
+                    None => {}
                 }
             });
+        }
+    }
+}
+
+/// A TLS connection's handshake, then its requests.
+async fn secured<H, Fut>(tls: TlsAcceptor, stream: TcpStream, info: ConnInfo, task: ConnTask, handler: H)
+where
+    H: Fn(Request<ClientBody>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Response<ResponseBody>> + Send + 'static,
+{
+    match handshake(&tls, stream, info.peer, task.options.handshake_timeout).await {
+        Ok(stream) => {
+            let http1_first = stream.get_ref().1.alpn_protocol() != Some(b"h2");
+            task.run(stream, ConnInfo { tls: true, ..info }, handler, http1_first)
+                .await
+        }
+        Err(timed_out) => {
+            if timed_out {
+                task.metrics.closed(CloseReason::HandshakeTimeout);
+            }
         }
     }
 }

@@ -18,8 +18,10 @@ mod grpc;
 mod hostnames;
 mod https;
 mod matching;
+mod mirror;
 mod parents;
 mod ports;
+mod redirect_ports;
 mod references;
 mod selector;
 mod timeouts;
@@ -113,6 +115,12 @@ impl Conformance {
     pub fn port_of(&self, name: &str) -> u16 {
         let found = self.backends.iter().find(|(service, _)| *service == name);
         found.expect("an echo pod of the suite").1.port()
+    }
+
+    /// How many requests echo pod `name` has had.
+    pub fn hits(&self, name: &str) -> usize {
+        let found = self.backends.iter().find(|(service, _)| *service == name);
+        found.expect("an echo pod of the suite").1.hits()
     }
 
     /// Replaces the test's objects (what `start` was given).

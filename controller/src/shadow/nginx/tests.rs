@@ -87,12 +87,17 @@ fn answer(compiled: &Compiled, tls: bool, host: &str, path_and_query: &str) -> S
             } else {
                 let mut to = redirect::to_https();
                 to.code = style.code;
-                redirect::respond(&to, tls, host, &target)
+                redirect::respond(&to, redirect::Arrival { tls, port: None }, host, &target)
             };
             redirected(&response)
         }
         Some(route) => match &route.redirect {
-            Some(to) => redirected(&redirect::respond(to, tls, host, &target)),
+            Some(to) => redirected(&redirect::respond(
+                to,
+                redirect::Arrival { tls, port: None },
+                host,
+                &target,
+            )),
             None => route.upstream.id.to_string(),
         },
     }

@@ -73,7 +73,11 @@ fn answer(compiled: &Compiled, tls: bool, host: &str, path_and_query: &str) -> S
     match table.lookup_on(host, target.path(), tls) {
         None => "404".to_string(),
         Some(route) => match &route.redirect {
-            Some(to) => format!("{} {}", to.code, redirect::location(to, tls, host, &target)),
+            Some(to) => format!(
+                "{} {}",
+                to.code,
+                redirect::location(to, redirect::Arrival { tls, port: None }, host, &target)
+            ),
             None => route.upstream.id.to_string(),
         },
     }

@@ -115,7 +115,7 @@ pub fn no_backend() -> SplitChoice {
 }
 
 /// One reference, resolved; the error is its `ResolvedRefs` reason.
-fn one(
+pub fn one(
     (referrer, namespace): (Referrer, &str),
     reference: &HTTPBackendRef,
     grants: &Grants<'_>,

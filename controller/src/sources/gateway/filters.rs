@@ -53,7 +53,8 @@ pub fn parse(filters: &[HTTPRouteFilter], matched: &Match) -> Result<Filters, St
     let mut seen: Vec<&str> = Vec::new();
     for filter in filters {
         let type_ = filter.type_.as_str();
-        if seen.contains(&type_) && type_ != "ExtensionRef" {
+        // Several mirrors are several copies (the spec allows it); `mirror.rs` reads them.
+        if seen.contains(&type_) && type_ != "ExtensionRef" && type_ != "RequestMirror" {
             return Err(format!("filter {type_} is given twice"));
         }
         seen.push(type_);
@@ -81,6 +82,7 @@ pub fn parse(filters: &[HTTPRouteFilter], matched: &Match) -> Result<Filters, St
                 }
             }
             "ExtensionRef" => parsed.extension = true,
+            "RequestMirror" => {}
             other => return Err(format!("filter {other:?} is not supported")),
         }
     }

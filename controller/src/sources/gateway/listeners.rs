@@ -1,6 +1,7 @@
 //! Which GatewayClasses and Gateways are shunt's, and each listener's fate: served on the plain
 //! listener (HTTP, port 80), on the TLS one (HTTPS, port 443, a certificate from its
-//! `certificateRefs`), or not accepted with the spec's reason.
+//! `certificateRefs`), on an extra port's (`--gateway-port`, either protocol), or not accepted
+//! with the spec's reason.
 //!
 //! ```text
 //! GatewayClass controllerName == shunt.dev/gateway-controller ─▶ ours ─▶ its Gateways
@@ -67,8 +68,12 @@ pub fn classes(classes: &[Arc<GatewayClass>], ports: &BTreeSet<u16>) -> Vec<(Str
     // parentRefs.port reaches a listener on another port only where shunt serves one.
     if !ports.is_empty() {
         features.push("HTTPRouteParentRefPort");
-        features.sort_unstable();
     }
+    // A listener on 8080 is served only with an address for it (`--gateway-port 8080=...`).
+    if ports.contains(&8080) {
+        features.push("GatewayPort8080");
+    }
+    features.sort_unstable();
     let mut ours: Vec<(String, ClassStatus)> = classes
         .iter()
         .filter(|class| class.spec.controller_name == CONTROLLER_NAME)
@@ -101,14 +106,19 @@ pub fn listeners<'s>(
     let mut served: Vec<Served<'s>> = Vec::with_capacity(gateway.spec.listeners.len());
     for listener in &gateway.spec.listeners {
         let mut one = listener_of(gateway, listener, grants, certificates, ports);
-        // Two listeners of one Gateway on one port and hostname: the later is refused.
-        let clash = served.iter().any(|earlier| {
-            earlier.accepted && earlier.listener.port == listener.port && earlier.hostname == one.hostname
-        });
-        if clash && one.accepted {
+        // Two listeners of one Gateway on one port: the later is refused when it speaks another
+        // protocol (the spec's ProtocolConflict), or the same one for the same hostname.
+        let on_port = || (served.iter()).filter(|earlier| earlier.accepted && earlier.listener.port == listener.port);
+        let protocol_clash = on_port().any(|earlier| earlier.listener.protocol != listener.protocol);
+        let host_clash = on_port().any(|earlier| earlier.hostname == one.hostname);
+        if (protocol_clash || host_clash) && one.accepted {
             one.programmed = false;
-            one.conditions
-                .push(Condition::new("Conflicted", true, "HostnameConflict"));
+            let reason = if protocol_clash {
+                "ProtocolConflict"
+            } else {
+                "HostnameConflict"
+            };
+            one.conditions.push(Condition::new("Conflicted", true, reason));
         } else {
             one.conditions.push(Condition::new("Conflicted", false, "NoConflicts"));
         }
@@ -149,8 +159,9 @@ fn listener_of<'s>(
     };
     let refused = match (listener.protocol.as_str(), listener.port) {
         ("HTTP", 80) | ("HTTPS", 443) => None,
-        // An extra port is a plain listener (`--gateway-port`); TLS there is not served yet.
-        ("HTTP", port) if u16::try_from(port).is_ok_and(|port| ports.contains(&port)) => {
+        // An extra port (`--gateway-port`) serves HTTP and HTTPS alike: each connection says
+        // which by its first byte, and its certificate comes by SNI as on 443.
+        ("HTTP" | "HTTPS", port) if u16::try_from(port).is_ok_and(|port| ports.contains(&port)) => {
             served.extra_port = u16::try_from(port).ok();
             None
         }

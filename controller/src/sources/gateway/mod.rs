@@ -25,6 +25,7 @@ pub mod hostnames;
 mod hosts;
 mod listeners;
 mod matches;
+mod mirror;
 pub mod objects;
 mod rules;
 mod selector;
@@ -255,9 +256,16 @@ fn place<'k>(
                     _ => side,
                 };
                 by_host.insert(key, joined);
-                if let Some((namespace, name)) = &listener.certificate {
-                    // A host the certificate does not cover gets the default one: not an error.
-                    let _ = certificates.bind(&certificate_host(host), namespace, name, source);
+                match &listener.certificate {
+                    // Any host: the certificate is offered for the names it holds.
+                    Some((namespace, name)) if *host == HostMatch::Any => {
+                        certificates.bind_names(namespace, name, source);
+                    }
+                    Some((namespace, name)) => {
+                        // A host the certificate does not cover gets the default one: not an error.
+                        let _ = certificates.bind(&certificate_host(host), namespace, name, source);
+                    }
+                    None => {}
                 }
             }
         }
@@ -300,7 +308,10 @@ fn named_services(state: &ClusterState) -> HashSet<(&str, &str)> {
     let mut named: HashSet<(&str, &str)> = grpc::named_services(&state.grpc_routes).collect();
     for route in &state.http_routes {
         let (namespace, _) = namespace_name(&route.metadata);
-        for reference in route.spec.rules.iter().flat_map(|rule| &rule.backend_refs) {
+        let mirrors = (route.spec.rules.iter()).flat_map(|rule| &rule.filters);
+        let mirrors = mirrors.filter_map(|filter| filter.request_mirror.as_ref().map(|mirror| &mirror.backend_ref));
+        let refs = route.spec.rules.iter().flat_map(|rule| &rule.backend_refs);
+        for reference in refs.chain(mirrors) {
             named.insert((
                 reference.namespace.as_deref().unwrap_or(namespace),
                 reference.name.as_str(),
@@ -319,7 +330,9 @@ fn hosts_backends<'h, 'r>(
     let mut named = BTreeMap::new();
     for path in hosts.flat_map(|vhost| &vhost.paths) {
         let split = path.options.split.iter().flat_map(|split| split.backends());
-        for id in std::iter::once(&path.backend).chain(split) {
+        let mirrors =
+            (path.options.mirror.iter()).flat_map(|mirror| mirror.targets.iter().map(|target| &target.backend));
+        for id in std::iter::once(&path.backend).chain(split).chain(mirrors) {
             if let Some(found) = resolved.get(id.as_str()) {
                 named.entry(id.clone()).or_insert_with(|| found.spec.clone());
             }

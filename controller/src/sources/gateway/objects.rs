@@ -230,6 +230,8 @@ pub struct HTTPRouteFilter {
     #[serde(default, rename = "urlRewrite", skip_serializing_if = "Option::is_none")]
     pub url_rewrite: Option<UrlRewrite>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_mirror: Option<super::mirror::RequestMirror>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extension_ref: Option<ObjectRef>,
 }
 

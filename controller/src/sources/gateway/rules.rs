@@ -16,6 +16,7 @@ use super::{
     filters,
     grants::Grants,
     matches::{self, Match, Specificity},
+    mirror,
     objects::{HTTPRoute, HTTPRouteMatch},
     timeouts,
 };
@@ -92,14 +93,23 @@ pub fn compile_as(
             false => RuleBackends::default(),
         };
         let deadlines = timeouts::deadlines(rule.timeouts.as_ref())?;
-        compiled.unresolved = compiled.unresolved.or(target.unresolved);
-        compiled.resolved.extend(target.resolved.iter().cloned());
+        let mirrors = match forwards {
+            true => mirror::resolve((referrer, namespace), &rule.filters, grants, backends)?,
+            false => mirror::RuleMirrors::default(),
+        };
+        compiled.unresolved = compiled.unresolved.or(target.unresolved).or(mirrors.unresolved);
+        compiled
+            .resolved
+            .extend(target.resolved.iter().chain(&mirrors.resolved).cloned());
         for (match_at, (found, filters)) in parsed.into_iter().zip(per_match).enumerate() {
             if filters.extension {
                 compiled.unresolved = compiled.unresolved.or(Some("InvalidKind"));
             }
             let mut entry = entry(found, filters, &target, (rule_at, match_at));
             entry.options.deadlines = deadlines;
+            if entry.options.redirect.is_none() {
+                entry.options.mirror = mirrors.mirrors.clone();
+            }
             compiled.entries.push(entry);
         }
     }

@@ -3,6 +3,7 @@
 
 mod attachment;
 mod grpc;
+mod mirror;
 mod ports;
 mod precedence;
 mod references;

@@ -50,7 +50,7 @@ pub struct Patch {
 /// The features `supportedFeatures` claims whatever the flags, sorted as the API requires: the
 /// core ones and the extended ones `tests/e2e/gateway/` reproduces (`listeners::classes` adds
 /// those a flag enables).
-pub const SUPPORTED_FEATURES: [&str; 14] = [
+pub const SUPPORTED_FEATURES: [&str; 17] = [
     "GRPCRoute",
     "Gateway",
     "HTTPRoute",
@@ -61,6 +61,9 @@ pub const SUPPORTED_FEATURES: [&str; 14] = [
     "HTTPRoutePathRewrite",
     "HTTPRoutePortRedirect",
     "HTTPRouteQueryParamMatching",
+    "HTTPRouteRequestMirror",
+    "HTTPRouteRequestMultipleMirrors",
+    "HTTPRouteRequestPercentageMirror",
     "HTTPRouteRequestTimeout",
     "HTTPRouteResponseHeaderModification",
     "HTTPRouteSchemeRedirect",

@@ -1,6 +1,8 @@
 //! The hosts of the extra ports' listeners (`TableSpec::ports`, Gateway listeners on neither 80
 //! nor 443): each port its own hosts, built whole at every build (they are few, and a table
-//! without them pays one empty check), looked up only for requests that arrived on that port.
+//! without them pays one empty check), looked up only for requests that arrived on that port;
+//! a port's plain and TLS connections each see the routes of its HTTP or HTTPS listeners
+//! (`RouteOptions::listeners`), as the main listeners do.
 
 use std::sync::Arc;
 
@@ -13,7 +15,14 @@ use crate::{
 };
 
 /// Each extra port's hosts, sorted by port.
-pub(super) type PortTables = Vec<(u16, Hosts)>;
+pub(super) type PortTables = Vec<(u16, PortHosts)>;
+
+/// One extra port's hosts as its plain and its TLS connections see them.
+#[derive(Default)]
+pub(super) struct PortHosts {
+    plain: Hosts,
+    tls: Hosts,
+}
 
 /// Builds every extra port's hosts of `spec`.
 pub(super) fn build(
@@ -24,13 +33,15 @@ pub(super) fn build(
 ) -> PortTables {
     let mut tables = Vec::with_capacity(spec.ports.len());
     for (&port, hosts) in &spec.ports {
-        let mut built = Hosts::default();
+        let mut built = PortHosts::default();
         for vhost in &hosts.0 {
             let before = warnings.len();
             let routes = build_routes(vhost, nowhere, parts, warnings);
             let clean = warnings.len() == before;
-            if let Some(one) = VirtualHost::build(vhost, &routes, None, clean, parts, warnings) {
-                built.insert(&vhost.host, Arc::new(one));
+            for (tls, side) in [(false, &mut built.plain), (true, &mut built.tls)] {
+                if let Some(one) = VirtualHost::build(vhost, &routes, Some(tls), clean, parts, warnings) {
+                    side.insert(&vhost.host, Arc::new(one));
+                }
             }
         }
         tables.push((port, built));
@@ -40,17 +51,19 @@ pub(super) fn build(
 
 /// The counters of every extra port's routes: never taken over by the next table.
 pub(super) fn stats(tables: &PortTables) -> impl Iterator<Item = RouteStats> + '_ {
-    let vhosts = tables.iter().flat_map(|(_, hosts)| hosts.iter());
+    let vhosts = (tables.iter()).flat_map(|(_, hosts)| hosts.plain.iter().chain(hosts.tls.iter()));
     vhosts.flat_map(|vhost| vhost.routes.iter().map(stats_of))
 }
 
 // === impl RouteTable ===
 
 impl RouteTable {
-    /// The route for a request that arrived on the extra listener of `port`: only that port's
-    /// hosts exist there (no default backend: it is the Ingresses'), so a miss is `None`.
-    pub fn lookup_port(&self, port: u16, host: &str, path: &str, facts: &impl Facts) -> Option<&Arc<Route>> {
+    /// The route for a request that arrived on the extra listener of `port`, over TLS or not:
+    /// only that port's hosts exist there (no default backend: it is the Ingresses'), so a
+    /// miss is `None`.
+    pub fn lookup_port(&self, port: u16, tls: bool, host: &str, path: &str, facts: &impl Facts) -> Option<&Arc<Route>> {
         let (_, hosts) = self.ports.iter().find(|(known, _)| *known == port)?;
+        let hosts = if tls { &hosts.tls } else { &hosts.plain };
         match hosts.find(host, path, facts) {
             Found::Route(route) => Some(route),
             Found::Stop | Found::Next => None,
@@ -66,17 +79,27 @@ mod tests {
     use crate::{
         metrics::{ProxyMetrics, UpstreamStats},
         routes::conditions::NoFacts,
-        spec::{BackendSpec, HostMatch, PathKind, PathSpec, PortHosts, UpstreamProtocol, VirtualHostSpec},
+        spec::{
+            BackendSpec, HostMatch, Listeners, PathKind, PathSpec, PortHosts, RouteOptions, UpstreamProtocol,
+            VirtualHostSpec,
+        },
     };
 
     fn host(name: &str, backend: &str) -> Arc<VirtualHostSpec> {
+        host_on(name, backend, Listeners::Both)
+    }
+
+    fn host_on(name: &str, backend: &str, listeners: Listeners) -> Arc<VirtualHostSpec> {
         let path = PathSpec {
             path: "/".into(),
             kind: PathKind::Prefix,
             backend: backend.into(),
             source: "ns/route".into(),
             ssl_redirect: false,
-            options: Default::default(),
+            options: Arc::new(RouteOptions {
+                listeners,
+                ..Default::default()
+            }),
         };
         Arc::new(VirtualHostSpec {
             host: HostMatch::Exact(name.into()),
@@ -91,14 +114,18 @@ mod tests {
             endpoints: [].into(),
             topology: Default::default(),
         };
-        let backends: BTreeMap<_, _> = ["main", "extra", "default"]
+        let backends: BTreeMap<_, _> = ["main", "extra", "default", "secure"]
             .map(|id| (id.to_string(), backend()))
             .into();
         let spec = TableSpec {
             hosts: vec![host("foo.com", "main")],
             default_backend: Some("default".into()),
             backends,
-            ports: [(8080, PortHosts(vec![host("foo.com", "extra")]))].into(),
+            ports: [
+                (8080, PortHosts(vec![host("foo.com", "extra")])),
+                (8443, PortHosts(vec![host_on("foo.com", "secure", Listeners::Tls)])),
+            ]
+            .into(),
             ..Default::default()
         };
         let metrics = ProxyMetrics::detached();
@@ -122,7 +149,7 @@ mod tests {
         let table = mk_table();
         let on_port = |port, host| {
             table
-                .lookup_port(port, host, "/", &NoFacts)
+                .lookup_port(port, false, host, "/", &NoFacts)
                 .map(|route| route.upstream.id.to_string())
         };
         let on_main = |host| table.lookup(host, "/").map(|route| route.upstream.id.to_string());
@@ -134,5 +161,18 @@ mod tests {
         assert_eq!(on_main("bar.com").as_deref(), Some("default"));
         // Built whole every time: never next to a previous table's hosts.
         assert!(!RouteTable::rebuilds_changed(&table.spec, &table));
+    }
+
+    #[test]
+    fn a_ports_tls_listeners_routes_are_seen_over_tls_only() {
+        let table = mk_table();
+        let on = |port, tls| {
+            (table.lookup_port(port, tls, "foo.com", "/", &NoFacts)).map(|route| route.upstream.id.to_string())
+        };
+        assert_eq!(on(8443, true).as_deref(), Some("secure"));
+        assert_eq!(on(8443, false), None);
+        // A route of both listeners is seen both ways.
+        assert_eq!(on(8080, true).as_deref(), Some("extra"));
+        assert_eq!(on(8080, false).as_deref(), Some("extra"));
     }
 }

@@ -58,11 +58,7 @@ fn a_port_without_an_address_is_refused_and_its_routes_are_not_served() {
 
 #[test]
 fn a_served_port_takes_only_the_routes_of_its_listeners() {
-    let options = CompileOptions {
-        gateway_ports: [8080].into(),
-        ..CompileOptions::default()
-    };
-    let compiled = compile(&mk_state(&mk_ports()), &options);
+    let compiled = compiled_on(&[8080], &mk_ports());
     let status = status(&compiled);
     let l8080 = listener_conditions(&status, "ports", "l8080");
     assert!(l8080.contains(&condition("Accepted", "True", "Accepted")), "{l8080:?}");
@@ -91,5 +87,64 @@ fn a_served_port_takes_only_the_routes_of_its_listeners() {
     assert_eq!(
         parent_conditions(&status, "r8080", "ports")[0],
         condition("Accepted", "True", "Accepted")
+    );
+}
+
+/// A Gateway `tls` in `infra` whose listeners are `listeners` (flow entries).
+fn mk_gateway(listeners: &str) -> String {
+    format!(
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n\
+         metadata: {{namespace: infra, name: tls}}\nspec: {{gatewayClassName: shunt, listeners: [{listeners}]}}\n"
+    )
+}
+
+fn compiled_on(ports: &[u16], manifests: &str) -> Compiled {
+    let options = CompileOptions {
+        gateway_ports: ports.iter().copied().collect(),
+        ..CompileOptions::default()
+    };
+    compile(&mk_state(manifests), &options)
+}
+
+#[test]
+fn an_https_listener_on_a_served_port_is_accepted_and_needs_its_certificate() {
+    let https = "{name: s8443, port: 8443, protocol: HTTPS, tls: {certificateRefs: [{name: missing}]}}";
+    let served = status(&compiled_on(&[8443], &mk_gateway(https)));
+    let listener = listener_conditions(&served, "tls", "s8443");
+    assert!(
+        listener.contains(&condition("Accepted", "True", "Accepted")),
+        "{listener:?}"
+    );
+    // Its certificate is read as on 443: a missing Secret is the spec's reason.
+    assert!(
+        listener.contains(&condition("ResolvedRefs", "False", "InvalidCertificateRef")),
+        "{listener:?}"
+    );
+    let unserved = status(&compiled_on(&[], &mk_gateway(https)));
+    let listener = listener_conditions(&unserved, "tls", "s8443");
+    assert!(
+        listener.contains(&condition("Accepted", "False", "PortUnavailable")),
+        "{listener:?}"
+    );
+}
+
+#[test]
+fn http_and_https_listeners_on_one_port_of_one_gateway_conflict() {
+    let listeners = "{name: plain, port: 8443, protocol: HTTP}, {name: secure, port: 8443, protocol: HTTPS, \
+                     hostname: other.com, tls: {certificateRefs: [{name: missing}]}}";
+    let status = status(&compiled_on(&[8443], &mk_gateway(listeners)));
+    let plain = listener_conditions(&status, "tls", "plain");
+    assert!(
+        plain.contains(&condition("Conflicted", "False", "NoConflicts")),
+        "{plain:?}"
+    );
+    let secure = listener_conditions(&status, "tls", "secure");
+    assert!(
+        secure.contains(&condition("Conflicted", "True", "ProtocolConflict")),
+        "{secure:?}"
+    );
+    assert!(
+        secure.contains(&condition("Programmed", "False", "Invalid")),
+        "{secure:?}"
     );
 }

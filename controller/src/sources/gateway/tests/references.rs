@@ -112,7 +112,7 @@ fn a_rule_without_backends_answers_500() {
 fn what_shunt_cannot_serve_is_refused_as_unsupported() {
     let rules = [
         "[{matches: [{path: {type: RegularExpression, value: /a.*}}], backendRefs: [{name: v1, port: 8080}]}]",
-        "[{filters: [{type: RequestMirror, requestMirror: {backendRef: {name: v2, port: 8080}}}], backendRefs: [{name: v1, port: 8080}]}]",
+        "[{filters: [{type: RequestMirror, requestMirror: {backendRef: {name: v2, port: 8080}, percent: 5, fraction: {numerator: 1}}}], backendRefs: [{name: v1, port: 8080}]}]",
         "[{filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: Host, value: x}]}}], backendRefs: [{name: v1, port: 8080}]}]",
         "[{matches: [{headers: [{type: RegularExpression, name: x, value: '(a'}]}], backendRefs: [{name: v1, port: 8080}]}]",
     ];
