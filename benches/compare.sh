@@ -28,9 +28,9 @@ PROTOCOLS=${PROTOCOLS:-h1 h2c tls h2}
 PROXIES=${PROXIES:-shunt nginx-lean nginx-ingress haproxy}
 HOST=shop.example.com
 PATH_UNDER_TEST=${PATH_UNDER_TEST:-/api/orders?id=42}
-BACKEND=127.0.0.1:18781
-BACKEND_STATUS=127.0.0.1:18782
-ADMIN=127.0.0.1:18790
+BACKEND=127.0.0.1:18881
+BACKEND_STATUS=127.0.0.1:18882
+ADMIN=127.0.0.1:18890
 # Each proxy's ports: HTTP/1.1, h2c (prior knowledge), TLS (ALPN h2 and http/1.1).
 declare -A PORT_H1=([shunt]=18700 [nginx-lean]=18710 [nginx-ingress]=18720 [haproxy]=18730)
 declare -A PORT_H2C=([shunt]=18700 [nginx-lean]=18711 [nginx-ingress]=18721 [haproxy]=18731)

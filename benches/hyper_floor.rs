@@ -49,7 +49,9 @@ fn acceptor(cert: &str, key: &str) -> TlsAcceptor {
 /// Serves `listener`'s connections, over TLS when `tls` is set.
 async fn serve(listener: TcpListener, tls: Option<TlsAcceptor>) {
     loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let tls = tls.clone();
         tokio::spawn(async move {
