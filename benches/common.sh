@@ -67,7 +67,8 @@ http {
 }
 CONF
     local cpus=("${LOAD_CPUS[@]}")
-    [ "$1" = proxy ] && cpus=("${PROXY_CPUS[@]}")
+    # Instances named proxy (proxy, proxy-lean, ...) are proxies under test.
+    [[ $1 == proxy* ]] && cpus=("${PROXY_CPUS[@]}")
     "${cpus[@]}" nginx -p "$work/$1" -c "$work/$1/nginx.conf" -g 'daemon off;' &
     pids+=($!)
     NGINX_PID[$1]=$!

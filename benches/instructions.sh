@@ -11,6 +11,8 @@
 #   FEW=1000 MANY=3000 SHUNT_BIN=target-release/release/shunt benches/instructions.sh
 #   KEEP=/tmp/ir benches/instructions.sh            # keep the callgrind files for callgrind_annotate
 #   ROUTE=auth PROXIES=shunt benches/instructions.sh # the route under ingress-nginx's profile, gated
+#   PROXIES="shunt hyper" PROTOCOLS=h2 benches/instructions.sh  # and the floor: stock hyper answering
+#                                                   # by itself (benches/hyper_floor.rs, HYPER_BIN=...)
 #
 # ROUTE (shunt only): plain (default: shunt's own class), nginx (the same route as an Ingress of
 # class nginx under `--shadow-class nginx`, ssl-redirect off), auth (that, with `auth-url`
@@ -39,6 +41,9 @@ ROUTE=${ROUTE:-plain}
 
 need_commands valgrind:valgrind h2load:nghttp2-client nginx:nginx-light openssl:openssl curl:curl
 SHUNT_BIN=$(shunt_bin)
+HYPER_BIN=${HYPER_BIN:-${CARGO_TARGET_DIR:-target}/release/examples/hyper-floor}
+[[ " $PROXIES " != *" hyper "* ]] || [ -x "$HYPER_BIN" ] ||
+    cargo build --release -q -p shunt-proxy --example hyper-floor >&2
 KEEP=${KEEP:-}
 [ -z "$KEEP" ] || mkdir -p "$KEEP"
 
@@ -99,6 +104,7 @@ start_proxy() {
                     --https-addr "$HTTPS" --admin-addr "$ADMIN" --default-ssl-certificate shop/shop-tls
                     --threads 1 --access-log false "${CLASS_ARGS[@]}") ;;
         nginx) cmd=(nginx -p "$work/proxy" -c "$work/proxy/nginx.conf") ;;
+        hyper) cmd=("$HYPER_BIN" "$HTTP" "$HTTPS" "$work/cert.pem" "$work/key.pem") ;;
     esac
     # --trace-children: shunt re-executes itself once to set its allocator options (controller's
     # main.rs); the re-executed image writes the same file, replacing the first one's few Ir.

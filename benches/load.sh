@@ -12,6 +12,7 @@
 #   ROUNDS=5 DURATION=10s CONNECTIONS=64 WORKERS=1 benches/load.sh
 #   SHUNT_BIN=/work/bench-target/release/shunt benches/load.sh    # a binary built elsewhere
 #   NGINX_FIELDS=lean benches/load.sh    # nginx without X-Request-ID and Forwarded (rounds 1-8)
+#   benches/compare.sh                   # shunt, both nginx and haproxy over h1, h2c, TLS, h2 (the successor)
 #
 # WORKERS is shunt's --threads and nginx's worker_processes. Bounded: ROUNDS x 3 runs of DURATION.
 set -euo pipefail

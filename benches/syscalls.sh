@@ -8,7 +8,8 @@
 #   benches/syscalls.sh                                      # h2 and https1
 #   PROTOCOLS=h2 FEW=1000 MANY=5000 SHUNT_BIN=target-release/release/shunt benches/syscalls.sh
 #
-# h2 is h2load -c4 -m8 over TLS (as benches/instructions.sh), https1 -c8 HTTP/1.1 over TLS.
+# h2 is h2load -c4 -m8 over TLS (as benches/instructions.sh), https1 -c8 HTTP/1.1 over TLS, http1
+# the same in cleartext.
 # Bounded: 4 runs per protocol, each under a timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,12 +60,13 @@ stop_shunt() {
 }
 
 load() { # protocol requests
-    local args
+    local args addr=$HTTPS scheme=https
     case $1 in
+        http1) args=(--h1 -c8); addr=$HTTP; scheme=http ;;
         https1) args=(--h1 -c8) ;;
         h2) args=(-c4 -m8) ;;
     esac
-    timeout 300 h2load -t1 -n"$2" "${args[@]}" --connect-to="$HTTPS" "https://$HOST:${HTTPS##*:}$PATH_UNDER_TEST" |
+    timeout 300 h2load -t1 -n"$2" "${args[@]}" --connect-to="$addr" "$scheme://$HOST:${addr##*:}$PATH_UNDER_TEST" |
         awk '/^requests:/ { print $8 " " $10 }'
 }
 

@@ -16,6 +16,7 @@ mod histogram;
 mod register;
 pub mod scrape;
 mod seconds;
+mod upstream;
 
 use std::{
     sync::{Arc, OnceLock},
@@ -78,20 +79,12 @@ struct Families {
     route_latency: Option<Family<RouteLabels, Histogram>>,
     connect_errors: Family<BackendLabels, Counter>,
     pool_timeouts: Family<BackendLabels, Counter>,
-    upstream: UpstreamFamilies,
+    upstream: upstream::UpstreamFamilies,
     endpoints: Gauge,
     without_endpoints: Family<BackendLabels, Gauge>,
     publishes: Counter,
     dropped_fields: Counter,
     choice: choice::ChoiceFamilies,
-}
-
-/// What all backends' requests and connections add up to.
-struct UpstreamFamilies {
-    latency: Histogram,
-    connections: Gauge,
-    connects: Counter,
-    reuses: Counter,
 }
 
 #[derive(Clone)]
@@ -142,39 +135,6 @@ where
     family.remove(labels);
 }
 
-// === impl UpstreamFamilies ===
-
-impl UpstreamFamilies {
-    fn register(registry: &mut Registry) -> Self {
-        UpstreamFamilies {
-            latency: register(
-                registry,
-                "shunt_upstream_response_seconds",
-                "Time from sending a request upstream to its response head, all backends",
-                Histogram::shared(),
-            ),
-            connections: register(
-                registry,
-                "shunt_upstream_connections",
-                "Open connections to backend endpoints, all backends",
-                Gauge::default(),
-            ),
-            connects: register(
-                registry,
-                "shunt_upstream_connects",
-                "Connections dialed to backend endpoints, all backends (failed dials included); with shunt_upstream_connection_reuses_total, how well keep-alive works",
-                Counter::default(),
-            ),
-            reuses: register(
-                registry,
-                "shunt_upstream_connection_reuses",
-                "Requests sent on a connection already open (a pooled HTTP/1 one, a shared HTTP/2 one), all backends",
-                Counter::default(),
-            ),
-        }
-    }
-}
-
 // === impl Families ===
 
 impl Families {
@@ -213,7 +173,7 @@ impl Families {
                 "Requests that waited for a free connection to an endpoint at its cap and got 503",
                 Family::default(),
             ),
-            upstream: UpstreamFamilies::register(registry),
+            upstream: upstream::UpstreamFamilies::register(registry),
             endpoints: register(
                 registry,
                 "shunt_endpoints",
@@ -440,24 +400,6 @@ impl UpstreamStats {
             .seconds
             .get_or_init(|| series.families.backend_seconds.get_or_create_owned(&series.labels()))
             .add(elapsed.as_secs_f64());
-    }
-
-    /// Time from sending a request upstream to its response head.
-    pub fn observe_latency(&self, seconds: f64) {
-        self.0.families.upstream.latency.observe(seconds);
-    }
-
-    /// The gauge of open upstream connections, for a connection about to be dialed (counted
-    /// once); the pool holds a clone for each connection's life, so one made before a retire
-    /// still counts down after it.
-    pub fn connections(&self) -> Gauge {
-        self.0.families.upstream.connects.inc();
-        self.0.families.upstream.connections.clone()
-    }
-
-    /// A request goes out on a connection already open.
-    pub fn connection_reused(&self) {
-        self.0.families.upstream.reuses.inc();
     }
 
     /// A request gave up waiting for a free connection at the endpoint's cap.

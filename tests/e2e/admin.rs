@@ -289,4 +289,14 @@ async fn metrics_show_upstream_connections_kept_alive_and_reused() {
         connects <= 2.0,
         "{connects} connects for {REQUESTS} requests:\n{metrics}"
     );
+    // Every dial succeeded, and the pods speak HTTP/1.1: each one an HTTP/1 connection opened.
+    let opened = |protocol| {
+        sample(
+            &metrics,
+            "shunt_upstream_connections_opened_total",
+            &[("protocol", protocol)],
+        )
+    };
+    assert_eq!(opened("http1"), Some(connects), "{metrics}");
+    assert_eq!(opened("h2c"), Some(0.0), "{metrics}");
 }

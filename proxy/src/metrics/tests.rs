@@ -143,6 +143,32 @@ fn a_served_route_counts_by_route_and_backend_without_a_route_histogram() {
 }
 
 #[test]
+fn connections_opened_are_counted_by_the_protocol_pods_speak_not_by_backend() {
+    let (registry, mut publisher) = mk_publisher(MetricsOptions::default());
+    publisher.publish(mk_spec(&["shop", "cart"]));
+    let table = Arc::clone(&publisher.reader().load());
+    let stats = |host| &table.lookup(host, "/").expect("routed").upstream.stats;
+    stats("shop.example.com").connection_opened(UpstreamProtocol::Http1);
+    stats("cart.example.com").connection_opened(UpstreamProtocol::Http1);
+    stats("cart.example.com").connection_opened(UpstreamProtocol::H2c);
+    let text = scrape(&registry);
+    // A family's series come out in no set order.
+    let mut opened = lines_with(&text, "shunt_upstream_connections_opened_total{");
+    opened.sort_unstable();
+    assert_eq!(
+        opened,
+        vec![
+            r#"shunt_upstream_connections_opened_total{protocol="h2-tls"} 0"#,
+            r#"shunt_upstream_connections_opened_total{protocol="h2c"} 1"#,
+            r#"shunt_upstream_connections_opened_total{protocol="http1"} 2"#,
+            r#"shunt_upstream_connections_opened_total{protocol="https"} 0"#,
+        ],
+        "{text}"
+    );
+    assert_eq!(stats("shop.example.com").connections_opened(UpstreamProtocol::H2c), 1);
+}
+
+#[test]
 fn per_route_latency_is_a_histogram_per_route_when_asked_for() {
     let (registry, mut publisher) = mk_publisher(MetricsOptions {
         per_route_latency: true,

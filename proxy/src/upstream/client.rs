@@ -136,6 +136,7 @@ impl UpstreamClients {
                     Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
                     Err(_) => return Err(UpstreamError::connect_timeout()),
                 };
+                upstream.stats.connection_opened(upstream.protocol);
                 self.http1.pooled(key, Http1::new(stream, Box::new(counted)))
             }
             Err(timeout) => return Err(UpstreamError::PoolTimeout(timeout)),

@@ -23,7 +23,7 @@ use hyper::{body::Incoming, client::conn::http2::SendRequest};
 use tokio_rustls::TlsConnector;
 
 use super::{UpstreamError, connect, is_going_away};
-use crate::{body::RequestBody, metrics::UpstreamStats};
+use crate::{body::RequestBody, metrics::UpstreamStats, spec::UpstreamProtocol};
 
 #[derive(Clone, Default)]
 pub struct H2Connections {
@@ -83,6 +83,11 @@ impl H2Connections {
             Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
             Err(_) => return Err(UpstreamError::connect_timeout()),
         };
+        stats.connection_opened(if tls.is_some() {
+            UpstreamProtocol::H2Tls
+        } else {
+            UpstreamProtocol::H2c
+        });
         let connection = Connection {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             sender,
