@@ -90,6 +90,7 @@ mod tests {
             protocol: UpstreamProtocol::Http1,
             endpoints: [].into(),
             topology: Default::default(),
+            tls: None,
         };
         let backends: BTreeMap<_, _> = ["main", "extra", "default"]
             .map(|id| (id.to_string(), backend()))
