@@ -33,7 +33,7 @@ mod route_stats;
 pub use crate::{
     metrics::RouteStats,
     routes::{Route, RouteTable, location_regex},
-    tls::{LoadedCertificate, PodTlsError, pod_client_config},
+    tls::{LoadedCertificate, PodTlsError, pod_client_config, trusted_from_pem},
     upstream::Upstream,
 };
 

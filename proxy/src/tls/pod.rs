@@ -141,6 +141,25 @@ fn checked(provider: Arc<CryptoProvider>, verify: &PodVerification) -> Result<Ch
     })
 }
 
+/// The certificates of a PEM bundle as DER, as ingress-nginx's `CheckCACert` takes them: every
+/// PEM block must be a certificate that parses, and there must be one.
+pub fn trusted_from_pem(pem: &[u8]) -> Result<Vec<Vec<u8>>, PodTlsError> {
+    use rustls::pki_types::pem::SectionKind;
+    let mut certificates = Vec::new();
+    for section in <(SectionKind, Vec<u8>)>::pem_slice_iter(pem) {
+        let (kind, der) = section.map_err(|error| PodTlsError::Trusted(error.to_string()))?;
+        if kind != SectionKind::Certificate {
+            return Err(PodTlsError::Trusted(format!("a {kind:?} block is not a certificate")));
+        }
+        x509_parser::parse_x509_certificate(&der).map_err(|error| PodTlsError::Trusted(error.to_string()))?;
+        certificates.push(der);
+    }
+    if certificates.is_empty() {
+        return Err(PodTlsError::Trusted("no PEM certificate".to_string()));
+    }
+    Ok(certificates)
+}
+
 /// The client config for one [`UpstreamTls`], offering `alpn`.
 pub fn pod_client_config(spec: &UpstreamTls, alpn: &[u8]) -> Result<ClientConfig, PodTlsError> {
     let provider = provider();

@@ -142,6 +142,9 @@ fn compile(
             Err(entry) => skipped.push(entry),
         }
     }
+    for nginx in &mut all {
+        proxy_ssl::apply(nginx, certificates);
+    }
     let hashes = hash::by_backend(&all.iter().collect::<Vec<_>>(), sink);
     // A canary Ingress serves no location of its own (controller.go, `createServers`).
     let (canaries, nginxes): (Vec<Nginx<'_>>, Vec<Nginx<'_>>) =
@@ -160,6 +163,7 @@ fn compile(
     };
     let mut verdicts = named(&nginxes, &tls_hosts);
     canaries_on_hosts(&canaries, &mut verdicts);
+    proxy_ssl::refuse_mixed(&nginxes, &canaries, &mut verdicts);
     let alias_names: BTreeSet<&String> = aliases.values().flatten().collect();
     let redirects_www = www::redirects(&nginxes, &alias_names, &mut verdicts);
     let merged = Canaries::merge(&nginxes, &canaries, &hashes, sink, &mut verdicts);
