@@ -39,6 +39,8 @@ use super::{Body, BoxError, Ingress, Manifest, REQUEST_TIMEOUT, Reply, collect, 
 /// A certificate authority that exists for one test.
 pub struct TestCa {
     issuer: CertifiedIssuer<'static, KeyPair>,
+    /// The certificates above this one (an intermediate's issuers), PEM; empty for a root.
+    above_pem: String,
 }
 
 /// A server certificate the [`TestCa`] issued, with its key.
@@ -97,7 +99,25 @@ impl TestCa {
         let key = KeyPair::generate().expect("generating a CA key");
         TestCa {
             issuer: CertifiedIssuer::self_signed(params, key).expect("self-signing the test CA"),
+            above_pem: String::new(),
         }
+    }
+
+    /// An intermediate CA this one issued; its leaves' chains carry it and those above it.
+    pub fn intermediate(&self, name: &str) -> TestCa {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA parameters without names");
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let key = KeyPair::generate().expect("generating a CA key");
+        TestCa {
+            issuer: CertifiedIssuer::signed_by(params, key, &self.issuer).expect("signing an intermediate"),
+            above_pem: self.pem() + &self.above_pem,
+        }
+    }
+
+    pub fn der(&self) -> CertificateDer<'static> {
+        self.issuer.der().clone()
     }
 
     pub fn pem(&self) -> String {
@@ -144,7 +164,7 @@ impl TestCa {
         let key = KeyPair::generate().expect("generating a leaf key");
         let cert = params.signed_by(&key, &self.issuer).expect("signing a leaf");
         Leaf {
-            chain_pem: cert.pem() + &self.pem(),
+            chain_pem: cert.pem() + &self.pem() + &self.above_pem,
             key_pem: key.serialize_pem(),
             der: cert.der().clone(),
         }
