@@ -76,7 +76,7 @@ async fn sni_is_sent_only_with_proxy_ssl_server_name_on() {
 async fn the_secrets_keypair_is_presented_to_a_pod_that_asks_for_one() {
     let (pods, clients) = (TestCa::new("pods CA"), TestCa::new("clients CA"));
     let pod = CheckedPod::start(&pods.issue(&[POD_NAME]), Some(&clients)).await;
-    let client = clients.issue(&["ingress.web.svc"]);
+    let client = clients.issue_client(&["ingress.web.svc"]);
     let with_keypair = [("ca.crt", pods.pem()), ("tls.crt", client.chain_pem.clone()), ("tls.key", client.key_pem.clone())];
     let with_keypair: Vec<(&str, &str)> = with_keypair.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let (_manifests, shunt) = serve_verified(&pod, &with_keypair, &[VERIFY, NAME]).await;

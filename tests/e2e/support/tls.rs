@@ -129,6 +129,13 @@ impl TestCa {
         self.issue_with(Self::leaf_params(names))
     }
 
+    /// A client certificate for `names` (extended key usage clientAuth).
+    pub fn issue_client(&self, names: &[&str]) -> Leaf {
+        let mut params = Self::leaf_params(names);
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        self.issue_with(params)
+    }
+
     /// A server certificate for `names` that expired in 2021.
     pub fn issue_expired(&self, names: &[&str]) -> Leaf {
         let mut params = Self::leaf_params(names);
