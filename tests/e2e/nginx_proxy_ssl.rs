@@ -47,7 +47,11 @@ async fn the_pod_is_reached_only_with_the_right_ca_and_name() {
     let cases = [
         (&pods, vec![VERIFY, NAME], StatusCode::OK),
         (&other, vec![VERIFY, NAME], StatusCode::BAD_GATEWAY),
-        (&pods, vec![VERIFY, ("nginx.ingress.kubernetes.io/proxy-ssl-name", "api.shop.svc")], StatusCode::BAD_GATEWAY),
+        (
+            &pods,
+            vec![VERIFY, ("nginx.ingress.kubernetes.io/proxy-ssl-name", "api.shop.svc")],
+            StatusCode::BAD_GATEWAY,
+        ),
         // nginx checks the upstream block's name, `upstream_balancer`, which no pod carries.
         (&pods, vec![VERIFY], StatusCode::BAD_GATEWAY),
         // Verification off: the CA and the name are not checked.
@@ -77,7 +81,11 @@ async fn the_secrets_keypair_is_presented_to_a_pod_that_asks_for_one() {
     let (pods, clients) = (TestCa::new("pods CA"), TestCa::new("clients CA"));
     let pod = CheckedPod::start(&pods.issue(&[POD_NAME]), Some(&clients)).await;
     let client = clients.issue_client(&["ingress.web.svc"]);
-    let with_keypair = [("ca.crt", pods.pem()), ("tls.crt", client.chain_pem.clone()), ("tls.key", client.key_pem.clone())];
+    let with_keypair = [
+        ("ca.crt", pods.pem()),
+        ("tls.crt", client.chain_pem.clone()),
+        ("tls.key", client.key_pem.clone()),
+    ];
     let with_keypair: Vec<(&str, &str)> = with_keypair.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let (_manifests, shunt) = serve_verified(&pod, &with_keypair, &[VERIFY, NAME]).await;
     assert_eq!(status(&pod, &shunt).await, StatusCode::OK);

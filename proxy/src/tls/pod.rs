@@ -183,8 +183,8 @@ pub fn pod_client_config(spec: &UpstreamTls, alpn: &[u8]) -> Result<ClientConfig
             let chain = CertificateDer::pem_slice_iter(&client.chain_pem)
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|error| PodTlsError::Client(error.to_string()))?;
-            let key =
-                PrivateKeyDer::from_pem_slice(&client.key_pem).map_err(|error| PodTlsError::Client(error.to_string()))?;
+            let key = PrivateKeyDer::from_pem_slice(&client.key_pem)
+                .map_err(|error| PodTlsError::Client(error.to_string()))?;
             builder
                 .with_client_auth_cert(chain, key)
                 .map_err(|error| PodTlsError::Client(error.to_string()))?

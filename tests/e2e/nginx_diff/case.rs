@@ -21,8 +21,8 @@ use super::{
     probe::{Clients, Listeners, Probe},
 };
 use crate::support::{
-    Backend, Leaf, Manifests, Shunt, TestCa, TlsBackend, echo, mk_backend_service, mk_service_on_ports, mk_string_secret,
-    mk_tls_secret,
+    Backend, Leaf, Manifests, Shunt, TestCa, TlsBackend, echo, mk_backend_service, mk_service_on_ports,
+    mk_string_secret, mk_tls_secret,
 };
 
 /// The namespace of every case's objects.
@@ -105,9 +105,11 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
     let secrets: Vec<Value> = leaves
         .iter()
         .map(|(_, secret, leaf)| mk_tls_secret(NAMESPACE, secret, leaf))
-        .chain(trusted.iter().map(|(name, ca)| {
-            mk_string_secret(NAMESPACE, name, "Opaque", &[("ca.crt", &ca.chain_pem)])
-        }))
+        .chain(
+            trusted
+                .iter()
+                .map(|(name, ca)| mk_string_secret(NAMESPACE, name, "Opaque", &[("ca.crt", &ca.chain_pem)])),
+        )
         .collect();
     manifests.write("pods.yaml", &[&services, &secrets]);
     let args: Vec<&str> = ["--shadow-class", "nginx"]

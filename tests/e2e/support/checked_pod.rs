@@ -51,8 +51,12 @@ impl CheckedPod {
                 builder.with_client_cert_verifier(verifier)
             }
         };
-        let config = builder.with_single_cert(chain, key).expect("the leaf and its key match");
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binding a pod on loopback");
+        let config = builder
+            .with_single_cert(chain, key)
+            .expect("the leaf and its key match");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binding a pod on loopback");
         let port = listener.local_addr().expect("a bound listener has an address").port();
         let (sni, connections) = (Arc::default(), Arc::new(AtomicUsize::new(0)));
         let accept = tokio::spawn(serve(

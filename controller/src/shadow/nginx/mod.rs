@@ -68,7 +68,7 @@ pub const ASSUMED: [&str; 11] = [
     "nginx.ingress.kubernetes.io/* keys that change only buffering, logging, tracing or endpoint choice have no effect on the answer",
     "nginx.ingress.kubernetes.io/* keys no annotation parser of ingress-nginx v1.15 reads are ignored, as nginx ignores them (a host lists them under ignored)",
     "a request body over 64 KiB already partly sent is not sent to another pod (shunt keeps the first 64 KiB for a resend; nginx buffers the whole body and would retry it under proxy-next-upstream)",
-    "a pod behind backend-protocol HTTPS speaks TLS 1.2 or 1.3 with an AEAD cipher (shunt's TLS client), and shunt runs without --upstream-ca-bundle, so, as nginx, it checks neither the pod's certificate nor sends SNI",
+    "a pod behind backend-protocol HTTPS speaks TLS 1.2 or 1.3 with an AEAD cipher (shunt's TLS client), and shunt runs without --upstream-ca-bundle, so, as nginx without proxy-ssl-secret, it checks neither the pod's certificate nor sends SNI",
 ];
 
 /// Which routes redirect plain HTTP to HTTPS (lua_ingress.lua, `redirect_to_https`).

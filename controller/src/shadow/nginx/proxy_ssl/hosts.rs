@@ -12,7 +12,11 @@ use crate::shadow::HostVerdict;
 
 pub fn refuse_mixed(nginxes: &[Nginx<'_>], canaries: &[Nginx<'_>], verdicts: &mut BTreeMap<String, HostVerdict>) {
     let mut by_host: BTreeMap<String, (Vec<_>, bool)> = BTreeMap::new();
-    for (nginx, canary) in nginxes.iter().map(|n| (n, false)).chain(canaries.iter().map(|n| (n, true))) {
+    for (nginx, canary) in nginxes
+        .iter()
+        .map(|n| (n, false))
+        .chain(canaries.iter().map(|n| (n, true)))
+    {
         for (host, _) in rule_hosts(nginx.ingress) {
             let (settings, with_canary) = by_host.entry(host).or_default();
             settings.push(nginx.annotations.upstream_tls.as_ref());

@@ -43,7 +43,9 @@ pub fn read(secret: &Secret) -> Result<SecretTls, SecretProblem> {
     let (cert, pem_key) = (key(secret, "tls.crt"), key(secret, "tls.key"));
     let ca = key(secret, "ca.crt").filter(|ca| !ca.is_empty());
     let too_large = |bytes: Option<&[u8]>, max| bytes.is_some_and(|bytes| bytes.len() > max);
-    if too_large(ca, MAX_TRUSTED_BYTES) || too_large(cert, MAX_CLIENT_PEM_BYTES) || too_large(pem_key, MAX_CLIENT_PEM_BYTES)
+    if too_large(ca, MAX_TRUSTED_BYTES)
+        || too_large(cert, MAX_CLIENT_PEM_BYTES)
+        || too_large(pem_key, MAX_CLIENT_PEM_BYTES)
     {
         return Err(SecretProblem::Unsupported);
     }

@@ -82,7 +82,11 @@ pub fn protocols(value: Option<&str>) -> Result<TlsVersions, ()> {
         return Ok(TlsVersions::Tls12);
     };
     let (mut tls12, mut tls13) = (false, false);
-    for word in normalize(value).split(' ').map(str::trim).filter(|word| !word.is_empty()) {
+    for word in normalize(value)
+        .split(' ')
+        .map(str::trim)
+        .filter(|word| !word.is_empty())
+    {
         match word {
             "TLSv1.2" => tls12 = true,
             "TLSv1.3" => tls13 = true,

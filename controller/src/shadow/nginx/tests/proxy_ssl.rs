@@ -30,7 +30,11 @@ fn mk_secret(entries: &[(&str, &str)]) -> String {
 
 /// Compiles one Ingress for `a.example.com` with `annotations` beside `secret`.
 fn compile_with(secret: &str, annotations: &[&str]) -> Compiled {
-    let ingress = mk_ingress("a", &annotations.join("\n"), &mk_rule("a.example.com", &[("/", "Prefix")]));
+    let ingress = mk_ingress(
+        "a",
+        &annotations.join("\n"),
+        &mk_rule("a.example.com", &[("/", "Prefix")]),
+    );
     compile_nginx(&[secret.to_string(), ingress])
 }
 
@@ -41,7 +45,10 @@ fn backend(compiled: &Compiled) -> &BackendSpec {
 }
 
 fn tls(compiled: &Compiled) -> &UpstreamTls {
-    backend(compiled).tls.as_deref().expect("the backend carries upstream TLS")
+    backend(compiled)
+        .tls
+        .as_deref()
+        .expect("the backend carries upstream TLS")
 }
 
 #[test]
@@ -49,11 +56,22 @@ fn a_ca_with_verify_on_checks_the_upstream_block_name_over_tls12_without_sni() {
     let (ca, _) = mk_pki();
     let verify = "nginx.ingress.kubernetes.io/proxy-ssl-verify: \"on\"";
     let compiled = compile_with(&mk_secret(&[("ca.crt", &ca)]), &[SECRET, HTTPS, verify]);
-    assert_eq!(verdict(&compiled, "a.example.com").verdict, Verdict::Identical, "{:?}", refusals(&compiled, "a.example.com"));
+    assert_eq!(
+        verdict(&compiled, "a.example.com").verdict,
+        Verdict::Identical,
+        "{:?}",
+        refusals(&compiled, "a.example.com")
+    );
     let tls = tls(&compiled);
     let check = tls.verify.as_ref().expect("verified");
-    assert_eq!((check.name.as_str(), check.max_intermediates, check.trusted.len()), ("upstream_balancer", 1, 1));
-    assert_eq!((tls.sni.as_deref(), tls.versions, tls.client_certificate.is_some()), (None, TlsVersions::Tls12, false));
+    assert_eq!(
+        (check.name.as_str(), check.max_intermediates, check.trusted.len()),
+        ("upstream_balancer", 1, 1)
+    );
+    assert_eq!(
+        (tls.sni.as_deref(), tls.versions, tls.client_certificate.is_some()),
+        (None, TlsVersions::Tls12, false)
+    );
 }
 
 #[test]
@@ -72,7 +90,10 @@ fn name_server_name_protocols_and_depth_are_read_as_nginx_writes_them() {
     let tls = tls(&compiled);
     let check = tls.verify.as_ref().expect("verified");
     assert_eq!((check.name.as_str(), check.max_intermediates), ("web.shop.svc", 3));
-    assert_eq!((tls.sni.as_deref(), tls.versions), (Some("web.shop.svc"), TlsVersions::Both));
+    assert_eq!(
+        (tls.sni.as_deref(), tls.versions),
+        (Some("web.shop.svc"), TlsVersions::Both)
+    );
 }
 
 #[test]
@@ -89,7 +110,10 @@ fn without_ca_crt_only_name_and_sni_apply_and_the_keypair_is_not_presented() {
     let compiled = compile_with(&mk_secret(&[("tls.crt", &chain), ("tls.key", &key)]), &keys);
     let tls = tls(&compiled);
     assert_eq!(tls.verify, None);
-    assert_eq!((tls.sni.as_deref(), tls.client_certificate.is_some()), (Some("upstream_balancer"), false));
+    assert_eq!(
+        (tls.sni.as_deref(), tls.client_certificate.is_some()),
+        (Some("upstream_balancer"), false)
+    );
 }
 
 #[test]
@@ -119,34 +143,86 @@ fn refusals_name_the_key_shunt_cannot_reproduce() {
     let (ca, (chain, _)) = mk_pki();
     let with_ca = mk_secret(&[("ca.crt", &ca)]);
     let cases = [
-        (mk_secret(&[]), "", "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"),
-        (mk_secret(&[("ca.crt", "junk")]), "", "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"),
-        (mk_secret(&[("tls.crt", &chain), ("tls.key", &ca)]), "", "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"),
-        (mk_secret(&[("ca.crt", &ca), ("ca.crl", "x")]), "", "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"),
-        (mk_secret(&[("ca.crt", &ca.repeat(200))]), "", "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"),
-        (String::new(), "", "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"),
-        (with_ca.clone(), "nginx.ingress.kubernetes.io/proxy-ssl-ciphers: HIGH:!aNULL", "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-ciphers"),
-        (with_ca.clone(), "nginx.ingress.kubernetes.io/proxy-ssl-verify-depth: \"-1\"", "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-verify-depth"),
-        (with_ca.clone(), "nginx.ingress.kubernetes.io/proxy-ssl-protocols: TLSv1.2TLSv1.3", "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-protocols"),
-        (with_ca.clone(), "nginx.ingress.kubernetes.io/proxy-ssl-name: $host", "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-name"),
+        (
+            mk_secret(&[]),
+            "",
+            "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
+        ),
+        (
+            mk_secret(&[("ca.crt", "junk")]),
+            "",
+            "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
+        ),
+        (
+            mk_secret(&[("tls.crt", &chain), ("tls.key", &ca)]),
+            "",
+            "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
+        ),
+        (
+            mk_secret(&[("ca.crt", &ca), ("ca.crl", "x")]),
+            "",
+            "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
+        ),
+        (
+            mk_secret(&[("ca.crt", &ca.repeat(200))]),
+            "",
+            "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
+        ),
+        (
+            String::new(),
+            "",
+            "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
+        ),
+        (
+            with_ca.clone(),
+            "nginx.ingress.kubernetes.io/proxy-ssl-ciphers: HIGH:!aNULL",
+            "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-ciphers",
+        ),
+        (
+            with_ca.clone(),
+            "nginx.ingress.kubernetes.io/proxy-ssl-verify-depth: \"-1\"",
+            "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-verify-depth",
+        ),
+        (
+            with_ca.clone(),
+            "nginx.ingress.kubernetes.io/proxy-ssl-protocols: TLSv1.2TLSv1.3",
+            "InvalidAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-protocols",
+        ),
+        (
+            with_ca.clone(),
+            "nginx.ingress.kubernetes.io/proxy-ssl-name: $host",
+            "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-name",
+        ),
     ];
     for (index, (secret, other, expected)) in cases.into_iter().enumerate() {
         let compiled = compile_with(&secret, &[SECRET, HTTPS, other]);
-        assert_eq!(refusals(&compiled, "a.example.com"), [expected], "case {index}: {other}");
+        assert_eq!(
+            refusals(&compiled, "a.example.com"),
+            [expected],
+            "case {index}: {other}"
+        );
     }
 }
 
 #[test]
 fn a_host_whose_ingresses_differ_in_the_setting_is_refused() {
     let (ca, _) = mk_pki();
-    let with = mk_ingress("a", &[SECRET, HTTPS].join("\n"), &mk_rule("a.example.com", &[("/", "Prefix")]));
+    let with = mk_ingress(
+        "a",
+        &[SECRET, HTTPS].join("\n"),
+        &mk_rule("a.example.com", &[("/", "Prefix")]),
+    );
     let without = mk_ingress("b", HTTPS, &mk_rule("a.example.com", &[("/b", "Prefix")]));
     let compiled = compile_nginx(&[mk_secret(&[("ca.crt", &ca)]), with.clone(), without]);
     assert_eq!(
         refusals(&compiled, "a.example.com"),
         ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"]
     );
-    let same = mk_ingress("b", &[SECRET, HTTPS].join("\n"), &mk_rule("a.example.com", &[("/b", "Prefix")]));
+    let same = mk_ingress(
+        "b",
+        &[SECRET, HTTPS].join("\n"),
+        &mk_rule("a.example.com", &[("/b", "Prefix")]),
+    );
     let compiled = compile_nginx(&[mk_secret(&[("ca.crt", &ca)]), with, same]);
     assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
 }

@@ -76,7 +76,10 @@ fn protocols_are_sorted_words_with_tls12_the_default() {
 #[test]
 fn server_names_are_plain_dns_names_or_refused() {
     assert_eq!(server_name(None), Ok(None));
-    assert_eq!(server_name(Some(" web.shop.svc ")), Ok(Some("web.shop.svc".to_string())));
+    assert_eq!(
+        server_name(Some(" web.shop.svc ")),
+        Ok(Some("web.shop.svc".to_string()))
+    );
     assert_eq!(server_name(Some("")), Ok(None));
     // Fails ValidateServerName: no proxy_ssl_name line.
     assert_eq!(server_name(Some("web shop")), Ok(None));
