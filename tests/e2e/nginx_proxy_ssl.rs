@@ -113,3 +113,35 @@ async fn verify_depth_bounds_the_intermediates_between_the_pod_and_the_ca() {
         assert_eq!(status(&pod, &shunt).await, expected, "case {index}");
     }
 }
+
+#[tokio::test]
+async fn a_connection_verified_under_one_setting_is_never_reused_under_another() {
+    let (pods, other) = (TestCa::new("pods CA"), TestCa::new("other CA"));
+    let pod = CheckedPod::start(&pods.issue(&[POD_NAME]), None).await;
+    let ingress = |name: &str, host: &str, secret: &str| {
+        mk_ingress("web", name)
+            .class("nginx")
+            .annotation("nginx.ingress.kubernetes.io/backend-protocol", "HTTPS")
+            .annotation("nginx.ingress.kubernetes.io/ssl-redirect", "false")
+            .annotation("nginx.ingress.kubernetes.io/proxy-ssl-secret", secret)
+            .annotation(VERIFY.0, VERIFY.1)
+            .annotation(NAME.0, NAME.1)
+            .rule(host, [mk_path("/", "Prefix", "secure", 80)])
+    };
+    let (right, wrong) = (
+        ingress("right", HOST, "web/pods"),
+        ingress("wrong", "other.example.com", "web/other"),
+    );
+    let service = mk_service_on_ports("web", "secure", None, &[pod.port()]);
+    let secrets = [("pods", pods.pem()), ("other", other.pem())]
+        .map(|(name, ca)| mk_string_secret("web", name, "Opaque", &[("ca.crt", &ca)]));
+    let objects: [&dyn Manifest; 5] = [&right, &wrong, &service, &secrets[0], &secrets[1]];
+    let (_manifests, shunt) = serve(&objects, &["--shadow-class", "nginx"]).await;
+    assert_eq!(shunt.get(HOST, "/").await.status, StatusCode::OK);
+    // The verified connection is idle in the pool now; the other setting dials its own.
+    assert_eq!(
+        shunt.get("other.example.com", "/").await.status,
+        StatusCode::BAD_GATEWAY
+    );
+    assert_eq!(shunt.get(HOST, "/").await.status, StatusCode::OK);
+}
