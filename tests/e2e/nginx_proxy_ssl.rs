@@ -136,7 +136,8 @@ async fn a_connection_verified_under_one_setting_is_never_reused_under_another()
     let secrets = [("pods", pods.pem()), ("other", other.pem())]
         .map(|(name, ca)| mk_string_secret("web", name, "Opaque", &[("ca.crt", &ca)]));
     let objects: [&dyn Manifest; 5] = [&right, &wrong, &service, &secrets[0], &secrets[1]];
-    let (_manifests, shunt) = serve(&objects, &["--shadow-class", "nginx"]).await;
+    // One worker: one pool, where the idle connection waits.
+    let (_manifests, shunt) = serve(&objects, &["--shadow-class", "nginx", "--threads", "1"]).await;
     assert_eq!(shunt.get(HOST, "/").await.status, StatusCode::OK);
     // The verified connection is idle in the pool now; the other setting dials its own.
     assert_eq!(
