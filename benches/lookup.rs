@@ -27,6 +27,7 @@ fn mk_spec() -> TableSpec {
                 protocol: UpstreamProtocol::Http1,
                 endpoints: [([10, 0, (h / 250) as u8, (h % 250) as u8], 8080).into()].into(),
                 topology: Default::default(),
+                tls: None,
             },
         );
         let mut paths: Vec<PathSpec> = (0..PATHS)

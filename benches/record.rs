@@ -40,6 +40,7 @@ fn mk_spec() -> TableSpec {
                 protocol: UpstreamProtocol::Http1,
                 endpoints: [endpoint].into(),
                 topology: Default::default(),
+                tls: None,
             },
         )]),
         ..Default::default()

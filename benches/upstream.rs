@@ -46,6 +46,7 @@ fn mk_spec(origin: SocketAddr) -> TableSpec {
                 protocol: UpstreamProtocol::Http1,
                 endpoints: [origin].into(),
                 topology: Default::default(),
+                tls: None,
             },
         )]),
         tls: Default::default(),

@@ -21,7 +21,7 @@ use crate::{
     routes::{BuildWarning, Rebuilt},
     spec::{BackendId, BackendSpec, CertificateId, CertificateSpec, HostMatch, TableSpec, TlsSpec, Topology},
     tls::CertificateIndex,
-    upstream::{Endpoint, classify},
+    upstream::{Endpoint, PodTls, classify},
 };
 
 mod resolver;
@@ -33,7 +33,7 @@ mod route_stats;
 pub use crate::{
     metrics::RouteStats,
     routes::{Route, RouteTable, location_regex},
-    tls::LoadedCertificate,
+    tls::{LoadedCertificate, PodTlsError, pod_client_config, trusted_from_pem},
     upstream::Upstream,
 };
 
@@ -314,6 +314,8 @@ impl RoutePublisher {
         // Pods that moved between backends keep their `Endpoint`: indexed only when needed.
         let mut every_endpoint: Option<FastMap<SocketAddr, Arc<Endpoint>>> = None;
         let mut made = Vec::with_capacity(changed.len());
+        // One TLS client per distinct setting, built here, not per request.
+        let mut clients: Vec<Arc<PodTls>> = Vec::new();
         for (id, backend) in changed {
             let previous = self.upstreams.get(*id);
             let members = backend
@@ -344,7 +346,18 @@ impl RoutePublisher {
             // changes it, so a new backend costs no label lookup.
             let was_empty = live.get(*id).is_some_and(|old| old.endpoints.is_empty());
             let (preferred, locality) = classify(&self.topology, &backend.endpoints, &backend.topology);
-            let upstream = Upstream::new(id, backend.protocol, members, stats).with_topology(preferred, locality);
+            let tls = backend.tls.as_ref().map(|spec| {
+                let kept = previous.and_then(|upstream| upstream.tls.clone()).into_iter();
+                let known = kept.chain(clients.iter().cloned()).find(|client| client.spec == *spec);
+                known.unwrap_or_else(|| {
+                    let client = Arc::new(PodTls::new(id, spec.clone()));
+                    clients.push(client.clone());
+                    client
+                })
+            });
+            let upstream = Upstream::new(id, backend.protocol, members, stats)
+                .with_topology(preferred, locality)
+                .with_tls(tls);
             made.push((
                 (*id).clone(),
                 Arc::new(upstream),

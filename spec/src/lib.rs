@@ -6,7 +6,7 @@
 //!                flags ──────────────────▶ RetryPolicy, TrustedProxies, Topology, defaults
 //! ```
 //! - [`TableSpec`]: hosts ([`HostMatch`]) with their paths ([`PathSpec`]), each naming a
-//!   backend ([`BackendSpec`]: protocol, endpoints, topology hints) and carrying its route
+//!   backend ([`BackendSpec`]: protocol, endpoints, topology hints, [`UpstreamTls`]) and carrying its route
 //!   behaviours ([`RouteOptions`]: listeners, redirects, rewrites, forwarding fields, body
 //!   limit, source ranges, [`CorsSpec`], [`RateLimits`], external authentication
 //!   ([`ExternalAuth`]), a canary backend ([`CanarySpec`]), a hash key ([`HashKey`]), cookie
@@ -40,6 +40,7 @@ mod timeouts;
 mod tls;
 mod topology;
 mod trusted;
+mod upstream_tls;
 
 pub use self::{
     affinity::{AffinityMode, CookieAffinity, MAX_COOKIE_SECONDS, SameSite},
@@ -78,4 +79,7 @@ pub use self::{
     tls::{CertificateId, CertificateSpec, TlsSpec},
     topology::{Locality, Topology},
     trusted::TrustedProxies,
+    upstream_tls::{
+        ClientCertificate, MAX_CLIENT_PEM_BYTES, MAX_TRUSTED_BYTES, PodVerification, TlsVersions, UpstreamTls,
+    },
 };

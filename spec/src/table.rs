@@ -5,7 +5,7 @@ use std::{collections::BTreeMap, net::SocketAddr, sync::Arc};
 
 use serde::{Serialize, Serializer};
 
-use crate::{Document, HostMatch, RouteOptions, TlsSpec};
+use crate::{Document, HostMatch, RouteOptions, TlsSpec, UpstreamTls};
 
 /// Names a backend: `namespace/service:port`, the port as the Ingress spelled it.
 pub type BackendId = String;
@@ -107,6 +107,10 @@ pub struct BackendSpec {
     /// hints are here. Shared like `endpoints`.
     #[serde(skip_serializing_if = "no_topology", serialize_with = "shared_topology")]
     pub topology: Arc<BTreeMap<SocketAddr, EndpointTopology>>,
+    /// For `Https` backends: verification, SNI, versions and client certificate beyond the
+    /// plain HTTPS client's; `None` (every other backend) changes nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<Arc<UpstreamTls>>,
 }
 
 /// One endpoint's hints (`forNodes`, `forZones`), as the EndpointSlice gives them: the

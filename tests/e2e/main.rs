@@ -37,6 +37,7 @@ mod nginx_diff;
 mod nginx_errors;
 mod nginx_limits;
 mod nginx_pace;
+mod nginx_proxy_ssl;
 mod nginx_timeouts;
 mod paths;
 mod qcloud_corpus;

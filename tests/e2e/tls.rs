@@ -547,18 +547,6 @@ async fn nginx_backend_protocol_https_reaches_a_pod_whose_certificate_nobody_che
 }
 
 #[tokio::test]
-async fn nginx_proxy_ssl_verify_on_keeps_the_host_refused_and_unrouted() {
-    let backend = start_https_backend(&TestCa::new("pods CA")).await;
-    let verify = [
-        ("nginx.ingress.kubernetes.io/proxy-ssl-verify", "on"),
-        ("nginx.ingress.kubernetes.io/proxy-ssl-secret", "web/pods-ca"),
-    ];
-    let (_manifests, shunt) = serve_nginx_https(&backend, &verify).await;
-    assert_eq!(shunt.get(SECURE_HOST, "/").await.status, StatusCode::NOT_FOUND);
-    assert_eq!(backend.connections(), 0, "no request reached the pod");
-}
-
-#[tokio::test]
 async fn with_an_upstream_ca_bundle_only_backends_that_ca_issued_are_reached() {
     let (pods, other) = (TestCa::new("pods CA"), TestCa::new("another CA"));
     let backend = start_https_backend(&pods).await;

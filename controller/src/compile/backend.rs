@@ -351,6 +351,7 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
         protocol: protocol.unwrap_or_default(),
         endpoints: endpoints.into(),
         topology: Arc::new(topology),
+        tls: None,
     }
 }
 

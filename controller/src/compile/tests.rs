@@ -66,6 +66,7 @@ fn pods(endpoints: &[&str]) -> BackendSpec {
         protocol: UpstreamProtocol::Http1,
         endpoints,
         topology: Default::default(),
+        tls: None,
     }
 }
 

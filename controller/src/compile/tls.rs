@@ -159,6 +159,13 @@ impl<'a> TlsBuilder<'a> {
     }
 
     /// Whether a certificate is bound to exactly `host` (not the default certificate).
+    /// The Secret `namespace/name` of any type, for a profile that reads other keys of it
+    /// (ingress-nginx's `proxy-ssl-secret`); counts as asking, as certificates do.
+    pub fn secret(&self, namespace: &str, name: &str) -> Option<&'a Secret> {
+        self.asked.set(self.asked.get() + 1);
+        self.secrets.get(&(namespace, name)).copied()
+    }
+
     pub fn serves(&self, host: &HostMatch) -> bool {
         self.asked.set(self.asked.get() + 1);
         self.hosts.contains_key(host)

@@ -24,6 +24,7 @@ fn mk_spec(apps: &[&str]) -> TableSpec {
                 protocol: UpstreamProtocol::Http1,
                 endpoints: [endpoint].into(),
                 topology: Default::default(),
+                tls: None,
             },
         );
         hosts.push(Arc::new(VirtualHostSpec {
@@ -304,6 +305,7 @@ fn mk_scale_spec(count: usize) -> TableSpec {
                 protocol: UpstreamProtocol::Http1,
                 endpoints,
                 topology: Default::default(),
+                tls: None,
             },
         );
         hosts.push(Arc::new(VirtualHostSpec {

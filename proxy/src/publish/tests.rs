@@ -30,6 +30,7 @@ fn mk_backend(endpoints: &[u8]) -> BackendSpec {
         protocol: UpstreamProtocol::Http1,
         endpoints: endpoints.into(),
         topology: Default::default(),
+        tls: None,
     }
 }
 

@@ -9,6 +9,7 @@
 mod acceptor;
 mod certificate;
 mod index;
+mod pod;
 mod upstream;
 
 pub use rustls::RootCertStore;
@@ -18,5 +19,6 @@ pub use self::{
     acceptor::{acceptor, self_signed},
     certificate::LoadedCertificate,
     index::CertificateIndex,
+    pod::{PodTlsError, dns_name, pod_client_config, trusted_from_pem},
     upstream::{client_config, roots_from_pem},
 };

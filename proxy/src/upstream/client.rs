@@ -54,13 +54,17 @@ pub struct UpstreamClients {
     connect_timeout: Duration,
 }
 
-/// HTTP/1 connections are pooled by pod address and by whether they speak TLS (one TLS
-/// config per process, so nothing else changes a connection).
+/// HTTP/1 connections are pooled by pod address and by the TLS client that opened them.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PoolKey {
     addr: SocketAddr,
-    tls: bool,
+    /// [`CLEARTEXT`], [`PLAIN_TLS`], or a backend's own client ([`super::PodTls::id`]).
+    tls: u64,
 }
+
+const CLEARTEXT: u64 = 0;
+/// The process's HTTPS client: encrypts, authenticates the pod only with `--upstream-ca-bundle`.
+const PLAIN_TLS: u64 = 1;
 
 /// A pooled HTTP/1 connection, held by the exchange and then by the response body.
 pub type Lease = Pooled<PoolKey, Http1>;
@@ -103,8 +107,8 @@ impl UpstreamClients {
         let connect_timeout = timeouts.map(|t| t.connect);
         let connect_timeout = connect_timeout.unwrap_or(self.connect_timeout);
         let tls = match upstream.protocol {
-            UpstreamProtocol::Http1 => false,
-            UpstreamProtocol::Https => true,
+            UpstreamProtocol::Http1 => CLEARTEXT,
+            UpstreamProtocol::Https => upstream.tls.as_ref().map_or(PLAIN_TLS, |pod| pod.id),
             UpstreamProtocol::H2c | UpstreamProtocol::H2Tls => {
                 let tls = (upstream.protocol == UpstreamProtocol::H2Tls).then_some(&self.h2_tls);
                 // Boxed: the HTTP/2 exchange's future is the largest part of this one, which
@@ -127,7 +131,11 @@ impl UpstreamClients {
             }
             Ok(Checkout::Connect(permit)) => {
                 let counted = (permit, connect::OpenConnection::new(upstream.stats.connections()));
-                let tls = tls.then_some(&self.tls);
+                let tls = match (tls, &upstream.tls) {
+                    (CLEARTEXT, _) => None,
+                    (_, Some(pod)) => Some((pod.connector.as_ref(), pod.sni.as_ref())),
+                    (_, None) => Some((Some(&self.tls), None)),
+                };
                 // Boxed: dialing (TCP, TLS) is the rare case, and its future is the largest
                 // part of this one, which every request would otherwise carry and move.
                 let dial = Box::pin(connect::http1(key.addr, tls));
@@ -152,6 +160,7 @@ impl UpstreamClients {
 
     /// Open HTTP/1 connections to `addr` from this worker, for tests and benches.
     pub fn open_connections(&self, addr: SocketAddr, tls: bool) -> usize {
+        let tls = if tls { PLAIN_TLS } else { CLEARTEXT };
         self.http1.open(&PoolKey { addr, tls })
     }
 

@@ -41,18 +41,24 @@ pub async fn tcp(addr: SocketAddr) -> io::Result<TcpStream> {
     Ok(stream)
 }
 
+/// The TLS client for a dial, and the SNI name it sends (`None`: none, the pod's IP is dialed).
+/// A `None` connector is a backend whose TLS setting could not be built: the dial fails.
+pub type Dial<'a> = (Option<&'a TlsConnector>, Option<&'a ServerName<'static>>);
+
 /// Opens the socket for an HTTP/1.1 connection (over TLS when `tls` is set); no task: the
 /// exchanges on it poll it themselves (see `h1`).
-pub async fn http1(addr: SocketAddr, tls: Option<&TlsConnector>) -> Result<Stream, BoxError> {
+pub async fn http1(addr: SocketAddr, tls: Option<Dial<'_>>) -> Result<Stream, BoxError> {
+    let Some((connector, sni)) = tls else {
+        return Ok(Stream::Tcp(tcp(addr).await?));
+    };
+    let connector = connector.ok_or(super::pod_tls::UnusableTls)?;
     let stream = tcp(addr).await?;
-    match tls {
-        None => Ok(Stream::Tcp(stream)),
-        Some(connector) => {
-            // Pod certificates never name the pod IP; see `crate::tls::upstream` for what is checked.
-            let stream = connector.connect(ServerName::from(addr.ip()), stream).await?;
-            Ok(Stream::Tls(Box::new(stream)))
-        }
-    }
+    // Pod certificates never name the pod IP; what is checked is the connector's verifier's
+    // (`crate::tls::upstream`, `crate::tls::pod`), which ignores the name given here. An IP
+    // name sends no SNI.
+    let name = sni.cloned().unwrap_or_else(|| ServerName::from(addr.ip()));
+    let stream = connector.connect(name, stream).await?;
+    Ok(Stream::Tls(Box::new(stream)))
 }
 
 /// Opens an HTTP/2 connection, pinged so a dead pod is noticed: h2c (prior knowledge) without

@@ -13,6 +13,7 @@ mod h2;
 pub mod health;
 pub mod locality;
 mod outgoing;
+mod pod_tls;
 pub mod pool;
 mod read_idle;
 
@@ -29,6 +30,7 @@ use std::{
 use bytes::Bytes;
 use http::uri::Authority;
 
+pub use self::pod_tls::PodTls;
 pub use self::{
     balance::{
         EndpointGuard,
@@ -92,6 +94,9 @@ pub struct Upstream {
     pub budget: RetryBudget,
     /// Set once no endpoint is within its slow-start window (then `pick` skips the check).
     settled: AtomicBool,
+    /// The backend's own TLS client (`Https` backends with an [`crate::spec::UpstreamTls`]);
+    /// `None` for every other backend.
+    pub tls: Option<Arc<PodTls>>,
 }
 
 /// A pod address and the requests it is serving right now.
@@ -121,7 +126,14 @@ impl Upstream {
             locality: Box::default(),
             budget: RetryBudget::default(),
             settled: AtomicBool::new(false),
+            tls: None,
         }
+    }
+
+    /// Speaks TLS to the pods through `tls` instead of the plain HTTPS client.
+    pub fn with_tls(mut self, tls: Option<Arc<PodTls>>) -> Self {
+        self.tls = tls;
+        self
     }
 
     /// Sets which endpoints are preferred and where each is, from their topology and this

@@ -43,6 +43,7 @@ pub fn mk_spec(protocol: UpstreamProtocol, endpoints: Vec<SocketAddr>) -> TableS
                 protocol,
                 endpoints: endpoints.into(),
                 topology: Default::default(),
+                tls: None,
             },
         )]),
         tls: Default::default(),

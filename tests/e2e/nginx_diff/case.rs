@@ -21,7 +21,8 @@ use super::{
     probe::{Clients, Listeners, Probe},
 };
 use crate::support::{
-    Backend, Leaf, Manifests, Shunt, TestCa, TlsBackend, echo, mk_backend_service, mk_service_on_ports, mk_tls_secret,
+    Backend, Leaf, Manifests, Shunt, TestCa, TlsBackend, echo, mk_backend_service, mk_service_on_ports,
+    mk_string_secret, mk_tls_secret,
 };
 
 /// The namespace of every case's objects.
@@ -75,8 +76,12 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
     let down = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port");
-    // The HTTPS pod: a certificate from a CA neither side knows, for a name that is not its own.
-    let secure = TlsBackend::start("secure", &TestCa::new("pods").issue(&["pod.cluster.internal"])).await;
+    // The HTTPS pod: a certificate for a name that is not its own, from a CA only a case with
+    // `proxy-ssl-secret` trusts (Secret `shop/pods-ca`, nginx's `pods-ca.crt`; `other-ca` for
+    // a CA that did not issue it).
+    let (pods_ca, other_ca) = (TestCa::new("pods"), TestCa::new("other"));
+    let secure = TlsBackend::start("secure", &pods_ca.issue(&["pod.cluster.internal"])).await;
+    let trusted = [("pods-ca", ca_file(&pods_ca)), ("other-ca", ca_file(&other_ca))];
     let leaves: Vec<(&str, &str, Leaf)> = case
         .certificates
         .iter()
@@ -100,6 +105,11 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
     let secrets: Vec<Value> = leaves
         .iter()
         .map(|(_, secret, leaf)| mk_tls_secret(NAMESPACE, secret, leaf))
+        .chain(
+            trusted
+                .iter()
+                .map(|(name, ca)| mk_string_secret(NAMESPACE, name, "Opaque", &[("ca.crt", &ca.chain_pem)])),
+        )
         .collect();
     manifests.write("pods.yaml", &[&services, &secrets]);
     let args: Vec<&str> = ["--shadow-class", "nginx"]
@@ -111,6 +121,7 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
     let default_leaf = ca.issue(&["ingress.local"]);
     let mut certificates = vec![("default".to_string(), &default_leaf)];
     certificates.extend(leaves.iter().map(|(host, _, leaf)| (host.to_string(), leaf)));
+    certificates.extend(trusted.iter().map(|(name, ca)| (name.to_string(), ca)));
     let servers = at_auth(case.nginx);
     let config = NginxConfig {
         servers: &servers,
@@ -337,6 +348,15 @@ async fn big() -> Backend {
         })
         .start()
         .await
+}
+
+/// A CA's certificate as a file nginx reads (`NAME.crt`; the key file stays empty).
+fn ca_file(ca: &TestCa) -> Leaf {
+    Leaf {
+        chain_pem: ca.pem(),
+        key_pem: String::new(),
+        der: ca.der(),
+    }
 }
 
 /// One `upstream` per pod's Service (and the HTTPS pod `secure` at `secure`, `down`), named as

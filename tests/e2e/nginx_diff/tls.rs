@@ -138,3 +138,21 @@ async fn backend_protocol_https_reaches_a_pod_whose_certificate_neither_side_che
     ];
     check(case!("https_backend", &[]), &probes, &[(HOST, Verdict::Identical)]).await;
 }
+
+#[tokio::test]
+async fn an_https_pod_is_verified_against_the_secrets_ca_and_the_proxy_ssl_name() {
+    // The refused ones first: nginx keeps idle upstream connections per pod, not per location,
+    // so once a verified one is idle every location reuses it whatever its own proxy_ssl_*
+    // lines say (shunt keeps them per setting).
+    let probes = [
+        Probe::get("wrong-ca.example.com", "/").expect("status", "502"),
+        Probe::get("wrong-name.example.com", "/").expect("status", "502"),
+        Probe::get("right-ca.example.com", "/a?b=c").expect("pod", "answered by secure"),
+    ];
+    let verdicts = [
+        ("right-ca.example.com", Verdict::Identical),
+        ("wrong-ca.example.com", Verdict::Identical),
+        ("wrong-name.example.com", Verdict::Identical),
+    ];
+    check(case!("https_verified", &[]), &probes, &verdicts).await;
+}

@@ -1,5 +1,6 @@
 //! The end-to-end harness: origins, manifests, the shunt process and clients to it.
 
+mod checked_pod;
 mod client;
 #[path = "../../common/mod.rs"]
 mod common;
@@ -9,6 +10,7 @@ mod shunt;
 mod tls;
 
 pub use self::{
+    checked_pod::CheckedPod,
     client::{REQUEST_TIMEOUT, Reply, collect, curl, get, raw, send_h1, send_h1_from, send_h2},
     common::{
         backend::{Backend, Body, BoxError, echo, fnv64, full, held_stream, text},

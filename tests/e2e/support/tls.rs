@@ -39,6 +39,8 @@ use super::{Body, BoxError, Ingress, Manifest, REQUEST_TIMEOUT, Reply, collect, 
 /// A certificate authority that exists for one test.
 pub struct TestCa {
     issuer: CertifiedIssuer<'static, KeyPair>,
+    /// The certificates above this one (an intermediate's issuers), PEM; empty for a root.
+    above_pem: String,
 }
 
 /// A server certificate the [`TestCa`] issued, with its key.
@@ -97,7 +99,25 @@ impl TestCa {
         let key = KeyPair::generate().expect("generating a CA key");
         TestCa {
             issuer: CertifiedIssuer::self_signed(params, key).expect("self-signing the test CA"),
+            above_pem: String::new(),
         }
+    }
+
+    /// An intermediate CA this one issued; its leaves' chains carry it and those above it.
+    pub fn intermediate(&self, name: &str) -> TestCa {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA parameters without names");
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let key = KeyPair::generate().expect("generating a CA key");
+        TestCa {
+            issuer: CertifiedIssuer::signed_by(params, key, &self.issuer).expect("signing an intermediate"),
+            above_pem: self.pem() + &self.above_pem,
+        }
+    }
+
+    pub fn der(&self) -> CertificateDer<'static> {
+        self.issuer.der().clone()
     }
 
     pub fn pem(&self) -> String {
@@ -107,6 +127,13 @@ impl TestCa {
     /// A server certificate for `names` (wildcards allowed), valid from 1975 to 4096.
     pub fn issue(&self, names: &[&str]) -> Leaf {
         self.issue_with(Self::leaf_params(names))
+    }
+
+    /// A client certificate for `names` (extended key usage clientAuth).
+    pub fn issue_client(&self, names: &[&str]) -> Leaf {
+        let mut params = Self::leaf_params(names);
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        self.issue_with(params)
     }
 
     /// A server certificate for `names` that expired in 2021.
@@ -144,7 +171,7 @@ impl TestCa {
         let key = KeyPair::generate().expect("generating a leaf key");
         let cert = params.signed_by(&key, &self.issuer).expect("signing a leaf");
         Leaf {
-            chain_pem: cert.pem() + &self.pem(),
+            chain_pem: cert.pem() + &self.pem() + &self.above_pem,
             key_pem: key.serialize_pem(),
             der: cert.der().clone(),
         }

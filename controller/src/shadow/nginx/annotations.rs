@@ -106,6 +106,10 @@ pub struct NginxAnnotations {
     pub errors: ErrorAnnotations,
     /// `affinity`, `affinity-mode` and the `session-cookie-*` keys (see `affinity.rs`).
     pub affinity: IngressAffinity,
+    /// The `proxy-ssl-*` keys, resolved against their Secret by the compile (`proxy_ssl.rs`).
+    pub proxy_ssl: ProxySslKeys,
+    /// What they resolved to: the upstream TLS of the Ingress's HTTPS locations.
+    pub upstream_tls: Option<std::sync::Arc<shunt_spec::UpstreamTls>>,
     /// `UnsupportedAnnotation: KEY` or `InvalidAnnotation: KEY`, one per offending key.
     pub refusals: Vec<String>,
     /// Keys (with the prefix) no ingress-nginx parser reads (see `keys.rs`): nginx ignores them.
@@ -197,14 +201,9 @@ pub fn parse(ingress: &Ingress) -> NginxAnnotations {
     parsed.canary = settle(&mut parsed.refusals, canary.resolve()).unwrap_or_default();
     parsed.errors = settle(&mut parsed.refusals, errors.resolve()).unwrap_or_default();
     parsed.affinity = settle(&mut parsed.refusals, affinity.resolve()).unwrap_or_default();
-    let inert = settle(
-        &mut parsed.refusals,
-        proxy_ssl.resolve(ingress.metadata.namespace.as_deref().unwrap_or("default")),
-    )
-    .unwrap_or_default();
-    parsed
-        .no_effect
-        .extend(inert.iter().map(|name| format!("{PREFIX}{name}")));
+    let inert = proxy_ssl.inert().into_iter();
+    parsed.no_effect.extend(inert.map(|name| format!("{PREFIX}{name}")));
+    parsed.proxy_ssl = proxy_ssl;
     parsed
 }
 

@@ -148,7 +148,7 @@ pub(super) fn path_claim(
         host: host.clone(),
         path: location,
         kind,
-        backend: Some(backend),
+        backend: Some(super::proxy_ssl::backend(nginx, backend)),
         route,
     })
 }

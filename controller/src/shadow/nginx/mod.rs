@@ -68,7 +68,7 @@ pub const ASSUMED: [&str; 11] = [
     "nginx.ingress.kubernetes.io/* keys that change only buffering, logging, tracing or endpoint choice have no effect on the answer",
     "nginx.ingress.kubernetes.io/* keys no annotation parser of ingress-nginx v1.15 reads are ignored, as nginx ignores them (a host lists them under ignored)",
     "a request body over 64 KiB already partly sent is not sent to another pod (shunt keeps the first 64 KiB for a resend; nginx buffers the whole body and would retry it under proxy-next-upstream)",
-    "a pod behind backend-protocol HTTPS speaks TLS 1.2 or 1.3 with an AEAD cipher (shunt's TLS client), and shunt runs without --upstream-ca-bundle, so, as nginx, it checks neither the pod's certificate nor sends SNI",
+    "a pod behind backend-protocol HTTPS speaks TLS 1.2 or 1.3 with an AEAD cipher (shunt's TLS client), and shunt runs without --upstream-ca-bundle, so, as nginx without proxy-ssl-secret, it checks neither the pod's certificate nor sends SNI",
 ];
 
 /// Which routes redirect plain HTTP to HTTPS (lua_ingress.lua, `redirect_to_https`).
@@ -142,6 +142,9 @@ fn compile(
             Err(entry) => skipped.push(entry),
         }
     }
+    for nginx in &mut all {
+        proxy_ssl::apply(nginx, certificates);
+    }
     let hashes = hash::by_backend(&all.iter().collect::<Vec<_>>(), sink);
     // A canary Ingress serves no location of its own (controller.go, `createServers`).
     let (canaries, nginxes): (Vec<Nginx<'_>>, Vec<Nginx<'_>>) =
@@ -160,6 +163,7 @@ fn compile(
     };
     let mut verdicts = named(&nginxes, &tls_hosts);
     canaries_on_hosts(&canaries, &mut verdicts);
+    proxy_ssl::refuse_mixed(&nginxes, &canaries, &mut verdicts);
     let alias_names: BTreeSet<&String> = aliases.values().flatten().collect();
     let redirects_www = www::redirects(&nginxes, &alias_names, &mut verdicts);
     let merged = Canaries::merge(&nginxes, &canaries, &hashes, sink, &mut verdicts);

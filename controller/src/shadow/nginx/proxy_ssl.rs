@@ -2,17 +2,35 @@
 //!
 //! ingress-nginx's parser (internal/ingress/annotations/proxyssl/main.go, `Parse`) reads
 //! `proxy-ssl-secret` first and stops when it is absent: the location keeps an empty config and
-//! nginx.tmpl writes no `proxy_ssl_*` directive, so the other six keys change nothing (nginx
-//! neither verifies the pod nor sends SNI, which is what shunt does too). With the secret, the
-//! Secret decides: its `ca.crt` turns on `proxy_ssl_trusted_certificate` (and with it the
-//! verify, depth, protocols and ciphers keys), its key pair a client certificate, and a
-//! missing Secret denies every location of the Ingress (503). shunt does not read that Secret
-//! yet, so the secret refuses the Ingress's hosts; the refusal names the key that shunt could
-//! not reproduce even once it does (see `values`).
+//! nginx.tmpl writes no `proxy_ssl_*` directive, so the other six keys change nothing. With the
+//! secret, the location gets (nginx.tmpl, the location's `ProxySSL` lines):
+//!
+//! ```text
+//! always         proxy_ssl_name NAME (when set), proxy_ssl_server_name on|off
+//! with ca.crt    proxy_ssl_trusted_certificate, _ciphers, _protocols, _verify, _verify_depth,
+//!                proxy_ssl_certificate (when the Secret also has a keypair, see `secret`)
+//! ```
+//!
+//! Without `proxy_ssl_name` nginx names the pod after the upstream block, `upstream_balancer`
+//! (`ngx_http_upstream_init_request`: `u->ssl_name = uscf->host`): that is the name checked,
+//! and sent as SNI when `proxy-ssl-server-name` is on. Only `proxy_pass https://` reads these
+//! lines (`grpc_pass grpcs://` reads `grpc_ssl_*`, never written), so only `backend-protocol:
+//! HTTPS` backends carry the result. A missing or unreadable Secret denies the locations (503),
+//! which shunt does not reproduce: the host is refused naming the secret.
 
+mod hosts;
+mod secret;
 mod values;
 
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Secret;
+use shunt_proxy::publish::{PodTlsError, pod_client_config};
+use shunt_spec::{PodVerification, TlsVersions, UpstreamTls};
+
+pub(super) use self::hosts::refuse_mixed;
 use super::annotations::Refusal;
+use crate::compile::Resolved;
 
 /// The keys ingress-nginx's proxyssl parser reads (without the prefix).
 const KEYS: [&str; 7] = [
@@ -25,59 +43,157 @@ const KEYS: [&str; 7] = [
     "proxy-ssl-verify-depth",
 ];
 
-/// The `proxy-ssl-*` keys of one Ingress, by name, with the values the refusal depends on.
+/// The name nginx checks (and sends as SNI) without `proxy-ssl-name`: the upstream block's.
+const UPSTREAM_BLOCK: &str = "upstream_balancer";
+
+/// The `proxy-ssl-*` keys of one Ingress as written (bounded).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProxySslKeys {
     present: Vec<&'static str>,
-    secret: Option<String>,
-    ciphers: Option<String>,
-    verify_depth: Option<String>,
+    /// By index in [`KEYS`].
+    values: [Option<String>; 7],
 }
+
+type Refused = (Refusal, &'static str);
 
 impl ProxySslKeys {
     /// Notes `name` (without the prefix) when it is a `proxy-ssl-*` key; `false` otherwise.
     pub fn set(&mut self, name: &str, value: &str) -> bool {
-        let Some(key) = KEYS.iter().find(|key| **key == name) else {
+        let Some(index) = KEYS.iter().position(|key| *key == name) else {
             return false;
         };
-        // Bounded: only the shape is read, and no legitimate value comes near the bound (a
-        // longer one is refused, as it cannot be the default).
-        let value = Some(value.chars().take(values::MAX_VALUE + 1).collect());
-        match *key {
-            "proxy-ssl-secret" => self.secret = value,
-            "proxy-ssl-ciphers" => self.ciphers = value,
-            "proxy-ssl-verify-depth" => self.verify_depth = value,
-            _ => {}
-        }
-        self.present.push(key);
+        // Bounded: no legitimate value comes near the bound, and a longer one is refused or
+        // invalid (then nginx's default).
+        self.values[index] = Some(value.chars().take(values::MAX_VALUE + 1).collect());
+        self.present.push(KEYS[index]);
         true
     }
 
-    /// The keys that change nothing (all of them, when there is no secret), or the key that
-    /// refuses the hosts of an Ingress in `namespace`.
-    pub fn resolve(&self, namespace: &str) -> Result<Vec<&'static str>, (Refusal, &'static str)> {
-        let Some(secret) = &self.secret else {
-            return Ok(self.present.clone());
-        };
-        match values::secret_namespace(secret) {
-            None => return Err((Refusal::Invalid, "proxy-ssl-secret")),
-            // allow-cross-namespace-resources is off by default: nginx denies the locations.
-            Some(owner) if owner != namespace => return Err((Refusal::Unsupported, "proxy-ssl-secret")),
-            Some(_) => {}
+    fn value(&self, key: &str) -> Option<&str> {
+        let index = KEYS.iter().position(|known| *known == key)?;
+        self.values[index].as_deref()
+    }
+
+    /// The keys present when they change nothing (no secret); empty otherwise.
+    pub fn inert(&self) -> Vec<&'static str> {
+        match self.value("proxy-ssl-secret") {
+            None => self.present.clone(),
+            Some(_) => Vec::new(),
         }
-        // These two apply once the Secret carries ca.crt; shunt cannot reproduce either then.
+    }
+
+    /// The upstream TLS the Ingress's HTTPS locations get (`None` without the secret), or the
+    /// key that refuses its hosts. `secret` finds a Secret by namespace and name.
+    pub(super) fn resolve<'s>(
+        &self,
+        namespace: &str,
+        secret: impl FnOnce(&str, &str) -> Option<&'s Secret>,
+    ) -> Result<Option<Arc<UpstreamTls>>, Refused> {
+        let Some(reference) = self.value("proxy-ssl-secret") else {
+            return Ok(None);
+        };
+        let refuse = |refusal, key| Err((refusal, key));
+        let Some((owner, name)) = values::secret_reference(reference) else {
+            return refuse(Refusal::Invalid, "proxy-ssl-secret");
+        };
+        // allow-cross-namespace-resources is off by default: nginx denies the locations (503).
+        if owner != namespace {
+            return refuse(Refusal::Unsupported, "proxy-ssl-secret");
+        }
+        // Missing (or, under `shunt run`, not a kubernetes.io/tls Secret, which is not watched).
+        let Some(found) = secret(owner, name) else {
+            return refuse(Refusal::Unsupported, "proxy-ssl-secret");
+        };
+        let read = match secret::read(found) {
+            Ok(read) => read,
+            Err(secret::SecretProblem::Unusable) => return refuse(Refusal::Invalid, "proxy-ssl-secret"),
+            Err(secret::SecretProblem::Unsupported) => return refuse(Refusal::Unsupported, "proxy-ssl-secret"),
+        };
+        let Ok(name) = values::server_name(self.value("proxy-ssl-name")) else {
+            return refuse(Refusal::Unsupported, "proxy-ssl-name");
+        };
+        let name = name.unwrap_or_else(|| UPSTREAM_BLOCK.to_string());
+        let sni = values::on(self.value("proxy-ssl-server-name")).then(|| name.clone());
+        let tls = match read.trusted {
+            None => UpstreamTls {
+                verify: None,
+                sni,
+                versions: TlsVersions::Both,
+                client_certificate: None,
+            },
+            Some(trusted) => self.trusted(trusted, name, sni, read.client)?,
+        };
+        match pod_client_config(&tls, b"http/1.1") {
+            Ok(_) => Ok(Some(Arc::new(tls))),
+            Err(PodTlsError::Name(_)) => refuse(Refusal::Unsupported, "proxy-ssl-name"),
+            Err(_) => refuse(Refusal::Invalid, "proxy-ssl-secret"),
+        }
+    }
+
+    /// With `ca.crt`: the lines nginx writes only then.
+    fn trusted(
+        &self,
+        trusted: Vec<Vec<u8>>,
+        name: String,
+        sni: Option<String>,
+        client_certificate: Option<shunt_spec::ClientCertificate>,
+    ) -> Result<UpstreamTls, Refused> {
         if self
-            .ciphers
-            .as_deref()
+            .value("proxy-ssl-ciphers")
             .is_some_and(|value| !values::default_ciphers(value))
         {
             return Err((Refusal::Unsupported, "proxy-ssl-ciphers"));
         }
-        match self.verify_depth.as_deref().map(values::verify_depth) {
+        let max_intermediates = match self.value("proxy-ssl-verify-depth").map(values::verify_depth) {
             Some(values::Depth::Negative) => return Err((Refusal::Invalid, "proxy-ssl-verify-depth")),
-            Some(values::Depth::Deeper) => return Err((Refusal::Unsupported, "proxy-ssl-verify-depth")),
-            Some(values::Depth::One) | None => {}
-        }
-        Err((Refusal::Unsupported, "proxy-ssl-secret"))
+            Some(values::Depth::Max(depth)) => depth,
+            None => 1,
+        };
+        let Ok(versions) = values::protocols(self.value("proxy-ssl-protocols")) else {
+            return Err((Refusal::Invalid, "proxy-ssl-protocols"));
+        };
+        let verify = values::on(self.value("proxy-ssl-verify")).then_some(PodVerification {
+            trusted,
+            name,
+            max_intermediates,
+        });
+        Ok(UpstreamTls {
+            verify,
+            sni,
+            versions,
+            client_certificate,
+        })
     }
+}
+
+/// Resolves `nginx`'s keys against the Secrets; a refusal joins its problems.
+pub(super) fn apply(nginx: &mut super::Nginx<'_>, certificates: &crate::compile::TlsBuilder<'_>) {
+    let keys = &nginx.annotations.proxy_ssl;
+    match keys.resolve(nginx.namespace, |namespace, name| certificates.secret(namespace, name)) {
+        Ok(tls) => nginx.annotations.upstream_tls = tls,
+        Err((refusal, key)) => (nginx.problems).push(format!("{refusal}: {}{key}", super::annotations::PREFIX)),
+    }
+}
+
+/// The backend a location of `nginx` forwards to: with `backend-protocol: HTTPS` and a
+/// resolved secret, its own copy carrying the setting (an id of its own, so its connections
+/// and those of the same Service under another setting never mix).
+pub(super) fn backend(nginx: &super::Nginx<'_>, resolved: Arc<Resolved>) -> Arc<Resolved> {
+    use std::hash::{Hash, Hasher};
+    let https = shunt_spec::UpstreamProtocol::Https;
+    let Some(tls) = &nginx.annotations.upstream_tls else {
+        return resolved;
+    };
+    if nginx.annotations.backend_protocol != Some(https) || resolved.spec.protocol != https {
+        return resolved;
+    }
+    // SipHash with fixed keys: the same setting gives the same id in every compile.
+    let mut hasher = std::hash::DefaultHasher::new();
+    tls.hash(&mut hasher);
+    let mut spec = resolved.spec.clone();
+    spec.tls = Some(tls.clone());
+    Arc::new(Resolved {
+        id: format!("{}#proxy-ssl-{:016x}", resolved.id, hasher.finish()),
+        spec,
+    })
 }

@@ -13,6 +13,7 @@ mod hash;
 mod names;
 mod paths;
 mod properties;
+mod proxy_ssl;
 mod redirects;
 mod regex;
 mod rules;

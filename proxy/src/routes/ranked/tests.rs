@@ -80,6 +80,7 @@ fn mk_table_spec(paths: Vec<PathSpec>, exclusive: bool) -> TableSpec {
         protocol: UpstreamProtocol::Http1,
         endpoints: [].into(),
         topology: Default::default(),
+        tls: None,
     };
     TableSpec {
         hosts,

@@ -128,6 +128,7 @@ mod table {
             protocol: Default::default(),
             endpoints: [([10, 0, 0, 1], 80).into()].into(),
             topology: Default::default(),
+            tls: None,
         };
         TableSpec {
             hosts: vec![Arc::new(VirtualHostSpec {

@@ -113,6 +113,7 @@ mod tests {
             protocol: UpstreamProtocol::Http1,
             endpoints: [].into(),
             topology: Default::default(),
+            tls: None,
         };
         let backends: BTreeMap<_, _> = ["main", "extra", "default", "secure"]
             .map(|id| (id.to_string(), backend()))

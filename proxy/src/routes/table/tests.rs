@@ -29,6 +29,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
                         protocol: UpstreamProtocol::Http1,
                         endpoints: [].into(),
                         topology: Default::default(),
+                        tls: None,
                     },
                 );
                 PathSpec {
@@ -54,6 +55,7 @@ fn mk_table(hosts: &[(&str, &[(PathKind, &str)])], default: Option<&str>) -> Rou
                 protocol: UpstreamProtocol::Http1,
                 endpoints: [].into(),
                 topology: Default::default(),
+                tls: None,
             },
         );
         d.to_string()
@@ -337,6 +339,7 @@ fn build_profile_table(hosts: Vec<(HostMatch, bool, Vec<PathSpec>)>) -> (RouteTa
                         protocol: UpstreamProtocol::Http1,
                         endpoints: [].into(),
                         topology: Default::default(),
+                        tls: None,
                     },
                 );
             }
@@ -593,6 +596,7 @@ fn a_host_whose_canary_upstream_was_replaced_is_built_again_not_reused() {
         protocol: UpstreamProtocol::Http1,
         endpoints: [].into(),
         topology: Default::default(),
+        tls: None,
     };
     let spec = Arc::new(TableSpec {
         hosts: vec![Arc::new(VirtualHostSpec {
