@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use crate::{
     compile::{ClusterState, DEFAULT_NAMESPACE},
-    objects::{EndpointSlice, Namespace, Service, TkeServiceConfig},
+    objects::{ApiEndpointSlice, ApiService, EndpointSlice, MetaNames, Named, Namespace, Service, TkeServiceConfig},
     sources::gateway::{
         grpc::objects::GRPCRoute,
         objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
@@ -283,8 +283,10 @@ fn decode(api_version: &str, kind: &str, value: Value) -> Result<Object, (String
     let decoded = match (api_version, kind) {
         ("networking.k8s.io/v1", "Ingress") => typed(value, namespaced).map(Object::Ingress),
         ("networking.k8s.io/v1", "IngressClass") => typed(value, namespaced).map(Object::IngressClass),
-        ("v1", "Service") => typed(value, namespaced).map(Object::Service),
-        ("discovery.k8s.io/v1", "EndpointSlice") => typed(value, namespaced).map(Object::EndpointSlice),
+        ("v1", "Service") => typed::<ApiService>(value, namespaced).map(|o| Object::Service(o.into())),
+        ("discovery.k8s.io/v1", "EndpointSlice") => {
+            typed::<ApiEndpointSlice>(value, namespaced).map(|o| Object::EndpointSlice(o.into()))
+        }
         ("v1", "Secret") => typed(value, namespaced).map(Object::Secret),
         ("v1", "ConfigMap") => typed(value, namespaced).map(Object::ConfigMap),
         ("gateway.networking.k8s.io/v1", "GatewayClass") => typed(value, namespaced).map(Object::GatewayClass),
@@ -385,8 +387,8 @@ impl ClusterState {
     /// Collects objects by kind. A later object with the same kind, namespace and name replaces
     /// an earlier one, as a second `kubectl apply` would; skipped kinds are dropped.
     pub fn from_objects(objects: impl IntoIterator<Item = Object>) -> Self {
-        fn key(meta: &ObjectMeta) -> (Option<String>, Option<String>) {
-            (meta.namespace.clone(), meta.name.clone())
+        fn key(meta: &impl MetaNames) -> (Option<String>, Option<String>) {
+            (meta.namespace().map(str::to_string), meta.name().map(str::to_string))
         }
         let (mut ingresses, mut classes, mut services, mut slices, mut secrets, mut config_maps) = (
             BTreeMap::new(),
@@ -469,8 +471,8 @@ impl Object {
         let meta = match self {
             Object::Ingress(o) => &o.metadata,
             Object::IngressClass(o) => &o.metadata,
-            Object::Service(o) => &o.metadata,
-            Object::EndpointSlice(o) => &o.metadata,
+            Object::Service(o) => return o.namespace_name(),
+            Object::EndpointSlice(o) => return o.namespace_name(),
             Object::Secret(o) => &o.metadata,
             Object::ConfigMap(o) => &o.metadata,
             Object::GatewayClass(o) => &o.metadata,

@@ -8,19 +8,19 @@
 //! These types keep k8s-openapi's field names and nesting for the fields compile reads, so
 //! compile's code reads them unchanged, and nothing else: managedFields, selectors, IPs, node
 //! names and pod references are skipped while parsing, never allocated.
-//! They implement k8s-openapi's `Resource` and `Metadata` with the same group, version, kind and
-//! plural, so kube's `Api<K>` lists and watches the same URLs.
+//! Their metadata is [`Meta`], name and namespace; the watcher decodes [`ApiService`] and
+//! [`ApiEndpointSlice`] (`api.rs`), whose `ObjectMeta` kube requires, and the store keeps these.
 
 use std::{borrow::Cow, fmt};
 
-use k8s_openapi::{NamespaceResourceScope, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
 
 /// A Service: its type and ports.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 pub struct Service {
     #[serde(default)]
-    pub metadata: ObjectMeta,
+    pub metadata: Meta,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<ServiceSpec>,
 }
@@ -61,7 +61,7 @@ pub struct ServicePort {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointSlice {
     /// Without labels: the one compile reads is `service_name`.
-    pub metadata: ObjectMeta,
+    pub metadata: Meta,
     /// The `kubernetes.io/service-name` label. A field, not a one-entry labels map: a B-tree
     /// leaf is 544 B, ~5 MiB at 10,000 slices.
     pub service_name: Option<Box<str>>,
@@ -72,19 +72,6 @@ pub struct EndpointSlice {
 
 /// The label naming an EndpointSlice's Service.
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
-
-/// [`EndpointSlice`] as the API's JSON spells it: the Service's name is a label.
-#[derive(Deserialize, Serialize)]
-struct WireSlice {
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default, rename = "addressType", deserialize_with = "null_as_default")]
-    address_type: AddressType,
-    #[serde(default, deserialize_with = "null_as_default_shrunk")]
-    endpoints: Vec<Endpoint>,
-    #[serde(default, deserialize_with = "shrunk", skip_serializing_if = "Option::is_none")]
-    ports: Option<Vec<EndpointPort>>,
-}
 
 /// `addressType`: IPv4, IPv6, or (deprecated) FQDN; anything else is kept as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -203,57 +190,6 @@ fn null_as_default_shrunk<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deseri
     Ok(shrunk(deserializer)?.unwrap_or_default())
 }
 
-// === impl Resource, Metadata ===
-
-macro_rules! resource {
-    ($type:ty, $group:literal, $version:literal, $kind:literal, $plural:literal) => {
-        impl k8s_openapi::Resource for $type {
-            const API_VERSION: &'static str = if $group.is_empty() {
-                $version
-            } else {
-                concat!($group, "/", $version)
-            };
-            const GROUP: &'static str = $group;
-            const KIND: &'static str = $kind;
-            const VERSION: &'static str = $version;
-            const URL_PATH_SEGMENT: &'static str = $plural;
-            type Scope = NamespaceResourceScope;
-        }
-
-        impl k8s_openapi::ListableResource for $type {
-            const LIST_KIND: &'static str = concat!($kind, "List");
-        }
-
-        impl k8s_openapi::Metadata for $type {
-            type Ty = ObjectMeta;
-
-            fn metadata(&self) -> &ObjectMeta {
-                &self.metadata
-            }
-
-            fn metadata_mut(&mut self) -> &mut ObjectMeta {
-                &mut self.metadata
-            }
-        }
-    };
-}
-
-resource!(Service, "", "v1", "Service", "services");
-resource!(
-    tke::TkeServiceConfig,
-    "cloud.tencent.com",
-    "v1alpha1",
-    "TkeServiceConfig",
-    "tkeserviceconfigs"
-);
-resource!(
-    EndpointSlice,
-    "discovery.k8s.io",
-    "v1",
-    "EndpointSlice",
-    "endpointslices"
-);
-
 // === impl EndpointSlice ===
 
 impl EndpointSlice {
@@ -271,7 +207,7 @@ impl EndpointSlice {
             .and_then(|mut labels| labels.remove(SERVICE_NAME_LABEL))
             .map(String::into_boxed_str);
         EndpointSlice {
-            metadata,
+            metadata: metadata.into(),
             service_name,
             address_type,
             endpoints,
@@ -282,25 +218,19 @@ impl EndpointSlice {
 
 impl<'de> Deserialize<'de> for EndpointSlice {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let wire = WireSlice::deserialize(deserializer)?;
-        Ok(EndpointSlice::from_parts(
-            wire.metadata,
-            wire.address_type,
-            wire.endpoints,
-            wire.ports,
-        ))
+        api::ApiEndpointSlice::deserialize(deserializer).map(EndpointSlice::from)
     }
 }
 
 impl Serialize for EndpointSlice {
     /// Written back with the Service's name as its label (`shunt serve` keeps its objects as JSON).
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut metadata = self.metadata.clone();
+        let mut metadata = ObjectMeta::from(self.metadata.clone());
         metadata.labels = self
             .service_name
             .as_ref()
             .map(|service| [(SERVICE_NAME_LABEL.to_string(), service.to_string())].into());
-        WireSlice {
+        api::ApiEndpointSlice {
             metadata,
             address_type: self.address_type.clone(),
             endpoints: self.endpoints.clone(),
@@ -399,8 +329,12 @@ impl Serialize for FirstAddress {
     }
 }
 
+mod api;
+mod meta;
 mod namespace;
 mod tke;
+pub use api::{ApiEndpointSlice, ApiService};
+pub use meta::{Meta, MetaNames, Named};
 pub use namespace::Namespace;
 pub use tke::TkeServiceConfig;
 

@@ -27,7 +27,7 @@ use tracing::{debug, warn};
 
 use crate::{
     compile::{ClusterState, SecretName},
-    objects::{EndpointSlice, Service, TkeServiceConfig},
+    objects::{ApiEndpointSlice, ApiService, EndpointSlice, Named, Service, TkeServiceConfig},
 };
 
 mod gateway;
@@ -102,11 +102,11 @@ impl Stores {
             classes: reflect(Api::all(client.clone()), config(), &changed),
             services: scopes
                 .iter()
-                .map(|s| reflect(scoped(client, *s), config(), &changed))
+                .map(|s| reflect_as::<ApiService, _>(scoped(client, *s), config(), &changed))
                 .collect(),
             slices: scopes
                 .iter()
-                .map(|s| reflect(scoped(client, *s), config(), &changed))
+                .map(|s| reflect_as::<ApiEndpointSlice, _>(scoped(client, *s), config(), &changed))
                 .collect(),
             secrets: scopes
                 .iter()
@@ -126,7 +126,8 @@ impl Stores {
                 Some((_, name)) => (scopes.iter())
                     .map(|s| {
                         let others = config().fields(&format!("metadata.name!={name}"));
-                        reflect_with(scoped(client, *s), others, &changed, slim::bound_auth_config_map)
+                        let bound = slim::bound_auth_config_map;
+                        reflect_with(scoped(client, *s), others, &changed, bound, ConfigMap::clone)
                     })
                     .collect(),
                 None => Vec::new(),
@@ -172,7 +173,7 @@ impl Stores {
 
     /// The objects as they are now, for compile: the stores' own `Arc`s, no copies.
     pub fn snapshot(&self) -> ClusterState {
-        fn all<K: Resource>(stores: &[Store<K>]) -> Vec<Arc<K>> {
+        fn all<K: Named>(stores: &[Store<K>]) -> Vec<Arc<K>> {
             stores.iter().flat_map(|store| store.state()).collect()
         }
         let mut state = ClusterState {
@@ -214,20 +215,38 @@ where
 /// watcher's backoff) is reported.
 fn reflect<K>(api: Api<K>, config: watcher::Config, changed: &Arc<Notify>) -> Store<K>
 where
-    K: Resource + Slim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource + Named + Slim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
 {
-    reflect_with(api, config, changed, K::slim)
+    reflect_with(api, config, changed, K::slim, K::clone)
 }
 
-/// [`reflect`] with `slim` applied to each object on arrival instead of the kind's own.
-fn reflect_with<K>(api: Api<K>, config: watcher::Config, changed: &Arc<Notify>, slim: fn(&mut K)) -> Store<K>
+/// [`reflect`] into a store of another type: each object is slimmed as decoded, then stored
+/// converted and slimmed as a `K`.
+fn reflect_as<W, K>(api: Api<W>, config: watcher::Config, changed: &Arc<Notify>) -> Store<K>
 where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+    W: Resource + Slim + Clone + Into<K> + DeserializeOwned + Debug + Send + Sync + 'static,
+    W::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+    K: Named + Slim + Send + Sync + 'static,
 {
-    let (reader, mut writer) = store::store();
-    let kind = K::kind(&K::DynamicType::default()).to_string();
+    reflect_with(api, config, changed, W::slim, slim::stored::<W, K>)
+}
+
+/// [`reflect`] with `slim` applied to each object on arrival and `convert` making what is stored.
+fn reflect_with<W, K>(
+    api: Api<W>,
+    config: watcher::Config,
+    changed: &Arc<Notify>,
+    slim: fn(&mut W),
+    convert: fn(&W) -> K,
+) -> Store<K>
+where
+    W: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    W::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+    K: Named + Send + Sync + 'static,
+{
+    let (reader, mut writer) = store::store(convert);
+    let kind = W::kind(&W::DynamicType::default()).to_string();
     let changed = changed.clone();
     let events = watcher(api, config).default_backoff().modify(slim);
     tokio::spawn(async move {

@@ -26,7 +26,7 @@ use crate::{
         services::{ServiceName, load_balancer_names},
         view,
     },
-    objects::{EndpointSlice, Service},
+    objects::{ApiEndpointSlice, ApiService, Service},
     shadow::{
         HostVerdict,
         refusals::{ShadowRewrite, dns_refusals},
@@ -287,8 +287,8 @@ pub(super) async fn list_state(
     let mut state = ClusterState {
         ingresses: list::<Ingress>(client, namespaces, &ListParams::default()).await?,
         ingress_classes: classes.items.into_iter().map(std::sync::Arc::new).collect(),
-        services: list::<Service>(client, namespaces, &ListParams::default()).await?,
-        endpoint_slices: list::<EndpointSlice>(client, namespaces, &ListParams::default()).await?,
+        services: compact(list::<ApiService>(client, namespaces, &ListParams::default()).await?),
+        endpoint_slices: compact(list::<ApiEndpointSlice>(client, namespaces, &ListParams::default()).await?),
         secrets: list::<Secret>(client, namespaces, &tls).await?,
         config_maps: nginx_config.into_iter().collect(),
         tke_service_configs,
@@ -321,6 +321,12 @@ async fn get_config_map(
 ) -> anyhow::Result<Option<std::sync::Arc<ConfigMap>>> {
     let api = Api::<ConfigMap>::namespaced(client.clone(), namespace);
     Ok(api.get_opt(name).await?.map(std::sync::Arc::new))
+}
+
+/// Listed objects in the compact form the watchers store.
+fn compact<W: Clone + Into<K>, K>(listed: Vec<Arc<W>>) -> Vec<Arc<K>> {
+    let compact = |object: Arc<W>| Arc::new(Arc::unwrap_or_clone(object).into());
+    listed.into_iter().map(compact).collect()
 }
 
 pub(super) async fn list<K>(

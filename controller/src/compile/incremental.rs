@@ -52,7 +52,11 @@ use super::{
     namespace_name, precedence,
     tls::TlsBuilder,
 };
-use crate::{objects::EndpointSlice, shadow::ProfileConfig, sources::gateway::Layer};
+use crate::{
+    objects::{EndpointSlice, MetaNames},
+    shadow::ProfileConfig,
+    sources::gateway::Layer,
+};
 
 /// Namespace and name.
 pub type Key = (String, String);
@@ -439,7 +443,7 @@ fn backend_services(ingress: &Ingress) -> impl Iterator<Item = (&str, &str)> {
         .map(move |name| (namespace, name))
 }
 
-fn key_of(meta: &ObjectMeta) -> Key {
+fn key_of(meta: &impl MetaNames) -> Key {
     let (namespace, name) = namespace_name(meta);
     (namespace.to_string(), name.to_string())
 }

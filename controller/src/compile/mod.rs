@@ -46,7 +46,7 @@ use serde::Serialize;
 use shunt_spec::TableSpec;
 
 use crate::{
-    objects::{EndpointSlice, Namespace, Service, TkeServiceConfig},
+    objects::{EndpointSlice, MetaNames, Namespace, Service, TkeServiceConfig},
     shadow::{HostVerdict, IngressVerdict, ProfileConfig, ShadowOptions, Shadowed},
     sources::gateway::{
         self,
@@ -268,10 +268,10 @@ fn precedence(meta: &ObjectMeta) -> Precedence<'_> {
     (created.is_none(), created, namespace_name(meta))
 }
 
-pub(crate) fn namespace_name(meta: &ObjectMeta) -> (&str, &str) {
+pub(crate) fn namespace_name(meta: &impl MetaNames) -> (&str, &str) {
     (
-        meta.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE),
-        meta.name.as_deref().unwrap_or_default(),
+        meta.namespace().unwrap_or(DEFAULT_NAMESPACE),
+        meta.name().unwrap_or_default(),
     )
 }
 

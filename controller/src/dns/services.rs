@@ -84,10 +84,10 @@ mod tests {
     fn mk_load_balancer(namespace: &str, name: &str, hostnames: &str) -> Service {
         let mut service = mk_service(namespace, name, &[("", 443)]);
         service.spec.get_or_insert_with(Default::default).type_ = Some("LoadBalancer".into());
-        service.metadata.annotations = Some(BTreeMap::from([(
+        service.metadata.annotations = Some(Box::new(BTreeMap::from([(
             HOSTNAME_ANNOTATION.to_string(),
             hostnames.to_string(),
-        )]));
+        )])));
         service
     }
 

@@ -477,7 +477,7 @@ fn later_objects_replace_earlier_ones_of_the_same_kind_and_name() {
     let text = "\
 apiVersion: v1
 kind: Service
-metadata: {name: web, namespace: shop, labels: {version: one}}
+metadata: {name: web, namespace: shop, annotations: {version: one}}
 ---
 apiVersion: v1
 kind: Service
@@ -489,7 +489,7 @@ metadata: {name: web, namespace: shop}
 ---
 apiVersion: v1
 kind: Service
-metadata: {name: web, namespace: shop, labels: {version: two}}
+metadata: {name: web, namespace: shop, annotations: {version: two}}
 ";
     let state = ClusterState::from_objects(parse(text));
     let services: Vec<_> = state
@@ -498,7 +498,7 @@ metadata: {name: web, namespace: shop, labels: {version: two}}
         .map(|s| {
             (
                 s.metadata.namespace.as_deref(),
-                s.metadata.labels.as_ref().map(|l| l["version"].as_str()),
+                s.metadata.annotations.as_ref().map(|l| l["version"].as_str()),
             )
         })
         .collect();

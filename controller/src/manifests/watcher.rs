@@ -24,6 +24,7 @@ use crate::{
     control::{ControlPlane, Source},
     manifests::{self, CompactObjects, ManifestError, Object},
     metrics::ControllerMetrics,
+    objects::Named,
 };
 
 /// Tracks the manifest files under some roots and the last good objects of each.
@@ -216,14 +217,10 @@ fn everything() -> Changes {
 
 /// Adds the objects that differ between a file's `old` and `new` objects to `changes`.
 fn note_changes(changes: &mut Changes, old: &[Object], new: &[Object]) {
-    use k8s_openapi::Metadata;
-    fn key<K: Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>>(
-        kind: u8,
-        object: &K,
-    ) -> (u8, String, String) {
-        let meta = object.metadata();
-        let namespace = meta.namespace.as_deref().unwrap_or(crate::compile::DEFAULT_NAMESPACE);
-        (kind, namespace.to_string(), meta.name.clone().unwrap_or_default())
+    fn key(kind: u8, object: &impl Named) -> (u8, String, String) {
+        let (namespace, name) = object.namespace_name();
+        let namespace = namespace.unwrap_or(crate::compile::DEFAULT_NAMESPACE);
+        (kind, namespace.to_string(), name.unwrap_or_default().to_string())
     }
     let keyed = |object: &Object| match object {
         Object::Ingress(o) => Some(key(0, o)),

@@ -10,7 +10,7 @@ use super::{
 impl From<v1::Service> for Service {
     fn from(service: v1::Service) -> Self {
         Service {
-            metadata: service.metadata,
+            metadata: service.metadata.into(),
             spec: service.spec.map(|spec| ServiceSpec {
                 type_: spec.type_.map(intern),
                 ports: spec

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use crate::{
     dns::services::HOSTNAME_ANNOTATION,
-    objects::{EndpointSlice, Service},
+    objects::{ApiEndpointSlice, ApiService, EndpointSlice, Service},
 };
 
 /// The annotation `kubectl apply` keeps a whole copy of the object in.
@@ -74,29 +74,50 @@ impl Slim for IngressClass {
     }
 }
 
-impl Slim for Service {
-    /// Our compact type already holds only the type and ports; the metadata is all that is left
-    /// but a LoadBalancer's external-dns hostname, which `--dns-loadbalancer-services` reads.
+impl Slim for ApiService {
+    /// As decoded, before it is stored as a [`Service`]: its annotations stay for that step.
     fn slim(&mut self) {
-        let hostname = self
-            .metadata
-            .annotations
-            .as_mut()
-            .and_then(|annotations| annotations.remove(HOSTNAME_ANNOTATION));
-        let load_balancer = self.spec.as_ref().and_then(|spec| spec.type_.as_deref()) == Some("LoadBalancer");
+        slim_metadata(&mut self.metadata);
+    }
+}
+
+impl Slim for ApiEndpointSlice {
+    /// As decoded, before it is stored as an [`EndpointSlice`]: its labels stay for that step
+    /// (one names its Service).
+    fn slim(&mut self) {
+        let labels = self.metadata.labels.take();
         slim_metadata_fully(&mut self.metadata);
-        if let Some(hostname) = hostname.filter(|_| load_balancer) {
-            self.metadata.annotations = Some(BTreeMap::from([(HOSTNAME_ANNOTATION.to_string(), hostname)]));
-        }
+        self.metadata.labels = labels;
+    }
+}
+
+impl Slim for Service {
+    /// Our compact type already holds only the type, ports, namespace and name, and annotations
+    /// but a LoadBalancer's external-dns hostname (`--dns-loadbalancer-services`) go.
+    fn slim(&mut self) {
+        let load_balancer = self.spec.as_ref().and_then(|spec| spec.type_.as_deref()) == Some("LoadBalancer");
+        let hostname = (self.metadata.annotations.take())
+            .and_then(|mut annotations| annotations.remove(HOSTNAME_ANNOTATION))
+            .filter(|_| load_balancer);
+        let only = |hostname| Box::new(BTreeMap::from([(HOSTNAME_ANNOTATION.to_string(), hostname)]));
+        self.metadata.annotations = hostname.map(only);
     }
 }
 
 impl Slim for EndpointSlice {
-    /// Our compact type already holds only what compile reads but the metadata (its Service's
+    /// Our compact type already holds only what compile reads but annotations (its Service's
     /// name is a field of its own).
     fn slim(&mut self) {
-        slim_metadata_fully(&mut self.metadata);
+        self.metadata.annotations = None;
     }
+}
+
+/// A watched object as its store keeps it: converted to the stored form (exact capacities: serde
+/// grows vectors by doubling) and slimmed.
+pub(super) fn stored<W: Clone + Into<S>, S: Slim>(watched: &W) -> S {
+    let mut object: S = watched.clone().into();
+    object.slim();
+    object
 }
 
 impl Slim for ConfigMap {

@@ -15,8 +15,10 @@ use std::{
     sync::{Arc, PoisonError, RwLock},
 };
 
-use kube::{Resource, runtime::watcher};
+use kube::runtime::watcher;
 use tokio::sync::watch;
+
+use crate::objects::Named;
 
 /// The watcher feeding a store stopped before its first list completed.
 #[derive(Debug, thiserror::Error)]
@@ -31,18 +33,21 @@ pub struct Store<K> {
     ready: watch::Receiver<bool>,
 }
 
-/// The write side, owned by the task that runs the watcher.
-pub struct Writer<K> {
+/// The write side, owned by the task that runs the watcher: it receives `W`s (the type the
+/// watcher decodes) and keeps `K`s (what readers read), converted by `convert`.
+pub struct Writer<W, K> {
     objects: Arc<RwLock<Objects<K>>>,
     /// A relist in progress; empty otherwise.
     buffer: Objects<K>,
     ready: watch::Sender<bool>,
+    convert: fn(&W) -> K,
 }
 
 /// An object that hashes and compares by namespace and name only.
 struct ByName<K>(Arc<K>);
 
-pub fn store<K: Resource>() -> (Store<K>, Writer<K>) {
+/// A store of `K`s fed `W`s through `convert`.
+pub fn store<W, K: Named>(convert: fn(&W) -> K) -> (Store<K>, Writer<W, K>) {
     let objects = Arc::new(RwLock::new(HashSet::new()));
     let (ready_tx, ready) = watch::channel(false);
     let store = Store {
@@ -53,6 +58,7 @@ pub fn store<K: Resource>() -> (Store<K>, Writer<K>) {
         objects,
         buffer: HashSet::new(),
         ready: ready_tx,
+        convert,
     };
     (store, writer)
 }
@@ -68,7 +74,7 @@ impl<K> Clone for Store<K> {
     }
 }
 
-impl<K: Resource> Store<K> {
+impl<K: Named> Store<K> {
     /// Every object now, in no particular order.
     pub fn state(&self) -> Vec<Arc<K>> {
         let objects = self.objects.read().unwrap_or_else(PoisonError::into_inner);
@@ -88,27 +94,30 @@ impl<K: Resource> Store<K> {
 
 // === impl Writer ===
 
-impl<K: Resource + Clone> Writer<K> {
+impl<W, K: Named> Writer<W, K> {
     /// Counts the store as listed without a list (a kind the API does not serve); true the
     /// first time.
     pub fn mark_ready(&mut self) -> bool {
         !self.ready.send_replace(true)
     }
 
-    /// Applies one watcher event. Objects are stored as clones: serde grows vectors by doubling,
-    /// a clone has exact capacities (an EndpointSlice's five endpoints: 1.7 KB, not 2.8).
-    pub fn apply(&mut self, event: &watcher::Event<K>) {
+    /// Applies one watcher event. Objects are stored converted (`convert` makes a new object:
+    /// serde grows vectors by doubling, a clone has exact capacities; an EndpointSlice's five
+    /// endpoints: 1.7 KB, not 2.8).
+    pub fn apply(&mut self, event: &watcher::Event<W>) {
         let write = || self.objects.write().unwrap_or_else(PoisonError::into_inner);
+        let convert = |object| ByName(Arc::new((self.convert)(object)));
         match event {
             watcher::Event::Apply(object) => {
-                write().replace(ByName(Arc::new(object.clone())));
+                write().replace(convert(object));
             }
             watcher::Event::Delete(object) => {
-                write().remove(&ByName(Arc::new(object.clone())));
+                write().remove(&convert(object));
             }
             watcher::Event::Init => self.buffer = HashSet::new(),
             watcher::Event::InitApply(object) => {
-                self.buffer.replace(ByName(Arc::new(object.clone())));
+                let object = convert(object);
+                self.buffer.replace(object);
             }
             watcher::Event::InitDone => {
                 let listed = std::mem::take(&mut self.buffer);
@@ -123,26 +132,25 @@ impl<K: Resource + Clone> Writer<K> {
 
 // === impl ByName ===
 
-impl<K: Resource> ByName<K> {
+impl<K: Named> ByName<K> {
     fn key(&self) -> (Option<&str>, Option<&str>) {
-        let meta = self.0.meta();
-        (meta.namespace.as_deref(), meta.name.as_deref())
+        self.0.namespace_name()
     }
 }
 
-impl<K: Resource> Hash for ByName<K> {
+impl<K: Named> Hash for ByName<K> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.key().hash(state);
     }
 }
 
-impl<K: Resource> PartialEq for ByName<K> {
+impl<K: Named> PartialEq for ByName<K> {
     fn eq(&self, other: &Self) -> bool {
         self.key() == other.key()
     }
 }
 
-impl<K: Resource> Eq for ByName<K> {}
+impl<K: Named> Eq for ByName<K> {}
 
 #[cfg(test)]
 mod tests;

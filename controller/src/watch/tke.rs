@@ -25,7 +25,7 @@ pub fn spawn(client: &Client, scopes: &[Option<&str>], changed: &Arc<Notify>) ->
 }
 
 fn reflect(api: Api<TkeServiceConfig>, changed: &Arc<Notify>) -> Store<TkeServiceConfig> {
-    let (reader, mut writer) = store::store();
+    let (reader, mut writer) = store::store(TkeServiceConfig::clone);
     let changed = changed.clone();
     let events = watcher(api, watcher::Config::default())
         .default_backoff()

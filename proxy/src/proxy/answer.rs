@@ -179,7 +179,7 @@ pub(super) fn finish(
     if tls && let Some(hsts) = &route.rules.hsts {
         response
             .headers_mut()
-            .insert(http::header::STRICT_TRANSPORT_SECURITY, hsts.clone());
+            .insert(http::header::STRICT_TRANSPORT_SECURITY, HeaderValue::clone(hsts));
     }
     // Set only when the route has CORS and allowed the Origin; not on a 413 for a declared
     // length, which nginx answers before the location's `if`s run.

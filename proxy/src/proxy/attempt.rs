@@ -86,7 +86,7 @@ pub(super) async fn attempt(
 ) -> Result<Response<ResponseBody>, ProxyError> {
     let target = Target::of(route, drawn, choice);
     let edits = response_edits(route, drawn);
-    match route.rules.deadlines.and_then(|deadlines| deadlines.request) {
+    match route.rules.deadlines.as_deref().and_then(|deadlines| deadlines.request) {
         // Built in place: a future made before the match is moved (copied) into its arm.
         None => attempt_on(inner, route, (target, edits), host, prepared, outcome).await,
         Some(deadline) => {
@@ -131,7 +131,7 @@ pub(super) async fn attempt_on(
     let mut body = std::mem::replace(&mut prepared.body, RequestBody::Empty);
     // A route's own timeouts (ingress-nginx's proxy-connect/read-timeout) replace the proxy's;
     // read from the route where used, so the loop holds no copy across its awaits.
-    let timeouts = || route.rules.timeouts;
+    let timeouts = || route.rules.timeouts.as_deref().copied();
     let rule = route.rules.next_upstream.as_deref();
     let mut retries = retries_of(options, prepared, rule);
     loop {
@@ -200,8 +200,8 @@ pub(super) async fn attempt_on(
 /// How long one try waits for its answer's head: the route's read timeout or the proxy's,
 /// under HTTPRoute `timeouts.backendRequest` (each try's own deadline) when that is shorter.
 fn head_wait(route: &Route, options: &ProxyOptions) -> Duration {
-    let read = route.rules.timeouts.map_or(options.upstream_timeout, |t| t.read);
-    let attempt = route.rules.deadlines.and_then(|deadlines| deadlines.attempt);
+    let read = (route.rules.timeouts.as_deref()).map_or(options.upstream_timeout, |t| t.read);
+    let attempt = route.rules.deadlines.as_deref().and_then(|deadlines| deadlines.attempt);
     attempt.map_or(read, |attempt| attempt.min(read))
 }
 

@@ -181,7 +181,7 @@ impl Proxy {
             let made_here = record.outcome.answered.is_none();
             // Read before `finish` hides the pod's `X-Accel-*` fields. An error backend's answer
             // comes from nginx's `@custom_*` location, which has no `limit_rate`.
-            let pace = (route.rules.response_pace)
+            let pace = (route.rules.response_pace.as_deref().copied())
                 .filter(|_| !record.outcome.error_page)
                 .and_then(|pace| crate::pace::for_answer(pace, response.headers()));
             answer::finish(

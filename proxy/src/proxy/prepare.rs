@@ -115,7 +115,7 @@ pub(super) fn prepare(
 fn set_host(headers: &mut HeaderMap, route: &Route, host: &HeaderValue) {
     match &route.rules.upstream_host {
         Some(upstream_host) => {
-            headers.insert(header::HOST, upstream_host.clone());
+            headers.insert(header::HOST, HeaderValue::clone(upstream_host));
         }
         // An HTTP/1.1 client's Host is the host already (its absolute-form target aside).
         None if headers.get(header::HOST) != Some(host) => {

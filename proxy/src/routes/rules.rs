@@ -27,11 +27,13 @@ pub struct RouteRules {
     pub nginx_forwarding: Option<Arc<ForwardingKeys>>,
     /// Replaces the proxy's `--max-body-size` for this route.
     pub body_limit: Option<BodyLimit>,
-    /// Set on every answer the TLS listener gives for the route.
-    pub hsts: Option<HeaderValue>,
+    /// Set on every answer the TLS listener gives for the route. This and the other boxed
+    /// fields: a route without one (nearly all) holds 8 bytes instead of 24-48, and checking
+    /// for `None` costs the same (1.4 MiB less at 10,000 routes).
+    pub hsts: Option<Box<HeaderValue>>,
     pub https_redirect: HttpsRedirect,
     /// The pod's `Host`.
-    pub upstream_host: Option<HeaderValue>,
+    pub upstream_host: Option<Box<HeaderValue>>,
     /// A `Regex` path's place among its host's.
     pub rank: u32,
     pub rewrite: Option<Arc<Rewrite>>,
@@ -41,13 +43,13 @@ pub struct RouteRules {
     /// The zone the route counts its callers in; equal specs share one across tables.
     pub limits: Option<Arc<Limiter>>,
     /// The pace of the pod's body towards the client (`limit-rate`).
-    pub response_pace: Option<ResponsePace>,
+    pub response_pace: Option<Box<ResponsePace>>,
     /// External authentication: the auth service asked before any pod (see `proxy/auth.rs`).
     pub external_auth: Option<Arc<AuthRule>>,
     /// Replace the proxy's connect and upstream timeouts for this route.
-    pub timeouts: Option<UpstreamTimeouts>,
+    pub timeouts: Option<Box<UpstreamTimeouts>>,
     /// Deadlines on the answer (HTTPRoute `timeouts`), checked in `proxy/attempt.rs`.
-    pub deadlines: Option<AnswerDeadlines>,
+    pub deadlines: Option<Box<AnswerDeadlines>>,
     /// A canary or a hash key (set by the table build, which has the canary's upstream).
     pub balance: Option<Arc<RouteBalance>>,
     /// What a ranked host's request must carry besides the path (see `ranked.rs`).
@@ -111,9 +113,9 @@ impl RouteRules {
                 .map(|spec| ForwardingKeys::new(spec).map(Arc::new))
                 .transpose()?,
             body_limit: options.body_limit,
-            hsts: value("HSTS value", &options.hsts)?,
+            hsts: value("HSTS value", &options.hsts)?.map(Box::new),
             https_redirect: options.https_redirect,
-            upstream_host: value("upstream host", &options.upstream_host)?,
+            upstream_host: value("upstream host", &options.upstream_host)?.map(Box::new),
             rank: options.rank,
             rewrite: options.rewrite.as_ref().map(Rewrite::new).transpose()?.map(Arc::new),
             source_ranges: options.source_ranges.clone().map(Arc::new),
@@ -123,15 +125,15 @@ impl RouteRules {
                 .map(|spec| Cors::from_spec(spec).map(Arc::new).map_err(|error| error.to_string()))
                 .transpose()?,
             limits: options.limits.as_ref().map(limiter_for),
-            response_pace: options.response_pace,
+            response_pace: options.response_pace.map(Box::new),
             external_auth: options
                 .external_auth
                 .as_ref()
                 .map(AuthRule::new)
                 .transpose()?
                 .map(Arc::new),
-            timeouts: options.timeouts,
-            deadlines: options.deadlines,
+            timeouts: options.timeouts.map(Box::new),
+            deadlines: options.deadlines.map(Box::new),
             balance: None,
             conditions: (options.conditions.as_ref())
                 .map(|spec| Conditions::new(spec).map(Arc::new))

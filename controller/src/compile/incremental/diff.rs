@@ -6,16 +6,12 @@ use std::{
     sync::Arc,
 };
 
-use k8s_openapi::{
-    Metadata,
-    api::networking::v1::{Ingress, IngressClass},
-    apimachinery::pkg::apis::meta::v1::ObjectMeta,
-};
+use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 
 use super::{Changes, Incremental, Key, key_of};
 use crate::{
     compile::{ClusterState, CompileOptions, Compiled},
-    objects::{EndpointSlice, Service},
+    objects::{EndpointSlice, Named, Service},
 };
 
 /// Objects of the previous state by address; kept alive so an address is not reused meanwhile.
@@ -50,25 +46,25 @@ impl Incremental {
 
 /// Replaces `seen` with `now`'s objects, adding the keys of objects that are new, replaced or
 /// gone to `changed`; true when none was.
-fn diff<K: Metadata<Ty = ObjectMeta>>(seen: &mut Vec<Arc<K>>, now: &[Arc<K>], changed: &mut BTreeSet<Key>) -> bool {
+fn diff<K: Named>(seen: &mut Vec<Arc<K>>, now: &[Arc<K>], changed: &mut BTreeSet<Key>) -> bool {
     let before = changed.len();
     // A store lists its objects in the same order while none comes or goes: compare in place.
     if seen.len() == now.len() {
         for (old, new) in seen.iter().zip(now) {
             if !Arc::ptr_eq(old, new) {
-                changed.insert(key_of(old.metadata()));
-                changed.insert(key_of(new.metadata()));
+                changed.insert(key_of(old.meta()));
+                changed.insert(key_of(new.meta()));
             }
         }
     } else {
         let mut old: HashMap<*const K, &Arc<K>> = seen.iter().map(|object| (Arc::as_ptr(object), object)).collect();
         for object in now {
             if old.remove(&Arc::as_ptr(object)).is_none() {
-                changed.insert(key_of(object.metadata()));
+                changed.insert(key_of(object.meta()));
             }
         }
         for gone in old.values() {
-            changed.insert(key_of(gone.metadata()));
+            changed.insert(key_of(gone.meta()));
         }
     }
     seen.clear();

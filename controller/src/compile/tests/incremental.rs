@@ -14,7 +14,7 @@ use proptest::prelude::*;
 
 use self::world::World;
 use super::*;
-use crate::objects::{EndpointSlice, Service};
+use crate::objects::{EndpointSlice, MetaNames, Service};
 
 const NAMESPACES: [Option<&str>; 3] = [Some("default"), Some("b"), None];
 const HOSTS: [&str; 4] = ["a.example.com", "b.example.com", "*.example.com", ""];
@@ -325,10 +325,10 @@ fn read_by(
     options: &CompileOptions,
     changes: &Changes,
 ) -> ClusterState {
-    let key = |meta: &ObjectMeta| {
+    fn key(meta: &impl MetaNames) -> (String, String) {
         let (namespace, name) = namespace_name(meta);
         (namespace.to_string(), name.to_string())
-    };
+    }
     let changed = ClusterState {
         ingresses: (state.ingresses.iter())
             .filter(|o| changes.ingresses.contains(&key(&o.metadata)))

@@ -28,17 +28,22 @@ struct Full {
 }
 
 /// What the watchers store: every kind slimmed, Services and EndpointSlices decoded from the
-/// API's JSON into our compact types.
+/// API's JSON into the watched types, slimmed, and stored in our compact ones.
 fn watched(full: &Full) -> ClusterState {
-    fn decoded<T: serde::Serialize, K: serde::de::DeserializeOwned + Slim>(object: &T) -> Arc<K> {
+    fn decoded<T, W, K>(object: &T) -> Arc<K>
+    where
+        T: serde::Serialize,
+        W: serde::de::DeserializeOwned + Slim + Clone + Into<K>,
+        K: Slim,
+    {
         let json = serde_json::to_string(object).expect("k8s-openapi objects serialize");
-        let mut ours: K = serde_json::from_str(&json).expect("our types read what the API writes");
-        ours.slim();
-        Arc::new(ours)
+        let mut watched: W = serde_json::from_str(&json).expect("our types read what the API writes");
+        watched.slim();
+        Arc::new(stored(&watched))
     }
     let mut state = slimmed(full.state.clone());
-    state.services = full.services.iter().map(decoded).collect();
-    state.endpoint_slices = full.slices.iter().map(decoded).collect();
+    state.services = full.services.iter().map(decoded::<_, ApiService, _>).collect();
+    state.endpoint_slices = full.slices.iter().map(decoded::<_, ApiEndpointSlice, _>).collect();
     state
 }
 
@@ -175,20 +180,20 @@ fn bookkeeping_leaves_every_kind_and_other_annotations_stay() {
         .iter()
         .map(|o| &o.metadata)
         .chain(state.ingress_classes.iter().map(|o| &o.metadata))
-        .chain(state.services.iter().map(|o| &o.metadata))
-        .chain(state.endpoint_slices.iter().map(|o| &o.metadata))
         .chain(state.secrets.iter().map(|o| &o.metadata));
     for metadata in metas {
         assert_eq!(metadata.managed_fields, None, "{metadata:?}");
         let annotations = metadata.annotations.clone().unwrap_or_default();
         assert!(!annotations.contains_key(LAST_APPLIED), "{metadata:?}");
     }
+    // Services and slices keep no managedFields field at all; no LoadBalancer, no annotation.
+    assert_eq!(state.services[0].metadata.annotations, None);
     let ingress = &state.ingresses[0];
     assert!(ingress.metadata.annotations.as_ref().is_some_and(|a| a.len() == 1));
     assert!(ingress.status.is_some(), "the status writer compares it");
     let slice = &state.endpoint_slices[0];
     assert!(slice.service_name.is_some(), "compile reads it");
-    assert_eq!(slice.metadata.labels, None, "{slice:?}");
+    assert_eq!(slice.metadata.annotations, None, "{slice:?}");
 }
 
 #[test]
@@ -197,7 +202,6 @@ fn fields_compile_never_reads_leave() {
     let service = &state.services[0];
     let spec = service.spec.as_ref().expect("spec kept");
     assert_eq!(spec.ports.as_ref().map(Vec::len), Some(1));
-    assert_eq!(service.metadata.uid, None);
     let endpoint = &state.endpoint_slices[0].endpoints[0];
     assert_eq!(endpoint.addresses.first(), Some("10.1.0.5"));
     let keys: Vec<_> = state.secrets[0]

@@ -31,7 +31,7 @@ fn mk_ports(service: &Service) -> Vec<i32> {
 
 #[test]
 fn a_first_list_shows_once_complete_then_changes_apply_by_namespace_and_name() {
-    let (store, mut writer) = store::<Service>();
+    let (store, mut writer) = store(Service::clone);
     writer.apply(&Event::Init);
     writer.apply(&Event::InitApply(mk_service("shop", "web", &[("http", 80)])));
     writer.apply(&Event::InitApply(mk_service("blog", "web", &[("http", 80)])));
@@ -56,7 +56,7 @@ fn a_first_list_shows_once_complete_then_changes_apply_by_namespace_and_name() {
 
 #[test]
 fn a_relist_keeps_the_old_objects_until_it_completes_and_drops_the_missing_ones() {
-    let (store, mut writer) = store::<Service>();
+    let (store, mut writer) = store(Service::clone);
     for event in [
         Event::Init,
         Event::InitApply(mk_service("shop", "old", &[])),
@@ -79,7 +79,7 @@ fn a_relist_keeps_the_old_objects_until_it_completes_and_drops_the_missing_ones(
 
 #[tokio::test]
 async fn readiness_waits_for_the_first_list_and_fails_when_the_writer_goes() {
-    let (store, mut writer) = store::<Service>();
+    let (store, mut writer) = store(Service::clone);
     let waiting = tokio::time::timeout(Duration::from_millis(50), store.wait_until_ready()).await;
     assert!(waiting.is_err(), "not ready before a list");
     writer.apply(&Event::Init);
@@ -87,7 +87,7 @@ async fn readiness_waits_for_the_first_list_and_fails_when_the_writer_goes() {
     let ready = tokio::time::timeout(Duration::from_secs(1), store.wait_until_ready()).await;
     assert!(matches!(ready, Ok(Ok(()))), "ready once listed: {ready:?}");
 
-    let (unlisted, writer) = super::store::<Service>();
+    let (unlisted, writer) = super::store(Service::clone);
     drop(writer);
     let stopped = tokio::time::timeout(Duration::from_secs(1), unlisted.wait_until_ready()).await;
     assert!(matches!(stopped, Ok(Err(WatcherStopped))), "{stopped:?}");
@@ -95,10 +95,42 @@ async fn readiness_waits_for_the_first_list_and_fails_when_the_writer_goes() {
 
 #[test]
 fn objects_are_held_once_each() {
-    let (store, mut writer) = store::<Service>();
+    let (store, mut writer) = store(Service::clone);
     writer.apply(&Event::Init);
     writer.apply(&Event::InitDone);
     writer.apply(&Event::Apply(mk_service("shop", "web", &[])));
     writer.apply(&Event::Apply(mk_service("shop", "web", &[])));
     assert_eq!(store.state().len(), 1);
+}
+
+#[test]
+fn watched_objects_are_stored_in_their_compact_form_and_found_by_it() {
+    use crate::objects::ApiService;
+    let (store, mut writer) = store(super::super::slim::stored::<ApiService, Service>);
+    let mut watched = ApiService {
+        metadata: crate::fixtures::mk_meta("shop", "web"),
+        spec: mk_service("shop", "web", &[("http", 80)]).spec,
+    };
+    watched.metadata.resource_version = Some("4711".into());
+    watched.metadata.annotations = Some([("a".to_string(), "b".to_string())].into());
+    writer.apply(&Event::Init);
+    writer.apply(&Event::InitApply(watched.clone()));
+    writer.apply(&Event::InitDone);
+    let stored = store.state();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(
+        (
+            stored[0].metadata.name.as_deref(),
+            stored[0].metadata.annotations.as_ref()
+        ),
+        (Some("web"), None),
+        "converted and slimmed: {stored:?}"
+    );
+    assert_eq!(mk_ports(&stored[0]), vec![80]);
+    writer.apply(&Event::Delete(watched));
+    assert_eq!(
+        names(&store),
+        Vec::<String>::new(),
+        "deleted by its compact form's name"
+    );
 }

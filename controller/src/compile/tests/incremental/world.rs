@@ -132,7 +132,7 @@ impl World {
             }
             Edit::PutService(ns, service, kind) => {
                 let mut object = mk_service("x", SERVICES[service], &[("http", 80)]);
-                object.metadata = meta(ns, SERVICES[service].to_string());
+                object.metadata = meta(ns, SERVICES[service].to_string()).into();
                 if kind == 1 {
                     first_port(&mut object).port = 81;
                 } else if kind == 2 {
