@@ -64,6 +64,6 @@ fn a_split_beside_a_redirect_is_refused() {
 #[test]
 fn rules_a_route_rarely_has_are_boxed() {
     // Every route holds its rules inline (10,000 routes: 10,000 copies); 328 B with HSTS, Host,
-    // pace, timeouts and deadlines inline.
-    assert!(size_of::<RouteRules>() <= 184, "{}", size_of::<RouteRules>());
+    // pace, timeouts and deadlines inline (336 with the mirrors' pointer).
+    assert!(size_of::<RouteRules>() <= 192, "{}", size_of::<RouteRules>());
 }
