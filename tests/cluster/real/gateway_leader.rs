@@ -9,17 +9,9 @@ use serde_json::{Value, json};
 use super::{
     envtest::{Real, mk_pod_slice},
     gateway::{WITHIN, holds, mk_class, mk_gateway, mk_route, status_when},
+    leader::FAST,
     mk_service, until_served_by,
 };
-
-const FAST: [&str; 6] = [
-    "--lease-duration",
-    "3s",
-    "--renew-deadline",
-    "2s",
-    "--retry-period",
-    "500ms",
-];
 
 /// A Lease held by a replica that is not running, renewed now for an hour.
 fn lease_held_elsewhere(ns: &str) -> Value {

@@ -6,7 +6,8 @@ use std::time::Duration;
 use super::{OURS, envtest::Real, eventually, mk_ingress, mk_service};
 
 const WITHIN: Duration = Duration::from_secs(15);
-const FAST: [&str; 6] = [
+/// Lease timings short enough for a takeover within a test.
+pub(super) const FAST: [&str; 6] = [
     "--lease-duration",
     "3s",
     "--renew-deadline",
