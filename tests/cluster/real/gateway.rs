@@ -15,7 +15,7 @@ use super::{
 };
 
 pub(super) const WITHIN: Duration = Duration::from_secs(20);
-const GROUP: &str = "gateway.networking.k8s.io/v1";
+pub(super) const GROUP: &str = "gateway.networking.k8s.io/v1";
 
 pub(super) fn mk_class(name: &str) -> Value {
     json!({"apiVersion": GROUP, "kind": "GatewayClass", "metadata": {"name": name},

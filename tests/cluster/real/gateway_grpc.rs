@@ -3,17 +3,14 @@
 //! subresource, the CRD's validation takes what shunt writes, and a GRPCRoute whose hostname
 //! meets an older HTTPRoute's on the listener is refused as the spec says.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use super::{
     envtest::{Real, mk_pod_slice},
-    eventually, mk_service,
+    eventually,
+    gateway::{GROUP, WITHIN, mk_class, mk_gateway, status_when, summary},
+    mk_service,
 };
-
-const WITHIN: Duration = Duration::from_secs(20);
-const GROUP: &str = "gateway.networking.k8s.io/v1";
 
 fn mk_grpc_route(ns: &str, name: &str, host: &str, service: &str) -> Value {
     json!({"apiVersion": GROUP, "kind": "GRPCRoute", "metadata": {"namespace": ns, "name": name},
@@ -24,20 +21,8 @@ fn mk_grpc_route(ns: &str, name: &str, host: &str, service: &str) -> Value {
 
 /// `(type, status, reason)` of our parent's conditions once written.
 async fn parent_conditions(real: &Real, name: &str) -> Vec<(String, String, String)> {
-    let status = eventually(&format!("the status of GRPCRoute {name}"), WITHIN, async || {
-        let status = real.kube.get("GRPCRoute", name).await?["status"].clone();
-        (!status["parents"].is_null()).then_some(status)
-    })
-    .await;
-    let text = |c: &Value, key: &str| c[key].as_str().unwrap_or_default().to_string();
-    let conditions = status["parents"][0]["conditions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    conditions
-        .iter()
-        .map(|c| (text(c, "type"), text(c, "status"), text(c, "reason")))
-        .collect()
+    let status = status_when(real, "GRPCRoute", name, |s| !s["parents"].is_null()).await;
+    summary(&status["parents"][0]["conditions"])
 }
 
 fn condition(type_: &str, status: &str, reason: &str) -> (String, String, String) {
@@ -54,14 +39,8 @@ async fn grpc_routes_are_watched_and_the_leader_writes_their_status() {
     };
     let ns = &real.ns;
     let class = format!("shunt-{ns}");
-    real.apply(
-        json!({"apiVersion": GROUP, "kind": "GatewayClass", "metadata": {"name": class},
-                      "spec": {"controllerName": "shunt.dev/gateway-controller"}}),
-    )
-    .await;
-    real.apply(json!({"apiVersion": GROUP, "kind": "Gateway", "metadata": {"namespace": ns, "name": "web"},
-                      "spec": {"gatewayClassName": class, "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}}))
-        .await;
+    real.apply(mk_class(&class)).await;
+    real.apply(mk_gateway(ns, &class)).await;
     real.apply(mk_service(ns, "rpc")).await;
     real.apply(mk_pod_slice(ns, "rpc-1", "rpc", &pod)).await;
     real.apply(json!({"apiVersion": GROUP, "kind": "HTTPRoute",

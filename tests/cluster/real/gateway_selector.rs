@@ -3,18 +3,15 @@
 //! labels as the server stores them (`kubernetes.io/metadata.name` included), and a relabel
 //! re-judging its routes.
 
-use std::time::Duration;
-
 use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{
     envtest::{Real, mk_pod_slice},
-    eventually, mk_service, until_served_by,
+    eventually,
+    gateway::{GROUP, WITHIN, mk_class},
+    mk_service, until_served_by,
 };
-
-const WITHIN: Duration = Duration::from_secs(20);
-const GROUP: &str = "gateway.networking.k8s.io/v1";
 
 fn mk_namespace(ns: &str, team: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"team": team}}})
@@ -36,11 +33,7 @@ async fn selector_listeners_judge_namespace_labels_and_follow_a_relabel() {
     };
     let ns = &real.ns;
     let class = format!("shunt-{ns}");
-    real.apply(
-        json!({"apiVersion": GROUP, "kind": "GatewayClass", "metadata": {"name": class},
-                      "spec": {"controllerName": "shunt.dev/gateway-controller"}}),
-    )
-    .await;
+    real.apply(mk_class(&class)).await;
     real.apply(mk_namespace(ns, "blue")).await;
     // The label the API server sets on every Namespace, with an expression.
     let selector = json!({"matchLabels": {"team": "blue"},
