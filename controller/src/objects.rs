@@ -332,10 +332,12 @@ impl Serialize for FirstAddress {
 mod api;
 mod meta;
 mod namespace;
+mod resource;
 mod tke;
 pub use api::{ApiEndpointSlice, ApiService};
 pub use meta::{Meta, MetaNames, Named};
 pub use namespace::Namespace;
+pub(crate) use resource::resource;
 pub use tke::TkeServiceConfig;
 
 // === conversions from k8s-openapi (fixtures, tests, tools that list with k8s-openapi) ===

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     AddressType, Endpoint, EndpointPort, EndpointSlice, Service, ServiceSpec, null_as_default, null_as_default_shrunk,
-    shrunk,
+    resource::resource, shrunk,
 };
 
 /// A Service as listed: its metadata whole, its spec already compact.
@@ -51,51 +51,20 @@ impl From<ApiEndpointSlice> for EndpointSlice {
 
 // === impl Resource, Metadata ===
 
-macro_rules! resource {
-    ($type:ty, $group:literal, $version:literal, $kind:literal, $plural:literal) => {
-        impl k8s_openapi::Resource for $type {
-            const API_VERSION: &'static str = if $group.is_empty() {
-                $version
-            } else {
-                concat!($group, "/", $version)
-            };
-            const GROUP: &'static str = $group;
-            const KIND: &'static str = $kind;
-            const VERSION: &'static str = $version;
-            const URL_PATH_SEGMENT: &'static str = $plural;
-            type Scope = NamespaceResourceScope;
-        }
-
-        impl k8s_openapi::ListableResource for $type {
-            const LIST_KIND: &'static str = concat!($kind, "List");
-        }
-
-        impl k8s_openapi::Metadata for $type {
-            type Ty = ObjectMeta;
-
-            fn metadata(&self) -> &ObjectMeta {
-                &self.metadata
-            }
-
-            fn metadata_mut(&mut self) -> &mut ObjectMeta {
-                &mut self.metadata
-            }
-        }
-    };
-}
-
-resource!(ApiService, "", "v1", "Service", "services");
+resource!(ApiService, "", "v1", "Service", "services", NamespaceResourceScope);
 resource!(
     super::tke::TkeServiceConfig,
     "cloud.tencent.com",
     "v1alpha1",
     "TkeServiceConfig",
-    "tkeserviceconfigs"
+    "tkeserviceconfigs",
+    NamespaceResourceScope
 );
 resource!(
     ApiEndpointSlice,
     "discovery.k8s.io",
     "v1",
     "EndpointSlice",
-    "endpointslices"
+    "endpointslices",
+    NamespaceResourceScope
 );

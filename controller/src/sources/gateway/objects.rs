@@ -8,6 +8,7 @@
 //! fields it does not name (`timeouts`, `sessionPersistence`, ...), which the compile then
 //! neither serves nor claims.
 
+use crate::objects::resource;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde::{Deserialize, Serialize};
 
@@ -345,36 +346,9 @@ pub struct GrantTo {
     pub name: Option<String>,
 }
 
-/// Makes each kind a k8s-openapi resource, so the manifest reader and the watchers treat it as
-/// they treat the built-in kinds.
-macro_rules! resource {
-    ($type:ty, $version:literal, $kind:literal, $plural:literal, $scope:ty) => {
-        impl k8s_openapi::Resource for $type {
-            const API_VERSION: &'static str = concat!("gateway.networking.k8s.io/", $version);
-            const GROUP: &'static str = GROUP;
-            const KIND: &'static str = $kind;
-            const VERSION: &'static str = $version;
-            const URL_PATH_SEGMENT: &'static str = $plural;
-            type Scope = $scope;
-        }
-
-        impl k8s_openapi::Metadata for $type {
-            type Ty = ObjectMeta;
-
-            fn metadata(&self) -> &ObjectMeta {
-                &self.metadata
-            }
-
-            fn metadata_mut(&mut self) -> &mut ObjectMeta {
-                &mut self.metadata
-            }
-        }
-    };
-}
-pub(super) use resource;
-
 resource!(
     GatewayClass,
+    "gateway.networking.k8s.io",
     "v1",
     "GatewayClass",
     "gatewayclasses",
@@ -382,6 +356,7 @@ resource!(
 );
 resource!(
     Gateway,
+    "gateway.networking.k8s.io",
     "v1",
     "Gateway",
     "gateways",
@@ -389,6 +364,7 @@ resource!(
 );
 resource!(
     HTTPRoute,
+    "gateway.networking.k8s.io",
     "v1",
     "HTTPRoute",
     "httproutes",
@@ -398,6 +374,7 @@ resource!(
 // manifest reader takes both.
 resource!(
     ReferenceGrant,
+    "gateway.networking.k8s.io",
     "v1beta1",
     "ReferenceGrant",
     "referencegrants",

@@ -5,7 +5,8 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
-use super::super::objects::{GROUP, HTTPBackendRef, HTTPRouteFilter, ParentRef, ValueMatch, resource};
+use super::super::objects::{HTTPBackendRef, HTTPRouteFilter, ParentRef, ValueMatch};
+use crate::objects::resource;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GRPCRoute {
@@ -65,6 +66,7 @@ pub struct GRPCMethodMatch {
 
 resource!(
     GRPCRoute,
+    "gateway.networking.k8s.io",
     "v1",
     "GRPCRoute",
     "grpcroutes",
