@@ -36,11 +36,11 @@ use crate::{
 /// What the incremental compile keeps of the Ingresses a profile compiles itself.
 #[derive(Default)]
 pub(super) struct Profiles {
-    members: BTreeMap<Key, Member>,
+    members: BTreeMap<SharedKey, Member>,
     /// (host key, Ingress) for each host key a member names.
-    by_host: BTreeSet<(String, Key)>,
+    by_host: BTreeSet<(Arc<str>, SharedKey)>,
     /// (Service, Ingress) for each Service a member's backends name.
-    users: BTreeSet<(Key, Key)>,
+    users: BTreeSet<(SharedKey, SharedKey)>,
     /// What the last compile of each host key's group gave.
     outputs: BTreeMap<String, Output>,
     /// The table's hosts on a key some member names: the standard claims on them and the
@@ -60,16 +60,40 @@ pub(super) struct Profiles {
 /// document's text.
 pub(super) type Shadow = (Arc<[Arc<HostVerdict>]>, Arc<[IngressVerdict]>, Option<Document>);
 
+/// An Ingress's or a Service's key, one allocation shared by every set that names it: at
+/// 10,000 members the sets' B-tree nodes hold pointers, not three copies of each name.
+type SharedKey = Arc<Key>;
+
 /// One Ingress a profile compiles.
 struct Member {
     shadow: bool,
     /// The host keys it names ([`host_key`]).
-    keys: Vec<String>,
-    services: Vec<Key>,
+    keys: Box<[Arc<str>]>,
+    services: Box<[SharedKey]>,
+    /// What it was reported for; most members have nothing.
+    reported: Option<Box<Reported>>,
+}
+
+#[derive(Default)]
+struct Reported {
     /// In the order its profile found them.
     diagnostics: Vec<Diagnostic>,
     /// Its verdict as a catch-all or a skipped Ingress, if it is one.
     ingresses: Vec<IngressVerdict>,
+}
+
+impl Member {
+    fn diagnostics(&self) -> &[Diagnostic] {
+        self.reported.as_ref().map_or(&[], |reported| &reported.diagnostics)
+    }
+
+    fn ingresses(&self) -> &[IngressVerdict] {
+        self.reported.as_ref().map_or(&[], |reported| &reported.ingresses)
+    }
+
+    fn reported(&mut self) -> &mut Reported {
+        self.reported.get_or_insert_default()
+    }
 }
 
 /// A host key's part of its group's result.
@@ -105,26 +129,26 @@ impl Profiles {
     }
 
     fn members_on<'a>(&'a self, host: &'a str) -> impl Iterator<Item = &'a Key> + 'a {
-        let from = (host.to_string(), (String::new(), String::new()));
+        let from = (Arc::from(host), no_key());
         self.by_host
             .range(from..)
-            .take_while(move |(named, _)| named == host)
-            .map(|(_, key)| key)
+            .take_while(move |(named, _)| &**named == host)
+            .map(|(_, key)| &**key)
     }
 
     fn users_of<'a>(&'a self, service: &'a Key) -> impl Iterator<Item = &'a Key> + 'a {
-        let from = (service.clone(), (String::new(), String::new()));
+        let from = (Arc::new(service.clone()), no_key());
         self.users
             .range(from..)
-            .take_while(move |(named, _)| named == service)
-            .map(|(_, key)| key)
+            .take_while(move |(named, _)| **named == *service)
+            .map(|(_, key)| &**key)
     }
 
     /// The Services the members among `keys` named at their last compile.
     pub(super) fn services_of<'a>(&'a self, keys: &'a BTreeSet<Key>) -> impl Iterator<Item = &'a Key> + 'a {
         keys.iter()
             .filter_map(|key| self.members.get(key))
-            .flat_map(|member| &member.services)
+            .flat_map(|member| member.services.iter().map(|service| &**service))
     }
 
     /// Whether the last compile's configuration differs from `config`.
@@ -133,17 +157,17 @@ impl Profiles {
     }
 
     pub(super) fn keys(&self) -> impl Iterator<Item = &Key> {
-        self.members.keys()
+        self.members.keys().map(|key| &**key)
     }
 
     /// Each member as `Compiled::served` lists it.
     pub(super) fn served(&self) -> impl Iterator<Item = (&Key, bool)> {
-        self.members.iter().map(|(key, member)| (key, member.shadow))
+        self.members.iter().map(|(key, member)| (&**key, member.shadow))
     }
 
     /// The members' diagnostics, by Ingress (namespace, name), as the full compile orders them.
     pub(super) fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
-        self.members.values().flat_map(|member| &member.diagnostics)
+        self.members.values().flat_map(Member::diagnostics)
     }
 
     /// The table's hosts with the standard layer's `standard` ones: a host the profiles' groups
@@ -191,7 +215,7 @@ impl Profiles {
             // Members are keyed by (namespace, name): already in the Ingress order.
             let ingresses: Vec<IngressVerdict> = members
                 .values()
-                .flat_map(|member| member.ingresses.iter().cloned())
+                .flat_map(|member| member.ingresses().iter().cloned())
                 .collect();
             let report = crate::shadow::report(options, &verdicts, &ingresses)
                 .map(|report| crate::shadow::report::text(&report));
@@ -223,27 +247,29 @@ impl Profiles {
     }
 
     fn forget_member(&mut self, key: &Key, old_keys: &mut BTreeSet<String>) {
-        let Some(member) = self.members.remove(key) else {
+        let Some((key, member)) = self.members.remove_entry(key) else {
             return;
         };
         for host in member.keys {
-            self.by_host.remove(&(host.clone(), key.clone()));
-            old_keys.insert(host);
+            old_keys.insert(host.to_string());
+            self.by_host.remove(&(host, key.clone()));
         }
         for service in member.services {
             self.users.remove(&(service, key.clone()));
         }
-        self.asking.remove(key);
+        self.asking.remove(&*key);
     }
 
     /// `error_backend`: a Service every member's answers may come from (the nginx profile's
     /// `--nginx-default-backend`), compiled again when it changes.
     fn add_member(&mut self, key: Key, ingress: &Ingress, shadow: bool, error_backend: Option<&Key>) {
-        let keys: Vec<String> = ingress_host_keys(ingress).into_iter().collect();
+        let key = Arc::new(key);
+        let keys: Box<[Arc<str>]> = ingress_host_keys(ingress).into_iter().map(Arc::from).collect();
         let mut services: BTreeSet<Key> = backend_services(ingress)
             .map(|(namespace, name)| (namespace.to_string(), name.to_string()))
             .collect();
         services.extend(error_backend.cloned());
+        let services: Box<[SharedKey]> = services.into_iter().map(Arc::new).collect();
         for host in &keys {
             self.by_host.insert((host.clone(), key.clone()));
         }
@@ -253,9 +279,8 @@ impl Profiles {
         let member = Member {
             shadow,
             keys,
-            services: services.into_iter().collect(),
-            diagnostics: Vec::new(),
-            ingresses: Vec::new(),
+            services,
+            reported: None,
         };
         self.members.insert(key, member);
     }
@@ -311,13 +336,13 @@ impl Profiles {
         for diagnostic in diagnostics {
             let key = (diagnostic.namespace.clone(), diagnostic.name.clone());
             if let Some(member) = self.members.get_mut(&key) {
-                member.diagnostics.push(diagnostic);
+                member.reported().diagnostics.push(diagnostic);
             }
         }
         for entry in ingresses {
             let (namespace, name) = entry.ingress.split_once('/').unwrap_or_default();
             if let Some(member) = self.members.get_mut(&(namespace.to_string(), name.to_string())) {
-                member.ingresses.push(entry);
+                member.reported().ingresses.push(entry);
             }
         }
     }
@@ -363,7 +388,7 @@ impl Incremental {
                     continue;
                 }
                 if let Some(member) = profiles.members.get(&key) {
-                    hosts.extend(member.keys.iter().cloned());
+                    hosts.extend(member.keys.iter().map(|host| host.to_string()));
                 }
                 if changed.contains(&key)
                     && let Some(ingress) = now(&key)
@@ -400,7 +425,7 @@ impl Incremental {
         for key in redo {
             if let Some(member) = self.profiles.members.get(key) {
                 members_before.push((key.clone(), member.shadow));
-                ingresses_before.extend(member.ingresses.iter().cloned());
+                ingresses_before.extend(member.ingresses().iter().cloned());
             }
             self.profiles.forget_member(key, &mut keys);
         }
@@ -420,7 +445,7 @@ impl Incremental {
                 .then_some(inputs.options.shadow.nginx_default_backend.as_ref())
                 .flatten();
             self.profiles.add_member(key.clone(), ingress, shadow, error_backend);
-            keys.extend(self.profiles.members[key].keys.iter().cloned());
+            keys.extend(self.profiles.members[key].keys.iter().map(|host| host.to_string()));
             selected.push(Selected {
                 rank: Rank::new(&ingress.metadata),
                 ingress,
@@ -449,7 +474,7 @@ impl Incremental {
         let ingresses_after = redo
             .iter()
             .filter_map(|key| members.get(key))
-            .flat_map(|member| &member.ingresses);
+            .flat_map(Member::ingresses);
         if !after.eq(before.iter().map(Vec::as_slice)) || !ingresses_after.eq(ingresses_before.iter()) {
             self.profiles.shadow = None;
         }
@@ -526,10 +551,10 @@ fn groups<'s>(profiles: &Profiles, selected: Vec<Selected<'s>>) -> Vec<Vec<Selec
         let keys = profiles
             .members
             .get(&(namespace.to_string(), name.to_string()))
-            .map(|member| member.keys.as_slice())
+            .map(|member| &member.keys[..])
             .unwrap_or_default();
         for host in keys {
-            let other = *first_on.entry(host.as_str()).or_insert(at);
+            let other = *first_on.entry(host).or_insert(at);
             let (a, b) = (root(&mut parent, at), root(&mut parent, other));
             parent[a] = b;
         }
@@ -594,6 +619,11 @@ fn key_matches(key: &str) -> Vec<HostMatch> {
         ],
         None => vec![HostMatch::Exact(key.to_string())],
     }
+}
+
+/// The least key: where a range over one name's entries starts.
+fn no_key() -> SharedKey {
+    Arc::new((String::new(), String::new()))
 }
 
 fn hold(backends: &mut BTreeMap<BackendId, (usize, BackendSpec)>, id: &BackendId, spec: &BackendSpec) {
