@@ -234,6 +234,8 @@ pub struct HTTPRouteFilter {
     pub request_mirror: Option<super::mirror::RequestMirror>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extension_ref: Option<ObjectRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cors: Option<super::cors::CorsFilter>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

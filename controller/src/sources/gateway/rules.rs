@@ -123,6 +123,7 @@ fn entry(found: Match, filters: filters::Filters, target: &RuleBackends, order: 
         response_headers: filters.response_headers,
         upstream_host: filters.upstream_host,
         path_replacement: filters.path_replacement,
+        cors: filters.cors,
         ..RouteOptions::default()
     };
     let mut backend = None;

@@ -2,6 +2,7 @@
 //! table and the `/gateway` status that come out.
 
 mod attachment;
+mod cors;
 mod grpc;
 mod mirror;
 mod ports;
