@@ -3,6 +3,8 @@
 //! spec says which one it wants ([`CorsStyle`], the [`AllowOrigin`] variants). The proxy answers
 //! the preflight and sets the fields.
 
+use std::fmt;
+
 use serde::Serialize;
 
 /// A route's CORS, after its source's validation and defaults.
@@ -46,9 +48,8 @@ pub enum AllowOrigin {
     Origins(Vec<OriginPattern>),
 }
 
-/// A list field's value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// A list field's value; serialised as its text, `Requested` as the `*` it is written as.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CorsList {
     /// Sent verbatim.
     Listed(String),
@@ -75,7 +76,8 @@ pub enum CorsStyle {
 
 /// One Gateway API origin other than `*`: `<scheme>://<host>(:<port>)`, built by
 /// [`OriginPattern::parse`] only, so scheme and host are lowercase and the port is explicit.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// Serialised as its text, with the port.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OriginPattern {
     scheme: OriginScheme,
     host: OriginHost,
@@ -83,16 +85,14 @@ pub struct OriginPattern {
     port: u16,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OriginScheme {
     Http,
     Https,
 }
 
 /// The host part of an [`OriginPattern`], lowercase.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OriginHost {
     /// `*`: any host.
     Any,
@@ -103,6 +103,17 @@ pub enum OriginHost {
 
 /// The longest origin the CRD admits.
 pub const MAX_ORIGIN_LEN: usize = 253;
+
+// === impl CorsList ===
+
+impl Serialize for CorsList {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CorsList::Listed(text) => serializer.serialize_str(text),
+            CorsList::Requested => serializer.serialize_str("*"),
+        }
+    }
+}
 
 // === impl CorsStyle ===
 
@@ -159,6 +170,23 @@ impl OriginPattern {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+}
+
+impl fmt::Display for OriginPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let host = match &self.host {
+            OriginHost::Any => "*",
+            OriginHost::Suffix(suffix) => return write!(f, "{}://*{suffix}:{}", self.scheme.as_str(), self.port),
+            OriginHost::Exact(host) => host,
+        };
+        write!(f, "{}://{host}:{}", self.scheme.as_str(), self.port)
+    }
+}
+
+impl Serialize for OriginPattern {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 

@@ -43,3 +43,15 @@ fn what_the_crds_pattern_refuses_is_refused() {
     }
     assert_eq!(parts(&format!("https://{}.example", "a".repeat(250))), None);
 }
+
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap()
+}
+
+#[test]
+fn lists_and_origins_serialise_as_their_text() {
+    assert_eq!(json(&super::CorsList::Listed("GET, PUT".into())), "\"GET, PUT\"");
+    assert_eq!(json(&super::CorsList::Requested), "\"*\"");
+    let origin = OriginPattern::parse("https://*.Bar.com").unwrap();
+    assert_eq!(json(&origin), "\"https://*.bar.com:443\"");
+}
