@@ -66,7 +66,14 @@ fn stars_are_echoes_and_unset_fields_take_the_crds_defaults() {
 
 #[test]
 fn what_the_crd_refuses_or_shunt_cannot_send_refuses_the_route() {
+    // At the bounds, accepted.
     let many = |n: usize, item: &str| format!("[{}]", vec![item; n].join(", "));
+    let bounds = format!(
+        "{{allowOrigins: {}, allowHeaders: ['{}'], maxAge: 2147483647}}",
+        many(64, "'https://a.example'"),
+        "x".repeat(256)
+    );
+    assert!(cors_of(&bounds).is_ok());
     let refused = [
         "{allowOrigins: ['*', 'https://a.example']}".to_string(),
         "{allowOrigins: ['https://a.example/path']}".to_string(),
