@@ -152,7 +152,9 @@ impl OriginPattern {
         let host = host.to_ascii_lowercase();
         let host = match host.strip_prefix('*') {
             Some("") => OriginHost::Any,
-            Some(suffix) if suffix.starts_with('.') && is_labels(&suffix[1..]) => OriginHost::Suffix(suffix.to_string()),
+            Some(suffix) if suffix.starts_with('.') && is_labels(&suffix[1..]) => {
+                OriginHost::Suffix(suffix.to_string())
+            }
             Some(_) => return None,
             None if is_labels(&host) => OriginHost::Exact(host),
             None => return None,

@@ -63,7 +63,9 @@ pub(super) fn whole_matches(pattern: &OriginPattern, origin: &[u8]) -> bool {
         return false;
     }
     match pattern.host() {
-        OriginHost::Any => host.iter().all(|&b| is_label_byte(b) || matches!(b, b'.' | b'[' | b']' | b':')),
+        OriginHost::Any => host
+            .iter()
+            .all(|&b| is_label_byte(b) || matches!(b, b'.' | b'[' | b']' | b':')),
         OriginHost::Suffix(suffix) => {
             host.len() > suffix.len()
                 && ends_with_ignore_case(host, suffix.as_bytes())

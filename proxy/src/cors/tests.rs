@@ -274,7 +274,10 @@ fn foo_origins() -> AllowOrigin {
 #[test]
 fn a_fetch_preflight_gets_every_field_and_no_content_length() {
     let cors = mk_fetch(foo_origins(), false, true);
-    let request = [("origin", "https://www.foo.com"), ("access-control-request-method", "GET")];
+    let request = [
+        ("origin", "https://www.foo.com"),
+        ("access-control-request-method", "GET"),
+    ];
     let expected = owned(&[
         ("access-control-allow-origin", "https://www.foo.com"),
         ("access-control-allow-credentials", "true"),
@@ -289,7 +292,10 @@ fn a_fetch_preflight_gets_every_field_and_no_content_length() {
 #[test]
 fn a_refused_fetch_preflight_is_answered_without_fields() {
     let cors = mk_fetch(foo_origins(), false, true);
-    let request = [("origin", "https://foobar.com"), ("access-control-request-method", "GET")];
+    let request = [
+        ("origin", "https://foobar.com"),
+        ("access-control-request-method", "GET"),
+    ];
     assert_eq!(preflight_fields(&cors, &request), Some(vec![]));
     // An OPTIONS that is no preflight goes on, with the fields when its Origin is allowed.
     let plain = mk_request(&[("origin", "https://www.foo.com")]);
@@ -318,7 +324,10 @@ fn a_star_echoes_the_requested_method_headers_and_origin_and_omits_what_was_not_
         ("access-control-max-age", "5"),
     ]);
     assert_eq!(preflight_fields(&cors, &request), Some(expected));
-    let bare = [("origin", "https://x.example"), ("access-control-request-method", "PUT")];
+    let bare = [
+        ("origin", "https://x.example"),
+        ("access-control-request-method", "PUT"),
+    ];
     let fields = preflight_fields(&cors, &bare).unwrap();
     assert!(!fields.iter().any(|(name, _)| name == "access-control-allow-headers"));
     // Without an Origin, nothing: the request is no CORS request.

@@ -18,7 +18,8 @@ use http::{HeaderValue, Response, header, uri::PathAndQuery};
 
 use super::{access_log::Outcome, route::Request};
 use crate::{
-    body::ClientBody, cors::CorsAnswer, error::ProxyError, redirect, response_body::ResponseBody, routes::Route, spec::Forwarding,
+    body::ClientBody, cors::CorsAnswer, error::ProxyError, redirect, response_body::ResponseBody, routes::Route,
+    spec::Forwarding,
 };
 
 /// Whether the request goes on to a pod, or was answered here.

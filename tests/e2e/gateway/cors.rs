@@ -96,7 +96,10 @@ const fn cors_1_fields(origin: &'static [&'static str]) -> [(&'static str, &'sta
         ("access-control-allow-origin", origin),
         ("access-control-allow-methods", &["GET, OPTIONS", "OPTIONS, GET"]),
         ("access-control-allow-headers", HEADERS_EITHER),
-        ("access-control-expose-headers", &["x-header-3, x-header-4", "x-header-4, x-header-3"]),
+        (
+            "access-control-expose-headers",
+            &["x-header-3, x-header-4", "x-header-4, x-header-3"],
+        ),
         ("access-control-max-age", &["3600"]),
         ("access-control-allow-credentials", &["true"]),
     ]
@@ -296,7 +299,11 @@ async fn httproute_cors() {
     let status = site.status().await;
     let features = &status["gatewayClasses"][0]["supportedFeatures"];
     assert!(
-        features.as_array().expect("features").iter().any(|f| f == "HTTPRouteCORS"),
+        features
+            .as_array()
+            .expect("features")
+            .iter()
+            .any(|f| f == "HTTPRouteCORS"),
         "{features}"
     );
     for case in CASES {
@@ -310,7 +317,11 @@ async fn httproute_cors() {
 
 fn check(case: &Case, reply: &Reply) {
     let name = case.name;
-    assert!(case.statuses.contains(&reply.status.as_u16()), "{name}: {}", reply.status);
+    assert!(
+        case.statuses.contains(&reply.status.as_u16()),
+        "{name}: {}",
+        reply.status
+    );
     let squeeze = |text: &str| match case.ignore_whitespace {
         true => text.replace(' ', ""),
         false => text.to_string(),
@@ -327,7 +338,11 @@ fn check(case: &Case, reply: &Reply) {
         );
     }
     for field in case.absent {
-        assert!(!reply.headers.contains_key(*field), "{name}: {field} in {:?}", reply.headers);
+        assert!(
+            !reply.headers.contains_key(*field),
+            "{name}: {field} in {:?}",
+            reply.headers
+        );
     }
     if case.from_pod {
         assert_eq!(reply.status, StatusCode::OK, "{name}");

@@ -76,7 +76,9 @@ fn origins(listed: &[String]) -> Result<AllowOrigin, String> {
             let pattern = |origin: &String| {
                 OriginPattern::parse(origin).ok_or(format!("allowOrigins {origin:?} is not an origin"))
             };
-            Ok(AllowOrigin::Origins(listed.iter().map(pattern).collect::<Result<_, _>>()?))
+            Ok(AllowOrigin::Origins(
+                listed.iter().map(pattern).collect::<Result<_, _>>()?,
+            ))
         }
     }
 }
@@ -102,7 +104,8 @@ fn names(field: &str, listed: &[String]) -> Result<Option<CorsList>, String> {
     if alone_star(field, listed)? {
         return Ok(Some(CorsList::Requested));
     }
-    if let Some(other) = (listed.iter()).find(|name| name.len() > MAX_NAME_LEN || !is_token(&name.to_ascii_lowercase())) {
+    if let Some(other) = (listed.iter()).find(|name| name.len() > MAX_NAME_LEN || !is_token(&name.to_ascii_lowercase()))
+    {
         return Err(format!("{field} {other:?} is not a field name"));
     }
     Ok(joined(listed).map(CorsList::Listed))

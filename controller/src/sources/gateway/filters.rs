@@ -4,7 +4,9 @@
 //! route's parent gives (`UnsupportedValue`); an `ExtensionRef` is no refusal but a rule that
 //! answers 500 (the spec: a filter that cannot be resolved is never skipped).
 
-use shunt_spec::{CorsSpec, HeaderEdits, MAX_EDITS, PathKind, PathReplacement, PrefixReplacement, RedirectSpec, Scheme};
+use shunt_spec::{
+    CorsSpec, HeaderEdits, MAX_EDITS, PathKind, PathReplacement, PrefixReplacement, RedirectSpec, Scheme,
+};
 
 use super::{
     cors, hostnames,

@@ -7,7 +7,10 @@ use super::whole_matches;
 use crate::spec::OriginPattern;
 
 fn matches(pattern: &str, origin: &str) -> bool {
-    whole_matches(&OriginPattern::parse(pattern).expect("a valid pattern"), origin.as_bytes())
+    whole_matches(
+        &OriginPattern::parse(pattern).expect("a valid pattern"),
+        origin.as_bytes(),
+    )
 }
 
 #[test]

@@ -56,7 +56,10 @@ fn stars_are_echoes_and_unset_fields_take_the_crds_defaults() {
     };
     assert_eq!(cors, Ok(expected));
     let bare = cors_of("{allowOrigins: ['https://www.foo.com'], allowMethods: ['*']}").unwrap();
-    assert_eq!((bare.allow_credentials, bare.allow_headers, bare.max_age), (false, None, 5));
+    assert_eq!(
+        (bare.allow_credentials, bare.allow_headers, bare.max_age),
+        (false, None, 5)
+    );
     let star = cors_of("{exposeHeaders: ['*']}").unwrap();
     assert_eq!(
         (star.allow_origin, star.expose_headers.as_deref()),
