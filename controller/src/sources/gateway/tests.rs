@@ -5,6 +5,7 @@ mod attachment;
 mod cors;
 mod grpc;
 mod mirror;
+mod named;
 mod ports;
 mod precedence;
 mod references;
