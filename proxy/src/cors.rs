@@ -1,37 +1,59 @@
-//! ingress-nginx's CORS (`enable-cors`) as its template writes it (nginx.tmpl, `define "CORS"`):
-//! whether a request's Origin is allowed, the preflight answered without a pod, and the fields
-//! set on every other answer.
+//! CORS as a route behaviour (`spec::CorsSpec`): whether a request's Origin is allowed, the
+//! preflight answered without a pod, and the fields set on every other answer. Two styles:
+//! ingress-nginx's template (nginx.tmpl, `define "CORS"`) and the Fetch standard's, which
+//! Gateway API's `CORS` filter asks for.
 //!
 //! ```text
-//! Origin ─allowed_origin─▶ None: nothing changes (an OPTIONS goes to the pod)
-//!                          Some(origin) ─ OPTIONS ─▶ preflight(): 204 and the fields
-//!                                       └ other ──▶ set_fields() on the answer, whoever made it
+//! request ─answer─▶ None: nothing changes (nginx: an OPTIONS from another Origin goes to the pod)
+//!                   Preflight: 204, the fields for an allowed Origin (Fetch: none for another)
+//!                   Allowed(origin) ─▶ set_fields() on the answer, whoever made it
 //! ```
+
+mod origin;
 
 use crate::{
     response_body::ResponseBody,
-    spec::{AllowOrigin, CorsSpec},
+    spec::{AllowOrigin, CorsList, CorsSpec, CorsStyle, OriginPattern},
 };
 use bytes::{BufMut, BytesMut};
-use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, header};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, header};
+
+use self::origin::{NginxPattern, whole_matches};
 
 /// [`CorsSpec`] ready for requests: patterns split once, field values parsed once.
 #[derive(Clone, Debug)]
 pub struct Cors {
-    /// `None`: any origin, answered with `*`.
-    origins: Option<Vec<OriginPattern>>,
-    /// The fields after `Access-Control-Allow-Origin`, in the template's order.
-    fields: Vec<(HeaderName, HeaderValue)>,
+    origins: Origins,
+    style: CorsStyle,
+    /// The preflight's fields after `Access-Control-Allow-Origin`, in the template's order.
+    preflight: Vec<(HeaderName, Field)>,
+    /// Every other answer's fields after `Access-Control-Allow-Origin`.
+    answer: Vec<(HeaderName, HeaderValue)>,
 }
 
-/// One origin as `buildOriginRegex` (template.go) turns it into a regex: the text quoted, its
-/// first `*` replaced by `[A-Za-z0-9\-]+`, matched case-insensitively at the end of the Origin.
 #[derive(Clone, Debug)]
-struct OriginPattern {
-    /// The text before the first `*`, or all of it when there is none.
-    before: Box<[u8]>,
-    /// After the first `*`; `None` when the origin has no `*`.
-    after: Option<Box<[u8]>>,
+enum Origins {
+    /// Any request, answered `*`.
+    Star,
+    Nginx(Vec<NginxPattern>),
+    /// Any request with an Origin, echoed.
+    Echo,
+    Whole(Vec<OriginPattern>),
+}
+
+#[derive(Clone, Debug)]
+enum Field {
+    Fixed(HeaderValue),
+    /// The preflight's own field of this name, echoed; the field is not sent without it.
+    Requested(HeaderName),
+}
+
+/// What CORS makes of a request.
+pub enum CorsAnswer {
+    /// Answered here.
+    Preflight(Response<ResponseBody>),
+    /// Goes on; its answer gets the fields with this `Access-Control-Allow-Origin`.
+    Allowed(AllowedOrigin),
 }
 
 /// A value of the spec that cannot be sent as a field.
@@ -55,61 +77,119 @@ impl Cors {
                 value: text.to_string(),
             })
         };
-        let mut fields = Vec::with_capacity(5);
-        if spec.allow_credentials {
-            fields.push((
-                header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
-                HeaderValue::from_static("true"),
-            ));
-        }
-        fields.push((
-            header::ACCESS_CONTROL_ALLOW_METHODS,
-            value("methods", &spec.allow_methods)?,
-        ));
-        fields.push((
-            header::ACCESS_CONTROL_ALLOW_HEADERS,
-            value("headers", &spec.allow_headers)?,
-        ));
-        if let Some(expose) = &spec.expose_headers {
-            fields.push((header::ACCESS_CONTROL_EXPOSE_HEADERS, value("expose headers", expose)?));
-        }
-        fields.push((header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from(spec.max_age)));
-        let origins = match &spec.allow_origin {
-            AllowOrigin::Any => None,
-            AllowOrigin::List(list) => Some(list.iter().map(|origin| OriginPattern::new(origin)).collect()),
+        let list = |field, list: &CorsList, requested| match list {
+            CorsList::Listed(text) => value(field, text).map(Field::Fixed),
+            CorsList::Requested => Ok(Field::Requested(requested)),
         };
-        Ok(Cors { origins, fields })
+        let mut preflight = Vec::with_capacity(5);
+        if spec.allow_credentials {
+            let true_ = HeaderValue::from_static("true");
+            preflight.push((header::ACCESS_CONTROL_ALLOW_CREDENTIALS, Field::Fixed(true_)));
+        }
+        if let Some(methods) = &spec.allow_methods {
+            let field = list("methods", methods, header::ACCESS_CONTROL_REQUEST_METHOD)?;
+            preflight.push((header::ACCESS_CONTROL_ALLOW_METHODS, field));
+        }
+        if let Some(headers) = &spec.allow_headers {
+            let field = list("headers", headers, header::ACCESS_CONTROL_REQUEST_HEADERS)?;
+            preflight.push((header::ACCESS_CONTROL_ALLOW_HEADERS, field));
+        }
+        if let Some(expose) = &spec.expose_headers {
+            let field = Field::Fixed(value("expose headers", expose)?);
+            preflight.push((header::ACCESS_CONTROL_EXPOSE_HEADERS, field));
+        }
+        let max_age = Field::Fixed(HeaderValue::from(spec.max_age));
+        preflight.push((header::ACCESS_CONTROL_MAX_AGE, max_age));
+        let answer = Self::answer_fields(spec.style, &preflight);
+        let origins = match &spec.allow_origin {
+            AllowOrigin::Any => Origins::Star,
+            AllowOrigin::List(list) => Origins::Nginx(list.iter().map(|origin| NginxPattern::new(origin)).collect()),
+            AllowOrigin::Echo => Origins::Echo,
+            AllowOrigin::Origins(patterns) => Origins::Whole(patterns.clone()),
+        };
+        Ok(Cors {
+            origins,
+            style: spec.style,
+            preflight,
+            answer,
+        })
+    }
+
+    /// The fields of answers other than the preflight: the template sets them all (an echo has
+    /// nothing to echo there); Fetch only those a response is read with.
+    fn answer_fields(style: CorsStyle, preflight: &[(HeaderName, Field)]) -> Vec<(HeaderName, HeaderValue)> {
+        let kept = |name: &HeaderName| match style {
+            CorsStyle::Nginx => true,
+            CorsStyle::Fetch => {
+                name == header::ACCESS_CONTROL_ALLOW_CREDENTIALS || name == header::ACCESS_CONTROL_EXPOSE_HEADERS
+            }
+        };
+        let fixed = |(name, field): &(HeaderName, Field)| match field {
+            Field::Fixed(value) if kept(name) => Some((name.clone(), value.clone())),
+            _ => None,
+        };
+        preflight.iter().filter_map(fixed).collect()
+    }
+
+    /// What CORS does with a request: a preflight answered here, or the Origin allowed.
+    pub fn on_request(&self, method: &Method, request: &HeaderMap) -> Option<CorsAnswer> {
+        let origin = self.allowed_origin(request);
+        let options = method == Method::OPTIONS;
+        match self.style {
+            CorsStyle::Nginx => Some(match options {
+                true => CorsAnswer::Preflight(self.preflight(origin?, request)),
+                false => CorsAnswer::Allowed(origin?),
+            }),
+            CorsStyle::Fetch => {
+                let preflight = options
+                    && request.contains_key(header::ORIGIN)
+                    && request.contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+                match (preflight, origin) {
+                    (true, Some(origin)) => Some(CorsAnswer::Preflight(self.preflight(origin, request))),
+                    // Refused: answered without fields, so no pod adds its own.
+                    (true, None) => Some(CorsAnswer::Preflight(no_content())),
+                    (false, origin) => origin.map(CorsAnswer::Allowed),
+                }
+            }
+        }
     }
 
     /// The `Access-Control-Allow-Origin` value when the request's Origin is allowed.
     ///
     /// Several Origin fields are read as one, joined by `, `, as nginx's `$http_origin` does.
     pub fn allowed_origin(&self, request: &HeaderMap) -> Option<AllowedOrigin> {
-        let Some(patterns) = &self.origins else {
+        if let Origins::Star = self.origins {
             return Some(HeaderValue::from_static("*"));
+        }
+        let origin = joined_field(request, &header::ORIGIN)?;
+        let allowed = match &self.origins {
+            Origins::Star | Origins::Echo => true,
+            Origins::Nginx(patterns) => patterns.iter().any(|pattern| pattern.ends(origin.as_bytes())),
+            Origins::Whole(patterns) => patterns.iter().any(|pattern| whole_matches(pattern, origin.as_bytes())),
         };
-        let mut origins = request.get_all(header::ORIGIN).iter();
-        let first = origins.next()?;
-        let origin = match origins.next() {
-            None => first.clone(),
-            Some(second) => joined(first, second, origins),
-        };
-        patterns
-            .iter()
-            .any(|pattern| pattern.ends(origin.as_bytes()))
-            .then_some(origin)
+        allowed.then_some(origin)
     }
 
-    /// The answer to an allowed `OPTIONS` request: 204 with the fields, as the template's
-    /// `return 204` is sent. nginx's header filter drops a 204's Content-Type (set to
-    /// `text/plain charset=UTF-8` by the template) but keeps its `Content-Length: 0`, which
-    /// headers-more put among the other fields (ngx_http_header_filter_module.c).
-    pub fn preflight(&self, origin: AllowedOrigin) -> Response<ResponseBody> {
-        let mut response = Response::new(ResponseBody::empty());
-        *response.status_mut() = StatusCode::NO_CONTENT;
+    /// The answer to an allowed preflight: 204 with the fields. nginx's header filter drops a
+    /// 204's Content-Type (set to `text/plain charset=UTF-8` by the template) but keeps its
+    /// `Content-Length: 0`, which headers-more put among the other fields
+    /// (ngx_http_header_filter_module.c); Fetch's has none, as RFC 9110 wants of a 204.
+    pub fn preflight(&self, origin: AllowedOrigin, request: &HeaderMap) -> Response<ResponseBody> {
+        let mut response = no_content();
         let headers = response.headers_mut();
-        self.set_fields(headers, origin);
-        headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static("0"));
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        for (name, field) in &self.preflight {
+            let value = match field {
+                Field::Fixed(value) => Some(value.clone()),
+                Field::Requested(requested) => joined_field(request, requested),
+            };
+            if let Some(value) = value {
+                headers.insert(name.clone(), value);
+            }
+        }
+        if self.style == CorsStyle::Nginx {
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static("0"));
+        }
         response
     }
 
@@ -117,62 +197,31 @@ impl Cors {
     /// without `-s` applies to every status).
     pub fn set_fields(&self, headers: &mut HeaderMap, origin: AllowedOrigin) {
         headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-        for (name, value) in &self.fields {
+        for (name, value) in &self.answer {
             headers.insert(name.clone(), value.clone());
         }
     }
 }
 
-fn joined<'a>(
-    first: &HeaderValue,
-    second: &'a HeaderValue,
-    rest: impl Iterator<Item = &'a HeaderValue>,
-) -> HeaderValue {
+fn no_content() -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::empty());
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    response
+}
+
+/// The request's fields named `name` as one value, joined by `, `; `None` without any.
+fn joined_field(request: &HeaderMap, name: &HeaderName) -> Option<HeaderValue> {
+    let mut values = request.get_all(name).iter();
+    let first = values.next()?;
+    let Some(second) = values.next() else {
+        return Some(first.clone());
+    };
     let mut bytes = BytesMut::from(first.as_bytes());
-    for value in std::iter::once(second).chain(rest) {
+    for value in std::iter::once(second).chain(values) {
         bytes.put_slice(b", ");
         bytes.put_slice(value.as_bytes());
     }
-    HeaderValue::from_maybe_shared(bytes.freeze()).expect("field values joined by \", \" are a field value")
-}
-
-// === impl OriginPattern ===
-
-impl OriginPattern {
-    fn new(origin: &str) -> Self {
-        match origin.split_once('*') {
-            Some((before, after)) => OriginPattern {
-                before: before.as_bytes().into(),
-                after: Some(after.as_bytes().into()),
-            },
-            None => OriginPattern {
-                before: origin.as_bytes().into(),
-                after: None,
-            },
-        }
-    }
-
-    /// Whether `origin` ends with a match (the regex is anchored at the end only).
-    fn ends(&self, origin: &[u8]) -> bool {
-        let Some(after) = &self.after else {
-            return ends_with_ignore_case(origin, &self.before);
-        };
-        if !ends_with_ignore_case(origin, after) {
-            return false;
-        }
-        let rest = &origin[..origin.len() - after.len()];
-        // `[A-Za-z0-9\-]+` takes one or more of the characters just before `after`.
-        let run = rest.iter().rev().take_while(|b| is_label_byte(**b)).count();
-        (1..=run).any(|taken| ends_with_ignore_case(&rest[..rest.len() - taken], &self.before))
-    }
-}
-
-fn is_label_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'-'
-}
-
-fn ends_with_ignore_case(text: &[u8], suffix: &[u8]) -> bool {
-    text.len() >= suffix.len() && text[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+    Some(HeaderValue::from_maybe_shared(bytes.freeze()).expect("field values joined by \", \" are a field value"))
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub use self::{
         CanaryHeader, CanaryRule, CanarySpec, HashKey, KeyPart, MAX_KEY_PARTS, MAX_NAME_LEN, MAX_VALUE_LEN,
         MAX_WEIGHT_TOTAL,
     },
-    cors::{AllowOrigin, CorsSpec},
+    cors::{AllowOrigin, CorsList, CorsSpec, CorsStyle, MAX_ORIGIN_LEN, OriginHost, OriginPattern, OriginScheme},
     document::Document,
     error_pages::{ERROR_CODES, ErrorLocation, ErrorPages},
     host::HostMatch,

@@ -52,7 +52,8 @@ pub struct RouteOptions {
     /// Which caller addresses the route answers; others get 403.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_ranges: Option<SourceRanges>,
-    /// ingress-nginx's CORS: the preflight answered here, the fields set on allowed answers.
+    /// CORS (ingress-nginx's `enable-cors`, Gateway API's `CORS` filter): the preflight answered
+    /// here, the fields set on allowed answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cors: Option<CorsSpec>,
     /// Requests and requests in progress per caller address (ingress-nginx's `limit-*`).

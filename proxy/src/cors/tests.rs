@@ -1,7 +1,7 @@
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use proptest::prelude::*;
 
-use super::{AllowOrigin, Cors, CorsSpec};
+use super::{AllowOrigin, Cors, CorsList, CorsSpec, CorsStyle};
 
 fn mk_spec(origins: &[&str]) -> CorsSpec {
     CorsSpec {
@@ -9,11 +9,12 @@ fn mk_spec(origins: &[&str]) -> CorsSpec {
             ["*"] => AllowOrigin::Any,
             list => AllowOrigin::List(list.iter().map(|o| o.to_string()).collect()),
         },
-        allow_methods: "GET, PUT, POST, DELETE, PATCH, OPTIONS".to_string(),
-        allow_headers: "DNT,Keep-Alive,User-Agent".to_string(),
+        allow_methods: Some(CorsList::Listed("GET, PUT, POST, DELETE, PATCH, OPTIONS".to_string())),
+        allow_headers: Some(CorsList::Listed("DNT,Keep-Alive,User-Agent".to_string())),
         allow_credentials: true,
         expose_headers: None,
         max_age: 1728000,
+        style: CorsStyle::Nginx,
     }
 }
 
@@ -101,7 +102,7 @@ fn the_preflight_is_a_204_with_the_templates_fields_and_no_content_type() {
     let mut spec = mk_spec(&["https://a.example"]);
     spec.expose_headers = Some("X-One, X-Two".to_string());
     let cors = Cors::from_spec(&spec).unwrap();
-    let response = cors.preflight(HeaderValue::from_static("https://a.example"));
+    let response = cors.preflight(HeaderValue::from_static("https://a.example"), &HeaderMap::new());
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     let fields: Vec<(String, String)> = response
         .headers()
@@ -158,7 +159,7 @@ fn fields_replace_the_pods_and_leave_the_rest() {
 #[test]
 fn a_value_that_is_no_field_value_is_an_error() {
     let mut spec = mk_spec(&["*"]);
-    spec.allow_headers = "X-A\r\nX-B".to_string();
+    spec.allow_headers = Some(CorsList::Listed("X-A\r\nX-B".to_string()));
     assert!(Cors::from_spec(&spec).is_err());
 }
 
@@ -209,4 +210,145 @@ proptest! {
         let expected = template_regex(&list).is_match(origin.as_bytes());
         prop_assert_eq!(allowed(&cors, &[&origin]).is_some(), expected, "origin {:?} against {:?}", origin, list);
     }
+}
+
+// === Fetch style (Gateway API's CORS filter) ===
+
+fn mk_fetch(allow_origin: AllowOrigin, requested: bool, credentials: bool) -> Cors {
+    let list = |text: &str| match requested {
+        true => CorsList::Requested,
+        false => CorsList::Listed(text.to_string()),
+    };
+    Cors::from_spec(&CorsSpec {
+        allow_origin,
+        allow_methods: Some(list("GET, OPTIONS")),
+        allow_headers: Some(list("x-header-1, x-header-2")),
+        allow_credentials: credentials,
+        expose_headers: Some("x-header-3".to_string()),
+        max_age: 5,
+        style: CorsStyle::Fetch,
+    })
+    .expect("plain values")
+}
+
+fn fields_of(headers: &HeaderMap) -> Vec<(String, String)> {
+    let mut fields: Vec<(String, String)> = headers
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_str().unwrap().to_string()))
+        .collect();
+    fields.sort();
+    fields
+}
+
+fn mk_request(fields: &[(&str, &str)]) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for (name, value) in fields {
+        headers.append(
+            http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            HeaderValue::from_str(value).unwrap(),
+        );
+    }
+    headers
+}
+
+fn preflight_fields(cors: &Cors, request: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
+    match cors.on_request(&http::Method::OPTIONS, &mk_request(request))? {
+        super::CorsAnswer::Preflight(response) => {
+            assert_eq!(response.status(), StatusCode::NO_CONTENT);
+            Some(fields_of(response.headers()))
+        }
+        super::CorsAnswer::Allowed(_) => None,
+    }
+}
+
+fn owned(fields: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut owned: Vec<(String, String)> = fields.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+    owned.sort();
+    owned
+}
+
+fn foo_origins() -> AllowOrigin {
+    AllowOrigin::Origins(vec![crate::spec::OriginPattern::parse("https://www.foo.com").unwrap()])
+}
+
+#[test]
+fn a_fetch_preflight_gets_every_field_and_no_content_length() {
+    let cors = mk_fetch(foo_origins(), false, true);
+    let request = [
+        ("origin", "https://www.foo.com"),
+        ("access-control-request-method", "GET"),
+    ];
+    let expected = owned(&[
+        ("access-control-allow-origin", "https://www.foo.com"),
+        ("access-control-allow-credentials", "true"),
+        ("access-control-allow-methods", "GET, OPTIONS"),
+        ("access-control-allow-headers", "x-header-1, x-header-2"),
+        ("access-control-expose-headers", "x-header-3"),
+        ("access-control-max-age", "5"),
+    ]);
+    assert_eq!(preflight_fields(&cors, &request), Some(expected));
+}
+
+#[test]
+fn a_refused_fetch_preflight_is_answered_without_fields() {
+    let cors = mk_fetch(foo_origins(), false, true);
+    let request = [
+        ("origin", "https://foobar.com"),
+        ("access-control-request-method", "GET"),
+    ];
+    assert_eq!(preflight_fields(&cors, &request), Some(vec![]));
+    // An OPTIONS that is no preflight goes on, with the fields when its Origin is allowed.
+    let plain = mk_request(&[("origin", "https://www.foo.com")]);
+    assert!(matches!(
+        cors.on_request(&http::Method::OPTIONS, &plain),
+        Some(super::CorsAnswer::Allowed(_))
+    ));
+    assert!(cors.on_request(&http::Method::OPTIONS, &HeaderMap::new()).is_none());
+}
+
+#[test]
+fn a_star_echoes_the_requested_method_headers_and_origin_and_omits_what_was_not_asked() {
+    let cors = mk_fetch(AllowOrigin::Echo, true, true);
+    let request = [
+        ("origin", "https://other.foo.com:12345"),
+        ("access-control-request-method", "PUT"),
+        ("access-control-request-headers", "x-a"),
+        ("access-control-request-headers", "x-b"),
+    ];
+    let expected = owned(&[
+        ("access-control-allow-origin", "https://other.foo.com:12345"),
+        ("access-control-allow-credentials", "true"),
+        ("access-control-allow-methods", "PUT"),
+        ("access-control-allow-headers", "x-a, x-b"),
+        ("access-control-expose-headers", "x-header-3"),
+        ("access-control-max-age", "5"),
+    ]);
+    assert_eq!(preflight_fields(&cors, &request), Some(expected));
+    let bare = [
+        ("origin", "https://x.example"),
+        ("access-control-request-method", "PUT"),
+    ];
+    let fields = preflight_fields(&cors, &bare).unwrap();
+    assert!(!fields.iter().any(|(name, _)| name == "access-control-allow-headers"));
+    // Without an Origin, nothing: the request is no CORS request.
+    assert!(cors.on_request(&http::Method::GET, &HeaderMap::new()).is_none());
+}
+
+#[test]
+fn other_fetch_answers_get_only_origin_credentials_and_expose() {
+    let cors = mk_fetch(foo_origins(), false, false);
+    let Some(super::CorsAnswer::Allowed(origin)) =
+        cors.on_request(&http::Method::GET, &mk_request(&[("origin", "https://www.foo.com")]))
+    else {
+        panic!("the Origin is allowed");
+    };
+    let mut headers = HeaderMap::new();
+    cors.set_fields(&mut headers, origin);
+    let expected = owned(&[
+        ("access-control-allow-origin", "https://www.foo.com"),
+        ("access-control-expose-headers", "x-header-3"),
+    ]);
+    assert_eq!(fields_of(&headers), expected);
+    let refused = mk_request(&[("origin", "https://foobar.com")]);
+    assert!(cors.on_request(&http::Method::GET, &refused).is_none());
 }

@@ -14,11 +14,12 @@ mod pages;
 
 use std::sync::Arc;
 
-use http::{HeaderValue, Method, Response, header, uri::PathAndQuery};
+use http::{HeaderValue, Response, header, uri::PathAndQuery};
 
 use super::{access_log::Outcome, route::Request};
 use crate::{
-    body::ClientBody, error::ProxyError, redirect, response_body::ResponseBody, routes::Route, spec::Forwarding,
+    body::ClientBody, cors::CorsAnswer, error::ProxyError, redirect, response_body::ResponseBody, routes::Route,
+    spec::Forwarding,
 };
 
 /// Whether the request goes on to a pod, or was answered here.
@@ -84,8 +85,8 @@ pub(super) fn answer(
     Ok(Answer::Forward(route))
 }
 
-/// The preflight answer to an allowed `OPTIONS`; for another allowed request, its Origin kept
-/// in `outcome` for `finish`.
+/// The preflight answered here (`cors.rs` says which requests are one); for another allowed
+/// request, its Origin kept in `outcome` for `finish`.
 ///
 /// The template's CORS `if`s run in the location's rewrite phase: after the body limit
 /// (checked when the location is found), before lua_ingress.lua's HTTPS redirect (a
@@ -93,12 +94,13 @@ pub(super) fn answer(
 #[inline(always)]
 fn cors(route: &Route, req: &http::Request<ClientBody>, outcome: &mut Outcome) -> Option<Response<ResponseBody>> {
     let cors = route.rules.cors.as_ref()?;
-    let origin = cors.allowed_origin(req.headers())?;
-    if req.method() == Method::OPTIONS {
-        return Some(cors.preflight(origin));
+    match cors.on_request(req.method(), req.headers())? {
+        CorsAnswer::Preflight(preflight) => Some(preflight),
+        CorsAnswer::Allowed(origin) => {
+            outcome.cors_origin = Some(origin);
+            None
+        }
     }
-    outcome.cors_origin = Some(origin);
-    None
 }
 
 /// The route's redirect: plain HTTP to HTTPS first, then the one it is configured with.

@@ -1,5 +1,5 @@
 //! Backends as the suite declares them: rules without backends, and Services whose endpoints
-//! are not a plain selector's (headless, EndpointSlices written by hand).
+//! are not a plain selector's (headless, EndpointSlices written by hand), and rules with a name.
 
 use http::StatusCode;
 
@@ -95,4 +95,36 @@ async fn service_types() {
         ),
     ])
     .await;
+}
+
+/// httproute-named-rule: a named rule and an unnamed one, each served, the route accepted with
+/// its references resolved and `HTTPRouteNamedRouteRule` claimed.
+#[tokio::test]
+async fn named_rule() {
+    let route = format!(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: http-named-rules, namespace: {INFRA}}}\n\
+         spec:\n  parentRefs: [{{name: same-namespace}}]\n  rules:\n\
+         \x20 - name: named-rule\n    matches: [{{path: {{type: PathPrefix, value: /named}}}}]\n    backendRefs: [{{name: infra-backend-v1, port: 8080}}]\n\
+         \x20 - matches: [{{path: {{type: PathPrefix, value: /unnamed}}}}]\n    backendRefs: [{{name: infra-backend-v2, port: 8080}}]\n"
+    );
+    let site = Conformance::start(&route).await;
+    assert_eq!(
+        site.parent_conditions("http-named-rules", "same-namespace").await,
+        [
+            condition("Accepted", "True", "Accepted"),
+            condition("ResolvedRefs", "True", "ResolvedRefs")
+        ]
+    );
+    site.expect_backends(&[
+        (get_on("example.com", "/named"), "infra-backend-v1"),
+        (get_on("example.com", "/unnamed"), "infra-backend-v2"),
+    ])
+    .await;
+    let features = site.status().await["gatewayClasses"][0]["supportedFeatures"].take();
+    assert!(
+        features
+            .as_array()
+            .expect("features")
+            .contains(&json!("HTTPRouteNamedRouteRule"))
+    );
 }

@@ -343,3 +343,26 @@ async fn grpc_over_tls_reaches_an_h2c_pod() {
         StatusCode::NOT_FOUND
     );
 }
+
+/// grpcroute-named-rule: a named rule to v1 (`Echo`) and an unnamed one to v2 (`EchoTwo`),
+/// `GRPCRouteNamedRouteRule` claimed.
+#[tokio::test]
+async fn grpc_route_named_rule() {
+    let rules = format!(
+        "[{{name: named-rule, matches: [{{method: {{service: {SERVICE}, method: Echo}}}}], backendRefs: [{{name: grpc-infra-backend-v1, port: 8080}}]}}, \
+          {{matches: [{{method: {{service: {SERVICE}, method: EchoTwo}}}}], backendRefs: [{{name: grpc-infra-backend-v2, port: 8080}}]}}]"
+    );
+    let site = GrpcSite::start(&grpc_route(
+        "grpc-named-rules",
+        "[{name: same-namespace}]",
+        "[]",
+        &rules,
+    ))
+    .await;
+    assert_eq!(pod(&site.call("example.com", "Echo", &[]).await), PODS[0]);
+    assert_eq!(pod(&site.call("example.com", "EchoTwo", &[]).await), PODS[1]);
+    let status = site.shunt.admin("/gateway").await.json();
+    assert_eq!(status["routes"][0]["parents"][0]["conditions"][0]["reason"], "Accepted");
+    let features = status["gatewayClasses"][0]["supportedFeatures"].as_array().cloned();
+    assert!(features.expect("features").contains(&json!("GRPCRouteNamedRouteRule")));
+}

@@ -13,6 +13,7 @@
 //! ```
 
 mod backends;
+mod cors;
 mod filters;
 mod grpc;
 mod hostnames;

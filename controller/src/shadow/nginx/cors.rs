@@ -2,7 +2,7 @@
 //! (internal/ingress/annotations/cors/main.go: its validators, then `Parse` with its defaults),
 //! into the [`CorsSpec`] the proxy serves. A value main.go's validator rejects refuses the hosts.
 
-use shunt_spec::{AllowOrigin, CorsSpec};
+use shunt_spec::{AllowOrigin, CorsList, CorsSpec, CorsStyle};
 
 use super::annotations::{Refusal, flag};
 
@@ -56,10 +56,14 @@ impl CorsKeys {
         };
         let spec = CorsSpec {
             allow_origin,
-            allow_methods: listed(self.allow_methods.as_deref(), is_method_list, DEFAULT_METHODS)
-                .map_err(|r| (r, "cors-allow-methods"))?,
-            allow_headers: listed(self.allow_headers.as_deref(), is_header_list, DEFAULT_HEADERS)
-                .map_err(|r| (r, "cors-allow-headers"))?,
+            allow_methods: Some(CorsList::Listed(
+                listed(self.allow_methods.as_deref(), is_method_list, DEFAULT_METHODS)
+                    .map_err(|r| (r, "cors-allow-methods"))?,
+            )),
+            allow_headers: Some(CorsList::Listed(
+                listed(self.allow_headers.as_deref(), is_header_list, DEFAULT_HEADERS)
+                    .map_err(|r| (r, "cors-allow-headers"))?,
+            )),
             allow_credentials: credentials(self.allow_credentials.as_deref())
                 .map_err(|r| (r, "cors-allow-credentials"))?,
             expose_headers: Some(
@@ -67,6 +71,7 @@ impl CorsKeys {
             )
             .filter(|expose| !expose.is_empty()),
             max_age: max_age(self.max_age.as_deref()).map_err(|r| (r, "cors-max-age"))?,
+            style: CorsStyle::Nginx,
         };
         Ok(Some(spec))
     }

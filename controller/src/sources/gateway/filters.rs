@@ -1,13 +1,15 @@
 //! HTTPRoute filters to route behaviours of the contract: header modifiers to
 //! [`HeaderEdits`], `RequestRedirect` to a [`RedirectSpec`], `URLRewrite` to `upstream_host`
-//! and a [`PathReplacement`]. What shunt cannot reproduce is refused with the reason the
+//! and a [`PathReplacement`], `CORS` to a [`CorsSpec`] (`cors.rs`). What shunt cannot reproduce is refused with the reason the
 //! route's parent gives (`UnsupportedValue`); an `ExtensionRef` is no refusal but a rule that
 //! answers 500 (the spec: a filter that cannot be resolved is never skipped).
 
-use shunt_spec::{HeaderEdits, MAX_EDITS, PathKind, PathReplacement, PrefixReplacement, RedirectSpec, Scheme};
+use shunt_spec::{
+    CorsSpec, HeaderEdits, MAX_EDITS, PathKind, PathReplacement, PrefixReplacement, RedirectSpec, Scheme,
+};
 
 use super::{
-    hostnames,
+    cors, hostnames,
     matches::{MAX_VALUE_LEN, Match, is_token},
     objects::{HTTPRouteFilter, HeaderModifier, PathModifier},
 };
@@ -43,6 +45,7 @@ pub struct Filters {
     pub redirect: Option<RedirectSpec>,
     pub upstream_host: Option<String>,
     pub path_replacement: Option<PathReplacement>,
+    pub cors: Option<CorsSpec>,
     /// An `ExtensionRef`: shunt resolves none, so the rule answers 500.
     pub extension: bool,
 }
@@ -81,6 +84,7 @@ pub fn parse(filters: &[HTTPRouteFilter], matched: &Match) -> Result<Filters, St
                     parsed.path_replacement = Some(path_replacement(path, matched)?);
                 }
             }
+            "CORS" => parsed.cors = Some(cors::parse(filter.cors.as_ref())?),
             "ExtensionRef" => parsed.extension = true,
             "RequestMirror" => {}
             other => return Err(format!("filter {other:?} is not supported")),

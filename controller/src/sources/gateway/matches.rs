@@ -16,7 +16,7 @@ pub const MAX_VALUE_LEN: usize = 1024;
 /// A compiled header regex may take this much memory; a pattern above it is refused.
 const REGEX_SIZE_LIMIT: usize = 64 * 1024;
 
-const METHODS: [&str; 9] = [
+pub const METHODS: [&str; 9] = [
     "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
 ];
 

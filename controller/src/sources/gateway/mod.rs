@@ -18,6 +18,7 @@
 
 mod attachment;
 mod backends;
+mod cors;
 mod filters;
 mod grants;
 pub mod grpc;

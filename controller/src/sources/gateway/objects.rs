@@ -170,6 +170,9 @@ pub struct ParentRef {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HTTPRouteRule {
+    /// Checked (a DNS subdomain, unique in the route), served as any rule is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// No matches means one: `PathPrefix /`.
     #[serde(default)]
     pub matches: Vec<HTTPRouteMatch>,
@@ -234,6 +237,8 @@ pub struct HTTPRouteFilter {
     pub request_mirror: Option<super::mirror::RequestMirror>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extension_ref: Option<ObjectRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cors: Option<super::cors::CorsFilter>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

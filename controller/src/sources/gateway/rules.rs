@@ -17,7 +17,7 @@ use super::{
     grants::Grants,
     matches::{self, Match, Specificity},
     mirror,
-    objects::{HTTPRoute, HTTPRouteMatch},
+    objects::{HTTPRoute, HTTPRouteMatch, HTTPRouteRule},
     timeouts,
 };
 use crate::compile::{Backends, Resolved, namespace_name};
@@ -72,6 +72,7 @@ pub fn compile_as(
             "more than {MAX_RULE_MATCHES} matches in a rule or {MAX_ROUTE_MATCHES} in the route"
         ));
     }
+    check_names(rules)?;
     let default_match = [HTTPRouteMatch::default()];
     let mut compiled = RouteRules::default();
     for (rule_at, rule) in rules.iter().enumerate() {
@@ -116,6 +117,23 @@ pub fn compile_as(
     Ok(compiled)
 }
 
+/// Rule names as the CRD admits them: DNS subdomains of at most 253 characters, each name once.
+fn check_names(rules: &[HTTPRouteRule]) -> Result<(), String> {
+    let names: Vec<&str> = rules.iter().filter_map(|rule| rule.name.as_deref()).collect();
+    let label = |label: &str| {
+        let bytes = label.as_bytes();
+        let inner = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-';
+        !label.is_empty() && !label.starts_with('-') && !label.ends_with('-') && bytes.iter().all(inner)
+    };
+    if let Some(name) = (names.iter()).find(|name| name.len() > 253 || !name.split('.').all(label)) {
+        return Err(format!("rule name {name:?} is not a DNS subdomain"));
+    }
+    match (names.iter().enumerate()).find(|(at, name)| names[..*at].contains(name)) {
+        Some((_, name)) => Err(format!("rule name {name:?} is given twice")),
+        None => Ok(()),
+    }
+}
+
 fn entry(found: Match, filters: filters::Filters, target: &RuleBackends, order: (usize, usize)) -> Entry {
     let mut options = RouteOptions {
         conditions: (!found.conditions.is_empty()).then(|| found.conditions.clone()),
@@ -123,6 +141,7 @@ fn entry(found: Match, filters: filters::Filters, target: &RuleBackends, order: 
         response_headers: filters.response_headers,
         upstream_host: filters.upstream_host,
         path_replacement: filters.path_replacement,
+        cors: filters.cors,
         ..RouteOptions::default()
     };
     let mut backend = None;

@@ -2,8 +2,10 @@
 //! table and the `/gateway` status that come out.
 
 mod attachment;
+mod cors;
 mod grpc;
 mod mirror;
+mod named;
 mod ports;
 mod precedence;
 mod references;

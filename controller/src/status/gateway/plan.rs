@@ -50,13 +50,16 @@ pub struct Patch {
 /// The features `supportedFeatures` claims whatever the flags, sorted as the API requires: the
 /// core ones and the extended ones `tests/e2e/gateway/` reproduces (`listeners::classes` adds
 /// those a flag enables).
-pub const SUPPORTED_FEATURES: [&str; 17] = [
+pub const SUPPORTED_FEATURES: [&str; 20] = [
     "GRPCRoute",
+    "GRPCRouteNamedRouteRule",
     "Gateway",
     "HTTPRoute",
     "HTTPRouteBackendTimeout",
+    "HTTPRouteCORS",
     "HTTPRouteHostRewrite",
     "HTTPRouteMethodMatching",
+    "HTTPRouteNamedRouteRule",
     "HTTPRoutePathRedirect",
     "HTTPRoutePathRewrite",
     "HTTPRoutePortRedirect",

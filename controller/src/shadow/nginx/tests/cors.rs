@@ -1,7 +1,7 @@
 //! `enable-cors` and `cors-*`: main.go's defaults and parsing into the routes' CORS, and the
 //! values its validators reject refusing the hosts.
 
-use shunt_spec::{AllowOrigin, CorsSpec};
+use shunt_spec::{AllowOrigin, CorsList, CorsSpec, CorsStyle};
 
 use super::*;
 
@@ -34,12 +34,15 @@ fn with_enable(keys: &str) -> String {
 fn defaults(allow_origin: AllowOrigin) -> CorsSpec {
     CorsSpec {
         allow_origin,
-        allow_methods: "GET, PUT, POST, DELETE, PATCH, OPTIONS".to_string(),
-        allow_headers: "DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization"
-            .to_string(),
+        allow_methods: Some(CorsList::Listed("GET, PUT, POST, DELETE, PATCH, OPTIONS".to_string())),
+        allow_headers: Some(CorsList::Listed(
+            "DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization"
+                .to_string(),
+        )),
         allow_credentials: true,
         expose_headers: None,
         max_age: 1728000,
+        style: CorsStyle::Nginx,
     }
 }
 
@@ -80,11 +83,12 @@ nginx.ingress.kubernetes.io/cors-max-age: \"-1\"",
     );
     let expected = CorsSpec {
         allow_origin: list(&["https://a.example", "http://*.b.example:8080", "null"]),
-        allow_methods: "PUT, get".to_string(),
-        allow_headers: "X-Forwarded-For, X-app123-XPTO".to_string(),
+        allow_methods: Some(CorsList::Listed("PUT, get".to_string())),
+        allow_headers: Some(CorsList::Listed("X-Forwarded-For, X-app123-XPTO".to_string())),
         allow_credentials: false,
         expose_headers: Some("*, X-CustomResponseHeader".to_string()),
         max_age: -1,
+        style: CorsStyle::Nginx,
     };
     assert_eq!(cors_of(&keys), (Some(expected), vec![]));
 }

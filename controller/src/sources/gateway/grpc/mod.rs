@@ -111,6 +111,7 @@ fn shape_rules(route: &GRPCRoute, into: &mut Vec<HTTPRouteRule>) -> Result<Vec<V
         };
         let translated: Vec<Translated> = raw.iter().map(matches::translate).collect::<Result<_, _>>()?;
         into.push(HTTPRouteRule {
+            name: rule.name.clone(),
             matches: translated.iter().map(|one| one.http.clone()).collect(),
             filters: rule.filters.clone(),
             backend_refs: rule.backend_refs.clone(),

@@ -33,6 +33,9 @@ pub struct GRPCRouteSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GRPCRouteRule {
+    /// As HTTPRoute's rule's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// No matches means one that takes every request.
     #[serde(default)]
     pub matches: Vec<GRPCRouteMatch>,

@@ -104,7 +104,11 @@ fn every_owned_object_gets_its_status_with_generation_and_addresses() {
     assert_eq!(class["conditions"][0]["type"], "Accepted");
     assert_eq!(class["conditions"][0]["observedGeneration"], 1);
     assert_eq!(class["supportedFeatures"][0], json!({"name": "GRPCRoute"}));
-    assert_eq!(class["supportedFeatures"][1], json!({"name": "Gateway"}));
+    assert_eq!(
+        class["supportedFeatures"][1],
+        json!({"name": "GRPCRouteNamedRouteRule"})
+    );
+    assert_eq!(class["supportedFeatures"][2], json!({"name": "Gateway"}));
     let gateway = find(&patches, Kind::Gateway);
     assert_eq!(
         gateway["addresses"],
