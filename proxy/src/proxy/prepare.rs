@@ -196,13 +196,16 @@ fn replayable_body(
     (body, Some(slot))
 }
 
+/// Built once: removing by a `&str` would parse the name on every request.
+static HTTP2_SETTINGS: HeaderName = HeaderName::from_static("http2-settings");
+
 /// Removes what a pod must not see: hop-by-hop fields, `HTTP2-Settings` (hop-by-hop by
 /// definition, RFC 9113 §3.2.1, even when `Connection` does not name it) and, unless allowed,
 /// fields whose names hold `_`.
 #[inline(always)]
 fn strip_unintended_fields(headers: &mut HeaderMap, conn: ConnInfo, inner: &Inner) {
     strip_hop_by_hop(headers);
-    headers.remove("http2-settings");
+    headers.remove(&HTTP2_SETTINGS);
     if !inner.options.underscores_in_headers {
         let dropped = drop_underscored(headers);
         if dropped > 0 {
