@@ -118,7 +118,8 @@ pub fn is_connection_or_framing_field(name: &header::HeaderName) -> bool {
 
 /// Whether a `Connection` header lists `option`.
 pub(super) fn connection_has(headers: &HeaderMap, option: &str) -> bool {
-    headers
+    super::has_field(headers, &header::CONNECTION)
+        && headers
         .get_all(header::CONNECTION)
         .iter()
         .filter_map(|value| value.to_str().ok())
