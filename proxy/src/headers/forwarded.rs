@@ -150,7 +150,11 @@ pub fn set_forwarded(
 
     let xff_value = value(xff.clone());
     // Without a chain both name the peer: one value, counted twice, checked once.
-    let real_ip_value = if real_ip == xff { xff_value.clone() } else { value(real_ip) };
+    let real_ip_value = if real_ip == xff {
+        xff_value.clone()
+    } else {
+        value(real_ip)
+    };
     add(Ours::For, xff_value);
     add(Ours::RealIp, real_ip_value);
     add(Ours::Forwarded, value(forwarded));
@@ -159,7 +163,9 @@ pub fn set_forwarded(
     }
     if !keep(Ours::Host) {
         // Only the field whose bytes `host` is (the same memory) stands for it.
-        let field = ctx.host_field.filter(|field| std::ptr::eq(field.as_bytes(), ctx.host.as_bytes()));
+        let field = ctx
+            .host_field
+            .filter(|field| std::ptr::eq(field.as_bytes(), ctx.host.as_bytes()));
         add(Ours::Host, field.cloned().or_else(|| value(host.clone())));
     }
     if !keep(Ours::Port) {

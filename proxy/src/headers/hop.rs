@@ -120,11 +120,11 @@ pub fn is_connection_or_framing_field(name: &header::HeaderName) -> bool {
 pub(super) fn connection_has(headers: &HeaderMap, option: &str) -> bool {
     super::has_field(headers, &header::CONNECTION)
         && headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .any(|token| token.trim().eq_ignore_ascii_case(option))
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .any(|token| token.trim().eq_ignore_ascii_case(option))
 }
 
 /// The protocol an HTTP/1.1 request asks to switch to (`Connection: upgrade` + `Upgrade: X`).

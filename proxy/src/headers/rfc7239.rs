@@ -58,7 +58,8 @@ static TCHAR: [bool; 256] = {
     let mut b = 0;
     while b < 256 {
         let byte = b as u8;
-        table[b] = byte.is_ascii_alphanumeric() || matches!(byte, b'!' | b'#'..=b'\'' | b'*' | b'+' | b'-' | b'.' | b'^'..=b'`' | b'|' | b'~');
+        table[b] = byte.is_ascii_alphanumeric()
+            || matches!(byte, b'!' | b'#'..=b'\'' | b'*' | b'+' | b'-' | b'.' | b'^'..=b'`' | b'|' | b'~');
         b += 1;
     }
     table
