@@ -22,10 +22,12 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("headers");
     let untrusted = TrustedProxies::default();
     let trusted: TrustedProxies = "10.0.0.0/8".parse().expect("a CIDR");
+    let host = HeaderValue::from_static("shop.example.com");
     let ctx = ForwardedContext {
         peer: "10.1.2.3".parse().expect("an address"),
         scheme: "http",
-        host: "shop.example.com",
+        host: host.to_str().expect("ascii"),
+        host_field: Some(&host),
     };
     group.bench_function("strip_hop_by_hop_none_present", |b| {
         b.iter_batched(

@@ -9,6 +9,9 @@ use http::{HeaderMap, HeaderValue, header};
 
 /// Joins repeated `cookie` fields into one, in order. A single field is left alone.
 pub fn join_cookies(headers: &mut HeaderMap) {
+    if !super::has_field(headers, &header::COOKIE) {
+        return;
+    }
     let mut values = headers.get_all(header::COOKIE).iter();
     let (Some(_), Some(_)) = (values.next(), values.next()) else {
         return;

@@ -30,6 +30,9 @@ pub struct ForwardedContext<'a> {
     pub scheme: &'static str,
     /// The Host (or `:authority`) as the caller sent it, port included.
     pub host: &'a str,
+    /// The field `host` was read from, if any: X-Forwarded-Host is a copy of it (a reference
+    /// count), not a second check of every byte.
+    pub host_field: Option<&'a HeaderValue>,
 }
 
 /// An IPv4-mapped IPv6 peer (dual-stack sockets) is matched as the IPv4 address it is.
@@ -145,14 +148,25 @@ pub fn set_forwarded(
         }
     };
 
-    add(Ours::For, value(xff));
-    add(Ours::RealIp, value(real_ip));
+    let xff_value = value(xff.clone());
+    // Without a chain both name the peer: one value, counted twice, checked once.
+    let real_ip_value = if real_ip == xff {
+        xff_value.clone()
+    } else {
+        value(real_ip)
+    };
+    add(Ours::For, xff_value);
+    add(Ours::RealIp, real_ip_value);
     add(Ours::Forwarded, value(forwarded));
     if !keep(Ours::Proto) {
         add(Ours::Proto, Some(HeaderValue::from_static(ctx.scheme)));
     }
     if !keep(Ours::Host) {
-        add(Ours::Host, value(host.clone()));
+        // Only the field whose bytes `host` is (the same memory) stands for it.
+        let field = ctx
+            .host_field
+            .filter(|field| std::ptr::eq(field.as_bytes(), ctx.host.as_bytes()));
+        add(Ours::Host, field.cloned().or_else(|| value(host.clone())));
     }
     if !keep(Ours::Port) {
         let port = match port_of(ctx.host) {

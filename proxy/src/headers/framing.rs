@@ -10,7 +10,7 @@ use http::{HeaderMap, header};
 
 /// Removes Content-Length when Transfer-Encoding is present.
 pub fn drop_length_beside_transfer_encoding(headers: &mut HeaderMap) {
-    if headers.contains_key(header::TRANSFER_ENCODING) {
+    if super::has_field(headers, &header::TRANSFER_ENCODING) {
         headers.remove(header::CONTENT_LENGTH);
     }
 }

@@ -118,12 +118,13 @@ pub fn is_connection_or_framing_field(name: &header::HeaderName) -> bool {
 
 /// Whether a `Connection` header lists `option`.
 pub(super) fn connection_has(headers: &HeaderMap, option: &str) -> bool {
-    headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .any(|token| token.trim().eq_ignore_ascii_case(option))
+    super::has_field(headers, &header::CONNECTION)
+        && headers
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .any(|token| token.trim().eq_ignore_ascii_case(option))
 }
 
 /// The protocol an HTTP/1.1 request asks to switch to (`Connection: upgrade` + `Upgrade: X`).

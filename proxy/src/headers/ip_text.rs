@@ -14,12 +14,18 @@ pub(super) const MAX_LEN: usize = 45;
 pub(super) fn push_ip(out: &mut Vec<u8>, ip: IpAddr) {
     match ip {
         IpAddr::V4(v4) => {
+            // Written on the stack and appended once: a push per digit checks the Vec's
+            // capacity for each.
+            let mut text = [0u8; 15];
+            let mut len = 0;
             for (i, octet) in v4.octets().into_iter().enumerate() {
                 if i > 0 {
-                    out.push(b'.');
+                    text[len] = b'.';
+                    len += 1;
                 }
-                push_octet(out, octet);
+                len += put_octet(&mut text[len..], octet);
             }
+            out.extend_from_slice(&text[..len]);
         }
         IpAddr::V6(v6) => {
             // Writing to a Vec cannot fail.
@@ -28,14 +34,19 @@ pub(super) fn push_ip(out: &mut Vec<u8>, ip: IpAddr) {
     }
 }
 
-fn push_octet(out: &mut Vec<u8>, octet: u8) {
+/// Writes `octet`'s digits at the start of `out` (room for three); how many.
+fn put_octet(out: &mut [u8], octet: u8) -> usize {
+    let mut len = 0;
     if octet >= 100 {
-        out.push(b'0' + octet / 100);
+        out[len] = b'0' + octet / 100;
+        len += 1;
     }
     if octet >= 10 {
-        out.push(b'0' + octet / 10 % 10);
+        out[len] = b'0' + octet / 10 % 10;
+        len += 1;
     }
-    out.push(b'0' + octet % 10);
+    out[len] = b'0' + octet % 10;
+    len + 1
 }
 
 #[cfg(test)]

@@ -16,7 +16,9 @@ use self::forwarding::{FieldSet, Hop};
 use super::{Inner, ProxyOptions, attempt::Drawn};
 use crate::{
     body::{BodySlot, ClientBody, RequestBody},
-    headers::{AddedFields, TrailerFilter, drop_underscored, forwarded_upgrade, join_cookies, strip_hop_by_hop},
+    headers::{
+        AddedFields, TrailerFilter, drop_underscored, forwarded_upgrade, has_field, join_cookies, strip_hop_by_hop,
+    },
     routes::{Route, replace_path},
     server::ConnInfo,
     spec::PathReplacement,
@@ -64,7 +66,7 @@ pub(super) fn prepare(
     // Only a streamed body can end in trailers; the filter needs the head as the client sent it.
     let trailers = matches!(body, ClientBody::Hyper(_)).then(|| TrailerFilter::new(&headers));
     strip_unintended_fields(&mut headers, conn, inner);
-    let accepts_trailers = headers.contains_key(header::TE);
+    let accepts_trailers = has_field(&headers, &header::TE);
     // `use-forwarded-headers`: the caller's X-Forwarded-Host is the Host the pod sees.
     let passed_host = (route.rules.nginx_forwarding.as_deref()).and_then(|keys| keys.passed_host(&headers));
     let host = passed_host.as_ref().unwrap_or(host);
@@ -196,13 +198,18 @@ fn replayable_body(
     (body, Some(slot))
 }
 
+/// Built once: a `&str` would be parsed into a name on every request.
+static HTTP2_SETTINGS: HeaderName = HeaderName::from_static("http2-settings");
+
 /// Removes what a pod must not see: hop-by-hop fields, `HTTP2-Settings` (hop-by-hop by
 /// definition, RFC 9113 §3.2.1, even when `Connection` does not name it) and, unless allowed,
 /// fields whose names hold `_`.
 #[inline(always)]
 fn strip_unintended_fields(headers: &mut HeaderMap, conn: ConnInfo, inner: &Inner) {
     strip_hop_by_hop(headers);
-    headers.remove("http2-settings");
+    if has_field(headers, &HTTP2_SETTINGS) {
+        headers.remove(&HTTP2_SETTINGS);
+    }
     if !inner.options.underscores_in_headers {
         let dropped = drop_underscored(headers);
         if dropped > 0 {

@@ -9,6 +9,7 @@ fn mk_ctx(peer: &str, host: &'static str) -> ForwardedContext<'static> {
         peer: peer.parse().unwrap(),
         scheme: "http",
         host,
+        host_field: None,
     }
 }
 
@@ -56,6 +57,27 @@ fn untrusted_peer_replaces_every_forwarding_header() {
         get(&headers, "x-request-id"),
         "the new id is returned for the access log"
     );
+}
+
+#[test]
+fn x_forwarded_host_is_the_host_whatever_field_comes_with_it() {
+    let field = HeaderValue::from_static("shop.example.com:8080");
+    let other = HeaderValue::from_static("shop.example.com:8080");
+    let passed = HeaderValue::from_static("evil.example");
+    let host = field.to_str().unwrap();
+    // The field `host` was read from, an equal field elsewhere, another host's field, none.
+    for host_field in [Some(&field), Some(&other), Some(&passed), None] {
+        let ctx = ForwardedContext {
+            peer: "10.0.0.7".parse().unwrap(),
+            scheme: "http",
+            host,
+            host_field,
+        };
+        let mut headers = HeaderMap::new();
+        forward(&mut headers, &ctx, &TrustedProxies::default());
+        assert_eq!(get(&headers, "x-forwarded-host"), "shop.example.com:8080");
+        assert_eq!(get(&headers, "x-forwarded-port"), "8080");
+    }
 }
 
 #[test]
@@ -185,7 +207,7 @@ proptest! {
         if let Some(prior) = &prior {
             headers.insert("x-forwarded-for", HeaderValue::from_str(prior).unwrap());
         }
-        let ctx = ForwardedContext { peer, scheme: "https", host: &host };
+        let ctx = ForwardedContext { peer, scheme: "https", host: &host, host_field: None };
         let id = forward(&mut headers, &ctx, &trust);
 
         let peer = canonical(peer);

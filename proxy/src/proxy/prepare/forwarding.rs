@@ -96,6 +96,7 @@ fn chained(
         peer: hop.conn.peer.ip(),
         scheme,
         host: hop.host_str,
+        host_field: Some(hop.host),
     };
     let request_id = set_forwarded(headers, &forwarded, trusted, added);
     if let Some(name) = protocol_field {

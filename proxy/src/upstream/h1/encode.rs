@@ -7,6 +7,7 @@ use super::H1Error;
 use crate::{
     body::RequestBody,
     h1::{digits, parse_length},
+    headers::has_field,
 };
 
 #[cfg(test)]
@@ -44,6 +45,9 @@ pub fn request_framing(headers: &HeaderMap, body: &RequestBody) -> Result<Framin
 
 /// Every `Content-Length` value, which must agree.
 fn content_length(headers: &HeaderMap) -> Result<Option<u64>, H1Error> {
+    if !has_field(headers, &header::CONTENT_LENGTH) {
+        return Ok(None);
+    }
     let mut found = None;
     for value in headers.get_all(header::CONTENT_LENGTH) {
         for item in value.as_bytes().split(|&b| b == b',') {
