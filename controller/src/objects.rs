@@ -329,11 +329,13 @@ impl Serialize for FirstAddress {
     }
 }
 
+mod annotations;
 mod api;
 mod meta;
 mod namespace;
 mod resource;
 mod tke;
+pub use annotations::Annotations;
 pub use api::{ApiEndpointSlice, ApiService};
 pub use meta::{Meta, MetaNames, Named};
 pub use namespace::Namespace;

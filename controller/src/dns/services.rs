@@ -76,18 +76,15 @@ pub fn load_balancer_names<'a>(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use crate::fixtures::mk_service;
 
     fn mk_load_balancer(namespace: &str, name: &str, hostnames: &str) -> Service {
         let mut service = mk_service(namespace, name, &[("", 443)]);
         service.spec.get_or_insert_with(Default::default).type_ = Some("LoadBalancer".into());
-        service.metadata.annotations = Some(Box::new(BTreeMap::from([(
-            HOSTNAME_ANNOTATION.to_string(),
-            hostnames.to_string(),
-        )])));
+        service.metadata.annotations = Some(Box::new(
+            [(HOSTNAME_ANNOTATION.to_string(), hostnames.to_string())].into(),
+        ));
         service
     }
 

@@ -498,7 +498,11 @@ metadata: {name: web, namespace: shop, annotations: {version: two}}
         .map(|s| {
             (
                 s.metadata.namespace.as_deref(),
-                s.metadata.annotations.as_ref().map(|l| l["version"].as_str()),
+                s.metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|l| l.get("version"))
+                    .map(String::as_str),
             )
         })
         .collect();

@@ -97,10 +97,10 @@ impl Slim for Service {
     fn slim(&mut self) {
         let load_balancer = self.spec.as_ref().and_then(|spec| spec.type_.as_deref()) == Some("LoadBalancer");
         let hostname = (self.metadata.annotations.take())
-            .and_then(|mut annotations| annotations.remove(HOSTNAME_ANNOTATION))
+            .and_then(|annotations| annotations.get(HOSTNAME_ANNOTATION).cloned())
             .filter(|_| load_balancer);
-        let only = |hostname| Box::new(BTreeMap::from([(HOSTNAME_ANNOTATION.to_string(), hostname)]));
-        self.metadata.annotations = hostname.map(only);
+        self.metadata.annotations =
+            hostname.map(|hostname| Box::new([(HOSTNAME_ANNOTATION.to_string(), hostname)].into()));
     }
 }
 
