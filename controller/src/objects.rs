@@ -330,11 +330,13 @@ impl Serialize for FirstAddress {
 }
 
 mod api;
+mod ingress;
 mod meta;
 mod namespace;
 mod resource;
 mod tke;
 pub use api::{ApiEndpointSlice, ApiService};
+pub use ingress::{Ingress, IngressMeta, IngressSpec};
 pub use meta::{Meta, MetaNames, Named};
 pub use namespace::Namespace;
 pub(crate) use resource::resource;
