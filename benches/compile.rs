@@ -66,7 +66,7 @@ fn mk_state_of_class(class: &str) -> ClusterState {
     for i in 0..INGRESSES {
         let ns = format!("team-{}", i % 100);
         let name = format!("app-{i}");
-        state.ingresses.push(Arc::new(Ingress {
+        state.ingresses.push(converted(Ingress {
             metadata: meta(&ns, &name, None),
             spec: Some(IngressSpec {
                 ingress_class_name: Some(class.into()),

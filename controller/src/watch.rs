@@ -100,7 +100,9 @@ impl Stores {
                 .iter()
                 .map(|s| {
                     let decoded: Api<api::Ingress> = scoped(client, *s);
-                    reflect_with(decoded, config(), &changed, api::Ingress::slim, |ingress| ingress.into())
+                    reflect_with(decoded, config(), &changed, api::Ingress::slim, |ingress| {
+                        ingress.into()
+                    })
                 })
                 .collect(),
             classes: reflect(Api::all(client.clone()), config(), &changed),

@@ -9,10 +9,7 @@ use std::{
 };
 
 use k8s_openapi::{
-    api::{
-        core::v1::Secret,
-        networking::v1::IngressTLS,
-    },
+    api::{core::v1::Secret, networking::v1::IngressTLS},
     jiff::Timestamp,
 };
 use shunt_proxy::publish::LoadedCertificate;

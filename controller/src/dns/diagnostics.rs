@@ -20,7 +20,10 @@ pub fn refusal_diagnostics<'a>(
     }
     let mut diagnostics = Vec::new();
     for ingress in ingresses {
-        let (namespace, name) = (ingress.metadata.namespace.clone().unwrap_or_default(), ingress.metadata.name.clone().unwrap_or_default());
+        let (namespace, name) = (
+            ingress.metadata.namespace.clone().unwrap_or_default(),
+            ingress.metadata.name.clone().unwrap_or_default(),
+        );
         if !served.iter().any(|s| s.namespace == namespace && s.name == name) {
             continue;
         }

@@ -153,7 +153,10 @@ async fn sync_writes_our_address_with_the_version_it_read() {
     });
     let scenario = async move {
         let body = api.echo(Method::PUT, &status_path("web"), StatusCode::OK).await;
-        assert_eq!(body, serde_json::to_value(api::Ingress::from(expected.clone())).expect("serializable"));
+        assert_eq!(
+            body,
+            serde_json::to_value(api::Ingress::from(expected.clone())).expect("serializable")
+        );
         assert_eq!(body["metadata"]["resourceVersion"], "42");
         assert_eq!(body["status"], json!({"loadBalancer": {"ingress": [{"ip": OURS}]}}));
         api

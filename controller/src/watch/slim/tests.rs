@@ -181,9 +181,11 @@ fn bookkeeping_leaves_every_kind_and_other_annotations_stay() {
     let state = watched(&mk_state());
     // A stored Ingress keeps no managedFields field at all.
     let ingress_annotations = state.ingresses[0].metadata.annotations.clone().unwrap_or_default();
-    assert!(!ingress_annotations.contains_key(LAST_APPLIED), "{ingress_annotations:?}");
-    let metas = (state.ingress_classes.iter().map(|o| &o.metadata))
-        .chain(state.secrets.iter().map(|o| &o.metadata));
+    assert!(
+        !ingress_annotations.contains_key(LAST_APPLIED),
+        "{ingress_annotations:?}"
+    );
+    let metas = (state.ingress_classes.iter().map(|o| &o.metadata)).chain(state.secrets.iter().map(|o| &o.metadata));
     for metadata in metas {
         assert_eq!(metadata.managed_fields, None, "{metadata:?}");
         let annotations = metadata.annotations.clone().unwrap_or_default();

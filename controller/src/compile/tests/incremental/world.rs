@@ -125,7 +125,8 @@ impl World {
         let key = |ns: usize, name: String| (NAMESPACES[ns].unwrap_or(DEFAULT_NAMESPACE).to_string(), name);
         match edit.clone() {
             Edit::PutIngress { ns, name, .. } => {
-                self.ingresses.insert((ns, name), Arc::new(mk_edited_ingress(edit).into()));
+                self.ingresses
+                    .insert((ns, name), Arc::new(mk_edited_ingress(edit).into()));
                 changes.ingresses.insert(key(ns, format!("i{name}")));
             }
             Edit::RemoveIngress(ns, name) => {
