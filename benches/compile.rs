@@ -147,7 +147,7 @@ fn mk_ingress_edit(state: &ClusterState) -> ClusterState {
 /// `state` with one more Ingress (its own host and Service).
 fn mk_ingress_added(state: &ClusterState) -> ClusterState {
     let mut added = state.clone();
-    let mut ingress = Ingress::clone(&state.ingresses[0]);
+    let mut ingress = shunt_controller::objects::Ingress::clone(&state.ingresses[0]);
     ingress.metadata.name = Some("app-new".into());
     if let Some(rule) = ingress.spec.as_mut().and_then(|spec| spec.rules.as_mut()) {
         rule[0].host = Some("app-new.example.com".into());
