@@ -66,7 +66,7 @@ fn mk_state_of_class(class: &str) -> ClusterState {
     for i in 0..INGRESSES {
         let ns = format!("team-{}", i % 100);
         let name = format!("app-{i}");
-        state.ingresses.push(Arc::new(Ingress {
+        state.ingresses.push(converted(Ingress {
             metadata: meta(&ns, &name, None),
             spec: Some(IngressSpec {
                 ingress_class_name: Some(class.into()),
@@ -147,7 +147,7 @@ fn mk_ingress_edit(state: &ClusterState) -> ClusterState {
 /// `state` with one more Ingress (its own host and Service).
 fn mk_ingress_added(state: &ClusterState) -> ClusterState {
     let mut added = state.clone();
-    let mut ingress = Ingress::clone(&state.ingresses[0]);
+    let mut ingress = shunt_controller::objects::Ingress::clone(&state.ingresses[0]);
     ingress.metadata.name = Some("app-new".into());
     if let Some(rule) = ingress.spec.as_mut().and_then(|spec| spec.rules.as_mut()) {
         rule[0].host = Some("app-new.example.com".into());

@@ -1,17 +1,18 @@
 //! Diagnostics from compile become Kubernetes Events on their Ingress: deduplicated (each one
 //! once per `repeat_after`), rate-limited (at most `per_round` per compile), leader only.
 
+use crate::objects::Ingress;
 use std::{
     collections::HashMap,
     time::{Duration, Instant},
 };
 
 use k8s_openapi::{
-    api::{core::v1::ObjectReference, events::v1::Event, networking::v1::Ingress},
+    api::{core::v1::ObjectReference, events::v1::Event, networking::v1 as api},
     apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
     jiff::Timestamp,
 };
-use kube::{Api, Client, Resource, ResourceExt, api::PostParams};
+use kube::{Api, Client, Resource, api::PostParams};
 use tracing::warn;
 
 use crate::compile::Diagnostic;
@@ -61,8 +62,8 @@ impl EventReporter {
             }
             budget -= 1;
             let reference = ObjectReference {
-                api_version: Some(Ingress::api_version(&()).into_owned()),
-                kind: Some(Ingress::kind(&()).into_owned()),
+                api_version: Some(api::Ingress::api_version(&()).into_owned()),
+                kind: Some(api::Ingress::kind(&()).into_owned()),
                 namespace: Some(diagnostic.namespace.clone()),
                 name: Some(diagnostic.name.clone()),
                 uid: uid_of(&diagnostic.namespace, &diagnostic.name),
@@ -109,8 +110,8 @@ impl EventReporter {
 /// The uid of a stored Ingress, for event references.
 pub fn uid_in<'a>(ingresses: impl Iterator<Item = &'a Ingress>, namespace: &str, name: &str) -> Option<String> {
     ingresses
-        .filter(|i| i.namespace().as_deref() == Some(namespace) && i.name_any() == name)
-        .find_map(|i| i.uid())
+        .filter(|i| i.metadata.namespace.as_deref() == Some(namespace) && i.metadata.name.as_deref() == Some(name))
+        .find_map(|i| i.metadata.uid.clone())
 }
 
 /// Longest name the API server accepts for an Event (a DNS subdomain).

@@ -41,8 +41,9 @@ impl From<&str> for Port {
 }
 
 /// Objects as a [`ClusterState`](crate::compile::ClusterState) holds them: shared, as the stores do.
-pub fn mk_shared<T>(objects: impl IntoIterator<Item = T>) -> Vec<Arc<T>> {
-    objects.into_iter().map(Arc::new).collect()
+/// Converted on the way in where the stored type differs (an Ingress).
+pub fn mk_shared<T: Into<U>, U>(objects: impl IntoIterator<Item = T>) -> Vec<Arc<U>> {
+    objects.into_iter().map(|object| Arc::new(object.into())).collect()
 }
 
 pub fn mk_meta(namespace: &str, name: &str) -> ObjectMeta {

@@ -409,7 +409,7 @@ impl ClusterState {
         let mut grpc_routes = BTreeMap::new();
         for object in objects {
             match object {
-                Object::Ingress(o) => _ = ingresses.insert(key(&o.metadata), Arc::new(o)),
+                Object::Ingress(o) => _ = ingresses.insert(key(&o.metadata), Arc::new(o.into())),
                 Object::IngressClass(o) => _ = classes.insert(key(&o.metadata), Arc::new(o)),
                 Object::Service(o) => _ = services.insert(key(&o.metadata), Arc::new(o)),
                 Object::EndpointSlice(o) => _ = slices.insert(key(&o.metadata), Arc::new(o)),

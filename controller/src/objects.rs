@@ -331,12 +331,14 @@ impl Serialize for FirstAddress {
 
 mod annotations;
 mod api;
+mod ingress;
 mod meta;
 mod namespace;
 mod resource;
 mod tke;
 pub use annotations::Annotations;
 pub use api::{ApiEndpointSlice, ApiService};
+pub use ingress::{Ingress, IngressMeta, IngressSpec};
 pub use meta::{Meta, MetaNames, Named};
 pub use namespace::Namespace;
 pub(crate) use resource::resource;

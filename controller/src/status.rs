@@ -2,6 +2,7 @@
 //! Ingresses of our own classes (never shadow or foreign ones), and only when it differs. An
 //! Ingress that leaves our class loses the address we wrote, and nothing else.
 
+use crate::objects::Ingress;
 use std::{
     collections::{HashMap, HashSet},
     net::IpAddr,
@@ -10,9 +11,9 @@ use std::{
 
 use k8s_openapi::api::{
     core::v1::Service,
-    networking::v1::{Ingress, IngressLoadBalancerIngress},
+    networking::v1::{self as api, IngressLoadBalancerIngress},
 };
-use kube::{Api, Client, ResourceExt, api::PostParams};
+use kube::{Api, Client, api::PostParams};
 use tracing::{debug, info, warn};
 
 use crate::compile::ServedIngress;
@@ -104,10 +105,10 @@ impl StatusWriter {
             .map(|served| (served.namespace.as_str(), served.name.as_str()))
             .collect();
         for ingress in ingresses {
-            let namespace = ingress.namespace().unwrap_or_default();
-            let name = ingress.name_any();
+            let namespace = ingress.metadata.namespace.clone().unwrap_or_default();
+            let name = ingress.metadata.name.clone().unwrap_or_default();
             let key = (namespace.clone(), name.clone());
-            let read_version = ingress.resource_version().unwrap_or_default();
+            let read_version = ingress.metadata.resource_version.clone().unwrap_or_default();
             if let Some((version, written)) = self.in_flight.remove(&key)
                 && version == read_version
             {
@@ -144,13 +145,14 @@ impl StatusWriter {
     /// Replaces `ingress`'s load-balancer status with `next` (none when empty). The replace
     /// carries the resourceVersion we read: a concurrent change makes it fail (409) instead of
     /// being overwritten, and the next sync retries from fresh state.
-    async fn write(&self, ingress: &Ingress, next: &[IngressLoadBalancerIngress]) -> kube::Result<Ingress> {
-        let api = Api::<Ingress>::namespaced(self.client.clone(), &ingress.namespace().unwrap_or_default());
-        let mut updated = ingress.clone();
+    async fn write(&self, ingress: &Ingress, next: &[IngressLoadBalancerIngress]) -> kube::Result<api::Ingress> {
+        let (namespace, name) = (ingress.metadata.namespace.as_deref(), ingress.metadata.name.as_deref());
+        let api = Api::<api::Ingress>::namespaced(self.client.clone(), namespace.unwrap_or_default());
+        let mut updated = api::Ingress::from(ingress.clone());
         let status = updated.status.get_or_insert_with(Default::default);
         status.load_balancer.get_or_insert_with(Default::default).ingress =
             if next.is_empty() { None } else { Some(next.to_vec()) };
-        api.replace_status(&ingress.name_any(), &PostParams::default(), &updated)
+        api.replace_status(name.unwrap_or_default(), &PostParams::default(), &updated)
             .await
     }
 }

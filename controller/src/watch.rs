@@ -7,13 +7,14 @@
 //! A store keeps its old contents until a relist completes (as kube-runtime's does), so a lost API connection
 //! leaves the last good objects in place while the watcher backs off and resumes.
 
+use crate::objects::Ingress;
 use std::{fmt::Debug, sync::Arc};
 
 use futures::StreamExt;
 use k8s_openapi::{
     api::{
         core::v1::{ConfigMap, Secret},
-        networking::v1::{Ingress, IngressClass},
+        networking::v1::{self as api, IngressClass},
     },
     serde::de::DeserializeOwned,
 };
@@ -97,7 +98,12 @@ impl Stores {
         Stores {
             ingresses: scopes
                 .iter()
-                .map(|s| reflect(scoped(client, *s), config(), &changed))
+                .map(|s| {
+                    let decoded: Api<api::Ingress> = scoped(client, *s);
+                    reflect_with(decoded, config(), &changed, api::Ingress::slim, |ingress| {
+                        ingress.into()
+                    })
+                })
                 .collect(),
             classes: reflect(Api::all(client.clone()), config(), &changed),
             services: scopes

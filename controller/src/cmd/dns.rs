@@ -285,7 +285,7 @@ pub(super) async fn list_state(
         false => Vec::new(),
     };
     let mut state = ClusterState {
-        ingresses: list::<Ingress>(client, namespaces, &ListParams::default()).await?,
+        ingresses: compact(list::<Ingress>(client, namespaces, &ListParams::default()).await?),
         ingress_classes: classes.items.into_iter().map(std::sync::Arc::new).collect(),
         services: compact(list::<ApiService>(client, namespaces, &ListParams::default()).await?),
         endpoint_slices: compact(list::<ApiEndpointSlice>(client, namespaces, &ListParams::default()).await?),

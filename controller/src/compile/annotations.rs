@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 use shunt_spec::UpstreamProtocol;
 
 pub const SSL_REDIRECT: &str = "shunt.dev/ssl-redirect";

@@ -2,7 +2,8 @@
 
 use std::{collections::BTreeSet, fmt, str::FromStr, sync::Arc};
 
-use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use crate::objects::Ingress;
+use k8s_openapi::api::networking::v1::IngressClass;
 
 use super::CompileOptions;
 

@@ -15,16 +15,14 @@
 //! `now`, and only Ingresses with `spec.tls` take part). [`plan`] says when everything is
 //! applied again, and when the full compile serves instead.
 
+use crate::objects::{Ingress, IngressMeta};
 use std::{
     cmp::Ordering,
     collections::{BTreeMap, BTreeSet, HashMap, HashSet},
     sync::Arc,
 };
 
-use k8s_openapi::{
-    api::networking::v1::Ingress,
-    apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
-};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use shunt_proxy::publish::SpecChanges;
 use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec};
 
@@ -359,7 +357,7 @@ impl Rank {
         key: (String::new(), String::new()),
     };
 
-    fn new(meta: &ObjectMeta) -> Rank {
+    fn new(meta: &IngressMeta) -> Rank {
         let (missing, created, (namespace, name)) = precedence(meta);
         Rank {
             missing,
@@ -427,7 +425,7 @@ fn backend_services(ingress: &Ingress) -> impl Iterator<Item = (&str, &str)> {
         .flatten()
         .flat_map(|rule| rule.http.iter().flat_map(|http| &http.paths));
     let backends = spec
-        .and_then(|spec| spec.default_backend.as_ref())
+        .and_then(|spec| spec.default_backend.as_deref())
         .into_iter()
         .chain(paths.map(|path| &path.backend));
     // ingress-nginx's `default-backend` annotation names a Service answering error pages.

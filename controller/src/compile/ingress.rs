@@ -9,7 +9,8 @@
 
 use std::{collections::BTreeSet, fmt, sync::Arc};
 
-use k8s_openapi::api::networking::v1::{HTTPIngressPath, Ingress, IngressBackend, IngressRule};
+use crate::objects::Ingress;
+use k8s_openapi::api::networking::v1::{HTTPIngressPath, IngressBackend, IngressRule};
 use shunt_spec::{BackendId, HostMatch, PathKind};
 
 use super::{

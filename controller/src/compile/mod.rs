@@ -31,14 +31,15 @@ mod tls;
 #[cfg(test)]
 mod tests;
 
+use crate::objects::{Ingress, IngressMeta};
 use std::{collections::BTreeSet, sync::Arc};
 
 use k8s_openapi::{
     api::{
         core::v1::{ConfigMap, Secret},
-        networking::v1::{Ingress, IngressClass},
+        networking::v1::IngressClass,
     },
-    apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
+    apimachinery::pkg::apis::meta::v1::Time,
     jiff::Timestamp,
 };
 use kube::core::PartialObjectMeta;
@@ -263,7 +264,7 @@ fn default_certificate_error(certificates: &mut TlsBuilder<'_>, options: &Compil
 /// (hand-written manifests) go last; then namespace and name.
 type Precedence<'m> = (bool, Option<&'m Time>, (&'m str, &'m str));
 
-fn precedence(meta: &ObjectMeta) -> Precedence<'_> {
+fn precedence(meta: &IngressMeta) -> Precedence<'_> {
     let created = meta.creation_timestamp.as_ref();
     (created.is_none(), created, namespace_name(meta))
 }

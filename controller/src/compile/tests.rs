@@ -11,6 +11,10 @@ mod tls;
 
 use shunt_spec::{BackendSpec, HostMatch, PathKind, PathSpec, TableSpec, UpstreamProtocol, VirtualHostSpec};
 
+// Fixtures build k8s-openapi's Ingress (as the API and manifests spell it); `mk_shared` stores
+// it converted, as the watchers do.
+use k8s_openapi::api::networking::v1::Ingress;
+
 use super::*;
 use crate::fixtures::*;
 

@@ -2,16 +2,14 @@
 //! their hosts to a `kubernetes.io/tls` Secret in the Ingress's namespace. A missing, broken,
 //! expired or non-covering Secret is a diagnostic, and its hosts fall back to the default.
 
+use crate::objects::{Ingress, IngressSpec};
 use std::{
     cell::Cell,
     collections::{BTreeMap, BTreeSet, HashMap, HashSet, btree_map::Entry},
 };
 
 use k8s_openapi::{
-    api::{
-        core::v1::Secret,
-        networking::v1::{Ingress, IngressSpec, IngressTLS},
-    },
+    api::{core::v1::Secret, networking::v1::IngressTLS},
     jiff::Timestamp,
 };
 use shunt_proxy::publish::LoadedCertificate;

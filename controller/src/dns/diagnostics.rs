@@ -2,8 +2,7 @@
 //! (as a Warning Event, a log line and in the diagnostics metric) why cluster DNS leaves the
 //! host alone.
 
-use k8s_openapi::api::networking::v1::Ingress;
-use kube::ResourceExt;
+use crate::objects::Ingress;
 use shunt_spec::HostMatch;
 use tracing::warn;
 
@@ -21,7 +20,10 @@ pub fn refusal_diagnostics<'a>(
     }
     let mut diagnostics = Vec::new();
     for ingress in ingresses {
-        let (namespace, name) = (ingress.namespace().unwrap_or_default(), ingress.name_any());
+        let (namespace, name) = (
+            ingress.metadata.namespace.clone().unwrap_or_default(),
+            ingress.metadata.name.clone().unwrap_or_default(),
+        );
         if !served.iter().any(|s| s.namespace == namespace && s.name == name) {
             continue;
         }
@@ -102,7 +104,7 @@ mod tests {
         ];
         let plan = DnsPolicy::new("cluster.local", Vec::new(), Vec::new()).plan(&hosts);
         let served = [mk_served("team-a", "hostile"), mk_served("team-b", "also")];
-        let diagnostics = refusal_diagnostics(&plan.refused, [&hostile, &also, &foreign], &served);
+        let diagnostics = refusal_diagnostics(&plan.refused, [&hostile.into(), &also.into(), &foreign.into()], &served);
         let named: Vec<(&str, &str, Reason)> = diagnostics
             .iter()
             .map(|d| (d.namespace.as_str(), d.name.as_str(), d.reason))

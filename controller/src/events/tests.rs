@@ -270,7 +270,7 @@ fn the_uid_comes_from_the_stored_ingress_of_that_namespace_and_name() {
     web.metadata.uid = Some("1234".to_string());
     let mut other = crate::fixtures::mk_ingress("blog", "web", Vec::new());
     other.metadata.uid = Some("5678".to_string());
-    let stored = [other, web];
+    let stored: [crate::objects::Ingress; 2] = [other.into(), web.into()];
     assert_eq!(uid_in(stored.iter(), "shop", "web"), Some("1234".to_string()));
     assert_eq!(uid_in(stored.iter(), "shop", "api"), None);
 }

@@ -176,7 +176,10 @@ impl ManifestWatcher {
     /// dropped at once, so an edit holds a few objects instead of every one (see [`Reads`]).
     pub fn state_reading(&self, reads: &Reads) -> ClusterState {
         let wanted = |object: &Object| match object {
-            Object::Ingress(o) => reads.wants_ingress(o),
+            Object::Ingress(o) => {
+                let tls = o.spec.as_ref().and_then(|spec| spec.tls.as_deref());
+                reads.wants_ingress_named(&o.metadata, tls)
+            }
             Object::Service(o) => reads.wants_service(o),
             Object::EndpointSlice(o) => reads.wants_slice(o),
             Object::IngressClass(_) | Object::Secret(_) | Object::ConfigMap(_) | Object::TkeServiceConfig(_) => true,

@@ -211,3 +211,11 @@ fn a_stored_service_and_slice_are_small() {
     assert!(size_of::<Service>() <= 128, "{}", size_of::<Service>());
     assert!(size_of::<EndpointSlice>() <= 160, "{}", size_of::<EndpointSlice>());
 }
+
+#[test]
+fn a_stored_ingress_is_small() {
+    // k8s-openapi's Ingress is 584 B inline (ObjectMeta 360, a 128 B default backend inline).
+    let size = size_of::<super::Ingress>();
+    assert!(size <= 264, "{size}");
+    assert!(size_of::<k8s_openapi::api::networking::v1::Ingress>() >= 2 * size);
+}

@@ -27,7 +27,7 @@ use std::{
     sync::atomic::{AtomicBool, Ordering},
 };
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 use tracing::info;
 
 pub use self::verdict::{HostVerdict, IngressKind, IngressVerdict, Verdict, Verdicts};

@@ -184,7 +184,7 @@ impl IngressVerdict {
 }
 
 /// Whether `ingress` has rules no host names, or only `spec.defaultBackend`: a catch-all.
-pub fn has_catch_all(ingress: &k8s_openapi::api::networking::v1::Ingress) -> bool {
+pub fn has_catch_all(ingress: &crate::objects::Ingress) -> bool {
     let Some(spec) = ingress.spec.as_ref() else {
         return false;
     };

@@ -28,7 +28,7 @@ fn mk_web(name: &str, status: &[&str]) -> Ingress {
             load_balancer: Some(IngressLoadBalancerStatus { ingress: Some(entries) }),
         });
     }
-    ingress
+    ingress.into()
 }
 
 fn mk_served(name: &str, shadow: bool) -> ServedIngress {
@@ -153,7 +153,10 @@ async fn sync_writes_our_address_with_the_version_it_read() {
     });
     let scenario = async move {
         let body = api.echo(Method::PUT, &status_path("web"), StatusCode::OK).await;
-        assert_eq!(body, serde_json::to_value(&expected).expect("serializable"));
+        assert_eq!(
+            body,
+            serde_json::to_value(api::Ingress::from(expected.clone())).expect("serializable")
+        );
         assert_eq!(body["metadata"]["resourceVersion"], "42");
         assert_eq!(body["status"], json!({"loadBalancer": {"ingress": [{"ip": OURS}]}}));
         api

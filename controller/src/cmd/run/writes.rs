@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 use tokio::sync::watch;
 use tracing::info;
 

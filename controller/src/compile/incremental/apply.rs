@@ -4,7 +4,7 @@
 
 use std::{collections::BTreeSet, sync::Arc};
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 
 use super::{Entry, Incremental, Index, Key, Rank, has_tls, settle::Touched};
 use crate::compile::{

@@ -6,7 +6,8 @@ use std::{
     sync::Arc,
 };
 
-use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use crate::objects::Ingress;
+use k8s_openapi::api::networking::v1::IngressClass;
 
 use super::{Changes, Incremental, Key, key_of};
 use crate::{

@@ -20,7 +20,7 @@ use std::{
     sync::Arc,
 };
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 use shunt_proxy::publish::SpecChanges;
 use shunt_spec::{BackendId, BackendSpec, Document, HostMatch, VirtualHostSpec};
 

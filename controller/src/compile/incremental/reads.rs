@@ -11,7 +11,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::{Ingress, MetaNames};
+use k8s_openapi::api::networking::v1::IngressTLS;
 
 use super::{Changes, Incremental, Key, Plan, backend_services, index, key_of, service_of};
 use crate::{
@@ -37,11 +38,14 @@ struct KeySet(HashMap<String, HashSet<String>>);
 
 impl Reads {
     pub fn wants_ingress(&self, ingress: &Ingress) -> bool {
-        let has_tls = ingress
-            .spec
-            .as_ref()
-            .is_some_and(|spec| spec.tls.as_ref().is_some_and(|tls| !tls.is_empty()));
-        has_tls || self.ingresses.contains(namespace_name(&ingress.metadata))
+        let tls = ingress.spec.as_ref().and_then(|spec| spec.tls.as_deref());
+        self.wants_ingress_named(&ingress.metadata, tls)
+    }
+
+    /// [`Self::wants_ingress`] from the parts it reads, whichever Ingress type holds them.
+    pub fn wants_ingress_named(&self, meta: &impl MetaNames, tls: Option<&[IngressTLS]>) -> bool {
+        let has_tls = tls.is_some_and(|tls| !tls.is_empty());
+        has_tls || self.ingresses.contains(namespace_name(meta))
     }
 
     pub fn wants_service(&self, service: &Service) -> bool {

@@ -480,7 +480,7 @@ fn a_standard_ingress_leaving_a_host_hands_its_path_to_the_shadowed_one() {
         before.shadow
     );
 
-    state.ingresses[0] = Arc::new(ours("b.example.com"));
+    state.ingresses[0] = Arc::new(ours("b.example.com").into());
     let after = incremental.compile(&state, &options);
     assert_eq!(after, compile(&state, &options));
     assert_eq!(

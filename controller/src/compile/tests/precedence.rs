@@ -58,7 +58,7 @@ fn equal_creation_times_fall_back_to_namespace_then_name() {
     // Namespace before name: "blog/z" beats "shop/a".
     state
         .ingresses
-        .push(created_at(claimant("blog", "z", "web"), 100).into());
+        .push(Arc::new(created_at(claimant("blog", "z", "web"), 100).into()));
     state.services.push(mk_service("blog", "web", &[("http", 80)]).into());
     state
         .endpoint_slices

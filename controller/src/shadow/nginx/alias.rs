@@ -12,7 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::networking::v1::{Ingress, IngressRule};
+use crate::objects::Ingress;
+use k8s_openapi::api::networking::v1::IngressRule;
 use shunt_spec::HostMatch;
 
 use super::{

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, ExternalAuth, HashKey, RateLimits, RewriteTarget, UpstreamProtocol};
 
 use super::{

@@ -8,7 +8,7 @@
 //! counts apart. An allowlist naming internal space could tell the two apart: refused, as
 //! source ranges are (see `source_ranges.rs`).
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 use shunt_spec::{RateLimits, RatePeriod, RequestRate};
 
 use super::{

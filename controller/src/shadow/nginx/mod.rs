@@ -42,7 +42,7 @@ mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 use shunt_spec::{HostMatch, UpstreamProtocol};
 
 use self::{

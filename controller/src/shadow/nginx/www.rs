@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 use shunt_spec::{BodyLimit, Forwarding, PathKind, RedirectSpec, RouteOptions};
 
 use super::{Nginx, config::NginxConfig, report, rule_hosts};

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 use serde::Deserialize;
 
 use super::keys;

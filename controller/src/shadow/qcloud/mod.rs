@@ -28,7 +28,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::networking::v1::Ingress;
+use crate::objects::Ingress;
 use shunt_spec::{HostMatch, PathKind};
 
 pub use self::annotations::TLS_SECRET;

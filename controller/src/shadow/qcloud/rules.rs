@@ -2,7 +2,8 @@
 //! (TLS or not, `rule-mix`, `http-rules` / `https-rules`, `rule-mix-both`), `rewrite`
 //! entries and `auto-rewrite`. Pure: raw hosts and paths out, validated by the caller.
 
-use k8s_openapi::api::networking::v1::{Ingress, IngressBackend, IngressServiceBackend, ServiceBackendPort};
+use crate::objects::Ingress;
+use k8s_openapi::api::networking::v1::{IngressBackend, IngressServiceBackend, ServiceBackendPort};
 use shunt_spec::{Listeners, RedirectSpec, Scheme};
 
 use super::annotations::{

@@ -19,10 +19,11 @@ use crate::{
     objects,
 };
 
-/// A cluster as the API serves it: Services and EndpointSlices as k8s-openapi objects.
+/// A cluster as the API serves it: Ingresses, Services and EndpointSlices as k8s-openapi objects.
 #[derive(Debug)]
 struct Full {
     state: ClusterState,
+    ingresses: Vec<Ingress>,
     services: Vec<v1::Service>,
     slices: Vec<discovery::EndpointSlice>,
 }
@@ -42,6 +43,12 @@ fn watched(full: &Full) -> ClusterState {
         Arc::new(stored(&watched))
     }
     let mut state = slimmed(full.state.clone());
+    let slim_ingress = |ingress: &Ingress| {
+        let mut ingress = ingress.clone();
+        ingress.slim();
+        Arc::new(objects::Ingress::from(ingress))
+    };
+    state.ingresses = full.ingresses.iter().map(slim_ingress).collect();
     state.services = full.services.iter().map(decoded::<_, ApiService, _>).collect();
     state.endpoint_slices = full.slices.iter().map(decoded::<_, ApiEndpointSlice, _>).collect();
     state
@@ -50,6 +57,7 @@ fn watched(full: &Full) -> ClusterState {
 /// The same cluster converted field by field, nothing slimmed.
 fn converted(full: &Full) -> ClusterState {
     let mut state = full.state.clone();
+    state.ingresses = mk_shared(full.ingresses.iter().cloned());
     state.services = mk_shared(full.services.iter().cloned().map(objects::Service::from));
     state.endpoint_slices = mk_shared(full.slices.iter().cloned().map(objects::EndpointSlice::from));
     state
@@ -108,18 +116,14 @@ fn mk_state() -> Full {
         ])),
         ..Default::default()
     };
+    mk_bookkeeping(&mut ingress.metadata);
     mk_bookkeeping(&mut service.metadata);
     mk_bookkeeping(&mut slice.metadata);
     let mut state = ClusterState {
-        ingresses: mk_shared([ingress]),
         ingress_classes: mk_shared([mk_class("shunt", "shunt.dev/ingress-controller")]),
         secrets: mk_shared([secret]),
         ..Default::default()
     };
-    state
-        .ingresses
-        .iter_mut()
-        .for_each(|o| mk_bookkeeping(&mut Arc::make_mut(o).metadata));
     state
         .ingress_classes
         .iter_mut()
@@ -130,6 +134,7 @@ fn mk_state() -> Full {
         .for_each(|o| mk_bookkeeping(&mut Arc::make_mut(o).metadata));
     Full {
         state,
+        ingresses: vec![ingress],
         services: vec![service],
         slices: vec![slice],
     }
@@ -156,7 +161,6 @@ fn mk_full_slice() -> k8s_openapi::api::discovery::v1::EndpointSlice {
 }
 
 fn slimmed(mut state: ClusterState) -> ClusterState {
-    state.ingresses.iter_mut().for_each(|o| Arc::make_mut(o).slim());
     state.ingress_classes.iter_mut().for_each(|o| Arc::make_mut(o).slim());
     state.services.iter_mut().for_each(|o| Arc::make_mut(o).slim());
     state.endpoint_slices.iter_mut().for_each(|o| Arc::make_mut(o).slim());
@@ -175,12 +179,13 @@ fn a_slimmed_state_compiles_to_the_same_table_and_diagnostics() {
 #[test]
 fn bookkeeping_leaves_every_kind_and_other_annotations_stay() {
     let state = watched(&mk_state());
-    let metas = state
-        .ingresses
-        .iter()
-        .map(|o| &o.metadata)
-        .chain(state.ingress_classes.iter().map(|o| &o.metadata))
-        .chain(state.secrets.iter().map(|o| &o.metadata));
+    // A stored Ingress keeps no managedFields field at all.
+    let ingress_annotations = state.ingresses[0].metadata.annotations.clone().unwrap_or_default();
+    assert!(
+        !ingress_annotations.contains_key(LAST_APPLIED),
+        "{ingress_annotations:?}"
+    );
+    let metas = (state.ingress_classes.iter().map(|o| &o.metadata)).chain(state.secrets.iter().map(|o| &o.metadata));
     for metadata in metas {
         assert_eq!(metadata.managed_fields, None, "{metadata:?}");
         let annotations = metadata.annotations.clone().unwrap_or_default();
@@ -419,13 +424,13 @@ mod generated {
                 let mut class = mk_class("shunt", "shunt.dev/ingress-controller");
                 dress(&mut class.metadata, junk);
                 let state = ClusterState {
-                    ingresses: mk_shared(ingresses),
                     ingress_classes: mk_shared([class]),
                     secrets: mk_shared(secrets),
                     ..Default::default()
                 };
                 Full {
                     state,
+                    ingresses,
                     services,
                     slices,
                 }

@@ -13,6 +13,8 @@ use k8s_openapi::{
 use rcgen::{CertificateParams, KeyPair, date_time_ymd};
 use serde_json::json;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
 use super::*;
 use crate::objects::Namespace;
 use crate::sources::gateway::{
@@ -47,7 +49,7 @@ fn meta(ns: usize, name: String) -> ObjectMeta {
 /// The cluster as `shunt run`'s stores hold it: one `Arc` per object, replaced when it changes.
 #[derive(Default)]
 pub(super) struct World {
-    ingresses: BTreeMap<(usize, usize), Arc<Ingress>>,
+    ingresses: BTreeMap<(usize, usize), Arc<crate::objects::Ingress>>,
     services: BTreeMap<(usize, usize), Arc<Service>>,
     slices: BTreeMap<(usize, usize), Arc<EndpointSlice>>,
     secrets: BTreeMap<(usize, usize), Arc<Secret>>,
@@ -123,7 +125,8 @@ impl World {
         let key = |ns: usize, name: String| (NAMESPACES[ns].unwrap_or(DEFAULT_NAMESPACE).to_string(), name);
         match edit.clone() {
             Edit::PutIngress { ns, name, .. } => {
-                self.ingresses.insert((ns, name), Arc::new(mk_edited_ingress(edit)));
+                self.ingresses
+                    .insert((ns, name), Arc::new(mk_edited_ingress(edit).into()));
                 changes.ingresses.insert(key(ns, format!("i{name}")));
             }
             Edit::RemoveIngress(ns, name) => {

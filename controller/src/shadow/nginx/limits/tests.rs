@@ -1,16 +1,16 @@
 use std::collections::BTreeMap;
 
-use k8s_openapi::{api::networking::v1::Ingress, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use crate::objects::{Ingress, IngressMeta};
 use proptest::prelude::*;
 
 use super::*;
 
 fn ingress() -> Ingress {
     Ingress {
-        metadata: ObjectMeta {
+        metadata: IngressMeta {
             namespace: Some("shop".to_string()),
             name: Some("api".to_string()),
-            ..ObjectMeta::default()
+            ..IngressMeta::default()
         },
         ..Ingress::default()
     }

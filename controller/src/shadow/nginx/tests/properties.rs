@@ -25,7 +25,7 @@ proptest! {
     fn any_key_no_nginx_parser_reads_is_ignored_by_name(name in "[a-z][a-z-]{0,30}") {
         prop_assume!(!keys::read(&name));
         let key = format!("{}{name}", annotations::PREFIX);
-        let mut ingress = k8s_openapi::api::networking::v1::Ingress::default();
+        let mut ingress = crate::objects::Ingress::default();
         ingress.metadata.annotations = Some([(key.clone(), "x".to_string())].into());
         let parsed = annotations::parse(&ingress);
         prop_assert_eq!(parsed.refusals, Vec::<String>::new());
@@ -68,8 +68,8 @@ proptest! {
     }
 }
 
-fn mk_annotated(key: &str, value: &str) -> k8s_openapi::api::networking::v1::Ingress {
-    let mut ingress = k8s_openapi::api::networking::v1::Ingress::default();
+fn mk_annotated(key: &str, value: &str) -> crate::objects::Ingress {
+    let mut ingress = crate::objects::Ingress::default();
     ingress.metadata.annotations = Some([(format!("{}{key}", annotations::PREFIX), value.to_string())].into());
     ingress
 }

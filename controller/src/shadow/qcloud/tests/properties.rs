@@ -50,7 +50,7 @@ proptest! {
 
     #[test]
     fn any_rewrite_code_json_is_parsed_or_reported(text in value()) {
-        let mut ingress = k8s_openapi::api::networking::v1::Ingress::default();
+        let mut ingress = crate::objects::Ingress::default();
         ingress.metadata.annotations = Some(BTreeMap::from([
             ("ingress.cloud.tencent.com/auto-rewrite-code".to_string(), text.clone()),
             ("ingress.cloud.tencent.com/listen-ports".to_string(), text),
