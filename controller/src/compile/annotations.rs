@@ -1,9 +1,7 @@
 //! The Ingress annotations shunt understands. Ours (`shunt.dev/…`) win; the ingress-nginx
 //! spellings are honoured because users migrating from it carry them.
 
-use std::collections::BTreeMap;
-
-use crate::objects::Ingress;
+use crate::objects::{Annotations, Ingress};
 use shunt_spec::UpstreamProtocol;
 
 pub const SSL_REDIRECT: &str = "shunt.dev/ssl-redirect";
@@ -31,7 +29,7 @@ pub struct BadAnnotation {
 }
 
 pub fn parse(ingress: &Ingress) -> (IngressAnnotations, Vec<BadAnnotation>) {
-    let empty = BTreeMap::new();
+    let empty = Annotations::default();
     let annotations = ingress.metadata.annotations.as_ref().unwrap_or(&empty);
     let mut bad = Vec::new();
     let mut flag = |key: &'static str| {

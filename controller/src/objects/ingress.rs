@@ -6,15 +6,13 @@
 //! read it unchanged) in ~250 B. The watcher and the manifest reader still decode k8s-openapi's
 //! type (kube's watcher resumes from its `ObjectMeta`); the store keeps this, converted on arrival.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::{
     api::networking::v1 as api,
     api::networking::v1::{IngressBackend, IngressRule, IngressStatus, IngressTLS},
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
 };
 
-use super::{MetaNames, Named};
+use super::{Annotations, MetaNames, Named};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ingress {
@@ -30,7 +28,7 @@ pub struct Ingress {
 pub struct IngressMeta {
     pub name: Option<String>,
     pub namespace: Option<String>,
-    pub annotations: Option<BTreeMap<String, String>>,
+    pub annotations: Option<Annotations>,
     pub creation_timestamp: Option<Time>,
     pub uid: Option<String>,
     pub resource_version: Option<String>,
@@ -89,7 +87,7 @@ impl From<ObjectMeta> for IngressMeta {
         IngressMeta {
             name: meta.name,
             namespace: meta.namespace,
-            annotations: meta.annotations,
+            annotations: meta.annotations.map(Annotations::from),
             creation_timestamp: meta.creation_timestamp,
             uid: meta.uid,
             resource_version: meta.resource_version,
@@ -102,7 +100,7 @@ impl From<IngressMeta> for ObjectMeta {
         ObjectMeta {
             name: meta.name,
             namespace: meta.namespace,
-            annotations: meta.annotations,
+            annotations: meta.annotations.map(Into::into),
             creation_timestamp: meta.creation_timestamp,
             uid: meta.uid,
             resource_version: meta.resource_version,

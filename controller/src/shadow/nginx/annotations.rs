@@ -3,9 +3,7 @@
 //! A key no ingress-nginx parser reads is ignored, as nginx ignores it (`keys.rs`); a key it
 //! reads that the table does not know is refused.
 
-use std::collections::BTreeMap;
-
-use crate::objects::Ingress;
+use crate::objects::{Annotations, Ingress};
 use shunt_spec::{BodyLimit, CanaryRule, CorsSpec, ExternalAuth, HashKey, RateLimits, RewriteTarget, UpstreamProtocol};
 
 use super::{
@@ -137,7 +135,7 @@ struct RedirectKeys<'a> {
 
 /// Classifies every annotation of `ingress`.
 pub fn parse(ingress: &Ingress) -> NginxAnnotations {
-    let empty = BTreeMap::new();
+    let empty = Annotations::default();
     let annotations = ingress.metadata.annotations.as_ref().unwrap_or(&empty);
     let mut parsed = NginxAnnotations::default();
     let mut redirects = RedirectKeys::default();

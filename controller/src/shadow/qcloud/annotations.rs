@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::objects::Ingress;
+use crate::objects::{Annotations, Ingress};
 use serde::Deserialize;
 
 use super::keys;
@@ -110,7 +110,7 @@ struct RewriteCodeInfo {
 }
 
 pub fn parse(ingress: &Ingress) -> QcloudAnnotations {
-    let empty = BTreeMap::new();
+    let empty = Annotations::default();
     let annotations = ingress.metadata.annotations.as_ref().unwrap_or(&empty);
     let mut parsed = QcloudAnnotations::default();
     let flag = |key: &'static str, invalid: &mut Vec<(&'static str, String)>| match annotations.get(key) {
@@ -161,7 +161,7 @@ pub fn parse(ingress: &Ingress) -> QcloudAnnotations {
 
 /// `"null"` (TKE writes it for "none") and `[]` are both an empty list.
 fn rules(
-    annotations: &BTreeMap<String, String>,
+    annotations: &Annotations,
     key: &'static str,
     invalid: &mut Vec<(&'static str, String)>,
 ) -> Option<Vec<RuleEntry>> {

@@ -28,7 +28,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use crate::objects::Ingress;
+use crate::objects::{Annotations, Ingress};
 use shunt_spec::{HostMatch, PathKind};
 
 pub use self::annotations::TLS_SECRET;
@@ -164,7 +164,7 @@ fn prepare<'i>(
     let (namespace, name) = namespace_name(&ingress.metadata);
     let parsed = annotations::parse(ingress);
     let (rules, mut problems) = rules::split(ingress, &parsed, options.default_rewrite_code);
-    let empty = BTreeMap::new();
+    let empty = Annotations::default();
     let annotations = ingress.metadata.annotations.as_ref().unwrap_or(&empty);
     let mut sessions = Sessions::default();
     let (host_problems, default_domain_problems) = match configs.named(namespace, name, annotations) {

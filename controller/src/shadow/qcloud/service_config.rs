@@ -15,7 +15,7 @@ use std::{collections::BTreeMap, sync::Arc};
 use serde_json::{Map, Value};
 
 use super::rules::{Action, ClbRule, known_on};
-use crate::objects::TkeServiceConfig;
+use crate::objects::{Annotations, TkeServiceConfig};
 
 pub const TKE_SERVICE_CONFIG: &str = "ingress.cloud.tencent.com/tke-service-config";
 pub const TKE_SERVICE_CONFIG_AUTO: &str = "ingress.cloud.tencent.com/tke-service-config-auto";
@@ -86,7 +86,7 @@ impl ServiceConfigs {
     }
 
     /// The config `annotations` of Ingress `namespace/name` name.
-    pub fn named(&self, namespace: &str, name: &str, annotations: &BTreeMap<String, String>) -> Named<'_> {
+    pub fn named(&self, namespace: &str, name: &str, annotations: &Annotations) -> Named<'_> {
         let named = annotations
             .get(TKE_SERVICE_CONFIG)
             .map(|n| n.trim())

@@ -146,7 +146,7 @@ fn an_ingress_with_limits_is_served_with_them() {
     let mut annotations = BTreeMap::new();
     annotations.insert("nginx.ingress.kubernetes.io/limit-rps".to_string(), "3".to_string());
     let mut ingress = ingress();
-    ingress.metadata.annotations = Some(annotations);
+    ingress.metadata.annotations = Some(annotations.into());
     let parsed = super::super::annotations::parse(&ingress);
     assert!(parsed.refusals.is_empty(), "{:?}", parsed.refusals);
     assert_eq!(parsed.limits.map(|l| l.requests[0].limit), Some(3));

@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::objects::Annotations;
 
 /// Annotation values: JSON-ish fragments, the documented shapes, and arbitrary text.
 fn value() -> impl Strategy<Value = String> {
@@ -51,7 +52,7 @@ proptest! {
     #[test]
     fn any_rewrite_code_json_is_parsed_or_reported(text in value()) {
         let mut ingress = crate::objects::Ingress::default();
-        ingress.metadata.annotations = Some(BTreeMap::from([
+        ingress.metadata.annotations = Some(Annotations::from([
             ("ingress.cloud.tencent.com/auto-rewrite-code".to_string(), text.clone()),
             ("ingress.cloud.tencent.com/listen-ports".to_string(), text),
         ]));
