@@ -30,6 +30,7 @@ mod http1;
 mod layout;
 mod nginx;
 mod nginx_affinity;
+mod nginx_auto_http;
 mod nginx_auth;
 mod nginx_canary;
 mod nginx_cors;

@@ -65,7 +65,7 @@ pub(crate) use self::{
     backend::{Backends, Resolved},
     claims::{PathClaim, RouteSettings},
     ingress::Sink,
-    tls::{CertId, TlsBuilder},
+    tls::{CertId, SecretLookup, TlsBuilder},
 };
 
 pub use self::{

@@ -2,6 +2,7 @@
 
 mod checked_pod;
 mod client;
+mod dual_pod;
 #[path = "../../common/mod.rs"]
 mod common;
 pub mod corpus;
@@ -11,6 +12,7 @@ mod tls;
 
 pub use self::{
     checked_pod::CheckedPod,
+    dual_pod::DualPod,
     client::{REQUEST_TIMEOUT, Reply, collect, curl, get, raw, send_h1, send_h1_from, send_h2},
     common::{
         backend::{Backend, Body, BoxError, echo, fnv64, full, held_stream, text},
