@@ -222,7 +222,10 @@ mod tests {
         use UpstreamProtocol::*;
         assert_eq!((AutoHttp.for_caller(true), AutoHttp.for_caller(false)), (Https, Http1));
         for protocol in [Http1, H2c, Https, H2Tls] {
-            assert_eq!((protocol.for_caller(true), protocol.for_caller(false)), (protocol, protocol));
+            assert_eq!(
+                (protocol.for_caller(true), protocol.for_caller(false)),
+                (protocol, protocol)
+            );
         }
     }
 }

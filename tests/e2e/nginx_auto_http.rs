@@ -18,11 +18,18 @@ async fn serve_auto(pod: &DualPod, ca: &TestCa, secret: &[(&str, &str)], extra: 
     for (key, value) in extra {
         ingress = ingress.annotation(key, value);
     }
-    let ingress = with_tls(&ingress.rule(HOST, [mk_path("/", "Prefix", "auto", 80)]), &[(&[], "auto-tls")]);
+    let ingress = with_tls(
+        &ingress.rule(HOST, [mk_path("/", "Prefix", "auto", 80)]),
+        &[(&[], "auto-tls")],
+    );
     let service = mk_service_on_ports("web", "auto", None, &[pod.port()]);
     let certificate = mk_tls_secret("web", "auto-tls", &ca.issue(&[HOST]));
     let secret = mk_string_secret("web", "pods", "Opaque", secret);
-    serve(&[&ingress, &service, &certificate, &secret], &["--shadow-class", "nginx"]).await
+    serve(
+        &[&ingress, &service, &certificate, &secret],
+        &["--shadow-class", "nginx"],
+    )
+    .await
 }
 
 async fn over_tls(shunt: &Shunt) -> Reply {

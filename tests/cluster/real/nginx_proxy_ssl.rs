@@ -58,5 +58,9 @@ async fn an_opaque_ca_secret_verifies_the_pod() {
     })
     .await;
     let routes = shunt.admin_get("/routes").await.expect("the route table");
-    assert!(routes.body.contains(POD_NAME), "the pod's name is verified: {}", routes.body);
+    assert!(
+        routes.body.contains(POD_NAME),
+        "the pod's name is verified: {}",
+        routes.body
+    );
 }

@@ -186,7 +186,10 @@ async fn a_missing_proxy_ssl_secret_answers_503_on_every_location_of_the_ingress
     let probes = [
         // No HTTPS redirect: the location's `return` comes first.
         Probe::get(HOST, "/").expect("status", "503").expect(HSTS, "<absent>"),
-        Probe::get(HOST, "/a").https().expect("status", "503").expect(HSTS, DEFAULT_HSTS),
+        Probe::get(HOST, "/a")
+            .https()
+            .expect("status", "503")
+            .expect(HSTS, DEFAULT_HSTS),
         Probe::get(HOST, "/web/x").h2().expect("status", "503"),
         // nginx's own 1m, not the Ingress's proxy-body-size.
         Probe::post(HOST, "/web", Payload::Sized(2 << 20)).expect("status", "413"),

@@ -2,23 +2,23 @@
 
 mod checked_pod;
 mod client;
-mod dual_pod;
 #[path = "../../common/mod.rs"]
 mod common;
 pub mod corpus;
+mod dual_pod;
 mod manifests;
 mod shunt;
 mod tls;
 
 pub use self::{
     checked_pod::CheckedPod,
-    dual_pod::DualPod,
     client::{REQUEST_TIMEOUT, Reply, collect, curl, get, raw, send_h1, send_h1_from, send_h2},
     common::{
         backend::{Backend, Body, BoxError, echo, fnv64, full, held_stream, text},
         launch::{self, sample},
         wait::eventually,
     },
+    dual_pod::DualPod,
     manifests::{
         CONTROLLER, EndpointSlice, Ingress, Manifest, Manifests, mk_backend_service, mk_default_ingress_class,
         mk_ingress, mk_ingress_class, mk_path, mk_service, mk_service_on_ports, mk_slice, to_yaml,

@@ -32,7 +32,12 @@ pub(super) fn reproducible(config: &NginxConfig) -> Result<(), ()> {
 
 /// The claim of a denied location: `options` (the location's as allowed) keep only what the
 /// location still does.
-pub(super) fn claim(nginx: &Nginx<'_>, host: &HostMatch, (kind, location): (PathKind, String), options: RouteOptions) -> PathClaim {
+pub(super) fn claim(
+    nginx: &Nginx<'_>,
+    host: &HostMatch,
+    (kind, location): (PathKind, String),
+    options: RouteOptions,
+) -> PathClaim {
     let options = RouteOptions {
         listeners: options.listeners,
         forwarding: options.forwarding,

@@ -124,7 +124,9 @@ impl ProxySslKeys {
         let found = match secret(owner, name) {
             SecretLookup::Found(found) => found,
             SecretLookup::Absent => {
-                return Err(Failure::Denied(format!("proxy-ssl-secret {owner}/{name} does not exist")));
+                return Err(Failure::Denied(format!(
+                    "proxy-ssl-secret {owner}/{name} does not exist"
+                )));
             }
             // Of a type `shunt run` does not watch, or the state cannot say it is missing.
             SecretLookup::Unread => return refuse(Refusal::Unsupported, "proxy-ssl-secret"),
@@ -146,7 +148,9 @@ impl ProxySslKeys {
                 versions: TlsVersions::Both,
                 client_certificate: None,
             },
-            Some(trusted) => self.trusted(trusted, name, sni, read.client).map_err(Failure::Refused)?,
+            Some(trusted) => self
+                .trusted(trusted, name, sni, read.client)
+                .map_err(Failure::Refused)?,
         };
         match pod_client_config(&tls, b"http/1.1") {
             Ok(_) => Ok(Some(Arc::new(tls))),
@@ -211,7 +215,9 @@ pub(super) fn apply(
                 nginx.denied = Some(reason);
             }
             // The ConfigMap's error pages take the 503 (see `denied.rs`).
-            Err(()) => nginx.problems.push(format!("UnsupportedAnnotation: {prefix}proxy-ssl-secret")),
+            Err(()) => nginx
+                .problems
+                .push(format!("UnsupportedAnnotation: {prefix}proxy-ssl-secret")),
         },
     }
 }
@@ -221,8 +227,8 @@ pub(super) fn apply(
 /// own copy carrying the setting (an id of its own, so its connections and those of the same
 /// Service under another setting never mix).
 pub(super) fn backend(nginx: &super::Nginx<'_>, resolved: Arc<Resolved>) -> Arc<Resolved> {
-    use std::hash::{Hash, Hasher};
     use shunt_spec::UpstreamProtocol::{AutoHttp, Https};
+    use std::hash::{Hash, Hasher};
     let Some(tls) = &nginx.annotations.upstream_tls else {
         return resolved;
     };

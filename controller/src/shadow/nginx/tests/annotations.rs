@@ -200,7 +200,12 @@ fn hosts_with_a_certificate_redirect_plain_http_with_308_unless_told_not_to() {
 
 #[test]
 fn backend_protocol_https_grpcs_and_auto_http_speak_tls_to_the_pod() {
-    let values = [("HTTPS", "https"), ("grpcs", "h2-tls"), ("GRPCS", "h2-tls"), ("AUTO_HTTP", "auto-http")];
+    let values = [
+        ("HTTPS", "https"),
+        ("grpcs", "h2-tls"),
+        ("GRPCS", "h2-tls"),
+        ("AUTO_HTTP", "auto-http"),
+    ];
     for (value, protocol) in values {
         let compiled = compile_nginx(&[mk_ingress(
             "a",
@@ -253,4 +258,3 @@ fn proxy_ssl_keys_without_the_secret_change_nothing_and_are_listed() {
     );
     assert_eq!(answer(&compiled, PLAIN, "a.example.com", "/"), format!("{WEB}@https"));
 }
-
