@@ -43,6 +43,11 @@ pub use store::{Store, WatcherStopped};
 /// (for qcloud it lists their names, metadata only).
 pub const TLS_SECRET_SELECTOR: &str = "type=kubernetes.io/tls";
 
+/// Secrets `kubectl create secret generic` makes, watched when an nginx profile is served:
+/// `proxy-ssl-secret` names one holding `ca.crt` (ingress-nginx reads any type). Slimmed to the
+/// keys compile reads on arrival, so other Opaque Secrets cost their name only.
+pub const OPAQUE_SECRET_SELECTOR: &str = "type=Opaque";
+
 /// The optional kinds `shunt run` watches besides Ingresses, Services, slices and Secrets.
 #[derive(Clone, Copy, Debug)]
 pub struct WatchedKinds {
@@ -60,8 +65,12 @@ pub struct Stores {
     services: Vec<Store<Service>>,
     slices: Vec<Store<EndpointSlice>>,
     secrets: Vec<Store<Secret>>,
-    /// Every Secret's name, when a qcloud profile is served: TKE's certificate Secrets are Opaque,
-    /// and one that does not exist is TKE's E4010. A metadata-only watch: no data is sent.
+    /// Opaque Secrets, slimmed like `secrets`, when an nginx profile is served (see
+    /// [`OPAQUE_SECRET_SELECTOR`]).
+    opaque_secrets: Vec<Store<Secret>>,
+    /// Every Secret's name, when a qcloud or nginx profile is served: TKE's certificate Secrets
+    /// are Opaque, and one that does not exist is TKE's E4010; a `proxy-ssl-secret` that does not
+    /// exist denies the Ingress's locations. A metadata-only watch: no data is sent.
     secret_names: Vec<Store<PartialObjectMeta<Secret>>>,
     /// ingress-nginx's ConfigMap alone (`--nginx-configmap`), when an nginx profile is served.
     nginx_config: Option<Store<ConfigMap>>,
@@ -118,7 +127,13 @@ impl Stores {
                 .iter()
                 .map(|s| reflect(scoped(client, *s), config().fields(TLS_SECRET_SELECTOR), &changed))
                 .collect(),
-            secret_names: match kinds.qcloud {
+            opaque_secrets: match nginx_config {
+                Some(_) => (scopes.iter())
+                    .map(|s| reflect(scoped(client, *s), config().fields(OPAQUE_SECRET_SELECTOR), &changed))
+                    .collect(),
+                None => Vec::new(),
+            },
+            secret_names: match kinds.qcloud || nginx_config.is_some() {
                 true => (scopes.iter())
                     .map(|s| reflect(scoped(client, *s), config(), &changed))
                     .collect(),
@@ -162,6 +177,9 @@ impl Stores {
         for store in &self.secrets {
             store.wait_until_ready().await?;
         }
+        for store in &self.opaque_secrets {
+            store.wait_until_ready().await?;
+        }
         for store in &self.secret_names {
             store.wait_until_ready().await?;
         }
@@ -187,7 +205,7 @@ impl Stores {
             ingress_classes: all(std::slice::from_ref(&self.classes)),
             services: all(&self.services),
             endpoint_slices: all(&self.slices),
-            secrets: all(&self.secrets),
+            secrets: [all(&self.secrets), all(&self.opaque_secrets)].concat(),
             config_maps: (self.nginx_config.iter().chain(&self.auth_config_maps))
                 .flat_map(|store| store.state())
                 .collect(),

@@ -147,6 +147,11 @@ pub enum UpstreamProtocol {
     /// handled as for [`UpstreamProtocol::Https`].
     #[serde(rename = "h2-tls")]
     H2Tls,
+    /// [`UpstreamProtocol::Https`] for a caller over TLS, [`UpstreamProtocol::Http1`] for one
+    /// over cleartext, to the same port: chosen per request ([`UpstreamProtocol::for_caller`]),
+    /// as ingress-nginx's `AUTO_HTTP` writes `proxy_pass $scheme://`.
+    #[serde(rename = "auto-http")]
+    AutoHttp,
 }
 
 // === impl UpstreamProtocol ===
@@ -159,6 +164,18 @@ impl UpstreamProtocol {
             UpstreamProtocol::H2c => "h2c",
             UpstreamProtocol::Https => "https",
             UpstreamProtocol::H2Tls => "h2-tls",
+            UpstreamProtocol::AutoHttp => "auto-http",
+        }
+    }
+
+    /// The protocol a request from a caller over TLS (`tls`) or cleartext is sent in: only
+    /// [`UpstreamProtocol::AutoHttp`] depends on it.
+    #[inline(always)]
+    pub const fn for_caller(self, tls: bool) -> Self {
+        match self {
+            UpstreamProtocol::AutoHttp if tls => UpstreamProtocol::Https,
+            UpstreamProtocol::AutoHttp => UpstreamProtocol::Http1,
+            other => other,
         }
     }
 
@@ -193,10 +210,22 @@ mod tests {
     #[test]
     fn routes_json_and_backend_ids_spell_each_protocol_alike() {
         use UpstreamProtocol::*;
-        for protocol in [Http1, H2c, Https, H2Tls] {
+        for protocol in [Http1, H2c, Https, H2Tls, AutoHttp] {
             let json = serde_json::to_value(protocol).expect("a protocol serialises");
             assert_eq!(json, protocol.as_str(), "{protocol:?}");
         }
-        assert!(H2c.is_h2() && H2Tls.is_h2() && !Https.is_h2() && !Http1.is_h2());
+        assert!(H2c.is_h2() && H2Tls.is_h2() && !Https.is_h2() && !Http1.is_h2() && !AutoHttp.is_h2());
+    }
+
+    #[test]
+    fn only_auto_http_depends_on_the_callers_tls() {
+        use UpstreamProtocol::*;
+        assert_eq!((AutoHttp.for_caller(true), AutoHttp.for_caller(false)), (Https, Http1));
+        for protocol in [Http1, H2c, Https, H2Tls] {
+            assert_eq!(
+                (protocol.for_caller(true), protocol.for_caller(false)),
+                (protocol, protocol)
+            );
+        }
     }
 }

@@ -31,6 +31,7 @@ mod layout;
 mod nginx;
 mod nginx_affinity;
 mod nginx_auth;
+mod nginx_auto_http;
 mod nginx_canary;
 mod nginx_cors;
 mod nginx_diff;

@@ -266,7 +266,8 @@ pub(super) async fn list_state(
 ) -> anyhow::Result<ClusterState> {
     let classes_options = classes.compile_options();
     // Read only when a class uses the nginx profile: other users need no ConfigMap access.
-    let nginx_config = match crate::shadow::serves_nginx(&classes_options) {
+    let nginx = crate::shadow::serves_nginx(&classes_options);
+    let nginx_config = match nginx {
         true => get_config_map(client, &classes.nginx_configmap).await?,
         false => None,
     };
@@ -279,8 +280,9 @@ pub(super) async fn list_state(
         true => list_tke_service_configs(client, namespaces).await?,
         false => Vec::new(),
     };
-    // Every Secret's name, as `run` watches them for qcloud (TKE's E4010); never their data.
-    let secret_names = match qcloud {
+    // Every Secret's name, as `run` watches them for qcloud (TKE's E4010) and nginx (a missing
+    // `proxy-ssl-secret`); never their data.
+    let secret_names = match qcloud || nginx {
         true => list::<PartialObjectMeta<Secret>>(client, namespaces, &ListParams::default()).await?,
         false => Vec::new(),
     };
@@ -289,15 +291,34 @@ pub(super) async fn list_state(
         ingress_classes: classes.items.into_iter().map(std::sync::Arc::new).collect(),
         services: compact(list::<ApiService>(client, namespaces, &ListParams::default()).await?),
         endpoint_slices: compact(list::<ApiEndpointSlice>(client, namespaces, &ListParams::default()).await?),
-        secrets: list::<Secret>(client, namespaces, &tls).await?,
+        secrets: list_secrets(client, namespaces, &tls, nginx).await?,
         config_maps: nginx_config.into_iter().collect(),
         tke_service_configs,
-        secrets_listed: qcloud,
+        secrets_listed: qcloud || nginx,
         secret_names: secret_names.into_iter().map(SecretName).collect(),
         ..ClusterState::default()
     };
     super::gateway_list::add(client, namespaces, &mut state).await?;
     Ok(state)
+}
+
+/// The `kubernetes.io/tls` Secrets, and the Opaque ones when an nginx profile is served
+/// (`proxy-ssl-secret`), slimmed as `run` keeps them.
+async fn list_secrets(
+    client: &Client,
+    namespaces: &[String],
+    tls: &ListParams,
+    nginx: bool,
+) -> anyhow::Result<Vec<std::sync::Arc<Secret>>> {
+    let mut secrets = list::<Secret>(client, namespaces, tls).await?;
+    if nginx {
+        let opaque = ListParams::default().fields(crate::watch::OPAQUE_SECRET_SELECTOR);
+        secrets.extend(list::<Secret>(client, namespaces, &opaque).await?);
+    }
+    for secret in &mut secrets {
+        crate::watch::Slim::slim(std::sync::Arc::make_mut(secret));
+    }
+    Ok(secrets)
 }
 
 /// TKE's TkeServiceConfigs, as `run` watches them: none where the CRD is absent or not granted.

@@ -66,7 +66,7 @@ pub(crate) use self::{
     backend::{Backends, Resolved},
     claims::{PathClaim, RouteSettings},
     ingress::Sink,
-    tls::{CertId, TlsBuilder},
+    tls::{CertId, SecretLookup, TlsBuilder},
 };
 
 pub use self::{

@@ -53,6 +53,17 @@ pub enum CertId {
     Unknown,
 }
 
+/// What the state says of one Secret.
+#[derive(Clone, Copy, Debug)]
+pub enum SecretLookup<'a> {
+    Found(&'a Secret),
+    /// No such Secret: the state holds every Secret's name.
+    Absent,
+    /// Its data is not in the state (a type `shunt run` does not read), or the state does
+    /// not say whether it exists.
+    Unread,
+}
+
 /// Why a Secret cannot serve.
 #[derive(Clone)]
 struct Unusable {
@@ -156,14 +167,18 @@ impl<'a> TlsBuilder<'a> {
         }
     }
 
-    /// Whether a certificate is bound to exactly `host` (not the default certificate).
     /// The Secret `namespace/name` of any type, for a profile that reads other keys of it
     /// (ingress-nginx's `proxy-ssl-secret`); counts as asking, as certificates do.
-    pub fn secret(&self, namespace: &str, name: &str) -> Option<&'a Secret> {
+    pub fn secret(&self, namespace: &str, name: &str) -> SecretLookup<'a> {
         self.asked.set(self.asked.get() + 1);
-        self.secrets.get(&(namespace, name)).copied()
+        match self.secrets.get(&(namespace, name)) {
+            Some(secret) => SecretLookup::Found(secret),
+            None if self.secrets_listed && !self.names.contains(&(namespace, name)) => SecretLookup::Absent,
+            None => SecretLookup::Unread,
+        }
     }
 
+    /// Whether a certificate is bound to exactly `host` (not the default certificate).
     pub fn serves(&self, host: &HostMatch) -> bool {
         self.asked.set(self.asked.get() + 1);
         self.hosts.contains_key(host)

@@ -26,9 +26,10 @@ use crate::{
 /// The annotation `kubectl apply` keeps a whole copy of the object in.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
-/// Keys of a `kubernetes.io/tls` Secret that compile reads: TKE's `qcloud_cert_id` too, as
-/// the qcloud profile tells a Secret TKE can use (E4011) from one it cannot.
-const TLS_KEYS: [&str; 3] = ["tls.crt", "tls.key", "qcloud_cert_id"];
+/// Keys of a Secret that compile reads: TKE's `qcloud_cert_id` too, as the qcloud profile tells a
+/// Secret TKE can use (E4011) from one it cannot, and `ca.crt` and `ca.crl`, which
+/// ingress-nginx's `proxy-ssl-secret` reads (a CRL refuses the host, so it must not vanish here).
+const TLS_KEYS: [&str; 5] = ["tls.crt", "tls.key", "qcloud_cert_id", "ca.crt", "ca.crl"];
 
 /// Removes what no reader of the stores uses; everything compile, status and Events read stays.
 pub trait Slim {
@@ -145,7 +146,8 @@ pub fn bound_auth_config_map(map: &mut ConfigMap) {
 }
 
 impl Slim for Secret {
-    /// Only the type, the certificate, its key and a Tencent certificate id.
+    /// Only the type and the keys compile reads ([`TLS_KEYS`]); a Secret with none of them is
+    /// kept as its name (it exists, which `proxy-ssl-secret` tells from a missing one).
     fn slim(&mut self) {
         slim_metadata_fully(&mut self.metadata);
         self.immutable = None;

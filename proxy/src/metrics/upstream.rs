@@ -81,6 +81,8 @@ fn protocol_index(protocol: UpstreamProtocol) -> usize {
         UpstreamProtocol::Https => 1,
         UpstreamProtocol::H2c => 2,
         UpstreamProtocol::H2Tls => 3,
+        // Opened connections are counted in the protocol chosen for the caller.
+        UpstreamProtocol::AutoHttp => 0,
     }
 }
 

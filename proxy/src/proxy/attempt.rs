@@ -150,6 +150,7 @@ pub(super) async fn attempt_on(
             uri: UpstreamClients::request_uri(upstream.protocol, &endpoint.authority, host, &prepared.path_and_query),
             headers: &prepared.headers,
             added: &prepared.added,
+            client_tls: prepared.client_tls,
         };
         let sent = Instant::now();
         if retries.attempts() == 1 {

@@ -147,6 +147,7 @@ fn error_request(
         accepts_trailers: prepared.accepts_trailers,
         client_upgrade: None,
         request_id: None,
+        client_tls: prepared.client_tls,
         body,
         slot: prepared.slot.clone(),
     }

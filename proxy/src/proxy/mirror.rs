@@ -38,6 +38,7 @@ pub(super) fn mirror(inner: &Inner, mirror: &Mirror, host: &str, prepared: &Prep
             path_and_query: prepared.path_and_query.clone(),
             host: host.to_string(),
         };
+        let client_tls = prepared.client_tls;
         let clients = inner.clients.clone();
         tokio::spawn(async move {
             let _slot = slot;
@@ -49,6 +50,7 @@ pub(super) fn mirror(inner: &Inner, mirror: &Mirror, host: &str, prepared: &Prep
                 uri,
                 headers: &copy.headers,
                 added: &copy.added,
+                client_tls,
             };
             let sent = clients.send(&upstream, &endpoint, &head, RequestBody::Empty, WriteAt::Once, None);
             let answered = async {

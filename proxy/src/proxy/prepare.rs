@@ -39,6 +39,8 @@ pub(super) struct Prepared {
     pub client_upgrade: Option<OnUpgrade>,
     /// For the access log, which takes it.
     pub request_id: Option<HeaderValue>,
+    /// The caller's connection is over TLS (an `AutoHttp` pod is spoken to alike).
+    pub client_tls: bool,
     /// The first attempt's body; the attempts take it.
     pub body: RequestBody,
     /// Where later attempts get theirs; `None` for a request without a body.
@@ -107,6 +109,7 @@ pub(super) fn prepare(
         accepts_trailers,
         client_upgrade,
         request_id: Some(request_id),
+        client_tls: conn.tls,
         body,
         slot,
     }

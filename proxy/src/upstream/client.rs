@@ -108,7 +108,10 @@ impl UpstreamClients {
         let connect_timeout = connect_timeout.unwrap_or(self.connect_timeout);
         let tls = match upstream.protocol {
             UpstreamProtocol::Http1 => CLEARTEXT,
-            UpstreamProtocol::Https => upstream.tls.as_ref().map_or(PLAIN_TLS, |pod| pod.id),
+            UpstreamProtocol::AutoHttp if !head.client_tls => CLEARTEXT,
+            UpstreamProtocol::Https | UpstreamProtocol::AutoHttp => {
+                upstream.tls.as_ref().map_or(PLAIN_TLS, |pod| pod.id)
+            }
             UpstreamProtocol::H2c | UpstreamProtocol::H2Tls => {
                 let tls = (upstream.protocol == UpstreamProtocol::H2Tls).then_some(&self.h2_tls);
                 // Boxed: the HTTP/2 exchange's future is the largest part of this one, which
@@ -144,7 +147,9 @@ impl UpstreamClients {
                     Ok(Err(error)) => return Err(UpstreamError::Connect(error)),
                     Err(_) => return Err(UpstreamError::connect_timeout()),
                 };
-                upstream.stats.connection_opened(upstream.protocol);
+                upstream
+                    .stats
+                    .connection_opened(upstream.protocol.for_caller(head.client_tls));
                 self.http1.pooled(key, Http1::new(stream, Box::new(counted)))
             }
             Err(timeout) => return Err(UpstreamError::PoolTimeout(timeout)),
@@ -186,7 +191,7 @@ impl UpstreamClients {
                 .build()
         };
         match protocol {
-            UpstreamProtocol::Http1 | UpstreamProtocol::Https => Uri::from(path.clone()),
+            UpstreamProtocol::Http1 | UpstreamProtocol::Https | UpstreamProtocol::AutoHttp => Uri::from(path.clone()),
             UpstreamProtocol::H2c | UpstreamProtocol::H2Tls => absolute(host)
                 .or_else(|_| absolute(pod.as_str()))
                 .expect("scheme, pod address and path are each valid"),

@@ -13,6 +13,8 @@ pub struct Outgoing<'a> {
     pub headers: &'a HeaderMap,
     /// Written after `headers`; no name here is also in `headers` unless both are meant to go.
     pub added: &'a AddedFields,
+    /// The caller's connection is over TLS: an `AutoHttp` pod is then spoken to over TLS.
+    pub client_tls: bool,
 }
 
 impl Outgoing<'_> {
@@ -65,6 +67,7 @@ mod tests {
             uri: "http://shop.example.com/a?b".parse().unwrap(),
             headers: &headers,
             added: &added,
+            client_tls: false,
         };
         let request = head.to_h2(RequestBody::Empty);
         assert_eq!(request.version(), Version::HTTP_2);
@@ -86,6 +89,7 @@ mod tests {
             uri: "http://10.0.0.9:8080/".parse().unwrap(),
             headers: &headers,
             added: &added,
+            client_tls: false,
         };
         assert_eq!(
             head.to_h2(RequestBody::Empty).headers()[header::HOST],

@@ -15,6 +15,7 @@ mod gateway_selector;
 mod gateway_shadow;
 mod leader;
 mod nginx_auth;
+mod nginx_proxy_ssl;
 mod node_local_dns;
 mod rbac;
 mod restart;

@@ -2,7 +2,7 @@
 //! certificate, the Location without one trailing `/`), force-ssl-redirect, ssl-redirect
 //! "false" on an Ingress and in the ConfigMap, the ConfigMap's http-redirect-code with
 //! preserve-trailing-slash, HSTS on HTTPS answers with the ConfigMap's keys, and TLS to the pod
-//! (backend-protocol HTTPS).
+//! (backend-protocol HTTPS and AUTO_HTTP), and the 503 of an Ingress proxy-ssl-secret denies.
 
 use super::{
     case::{Verdict, case, check},
@@ -155,4 +155,50 @@ async fn an_https_pod_is_verified_against_the_secrets_ca_and_the_proxy_ssl_name(
         ("wrong-name.example.com", Verdict::Identical),
     ];
     check(case!("https_verified", &[]), &probes, &verdicts).await;
+}
+
+#[tokio::test]
+async fn auto_http_speaks_to_the_pod_in_the_callers_scheme() {
+    const PLAIN: &str = "auto-plain.example.com";
+    const TLS: &str = "auto-tls.example.com";
+    let probes = [
+        Probe::get(PLAIN, "/a?b=c")
+            .expect("pod", "answered by web")
+            .expect("pod header x-forwarded-proto", "http"),
+        // The cleartext pod fails a TLS handshake.
+        Probe::get(PLAIN, "/").https().expect("status", "502"),
+        Probe::get(TLS, "/a?b=c")
+            .https()
+            .expect("pod", "answered by secure")
+            .expect("pod header x-forwarded-proto", "https"),
+        Probe::post(TLS, "/form", Payload::Sized(10))
+            .h2()
+            .expect("pod body_len", "10"),
+    ];
+    let certificates = &[(PLAIN, "auto-plain-tls"), (TLS, "auto-tls-tls")];
+    let verdicts = [(PLAIN, Verdict::Identical), (TLS, Verdict::Identical)];
+    check(case!("auto_http", certificates), &probes, &verdicts).await;
+}
+
+#[tokio::test]
+async fn a_missing_proxy_ssl_secret_answers_503_on_every_location_of_the_ingress() {
+    const HOST: &str = "denied.example.com";
+    let probes = [
+        // No HTTPS redirect: the location's `return` comes first.
+        Probe::get(HOST, "/").expect("status", "503").expect(HSTS, "<absent>"),
+        Probe::get(HOST, "/a")
+            .https()
+            .expect("status", "503")
+            .expect(HSTS, DEFAULT_HSTS),
+        Probe::get(HOST, "/web/x").h2().expect("status", "503"),
+        // nginx's own 1m, not the Ingress's proxy-body-size.
+        Probe::post(HOST, "/web", Payload::Sized(2 << 20)).expect("status", "413"),
+    ];
+    let certificates = &[(HOST, "denied-tls")];
+    check(
+        case!("proxy_ssl_denied", certificates),
+        &probes,
+        &[(HOST, Verdict::Identical)],
+    )
+    .await;
 }

@@ -5,6 +5,7 @@ mod client;
 #[path = "../../common/mod.rs"]
 mod common;
 pub mod corpus;
+mod dual_pod;
 mod manifests;
 mod shunt;
 mod tls;
@@ -17,6 +18,7 @@ pub use self::{
         launch::{self, sample},
         wait::eventually,
     },
+    dual_pod::DualPod,
     manifests::{
         CONTROLLER, EndpointSlice, Ingress, Manifest, Manifests, mk_backend_service, mk_default_ingress_class,
         mk_ingress, mk_ingress_class, mk_path, mk_service, mk_service_on_ports, mk_slice, to_yaml,

@@ -275,15 +275,17 @@ pub(super) fn flag(value: &str) -> Result<bool, Refusal> {
 /// `appProtocol: https` (GRPCS offering ALPN `h2`), which, as nginx without the `proxy-ssl-*`
 /// keys (`proxy_ssl_verify` and `proxy_ssl_server_name` are off; `grpc_pass grpcs://` reads the
 /// `grpc_ssl_*` directives, which nginx.tmpl never writes), neither checks the pod's certificate
-/// nor sends SNI (it dials the pod's IP). `AUTO_HTTP` is `proxy_pass $scheme://`, a protocol
-/// chosen per request by the caller's scheme, and `FCGI` is FastCGI: no counterpart.
+/// nor sends SNI (it dials the pod's IP). `AUTO_HTTP` is `proxy_pass $scheme://`: the pod is
+/// spoken to over TLS by a caller over TLS, in cleartext by the others, chosen per request.
+/// `FCGI` is FastCGI: no counterpart.
 fn backend_protocol(value: &str) -> Result<Option<UpstreamProtocol>, Refusal> {
     match value.trim().to_ascii_uppercase().as_str() {
         "HTTP" => Ok(None),
         "GRPC" => Ok(Some(UpstreamProtocol::H2c)),
         "HTTPS" => Ok(Some(UpstreamProtocol::Https)),
         "GRPCS" => Ok(Some(UpstreamProtocol::H2Tls)),
-        "AUTO_HTTP" | "FCGI" => Err(Refusal::Unsupported),
+        "AUTO_HTTP" => Ok(Some(UpstreamProtocol::AutoHttp)),
+        "FCGI" => Err(Refusal::Unsupported),
         _ => Err(Refusal::Invalid),
     }
 }

@@ -101,6 +101,9 @@ pub(super) fn path_claim(
     (kind, location): (PathKind, String),
     mut options: RouteOptions,
 ) -> Option<PathClaim> {
+    if nginx.denied.is_some() {
+        return Some(super::denied::claim(nginx, host, (kind, location), options));
+    }
     // `no-auth-locations`: the location is served without the `auth_request` line.
     if walk.config.auth.exempt(path.path.as_deref().unwrap_or("/")) {
         options.external_auth = None;
@@ -177,7 +180,9 @@ pub(super) fn settle(
             sink.table.add_alternative(alternative);
         }
         super::errors::hold_backend(claim, sink);
-        report_no_endpoints(nginx, claim, sink);
+        if nginx.denied.is_none() {
+            report_no_endpoints(nginx, claim, sink);
+        }
         return;
     };
     if holder == nginx.source {

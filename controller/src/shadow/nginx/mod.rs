@@ -22,6 +22,7 @@ mod canary;
 mod claims;
 pub mod config;
 mod cors;
+mod denied;
 mod errors;
 mod forwarding;
 mod global_auth;
@@ -88,6 +89,8 @@ struct Nginx<'i> {
     annotations: NginxAnnotations,
     /// Reasons every host of this Ingress is refused.
     problems: Vec<String>,
+    /// Why ingress-nginx denies every location of this Ingress (`return 503;`, see `denied.rs`).
+    denied: Option<String>,
 }
 
 /// ingress-nginx ([`OwnProfile`]), with its ConfigMap's keys.
@@ -143,7 +146,7 @@ fn compile(
         }
     }
     for nginx in &mut all {
-        proxy_ssl::apply(nginx, certificates);
+        proxy_ssl::apply(nginx, certificates, config, sink);
     }
     let hashes = hash::by_backend(&all.iter().collect::<Vec<_>>(), sink);
     // A canary Ingress serves no location of its own (controller.go, `createServers`).
@@ -318,6 +321,7 @@ fn prepare<'i>(
         source: format!("{namespace}/{name}"),
         annotations,
         problems,
+        denied: None,
     })
 }
 

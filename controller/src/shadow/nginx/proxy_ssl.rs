@@ -15,8 +15,12 @@
 //! (`ngx_http_upstream_init_request`: `u->ssl_name = uscf->host`): that is the name checked,
 //! and sent as SNI when `proxy-ssl-server-name` is on. Only `proxy_pass https://` reads these
 //! lines (`grpc_pass grpcs://` reads `grpc_ssl_*`, never written), so only `backend-protocol:
-//! HTTPS` backends carry the result. A missing or unreadable Secret denies the locations (503),
-//! which shunt does not reproduce: the host is refused naming the secret.
+//! HTTPS` backends carry the result, and `AUTO_HTTP` ones for their callers over TLS.
+//!
+//! A Secret that does not exist, or one in another namespace, makes the parse fail with
+//! `LocationDenied`: every location of the Ingress answers 503 (`denied.rs`), whatever its
+//! protocol. An unreadable Secret is denied too, which shunt does not reproduce (its checks are
+//! not OpenSSL's): the host is refused naming the secret.
 
 mod hosts;
 mod secret;
@@ -24,13 +28,12 @@ mod values;
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Secret;
 use shunt_proxy::publish::{PodTlsError, pod_client_config};
 use shunt_spec::{PodVerification, TlsVersions, UpstreamTls};
 
 pub(super) use self::hosts::refuse_mixed;
 use super::annotations::Refusal;
-use crate::compile::Resolved;
+use crate::compile::{Reason, Resolved, SecretLookup, Sink};
 
 /// The keys ingress-nginx's proxyssl parser reads (without the prefix).
 const KEYS: [&str; 7] = [
@@ -55,6 +58,21 @@ pub struct ProxySslKeys {
 }
 
 type Refused = (Refusal, &'static str);
+
+/// Why the keys give no upstream TLS.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Failure {
+    /// shunt cannot reproduce what nginx does: the key named refuses the hosts.
+    Refused(Refused),
+    /// ingress-nginx denies the Ingress's locations, for this reason.
+    Denied(String),
+}
+
+impl From<Refused> for Failure {
+    fn from(refused: Refused) -> Self {
+        Failure::Refused(refused)
+    }
+}
 
 impl ProxySslKeys {
     /// Notes `name` (without the prefix) when it is a `proxy-ssl-*` key; `false` otherwise.
@@ -82,27 +100,36 @@ impl ProxySslKeys {
         }
     }
 
-    /// The upstream TLS the Ingress's HTTPS locations get (`None` without the secret), or the
-    /// key that refuses its hosts. `secret` finds a Secret by namespace and name.
+    /// The upstream TLS the Ingress's HTTPS locations get (`None` without the secret), the key
+    /// that refuses its hosts, or why nginx denies its locations. `secret` finds a Secret by
+    /// namespace and name.
     pub(super) fn resolve<'s>(
         &self,
         namespace: &str,
-        secret: impl FnOnce(&str, &str) -> Option<&'s Secret>,
-    ) -> Result<Option<Arc<UpstreamTls>>, Refused> {
+        secret: impl FnOnce(&str, &str) -> SecretLookup<'s>,
+    ) -> Result<Option<Arc<UpstreamTls>>, Failure> {
         let Some(reference) = self.value("proxy-ssl-secret") else {
             return Ok(None);
         };
-        let refuse = |refusal, key| Err((refusal, key));
+        let refuse = |refusal, key| Err(Failure::Refused((refusal, key)));
         let Some((owner, name)) = values::secret_reference(reference) else {
             return refuse(Refusal::Invalid, "proxy-ssl-secret");
         };
-        // allow-cross-namespace-resources is off by default: nginx denies the locations (503).
+        // allow-cross-namespace-resources is off by default.
         if owner != namespace {
-            return refuse(Refusal::Unsupported, "proxy-ssl-secret");
+            return Err(Failure::Denied(format!(
+                "proxy-ssl-secret {owner}/{name}: cross namespace secrets are not supported"
+            )));
         }
-        // Missing (or, under `shunt run`, not a kubernetes.io/tls Secret, which is not watched).
-        let Some(found) = secret(owner, name) else {
-            return refuse(Refusal::Unsupported, "proxy-ssl-secret");
+        let found = match secret(owner, name) {
+            SecretLookup::Found(found) => found,
+            SecretLookup::Absent => {
+                return Err(Failure::Denied(format!(
+                    "proxy-ssl-secret {owner}/{name} does not exist"
+                )));
+            }
+            // Of a type `shunt run` does not watch, or the state cannot say it is missing.
+            SecretLookup::Unread => return refuse(Refusal::Unsupported, "proxy-ssl-secret"),
         };
         let read = match secret::read(found) {
             Ok(read) => read,
@@ -121,7 +148,9 @@ impl ProxySslKeys {
                 versions: TlsVersions::Both,
                 client_certificate: None,
             },
-            Some(trusted) => self.trusted(trusted, name, sni, read.client)?,
+            Some(trusted) => self
+                .trusted(trusted, name, sni, read.client)
+                .map_err(Failure::Refused)?,
         };
         match pod_client_config(&tls, b"http/1.1") {
             Ok(_) => Ok(Some(Arc::new(tls))),
@@ -166,25 +195,45 @@ impl ProxySslKeys {
     }
 }
 
-/// Resolves `nginx`'s keys against the Secrets; a refusal joins its problems.
-pub(super) fn apply(nginx: &mut super::Nginx<'_>, certificates: &crate::compile::TlsBuilder<'_>) {
+/// Resolves `nginx`'s keys against the Secrets; a refusal joins its problems, a denial is
+/// noted on it (and said, as ingress-nginx logs it).
+pub(super) fn apply(
+    nginx: &mut super::Nginx<'_>,
+    certificates: &crate::compile::TlsBuilder<'_>,
+    config: &super::config::NginxConfig,
+    sink: &mut Sink<'_>,
+) {
     let keys = &nginx.annotations.proxy_ssl;
+    let prefix = super::annotations::PREFIX;
     match keys.resolve(nginx.namespace, |namespace, name| certificates.secret(namespace, name)) {
         Ok(tls) => nginx.annotations.upstream_tls = tls,
-        Err((refusal, key)) => (nginx.problems).push(format!("{refusal}: {}{key}", super::annotations::PREFIX)),
+        Err(Failure::Refused((refusal, key))) => nginx.problems.push(format!("{refusal}: {prefix}{key}")),
+        Err(Failure::Denied(reason)) => match super::denied::reproducible(config) {
+            Ok(()) => {
+                let message = format!("{reason}: ingress-nginx answers 503 on every path of the Ingress");
+                super::report(nginx, sink, Reason::InvalidAnnotation, message);
+                nginx.denied = Some(reason);
+            }
+            // The ConfigMap's error pages take the 503 (see `denied.rs`).
+            Err(()) => nginx
+                .problems
+                .push(format!("UnsupportedAnnotation: {prefix}proxy-ssl-secret")),
+        },
     }
 }
 
-/// The backend a location of `nginx` forwards to: with `backend-protocol: HTTPS` and a
-/// resolved secret, its own copy carrying the setting (an id of its own, so its connections
-/// and those of the same Service under another setting never mix).
+/// The backend a location of `nginx` forwards to: with `backend-protocol: HTTPS` (or
+/// `AUTO_HTTP`, whose callers over TLS get `proxy_pass https://`) and a resolved secret, its
+/// own copy carrying the setting (an id of its own, so its connections and those of the same
+/// Service under another setting never mix).
 pub(super) fn backend(nginx: &super::Nginx<'_>, resolved: Arc<Resolved>) -> Arc<Resolved> {
+    use shunt_spec::UpstreamProtocol::{AutoHttp, Https};
     use std::hash::{Hash, Hasher};
-    let https = shunt_spec::UpstreamProtocol::Https;
     let Some(tls) = &nginx.annotations.upstream_tls else {
         return resolved;
     };
-    if nginx.annotations.backend_protocol != Some(https) || resolved.spec.protocol != https {
+    let protocol = nginx.annotations.backend_protocol;
+    if !matches!(protocol, Some(Https | AutoHttp)) || Some(resolved.spec.protocol) != protocol {
         return resolved;
     }
     // SipHash with fixed keys: the same setting gives the same id in every compile.

@@ -113,6 +113,7 @@ fn mk_state() -> Full {
             ("tls.crt".to_string(), ByteString(b"chain".to_vec())),
             ("tls.key".to_string(), ByteString(b"key".to_vec())),
             ("ca.crt".to_string(), ByteString(b"ca".to_vec())),
+            ("password".to_string(), ByteString(b"hunter2".to_vec())),
         ])),
         ..Default::default()
     };
@@ -215,7 +216,8 @@ fn fields_compile_never_reads_leave() {
         .flatten()
         .map(|(k, _)| k.as_str())
         .collect();
-    assert_eq!(keys, vec!["tls.crt", "tls.key"]);
+    // `ca.crt` stays: ingress-nginx's `proxy-ssl-secret` reads it.
+    assert_eq!(keys, vec!["ca.crt", "tls.crt", "tls.key"]);
 }
 
 /// Generated clusters: a few names so Ingresses, Services and slices refer to each other, and

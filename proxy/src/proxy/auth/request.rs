@@ -47,6 +47,8 @@ impl Built {
             uri: Uri::from(rule.target.clone()),
             headers: &self.headers,
             added: &self.added,
+            // The auth service is spoken to in its own protocol.
+            client_tls: false,
         }
     }
 }

@@ -60,9 +60,7 @@ fn values_that_narrow_or_do_not_parse_are_refused_too() {
         ("denylist-source-range: 192.168.0.0/16", "UnsupportedAnnotation"),
         ("allowlist-source-range: 203.0.113.0/24,office", "InvalidAnnotation"),
         ("proxy-http-version: \"1.0\"", "UnsupportedAnnotation"),
-        ("backend-protocol: AUTO_HTTP", "UnsupportedAnnotation"),
         ("backend-protocol: FCGI", "UnsupportedAnnotation"),
-        ("proxy-ssl-secret: shop/pods-ca", "UnsupportedAnnotation"),
         ("backend-protocol: SOAP", "InvalidAnnotation"),
         ("ssl-redirect: \"yes\"", "InvalidAnnotation"),
     ];
@@ -201,8 +199,14 @@ fn hosts_with_a_certificate_redirect_plain_http_with_308_unless_told_not_to() {
 }
 
 #[test]
-fn backend_protocol_https_and_grpcs_speak_tls_to_the_pod() {
-    for (value, protocol) in [("HTTPS", "https"), ("grpcs", "h2-tls"), ("GRPCS", "h2-tls")] {
+fn backend_protocol_https_grpcs_and_auto_http_speak_tls_to_the_pod() {
+    let values = [
+        ("HTTPS", "https"),
+        ("grpcs", "h2-tls"),
+        ("GRPCS", "h2-tls"),
+        ("AUTO_HTTP", "auto-http"),
+    ];
+    for (value, protocol) in values {
         let compiled = compile_nginx(&[mk_ingress(
             "a",
             &format!("nginx.ingress.kubernetes.io/backend-protocol: {value}"),
@@ -253,14 +257,4 @@ fn proxy_ssl_keys_without_the_secret_change_nothing_and_are_listed() {
         ]
     );
     assert_eq!(answer(&compiled, PLAIN, "a.example.com", "/"), format!("{WEB}@https"));
-}
-
-#[test]
-fn proxy_ssl_keys_with_the_secret_refuse_the_host_naming_the_secret() {
-    let annotations = "nginx.ingress.kubernetes.io/proxy-ssl-secret: shop/pods-ca\n\
-                       nginx.ingress.kubernetes.io/proxy-ssl-verify: \"on\"";
-    assert_eq!(
-        refused_for(annotations),
-        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"]
-    );
 }

@@ -1,6 +1,6 @@
 //! `proxy-ssl-secret` and its keys: the upstream TLS an HTTPS location gets, or the key named.
 
-use shunt_spec::{BackendSpec, TlsVersions, UpstreamTls};
+use shunt_spec::{BackendSpec, BodyLimit, TlsVersions, UpstreamTls};
 
 use super::*;
 
@@ -169,11 +169,6 @@ fn refusals_name_the_key_shunt_cannot_reproduce() {
             "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
         ),
         (
-            String::new(),
-            "",
-            "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret",
-        ),
-        (
             with_ca.clone(),
             "nginx.ingress.kubernetes.io/proxy-ssl-ciphers: HIGH:!aNULL",
             "UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-ciphers",
@@ -225,4 +220,48 @@ fn a_host_whose_ingresses_differ_in_the_setting_is_refused() {
     );
     let compiled = compile_nginx(&[mk_secret(&[("ca.crt", &ca)]), with, same]);
     assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new());
+}
+
+/// The route `/` on `a.example.com`: its backend's id and endpoints, and its body limit.
+fn denied_route(compiled: &Compiled) -> (String, usize, Option<BodyLimit>) {
+    let id = answer(compiled, PLAIN, "a.example.com", "/");
+    let path = (compiled.table.hosts.iter())
+        .find(|host| host.host.to_string() == "a.example.com")
+        .and_then(|host| host.paths.iter().find(|path| path.path == "/"))
+        .expect("a route for /");
+    (id.clone(), backend(compiled).endpoints.len(), path.options.body_limit)
+}
+
+#[test]
+fn a_missing_or_foreign_secret_denies_every_location_of_the_ingress_with_503() {
+    let own = "nginx.ingress.kubernetes.io/proxy-ssl-secret: shop/absent";
+    let foreign = "nginx.ingress.kubernetes.io/proxy-ssl-secret: other/pods";
+    let (ca, _) = mk_pki();
+    let secret = mk_secret(&[("ca.crt", &ca)]);
+    // Whatever the protocol: the parse fails before backend-protocol is read.
+    let http = "nginx.ingress.kubernetes.io/backend-protocol: HTTP";
+    // Denied locations write no CORS, limits or body size of their own.
+    let cors = "nginx.ingress.kubernetes.io/enable-cors: \"true\"";
+    let body = "nginx.ingress.kubernetes.io/proxy-body-size: 8m";
+    for keys in [[own, HTTPS, cors, body], [foreign, http, cors, body]] {
+        let compiled = compile_with(&secret, &keys);
+        assert_eq!(refusals(&compiled, "a.example.com"), Vec::<String>::new(), "{keys:?}");
+        let (id, endpoints, limit) = denied_route(&compiled);
+        assert_eq!(
+            (id.as_str(), endpoints, limit),
+            ("shop/a#denied", 0, Some(BodyLimit::Bytes(1 << 20))),
+            "{keys:?}"
+        );
+    }
+}
+
+#[test]
+fn a_denied_location_the_configmap_sends_to_error_pages_is_refused() {
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: ingress-nginx, name: ingress-nginx-controller}\ndata: {custom-http-errors: \"503\"}";
+    let own = "nginx.ingress.kubernetes.io/proxy-ssl-secret: shop/absent";
+    let compiled = compile_with(config, &[own, HTTPS]);
+    assert_eq!(
+        refusals(&compiled, "a.example.com"),
+        ["UnsupportedAnnotation: nginx.ingress.kubernetes.io/proxy-ssl-secret"]
+    );
 }

@@ -33,6 +33,7 @@ async fn request_seen_by_the_next_task(write_at: WriteAt) -> (bool, String) {
             uri: http::Uri::from_static("/paced"),
             headers: &headers,
             added: &added,
+            client_tls: false,
         };
         send(conn, &head, RequestBody::Empty, write_at, None).await
     });
