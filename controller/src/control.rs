@@ -91,7 +91,7 @@ pub async fn compile_loop(
             let mut task_options = options.clone();
             task_options.now = Some(Timestamp::now());
             let panicked = source.compile(&mut control, &task_options).is_none();
-            crate::residency::after_first_compile();
+            crate::residency::after_compile();
             // Nothing changed for a while: compile anyway, a certificate may have expired. Not
             // after a panic: the same objects would panic the same way.
             let changed = source.changed(control.metrics());

@@ -1,11 +1,16 @@
-//! Handing back the pages of code that only start-up ran.
+//! Handing back the pages of code that only start-up or a compile ran.
 //!
 //! The kernel maps an executable's code in 64 KiB runs around each page a fault touches
 //! (fault-around), so once the flags are parsed, the manifests or first lists decoded and the
 //! first table built, about 12 MiB of a release build's 19 MiB of code are resident, though
-//! serving runs a small part of it. After the first compile the executable's read-only mappings
-//! are paged out (`MADV_PAGEOUT`, Linux 5.4+); what serving and later compiles run faults back
-//! in from the executable. Best effort: another kernel or OS keeps everything mapped.
+//! serving runs a small part of it; every later compile maps most of it back.
+//! - After the first compile the executable's read-only mappings are paged out (`MADV_PAGEOUT`,
+//!   Linux 5.4+): start-up code is dropped from memory altogether.
+//! - After every later compile its code is unmapped (`MADV_DONTNEED` on the executable's code
+//!   only): the pages stay in the page cache, so the next compile faults them back in a few
+//!   hundred minor faults (well under a millisecond), not from the disk.
+//!
+//! Best effort: another kernel or OS keeps everything mapped.
 
 use std::{
     ops::Range,
@@ -15,57 +20,77 @@ use std::{
 
 /// Set by the binary; tests that run the compile loop in their own process leave their code be.
 static ENABLED: AtomicBool = AtomicBool::new(false);
-static DONE: AtomicBool = AtomicBool::new(false);
+static FIRST_DONE: AtomicBool = AtomicBool::new(false);
 
-/// Lets [`after_first_compile`] page the executable's code out (the binary calls it).
+/// Lets [`after_compile`] hand code pages back (the binary calls it).
 pub fn enable() {
     ENABLED.store(true, Ordering::Relaxed);
 }
 
-/// Pages out the start-up code once per process (after the first compile, which published the first table), when the binary enabled it.
-pub fn after_first_compile() {
-    if ENABLED.load(Ordering::Relaxed) && !DONE.swap(true, Ordering::Relaxed) {
-        let released = release_startup_code();
-        tracing::debug!(released_kib = released / 1024, "Start-up code paged out");
+/// Hands back the code a compile (or start-up, the first time) ran, when the binary enabled it.
+pub fn after_compile() {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return;
     }
+    let first = !FIRST_DONE.swap(true, Ordering::Relaxed);
+    let released = release_code(if first { Advice::PageOut } else { Advice::Unmap });
+    tracing::debug!(released_kib = released / 1024, first, "Code pages handed back");
 }
 
-/// Pages out the executable's read-only mappings; returns the bytes advised.
-fn release_startup_code() -> usize {
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Advice {
+    /// Every read-only mapping, dropped from memory (`MADV_PAGEOUT`).
+    PageOut,
+    /// The code mappings only, unmapped but kept in the page cache (`MADV_DONTNEED`). Never
+    /// on a read-only data mapping: the loader's relocated (copied-on-write) pages sit there,
+    /// and unmapping them would bring back the file's unrelocated bytes.
+    Unmap,
+}
+
+/// Advises the executable's mappings; returns the bytes advised.
+fn release_code(advice: Advice) -> usize {
     let (Ok(exe), Ok(maps)) = (
         std::fs::read_link("/proc/self/exe"),
         std::fs::read_to_string("/proc/self/maps"),
     ) else {
         return 0;
     };
-    read_only_mappings(&maps, &exe).map(page_out).sum()
+    mappings(&maps, &exe, advice).map(|range| advise(range, advice)).sum()
 }
 
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-fn page_out(range: Range<usize>) -> usize {
+fn advise(range: Range<usize>, advice: Advice) -> usize {
     let len = range.len();
-    // SAFETY: the range is one of this process's own mappings, page-aligned as /proc/self/maps
-    // gives it; MADV_PAGEOUT only drops clean pages from memory, and their contents come back
-    // from the file on the next access, so no memory the program sees changes.
-    let advised = unsafe { libc::madvise(range.start as *mut libc::c_void, len, libc::MADV_PAGEOUT) };
+    let advice = match advice {
+        Advice::PageOut => libc::MADV_PAGEOUT,
+        Advice::Unmap => libc::MADV_DONTNEED,
+    };
+    // SAFETY: the range is one of this process's own mappings of its executable, page-aligned
+    // as /proc/self/maps gives it. MADV_PAGEOUT only drops clean pages; MADV_DONTNEED is given
+    // only code mappings, which are private, never written and so equal to the file's bytes.
+    // Either way the next access reads the same bytes back from the file: no memory the program
+    // sees changes.
+    let advised = unsafe { libc::madvise(range.start as *mut libc::c_void, len, advice) };
     if advised == 0 { len } else { 0 }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn page_out(_: Range<usize>) -> usize {
+fn advise(_: Range<usize>, _: Advice) -> usize {
     0
 }
 
-/// The address ranges of `exe`'s mappings that are readable and not writable, from the text of
-/// `/proc/self/maps` (`start-end perms offset dev inode path`).
-fn read_only_mappings<'a>(maps: &'a str, exe: &'a Path) -> impl Iterator<Item = Range<usize>> + 'a {
+/// The address ranges of `exe`'s mappings that `advice` applies to, from the text of
+/// `/proc/self/maps` (`start-end perms offset dev inode path`): readable and not writable, and
+/// for [`Advice::Unmap`] executable too.
+fn mappings<'a>(maps: &'a str, exe: &'a Path, advice: Advice) -> impl Iterator<Item = Range<usize>> + 'a {
     maps.lines().filter_map(move |line| {
         let mut fields = line.splitn(6, ' ');
         let (range, perms) = (fields.next()?, fields.next()?.as_bytes());
         let path = fields.nth(3)?.trim_start();
         let read_only = perms.first() == Some(&b'r') && perms.get(1) == Some(&b'-');
-        if !read_only || Path::new(path) != exe {
+        let code = perms.get(2) == Some(&b'x');
+        if !read_only || (advice == Advice::Unmap && !code) || Path::new(path) != exe {
             return None;
         }
         let (start, end) = range.split_once('-')?;
@@ -92,14 +117,20 @@ mod tests {
 
     #[test]
     fn only_the_executables_read_only_mappings_are_paged_out() {
-        let found: Vec<_> = read_only_mappings(MAPS, Path::new("/usr/bin/shunt")).collect();
+        let found: Vec<_> = mappings(MAPS, Path::new("/usr/bin/shunt"), Advice::PageOut).collect();
         assert_eq!(found, [0x564dcfa1b000..0x564dcfec7000, 0x564dcfec7000..0x564dd1125000]);
+    }
+
+    #[test]
+    fn only_the_executables_code_is_unmapped() {
+        let found: Vec<_> = mappings(MAPS, Path::new("/usr/bin/shunt"), Advice::Unmap).collect();
+        assert_eq!(found, vec![(0x564dcfec7000..0x564dd1125000)]);
     }
 
     #[test]
     fn a_path_with_spaces_is_one_path() {
         let maps = "1000-2000 r-xp 00000000 fe:00 1 /opt/my apps/shunt\n";
-        let found: Vec<_> = read_only_mappings(maps, Path::new("/opt/my apps/shunt")).collect();
+        let found: Vec<_> = mappings(maps, Path::new("/opt/my apps/shunt"), Advice::PageOut).collect();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0], 0x1000..0x2000);
     }
@@ -108,8 +139,10 @@ mod tests {
         /// Any text, however broken, yields only ranges of lines that name the executable.
         #[test]
         fn arbitrary_lines_never_panic_or_name_another_file(text in "[0-9a-f rwxp:/-]{0,80}(\n[0-9a-f rwxp:/-]{0,80}){0,4}") {
-            for range in read_only_mappings(&text, Path::new("/x")) {
-                prop_assert!(range.start < range.end);
+            for advice in [Advice::PageOut, Advice::Unmap] {
+                for range in mappings(&text, Path::new("/x"), advice) {
+                    prop_assert!(range.start < range.end);
+                }
             }
         }
 
@@ -117,8 +150,10 @@ mod tests {
         fn a_well_formed_line_round_trips(start in 0usize..1 << 40, len in 1usize..1 << 30, exec in any::<bool>()) {
             let perms = if exec { "r-xp" } else { "r--p" };
             let line = format!("{start:x}-{:x} {perms} 00000000 fe:00 7      /x\n", start + len);
-            let found: Vec<_> = read_only_mappings(&line, Path::new("/x")).collect();
+            let found: Vec<_> = mappings(&line, Path::new("/x"), Advice::PageOut).collect();
             prop_assert_eq!(found, vec![start..start + len]);
+            let unmapped: Vec<_> = mappings(&line, Path::new("/x"), Advice::Unmap).collect();
+            prop_assert_eq!(unmapped.len(), usize::from(exec));
         }
     }
 }

@@ -98,7 +98,9 @@ impl StatusWriter {
                 return report;
             }
         };
-        let mut seen = HashMap::with_capacity(self.in_flight.len());
+        // Not sized from the last sync's: after a sync that wrote every Ingress, the next one
+        // keeps almost none, and a map sized for 10k entries would stay.
+        let mut seen = HashMap::new();
         // One set per sync: a scan of `served` per Ingress is quadratic at 10k Ingresses.
         let owned: HashSet<(&str, &str)> = (served.iter())
             .filter(|served| !served.shadow)

@@ -219,7 +219,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             gateway_api: args.gateway_api,
         },
     );
-    let (outcome_tx, outcome_rx) = watch::channel(None::<CompileOutcome>);
+    let (outcome_tx, outcome_rx) = watch::channel(None::<Arc<CompileOutcome>>);
     let source = StoreSource {
         stores: stores.clone(),
         dns_rules: args.dns_rules.clone(),
@@ -304,7 +304,7 @@ fn default_identity() -> String {
 struct StoreSource {
     stores: Stores,
     dns_rules: DnsRuleArgs,
-    outcomes: watch::Sender<Option<CompileOutcome>>,
+    outcomes: watch::Sender<Option<Arc<CompileOutcome>>>,
 }
 
 impl Source for StoreSource {
@@ -346,7 +346,7 @@ impl Source for StoreSource {
                 .map(|status| Arc::new((status, gateway_objects(&state)))),
         });
         drop(state);
-        self.outcomes.send_replace(Some(outcome?));
+        self.outcomes.send_replace(Some(Arc::new(outcome?)));
         Some(())
     }
 }

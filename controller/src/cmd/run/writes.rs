@@ -37,7 +37,7 @@ pub(super) async fn leader_writes(
     stores: Stores,
     mut writers: Writers,
     mut leader: watch::Receiver<bool>,
-    mut outcomes: watch::Receiver<Option<CompileOutcome>>,
+    mut outcomes: watch::Receiver<Option<Arc<CompileOutcome>>>,
 ) {
     loop {
         tokio::select! {
