@@ -281,10 +281,6 @@ where
                     writer.apply(&event);
                     if matches!(event, watcher::Event::InitDone) {
                         debug!(%kind, "Watch listed");
-                        // A list decodes every object of the kind (pages of JSON, the watched
-                        // type) beside the few bytes the store keeps: hand the freed pages back
-                        // now rather than when this thread next allocates enough to purge.
-                        crate::allocator::release_freed();
                     }
                     changed.notify_one();
                 }
