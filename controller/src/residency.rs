@@ -6,9 +6,10 @@
 //! serving runs a small part of it; every later compile maps most of it back.
 //! - After the first compile the executable's read-only mappings are paged out (`MADV_PAGEOUT`,
 //!   Linux 5.4+): start-up code is dropped from memory altogether.
-//! - After every later compile its code is unmapped (`MADV_DONTNEED` on the executable's code
-//!   only): the pages stay in the page cache, so the next compile faults them back in a few
-//!   hundred minor faults (well under a millisecond), not from the disk.
+//! - After every later compile, and after the leader's writes that follow one, the code they
+//!   ran is unmapped (`MADV_DONTNEED` on the executable's code only): the pages stay in the page
+//!   cache, so the next compile faults them back in a few hundred minor faults (well under a
+//!   millisecond), not from the disk.
 //!
 //! Best effort: another kernel or OS keeps everything mapped.
 
@@ -35,6 +36,14 @@ pub fn after_compile() {
     let first = !FIRST_DONE.swap(true, Ordering::Relaxed);
     let released = release_code(if first { Advice::PageOut } else { Advice::Unmap });
     tracing::debug!(released_kib = released / 1024, first, "Code pages handed back");
+}
+
+/// Unmaps the code the leader's writes after a compile ran (the API client, status, Events and
+/// DNS rules: ~8 MiB at 10k Ingresses), as after a compile; nothing before the first compile.
+pub fn after_writes() {
+    if ENABLED.load(Ordering::Relaxed) && FIRST_DONE.load(Ordering::Relaxed) {
+        release_code(Advice::Unmap);
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
