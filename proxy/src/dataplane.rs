@@ -257,10 +257,7 @@ impl Worker {
         let (http, https) = (TcpListener::from_std(http)?, TcpListener::from_std(https)?);
         let clients = UpstreamClients::new(&self.client_options);
         let proxy = Proxy::new(self.reader, clients, self.proxy_options, self.metrics);
-        let handler = move |req, conn| {
-            let proxy = proxy.clone();
-            async move { proxy.serve(req, conn).await }
-        };
+        let handler = move |req, conn| proxy.clone().serve(req, conn);
         let (options, connections) = (&self.server_options, &self.connections);
         let plain = server::serve(
             http,

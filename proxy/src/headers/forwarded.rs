@@ -11,7 +11,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, header};
 use super::{
     added::AddedFields,
     client_ip::client_from_chain,
-    ip_text::{MAX_LEN, push_ip},
+    ip_text::{MAX_LEN, peer_value, push_ip},
     rfc7239::push_element,
 };
 use crate::spec::TrustedProxies;
@@ -148,13 +148,9 @@ pub fn set_forwarded(
         }
     };
 
-    let xff_value = value(xff.clone());
-    // Without a chain both name the peer: one value, counted twice, checked once.
-    let real_ip_value = if real_ip == xff {
-        xff_value.clone()
-    } else {
-        value(real_ip)
-    };
+    // Without a chain both name the peer: one value, counted twice.
+    let xff_value = xff.map_or_else(|| Some(peer_value(peer)), value);
+    let real_ip_value = real_ip.map_or_else(|| xff_value.clone(), value);
     add(Ours::For, xff_value);
     add(Ours::RealIp, real_ip_value);
     add(Ours::Forwarded, value(forwarded));
@@ -214,8 +210,10 @@ fn take_replaced(headers: &mut HeaderMap, present: Present, peer_trusted: bool) 
 /// Our values, written into one buffer, each where it lies in it.
 struct Written {
     text: Bytes,
-    xff: Range<usize>,
-    real_ip: Range<usize>,
+    /// `None`: the peer alone (see [`peer_value`]).
+    xff: Option<Range<usize>>,
+    /// `None`: the same as X-Forwarded-For.
+    real_ip: Option<Range<usize>>,
     forwarded: Range<usize>,
     host: Range<usize>,
     request_id: Option<Range<usize>>,
@@ -234,17 +232,18 @@ fn write_values(
     // Room for the chain, three addresses, the host three times (once quoted) and the fixed text.
     let room = prior_chain.map_or(0, str::len) + 3 * (MAX_LEN + ctx.host.len()) + 96;
     let mut text = Vec::with_capacity(room);
-    let xff = appended(&mut text, |out| {
-        if let Some(chain) = prior_chain {
-            out.extend_from_slice(chain.as_bytes());
-            out.extend_from_slice(b", ");
+    // Without a chain, both are the peer's text, which `peer_value` has.
+    let (xff, real_ip) = match prior_chain {
+        None => (None, None),
+        Some(chain) => {
+            let xff = appended(&mut text, |out| {
+                out.extend_from_slice(chain.as_bytes());
+                out.extend_from_slice(b", ");
+                push_ip(out, peer);
+            });
+            let client = client_from_chain(chain, peer, trusted);
+            (Some(xff), Some(appended(&mut text, |out| push_ip(out, client))))
         }
-        push_ip(out, peer);
-    });
-    let real_ip = match prior_chain {
-        // The peer, which X-Forwarded-For ends with.
-        None => xff.clone(),
-        Some(chain) => appended(&mut text, |out| push_ip(out, client_from_chain(chain, peer, trusted))),
     };
     let forwarded = appended(&mut text, |out| push_element(out, peer, ctx.scheme, ctx.host));
     let host = appended(&mut text, |out| out.extend_from_slice(ctx.host.as_bytes()));
@@ -276,14 +275,13 @@ pub(super) fn joined(headers: &HeaderMap, name: &HeaderName) -> Option<String> {
     }
 }
 
+/// The digits after the host's last `:`, when that colon ends the host (never one inside an
+/// IPv6 literal's brackets: those are followed by `]`). Scanned back from the end: a `char`
+/// search (`rfind`) costs several times more on every request.
 fn port_of(host: &str) -> Option<&str> {
-    let after_bracket = host.rfind(']').map_or(0, |i| i + 1);
-    let (_, port) = host[after_bracket..].rsplit_once(':')?;
-    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
-        Some(port)
-    } else {
-        None
-    }
+    let digits = host.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let colon = host.len().checked_sub(digits + 1)?;
+    (digits > 0 && host.as_bytes()[colon] == b':').then(|| &host[colon + 1..])
 }
 
 /// 128 random bits as 32 hex digits.

@@ -15,7 +15,7 @@ use super::{
         X_FORWARDED_FOR, X_FORWARDED_HOST, X_FORWARDED_PORT, X_FORWARDED_PROTO, X_REAL_IP, X_REQUEST_ID, appended,
         canonical, joined, push_request_id,
     },
-    ip_text::{MAX_LEN, push_ip},
+    ip_text::{MAX_LEN, peer_value, push_ip},
 };
 
 static X_FORWARDED_SCHEME: HeaderName = HeaderName::from_static("x-forwarded-scheme");
@@ -111,7 +111,7 @@ pub fn replace_forwarded(
 
     let chain_len = passed.chain.as_ref().map_or(0, |chain| chain.len() + 2 + MAX_LEN);
     let mut text = Vec::with_capacity(MAX_LEN + 32 + chain_len);
-    let peer = appended(&mut text, |out| push_ip(out, canonical(request.peer)));
+    let peer = peer_value(canonical(request.peer));
     // nginx.tmpl's `$full_x_forwarded_for`: the caller's chain, then the connection's peer.
     let full_for = request.keys.filter(|keys| keys.full_forwarded_for).map(|_| {
         appended(&mut text, |out| {
@@ -131,8 +131,9 @@ pub fn replace_forwarded(
     let (scheme, port) = if request.tls { ("https", "443") } else { ("http", "80") };
 
     added.push(X_REQUEST_ID.clone(), request_id.clone());
-    added.push(X_REAL_IP.clone(), value(peer.clone()));
-    added.push(X_FORWARDED_FOR.clone(), value(full_for.unwrap_or(peer)));
+    let forwarded_for = full_for.map_or_else(|| peer.clone(), value);
+    added.push(X_REAL_IP.clone(), peer);
+    added.push(X_FORWARDED_FOR.clone(), forwarded_for);
     added.push(X_FORWARDED_HOST.clone(), request.host.clone());
     // ingress-nginx listens on 80 and 443 (`pass_port` in lua_ingress.lua).
     let port = passed.port.unwrap_or(HeaderValue::from_static(port));

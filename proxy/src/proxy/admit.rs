@@ -29,7 +29,7 @@ pub(super) fn admit(req: &Request<ClientBody>) -> Result<Admitted, ProxyError> {
 }
 
 /// The authority the caller asked for: the URI's (HTTP/2, absolute-form) or the Host header.
-fn request_host(req: &Request<ClientBody>) -> Result<HeaderValue, ProxyError> {
+pub(super) fn request_host(req: &Request<ClientBody>) -> Result<HeaderValue, ProxyError> {
     if let Some(authority) = req.uri().authority() {
         return HeaderValue::from_str(authority.as_str()).map_err(|_| ProxyError::MissingHost);
     }

@@ -140,7 +140,8 @@ pub(super) async fn attempt_on(
                 backend: upstream.id.clone(),
             });
         };
-        let endpoint = upstream.endpoints[index].clone();
+        // Borrowed: the upstream outlives the tries; the guard holds the one counted reference.
+        let endpoint = &upstream.endpoints[index];
         outcome.endpoint = Some(endpoint.addr);
         outcome.attempts = retries.attempts();
         upstream.stats.tried(upstream.locality_of(index));
@@ -161,7 +162,7 @@ pub(super) async fn attempt_on(
         let exchange = pin!(
             inner
                 .clients
-                .send(upstream, &endpoint, &head, body, prepared.write_at, timeouts())
+                .send(upstream, endpoint, &head, body, prepared.write_at, timeouts())
         );
         let head_timeout = || head_wait(route, options);
         let error = match tokio::time::timeout_at(upstream_deadline(sent, head_timeout()), exchange).await {

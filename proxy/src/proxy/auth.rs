@@ -117,10 +117,10 @@ async fn check(
         cache::put(key, kept, ttl);
     }
     if let Some(value) = joined(&answer, &header::SET_COOKIE, "; ") {
-        outcome.auth_cookie = Some(AuthCookie {
+        outcome.auth_cookie = Some(Box::new(AuthCookie {
             value,
             always: rule.always_set_cookie,
-        });
+        }));
     }
     judge(rule, request, answer, built.new_request_id)
 }

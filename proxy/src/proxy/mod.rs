@@ -48,7 +48,7 @@ mod respond;
 mod retry;
 mod route;
 
-use std::{sync::Arc, time::Duration};
+use std::{pin::Pin, sync::Arc, time::Duration};
 
 use http::{Request, Response};
 use tracing::{debug, warn};
@@ -147,15 +147,18 @@ impl Proxy {
     ///
     /// Boxed, so every layer above (our handler, hyper's dispatcher, the task hyper's HTTP/2
     /// server spawns per stream) moves a pointer instead of this future when it takes it.
+    ///
+    /// By value: the future owns its clone of the proxy, so a handler returns this box itself
+    /// instead of an async block holding the proxy, the request and this box.
     pub fn serve(
-        &self,
+        self,
         req: Request<ClientBody>,
         conn: ConnInfo,
-    ) -> impl Future<Output = Response<ResponseBody>> + Send + '_ {
+    ) -> Pin<Box<impl Future<Output = Response<ResponseBody>> + Send + 'static>> {
         Box::pin(self.handle(req, conn))
     }
 
-    async fn handle(&self, req: Request<ClientBody>, conn: ConnInfo) -> Response<ResponseBody> {
+    async fn handle(self, req: Request<ClientBody>, conn: ConnInfo) -> Response<ResponseBody> {
         let inner = &*self.0;
         let mut record = Record::start(&inner.metrics, conn, inner.options.access_log, &req);
         // Boxed apart: the forwarding future is kilobytes (the upstream exchange, its timeout,
@@ -196,7 +199,7 @@ impl Proxy {
             }
         }
         if let Some(cookie) = record.outcome.auth_cookie.take() {
-            auth::add_cookie(&mut response, cookie);
+            auth::add_cookie(&mut response, *cookie);
         }
         if let Some(in_progress) = record.outcome.in_progress.take() {
             response.body_mut().hold(in_progress);
@@ -218,7 +221,7 @@ impl Proxy {
     ) -> Result<Response<ResponseBody>, ProxyError> {
         let inner = &*self.0;
         let Admitted { normalized, host } = admit::admit(&req)?;
-        outcome.host = Some(host.clone());
+        outcome.admitted = true;
         let host_str = host.to_str().map_err(|_| ProxyError::MissingHost)?;
         let mut request = route::Request {
             req: &req,

@@ -79,10 +79,7 @@ pub async fn start_proxy_with(spec: TableSpec, metrics: ProxyMetrics) -> SocketA
     tokio::spawn(async move {
         // Keep the publisher alive for the test's duration.
         let _publisher = publisher;
-        let handler = move |req, conn| {
-            let proxy = proxy.clone();
-            async move { proxy.serve(req, conn).await }
-        };
+        let handler = move |req, conn| proxy.clone().serve(req, conn);
         server::serve(
             listener,
             &ServerOptions::default(),

@@ -187,9 +187,29 @@ fn ports_come_from_the_host_or_the_scheme() {
     assert_eq!(port_of("[::1]:81"), Some("81"));
     assert_eq!(port_of("[::1]"), None);
     assert_eq!(port_of("a.example"), None);
+    assert_eq!(port_of("a.example:"), None);
+    assert_eq!(port_of("a.example:8x"), None);
+    assert_eq!(
+        port_of("[::1:80]"),
+        None,
+        "a colon inside the brackets is the address's"
+    );
+}
+
+/// What `port_of` means, written the direct way: the text after the last `:` outside an IPv6
+/// literal's brackets, when it is all digits.
+fn port_by_search(host: &str) -> Option<&str> {
+    let after_bracket = host.rfind(']').map_or(0, |i| i + 1);
+    let (_, port) = host[after_bracket..].rsplit_once(':')?;
+    (!port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())).then_some(port)
 }
 
 proptest! {
+    #[test]
+    fn the_port_scan_finds_what_a_search_finds(host in "[a-z0-9:\\[\\].é]{0,16}") {
+        prop_assert_eq!(port_of(&host), port_by_search(&host));
+    }
+
     /// The values are slices of one shared buffer; each must read back as the text it stands
     /// for, whatever the host, peer and prior chain, and a host that is no field value must
     /// leave no header behind (never a neighbour's bytes).
