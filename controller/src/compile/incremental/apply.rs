@@ -1,12 +1,12 @@
 //! Applies Ingresses to what the incremental compile keeps: each one's old contribution
-//! forgotten, its new one walked and its claims and Service uses recorded, the hosts and
-//! default backend they touch noted for settling.
+//! forgotten, its new one walked and its claims recorded, the hosts and default backend they
+//! touch noted for settling.
 
 use std::{collections::BTreeSet, sync::Arc};
 
 use crate::objects::Ingress;
 
-use super::{Entry, Incremental, Index, Key, Rank, has_tls, settle::Touched};
+use super::{ByKey, Entry, Incremental, Index, Key, Rank, has_tls, settle::Touched};
 use crate::compile::{
     backend::Backends,
     class::{Classes, Selection},
@@ -65,9 +65,6 @@ impl Incremental {
                 Event::Report(_) => {}
             }
         }
-        for service in &old.contribution.services {
-            self.users.remove(&(service.clone(), old.rank.clone()));
-        }
         self.notable.remove(&old.rank);
         self.tls -= usize::from(old.has_tls);
     }
@@ -95,23 +92,19 @@ impl Incremental {
                 Event::Report(_) => {}
             }
         }
-        for service in &contribution.services {
-            self.users.insert((service.clone(), rank.clone()));
-        }
         let has_tls = has_tls(ingress);
         self.tls += usize::from(has_tls);
-        touched.settle.insert(key.clone());
+        touched.settle.insert(key);
         // Kept until the Ingress changes: the walk's growth room would be a third of it.
         contribution.events.shrink_to_fit();
         contribution.services.shrink_to_fit();
-        let events = contribution.events.len();
         self.entries.insert(
-            key,
+            ByKey(rank.clone()),
             Box::new(Entry {
                 rank,
                 shadow: matches!(selection, Selection::Shadow(_)),
                 contribution,
-                holders: vec![None; events],
+                holders: Vec::new(),
                 has_tls,
                 diagnostics: Vec::new(),
             }),
