@@ -22,11 +22,12 @@ use std::{
 };
 
 use shunt_proxy::publish::SpecChanges;
-use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec};
+use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec};
 
 mod apply;
 mod diff;
 mod gateway;
+mod hosts;
 mod plan;
 mod profiles;
 mod rank;
@@ -37,6 +38,7 @@ mod slices;
 pub use self::reads::Reads;
 use self::{
     diff::Seen,
+    hosts::HostSpecs,
     plan::Plan,
     profiles::{GroupInputs, Profiles},
     rank::{ByKey, Rank},
@@ -48,7 +50,7 @@ use super::{
     backend::{Backends, Resolved},
     class::Classes,
     compile, default_certificate_error,
-    ingress::Contribution,
+    ingress::Event,
     namespace_name,
     tls::TlsBuilder,
 };
@@ -91,7 +93,7 @@ pub struct Incremental {
     claims: BTreeSet<(HostMatch, Attempt)>,
     /// What the table holds for each host some claim won; the table shares each `Arc`, so a
     /// host is held once between compiles.
-    hosts: BTreeMap<HostMatch, Arc<VirtualHostSpec>>,
+    hosts: HostSpecs,
     /// Claims on the default backend; the first holds it.
     defaults: BTreeSet<Attempt>,
     default_backend: Option<Arc<Resolved>>,
@@ -121,7 +123,10 @@ type Attempt = (Arc<Rank>, usize);
 struct Entry {
     rank: Arc<Rank>,
     shadow: bool,
-    contribution: Contribution,
+    /// Its contribution's events; boxed slices, kept until the Ingress changes.
+    events: Box<[Event]>,
+    /// The names of the Services its backends name, all in its namespace (the rank's).
+    services: Box<[Box<str>]>,
     /// Per event: who holds the slot it claimed (`namespace/name`), `None` when it won (or is
     /// no claim); empty while every claim won, as nearly all do.
     holders: Vec<Option<String>>,
@@ -144,7 +149,7 @@ impl Entry {
             return false;
         }
         if self.holders.is_empty() {
-            self.holders = vec![None; self.contribution.events.len()];
+            self.holders = vec![None; self.events.len()];
         }
         self.holders[index] = holder;
         if self.holders.iter().all(Option::is_none) {
@@ -210,6 +215,11 @@ impl Incremental {
         {
             self.apply(redo, &index, &classes, backends, &mut touched);
         }
+        if profile_redo.is_empty() {
+            // Its index of every Service and slice is done with: not alive at the startup
+            // compile's peak, which settling reaches (~3 MiB at 10k).
+            backends = None;
+        }
         let mut spec_changes = self.settle(touched);
         let mut certificates = TlsBuilder::new(state, options.now);
         let diagnostics = self.walk_tls(&mut certificates, &index);
@@ -260,17 +270,20 @@ impl Incremental {
             .collect()
     }
 
-    /// The Ingresses naming one of `services`, by key.
-    fn users_of<'s>(&'s self, services: &'s BTreeSet<Key>) -> impl Iterator<Item = &'s Key> + 's {
+    /// The Ingresses naming one of `services`, by key: every entry is looked at (a few
+    /// hundred microseconds at 10k), where an index by Service cost ~1 MiB.
+    fn users_of<'s>(&'s self, services: &BTreeSet<Key>) -> Vec<&'s Key> {
+        let services: HashSet<(&str, &str)> = (services.iter())
+            .map(|(namespace, name)| (namespace.as_str(), name.as_str()))
+            .collect();
+        let names = |entry: &'s Entry| {
+            let namespace = entry.rank.key.0.as_str();
+            (entry.services.iter()).any(|name| services.contains(&(namespace, &**name)))
+        };
         (self.entries.iter())
-            .filter(|(_, entry)| {
-                entry
-                    .contribution
-                    .services
-                    .iter()
-                    .any(|service| services.contains(service))
-            })
+            .filter(|(_, entry)| names(entry))
             .map(|(key, _)| &key.0.key)
+            .collect()
     }
 
     /// The standard layer's diagnostics with its TLS walk's, in precedence order.
@@ -446,8 +459,7 @@ impl Incremental {
     /// The backend of `key`'s first claim, to tell a kept contribution from a redone one.
     pub(super) fn first_backend(&self, key: &Key) -> Option<*const Resolved> {
         let entry = self.entries.get(key)?;
-        use super::ingress::Event;
-        entry.contribution.events.iter().find_map(|event| match event {
+        entry.events.iter().find_map(|event| match event {
             Event::Path(claim) => claim.backend.as_ref().map(Arc::as_ptr),
             Event::Default(backend) => Some(Arc::as_ptr(backend)),
             Event::Report(_) => None,

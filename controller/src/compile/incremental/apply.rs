@@ -51,7 +51,7 @@ impl Incremental {
 
     /// Takes `old`'s claims and Service uses out.
     fn forget(&mut self, old: &Entry, touched: &mut Touched) {
-        for (index, event) in old.contribution.events.iter().enumerate() {
+        for (index, event) in old.events.iter().enumerate() {
             let attempt = (old.rank.clone(), index);
             match event {
                 Event::Path(claim) => {
@@ -74,7 +74,7 @@ impl Incremental {
         key: Key,
         ingress: &Ingress,
         selection: Selection,
-        mut contribution: Contribution,
+        contribution: Contribution,
         touched: &mut Touched,
     ) {
         let rank = Arc::new(Rank::new(&ingress.metadata));
@@ -95,15 +95,23 @@ impl Incremental {
         let has_tls = has_tls(ingress);
         self.tls += usize::from(has_tls);
         touched.settle.insert(key);
-        // Kept until the Ingress changes: the walk's growth room would be a third of it.
-        contribution.events.shrink_to_fit();
-        contribution.services.shrink_to_fit();
+        // Kept until the Ingress changes: boxed, without the walk's growth room (a third of it).
+        debug_assert!(
+            contribution
+                .services
+                .iter()
+                .all(|(namespace, _)| *namespace == rank.key.0)
+        );
+        let services = (contribution.services.into_iter())
+            .map(|(_, name)| name.into_boxed_str())
+            .collect();
         self.entries.insert(
             ByKey(rank.clone()),
             Box::new(Entry {
                 rank,
                 shadow: matches!(selection, Selection::Shadow(_)),
-                contribution,
+                events: contribution.events.into_boxed_slice(),
+                services,
                 holders: Vec::new(),
                 has_tls,
                 diagnostics: Vec::new(),

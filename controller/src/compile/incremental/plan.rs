@@ -62,7 +62,7 @@ impl Incremental {
         );
         let mut ingresses = changes.ingresses.clone();
         if !services.is_empty() {
-            ingresses.extend(self.users_of(&services).cloned());
+            ingresses.extend(self.users_of(&services).into_iter().cloned());
         }
         Plan::Redo {
             ingresses,

@@ -12,7 +12,7 @@ use std::{
 use shunt_proxy::publish::SpecChanges;
 use shunt_spec::{BackendId, HostMatch};
 
-use super::{Attempt, Incremental, Key, Rank, source};
+use super::{Attempt, Incremental, Key, Rank, hosts::ByHost, source};
 use crate::compile::{
     backend::Resolved,
     claims::{HostSlots, PathClaim},
@@ -78,10 +78,10 @@ impl Incremental {
                 .spec(path, kind, claim.backend.as_deref(), source(&rank.key))
         });
         let old = match spec {
-            Some(spec) => self.hosts.insert(host.clone(), Arc::new(spec)),
-            None => self.hosts.remove(host),
+            Some(spec) => self.hosts.replace(ByHost(Arc::new(spec))),
+            None => self.hosts.take(host),
         };
-        for path in old.iter().flat_map(|old| &old.paths) {
+        for path in old.iter().flat_map(|old| &old.0.paths) {
             release(&mut self.backends, &path.backend);
             backends.insert(path.backend.clone());
         }
@@ -122,7 +122,7 @@ impl Incremental {
 
     /// The kept event an attempt names.
     pub(super) fn event(&self, (rank, index): &Attempt) -> Option<&Event> {
-        self.entries.get(&rank.key)?.contribution.events.get(*index)
+        self.entries.get(&rank.key)?.events.get(*index)
     }
 
     /// Records who holds each claim's slot; an Ingress whose claims fare differently is settled again.
@@ -145,7 +145,7 @@ impl Incremental {
         diagnostics.clear();
         ingress::settle(
             (&key.0, &key.1),
-            &entry.contribution.events,
+            &entry.events,
             |index| entry.holder(index),
             &mut diagnostics,
         );

@@ -25,6 +25,7 @@ impl SliceServices {
             .collect();
         let count = all.len();
         let duplicate = sort(&mut all) != count;
+        all.shrink_to_fit();
         (SliceServices(all), duplicate)
     }
 
@@ -54,6 +55,8 @@ impl SliceServices {
         let added = labelled.iter().map(|((namespace, name), service)| {
             (namespace.as_str().into(), name.as_str().into(), service.as_str().into())
         });
+        // Exactly: a slice added to 10k would otherwise double the vector.
+        self.0.reserve_exact(labelled.len());
         self.0.extend(added);
         sort(&mut self.0);
     }
