@@ -69,3 +69,6 @@ fn sort(all: &mut Vec<Labelled>) -> usize {
     all.dedup_by(|(a_ns, a_name, _), (b_ns, b_name, _)| a_ns == b_ns && a_name == b_name);
     all.len()
 }
+
+#[cfg(test)]
+mod tests;
