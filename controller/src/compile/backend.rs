@@ -10,7 +10,7 @@ use std::{
     collections::{BTreeMap, HashMap, HashSet},
     fmt,
     net::{IpAddr, SocketAddr},
-    sync::Arc,
+    sync::{Arc, LazyLock},
 };
 
 use k8s_openapi::api::networking::v1::IngressBackend;
@@ -350,9 +350,19 @@ fn backend_spec(service_port: &ServicePort, slices: &[&EndpointSlice]) -> Backen
     BackendSpec {
         protocol: protocol.unwrap_or_default(),
         endpoints: endpoints.into(),
-        topology: Arc::new(topology),
+        topology: if topology.is_empty() {
+            no_topology()
+        } else {
+            Arc::new(topology)
+        },
         tls: None,
     }
+}
+
+/// The empty topology every backend without hints shares: one allocation, not one per backend.
+fn no_topology() -> Arc<BTreeMap<SocketAddr, EndpointTopology>> {
+    static EMPTY: LazyLock<Arc<BTreeMap<SocketAddr, EndpointTopology>>> = LazyLock::new(Default::default);
+    EMPTY.clone()
 }
 
 /// An endpoint's hints for the proxy's choice; `None` when it has none.

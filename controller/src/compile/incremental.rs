@@ -15,39 +15,43 @@
 //! `now`, and only Ingresses with `spec.tls` take part). [`plan`] says when everything is
 //! applied again, and when the full compile serves instead.
 
-use crate::objects::{Ingress, IngressMeta};
+use crate::objects::Ingress;
 use std::{
-    cmp::Ordering,
     collections::{BTreeMap, BTreeSet, HashMap, HashSet},
     sync::Arc,
 };
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use shunt_proxy::publish::SpecChanges;
-use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec};
+use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec};
 
 mod apply;
 mod diff;
 mod gateway;
+mod hosts;
 mod plan;
 mod profiles;
+mod rank;
 mod reads;
 mod settle;
+mod slices;
 
 pub use self::reads::Reads;
 use self::{
     diff::Seen,
+    hosts::HostSpecs,
     plan::Plan,
     profiles::{GroupInputs, Profiles},
-    settle::Touched,
+    rank::{ByKey, Rank},
+    settle::{HeldBackends, Touched},
+    slices::SliceServices,
 };
 use super::{
-    ClusterState, CompileOptions, Compiled, Diagnostic, Precedence, ServedIngress,
+    ClusterState, CompileOptions, Compiled, Diagnostic, ServedIngress,
     backend::{Backends, Resolved},
     class::Classes,
     compile, default_certificate_error,
-    ingress::Contribution,
-    namespace_name, precedence,
+    ingress::Event,
+    namespace_name,
     tls::TlsBuilder,
 };
 use crate::{
@@ -76,14 +80,12 @@ pub struct Incremental {
     /// The last compile's options without `now`; `None` until a compile went through here (and
     /// after a fallback): then the next one does all.
     options: Option<CompileOptions>,
-    /// Boxed: a hash table keeps ~40% of its buckets empty, and an `Entry` is 112 B.
-    entries: HashMap<Key, Box<Entry>>,
-    /// (Service, Ingress) for each Service an Ingress's backends name. One set, not a set per
-    /// Service: at 10k Services a B-tree node each would cost more than everything else here.
-    /// The Ingress by its rank (which holds its key): a pointer instead of two more strings.
-    users: BTreeSet<(Key, Arc<Rank>)>,
+    /// Boxed: a hash table keeps ~40% of its buckets empty, and an `Entry` is 112 B. Keyed by
+    /// the entry's rank, which holds its name. Which Ingresses name a Service is found by
+    /// scanning these (a changed Service or slice, ~0.3 ms at 10k): an index of it cost ~1 MiB.
+    entries: HashMap<ByKey, Box<Entry>>,
     /// EndpointSlice to the name of the Service its label names (in the slice's namespace).
-    slice_services: HashMap<Key, String>,
+    slice_services: SliceServices,
     /// Two slices with one namespace and name (manifests can hold both; the API cannot): the
     /// map above keeps one Service per name, so compiles do all until they are gone.
     duplicate_slices: bool,
@@ -91,12 +93,12 @@ pub struct Incremental {
     claims: BTreeSet<(HostMatch, Attempt)>,
     /// What the table holds for each host some claim won; the table shares each `Arc`, so a
     /// host is held once between compiles.
-    hosts: BTreeMap<HostMatch, Arc<VirtualHostSpec>>,
+    hosts: HostSpecs,
     /// Claims on the default backend; the first holds it.
     defaults: BTreeSet<Attempt>,
     default_backend: Option<Arc<Resolved>>,
     /// Backends of the claims that won, with how many hold each.
-    backends: BTreeMap<BackendId, (usize, Arc<Resolved>)>,
+    backends: HeldBackends,
     /// The previous state's objects by address, for [`Incremental::compile`]'s diff.
     seen: Seen,
     /// The hosts and backends the last compile changed, unless it compiled everything.
@@ -114,14 +116,6 @@ pub struct Incremental {
     gateway: Option<Layer>,
 }
 
-/// An Ingress's [`precedence`], owned so the kept claims can be ordered by it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Rank {
-    missing: bool,
-    created: Option<Time>,
-    key: Key,
-}
-
 /// A claim: the claiming Ingress and the index of its event.
 type Attempt = (Arc<Rank>, usize);
 
@@ -129,12 +123,40 @@ type Attempt = (Arc<Rank>, usize);
 struct Entry {
     rank: Arc<Rank>,
     shadow: bool,
-    contribution: Contribution,
-    /// Per event: who holds the slot it claimed (`namespace/name`), `None` when it won (or is no claim).
+    /// Its contribution's events; boxed slices, kept until the Ingress changes.
+    events: Box<[Event]>,
+    /// The names of the Services its backends name, all in its namespace (the rank's).
+    services: Box<[Box<str>]>,
+    /// Per event: who holds the slot it claimed (`namespace/name`), `None` when it won (or is
+    /// no claim); empty while every claim won, as nearly all do.
     holders: Vec<Option<String>>,
     has_tls: bool,
     /// Settled diagnostics of its events (TLS ones are added at each compile).
     diagnostics: Vec<Diagnostic>,
+}
+
+// === impl Entry ===
+
+impl Entry {
+    /// Who holds the slot event `index` claimed; `None` when it won.
+    fn holder(&self, index: usize) -> Option<&str> {
+        self.holders.get(index)?.as_deref()
+    }
+
+    /// Records who holds event `index`'s slot; whether that changed.
+    fn set_holder(&mut self, index: usize, holder: Option<String>) -> bool {
+        if self.holder(index) == holder.as_deref() {
+            return false;
+        }
+        if self.holders.is_empty() {
+            self.holders = vec![None; self.events.len()];
+        }
+        self.holders[index] = holder;
+        if self.holders.iter().all(Option::is_none) {
+            self.holders = Vec::new();
+        }
+        true
+    }
 }
 
 // === impl Incremental ===
@@ -193,6 +215,11 @@ impl Incremental {
         {
             self.apply(redo, &index, &classes, backends, &mut touched);
         }
+        if profile_redo.is_empty() {
+            // Its index of every Service and slice is done with: not alive at the startup
+            // compile's peak, which settling reaches (~3 MiB at 10k).
+            backends = None;
+        }
         let mut spec_changes = self.settle(touched);
         let mut certificates = TlsBuilder::new(state, options.now);
         let diagnostics = self.walk_tls(&mut certificates, &index);
@@ -230,25 +257,33 @@ impl Incremental {
     fn restart(&mut self, state: &ClusterState, options: &CompileOptions, index: &Index<'_>) -> BTreeSet<Key> {
         self.reset();
         self.options = Some(plan::kept(options));
-        for slice in &state.endpoint_slices {
-            if let Some(service) = &slice.service_name {
-                let service = service.to_string();
-                self.duplicate_slices |= self.slice_services.insert(key_of(&slice.metadata), service).is_some();
-            }
-        }
+        let labelled = (state.endpoint_slices.iter()).filter_map(|slice| {
+            let service = slice.service_name.as_deref()?;
+            Some((namespace_name(&slice.metadata), service))
+        });
+        (self.slice_services, self.duplicate_slices) = SliceServices::new(labelled);
+        // Sized once: growing by doubling keeps the last tables alive through the first compile.
+        self.entries.reserve(index.len());
         index
             .keys()
             .map(|(ns, name)| (ns.to_string(), name.to_string()))
             .collect()
     }
 
-    /// The Ingresses naming `service`, by key.
-    fn users_of<'s>(&'s self, service: &'s Key) -> impl Iterator<Item = &'s Key> + 's {
-        let from = (service.clone(), Arc::new(Rank::FIRST));
-        self.users
-            .range(from..)
-            .take_while(move |(named, _)| named == service)
-            .map(|(_, ingress)| &ingress.key)
+    /// The Ingresses naming one of `services`, by key: every entry is looked at (a few
+    /// hundred microseconds at 10k), where an index by Service cost ~1 MiB.
+    fn users_of<'s>(&'s self, services: &BTreeSet<Key>) -> Vec<&'s Key> {
+        let services: HashSet<(&str, &str)> = (services.iter())
+            .map(|(namespace, name)| (namespace.as_str(), name.as_str()))
+            .collect();
+        let names = |entry: &'s Entry| {
+            let namespace = entry.rank.key.0.as_str();
+            (entry.services.iter()).any(|name| services.contains(&(namespace, &**name)))
+        };
+        (self.entries.iter())
+            .filter(|(_, entry)| names(entry))
+            .map(|(key, _)| &key.0.key)
+            .collect()
     }
 
     /// The standard layer's diagnostics with its TLS walk's, in precedence order.
@@ -281,8 +316,8 @@ impl Incremental {
         let default_certificate_error = default_certificate_error(&mut certificates, options);
         let mut backends: BTreeMap<BackendId, BackendSpec> = self
             .backends
-            .iter()
-            .map(|(id, (_, backend))| (id.clone(), backend.spec.clone()))
+            .keys()
+            .map(|held| (held.0.id.clone(), held.0.spec.clone()))
             .collect();
         for (id, spec) in self.profiles.backends() {
             if !backends.contains_key(id) {
@@ -331,7 +366,7 @@ impl Incremental {
         let entries = &self.entries;
         let profiles = &self.profiles;
         self.served.get_or_insert_with(|| {
-            let standard = entries.iter().map(|(key, entry)| (key, entry.shadow));
+            let standard = entries.iter().map(|(key, entry)| (&key.0.key, entry.shadow));
             let mut served: Vec<ServedIngress> = standard
                 .chain(profiles.served())
                 .map(|((namespace, name), shadow)| ServedIngress {
@@ -343,43 +378,6 @@ impl Incremental {
             served.sort();
             served
         })
-    }
-}
-
-// === impl Rank ===
-
-impl Rank {
-    /// Orders before every other rank: where a range over one host's claims or one Service's
-    /// users starts. Not a real Ingress's rank: one without a timestamp has `missing` set.
-    const FIRST: Rank = Rank {
-        missing: false,
-        created: None,
-        key: (String::new(), String::new()),
-    };
-
-    fn new(meta: &IngressMeta) -> Rank {
-        let (missing, created, (namespace, name)) = precedence(meta);
-        Rank {
-            missing,
-            created: created.cloned(),
-            key: (namespace.to_string(), name.to_string()),
-        }
-    }
-
-    fn precedence(&self) -> Precedence<'_> {
-        (self.missing, self.created.as_ref(), (&self.key.0, &self.key.1))
-    }
-}
-
-impl Ord for Rank {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.precedence().cmp(&other.precedence())
-    }
-}
-
-impl PartialOrd for Rank {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
     }
 }
 
@@ -461,8 +459,7 @@ impl Incremental {
     /// The backend of `key`'s first claim, to tell a kept contribution from a redone one.
     pub(super) fn first_backend(&self, key: &Key) -> Option<*const Resolved> {
         let entry = self.entries.get(key)?;
-        use super::ingress::Event;
-        entry.contribution.events.iter().find_map(|event| match event {
+        entry.events.iter().find_map(|event| match event {
             Event::Path(claim) => claim.backend.as_ref().map(Arc::as_ptr),
             Event::Default(backend) => Some(Arc::as_ptr(backend)),
             Event::Report(_) => None,

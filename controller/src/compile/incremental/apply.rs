@@ -1,12 +1,12 @@
 //! Applies Ingresses to what the incremental compile keeps: each one's old contribution
-//! forgotten, its new one walked and its claims and Service uses recorded, the hosts and
-//! default backend they touch noted for settling.
+//! forgotten, its new one walked and its claims recorded, the hosts and default backend they
+//! touch noted for settling.
 
 use std::{collections::BTreeSet, sync::Arc};
 
 use crate::objects::Ingress;
 
-use super::{Entry, Incremental, Index, Key, Rank, has_tls, settle::Touched};
+use super::{ByKey, Entry, Incremental, Index, Key, Rank, has_tls, settle::Touched};
 use crate::compile::{
     backend::Backends,
     class::{Classes, Selection},
@@ -51,7 +51,7 @@ impl Incremental {
 
     /// Takes `old`'s claims and Service uses out.
     fn forget(&mut self, old: &Entry, touched: &mut Touched) {
-        for (index, event) in old.contribution.events.iter().enumerate() {
+        for (index, event) in old.events.iter().enumerate() {
             let attempt = (old.rank.clone(), index);
             match event {
                 Event::Path(claim) => {
@@ -65,9 +65,6 @@ impl Incremental {
                 Event::Report(_) => {}
             }
         }
-        for service in &old.contribution.services {
-            self.users.remove(&(service.clone(), old.rank.clone()));
-        }
         self.notable.remove(&old.rank);
         self.tls -= usize::from(old.has_tls);
     }
@@ -77,7 +74,7 @@ impl Incremental {
         key: Key,
         ingress: &Ingress,
         selection: Selection,
-        mut contribution: Contribution,
+        contribution: Contribution,
         touched: &mut Touched,
     ) {
         let rank = Arc::new(Rank::new(&ingress.metadata));
@@ -95,23 +92,27 @@ impl Incremental {
                 Event::Report(_) => {}
             }
         }
-        for service in &contribution.services {
-            self.users.insert((service.clone(), rank.clone()));
-        }
         let has_tls = has_tls(ingress);
         self.tls += usize::from(has_tls);
-        touched.settle.insert(key.clone());
-        // Kept until the Ingress changes: the walk's growth room would be a third of it.
-        contribution.events.shrink_to_fit();
-        contribution.services.shrink_to_fit();
-        let events = contribution.events.len();
+        touched.settle.insert(key);
+        // Kept until the Ingress changes: boxed, without the walk's growth room (a third of it).
+        debug_assert!(
+            contribution
+                .services
+                .iter()
+                .all(|(namespace, _)| *namespace == rank.key.0)
+        );
+        let services = (contribution.services.into_iter())
+            .map(|(_, name)| name.into_boxed_str())
+            .collect();
         self.entries.insert(
-            key,
+            ByKey(rank.clone()),
             Box::new(Entry {
                 rank,
                 shadow: matches!(selection, Selection::Shadow(_)),
-                contribution,
-                holders: vec![None; events],
+                events: contribution.events.into_boxed_slice(),
+                services,
+                holders: Vec::new(),
                 has_tls,
                 diagnostics: Vec::new(),
             }),

@@ -52,7 +52,7 @@ impl Incremental {
         let mut services = changes.services.clone();
         for key in &changes.endpoint_slices {
             if let Some(service) = self.slice_services.get(key) {
-                services.insert((key.0.clone(), service.clone()));
+                services.insert((key.0.clone(), service.to_string()));
             }
         }
         services.extend(
@@ -61,8 +61,8 @@ impl Incremental {
                 .map(|((namespace, _), service)| (namespace.clone(), service.clone())),
         );
         let mut ingresses = changes.ingresses.clone();
-        for service in &services {
-            ingresses.extend(self.users_of(service).cloned());
+        if !services.is_empty() {
+            ingresses.extend(self.users_of(&services).into_iter().cloned());
         }
         Plan::Redo {
             ingresses,
@@ -73,15 +73,12 @@ impl Incremental {
 
     /// Keeps the Service each changed slice is labelled with now.
     pub(super) fn track_slices(&mut self, changes: &Changes, labelled: Vec<(Key, String)>) {
-        for key in &changes.endpoint_slices {
-            self.slice_services.remove(key);
-        }
         let mut named = BTreeSet::new();
-        for (key, service) in labelled {
+        for (key, _) in &labelled {
             // Both Services are redone now; the map can keep only one for later.
-            self.duplicate_slices |= !named.insert(key.clone());
-            self.slice_services.insert(key, service);
+            self.duplicate_slices |= !named.insert(key);
         }
+        self.slice_services.update(&changes.endpoint_slices, &labelled);
     }
 }
 

@@ -24,7 +24,11 @@ use crate::objects::Ingress;
 use shunt_proxy::publish::SpecChanges;
 use shunt_spec::{BackendId, BackendSpec, Document, HostMatch, VirtualHostSpec};
 
-use super::{Incremental, Index, Key, Rank, backend_services, key_of, source};
+use super::{
+    Incremental, Index, Key, Rank, backend_services,
+    hosts::{ByHost, HostSpecs},
+    key_of, source,
+};
 use crate::{
     compile::{
         CompileOptions, Diagnostic, Profile, Sink, TlsBuilder, backend::Backends, class::Classes, ingress::Event,
@@ -45,7 +49,7 @@ pub(super) struct Profiles {
     outputs: BTreeMap<String, Output>,
     /// The table's hosts on a key some member names: the standard claims on them and the
     /// profiles' claims after them. They replace the standard layer's hosts of the same name.
-    hosts: BTreeMap<HostMatch, Arc<VirtualHostSpec>>,
+    hosts: HostSpecs,
     /// Backends those hosts name, with how many paths name each.
     backends: BTreeMap<BackendId, (usize, BackendSpec)>,
     /// Members of groups that asked about certificates: compiled again each time.
@@ -172,28 +176,25 @@ impl Profiles {
 
     /// The table's hosts with the standard layer's `standard` ones: a host the profiles' groups
     /// compiled replaces the standard one of the same name. Sorted by host.
-    pub(super) fn merge_hosts(
-        &self,
-        standard: &BTreeMap<HostMatch, Arc<VirtualHostSpec>>,
-    ) -> Vec<Arc<VirtualHostSpec>> {
+    pub(super) fn merge_hosts(&self, standard: &HostSpecs) -> Vec<Arc<VirtualHostSpec>> {
         if self.hosts.is_empty() {
-            return standard.values().cloned().collect();
+            return standard.iter().map(|ByHost(spec)| spec.clone()).collect();
         }
         let mut hosts = Vec::with_capacity(standard.len() + self.hosts.len());
         let mut ours = self.hosts.iter().peekable();
-        for (host, spec) in standard {
-            while let Some((next, _)) = ours.peek()
-                && *next < host
+        for ByHost(spec) in standard {
+            while let Some(next) = ours.peek()
+                && next.0.host < spec.host
             {
-                hosts.extend(ours.next().map(|(_, spec)| spec.clone()));
+                hosts.extend(ours.next().map(|ByHost(spec)| spec.clone()));
             }
-            if ours.peek().is_some_and(|(next, _)| *next == host) {
-                hosts.extend(ours.next().map(|(_, spec)| spec.clone()));
+            if ours.peek().is_some_and(|next| next.0.host == spec.host) {
+                hosts.extend(ours.next().map(|ByHost(spec)| spec.clone()));
             } else {
                 hosts.push(spec.clone());
             }
         }
-        hosts.extend(ours.map(|(_, spec)| spec.clone()));
+        hosts.extend(ours.map(|ByHost(spec)| spec.clone()));
         hosts
     }
 
@@ -230,7 +231,7 @@ impl Profiles {
             return Vec::new();
         };
         for host in output.hosts {
-            let Some(spec) = self.hosts.remove(&host) else {
+            let Some(ByHost(spec)) = self.hosts.take(&host) else {
                 continue;
             };
             for id in spec.paths.iter().flat_map(|path| {
@@ -316,7 +317,7 @@ impl Profiles {
                 .or_default()
                 .hosts
                 .push(spec.host.clone());
-            self.hosts.insert(spec.host.clone(), spec);
+            self.hosts.replace(ByHost(spec));
         }
         for verdict in verdicts {
             kept.entry(host_key(&verdict.host))
@@ -369,7 +370,7 @@ impl Incremental {
         }
         let mut hosts: Vec<String> = Vec::new();
         for key in standard.iter().chain(changed) {
-            let events = self.entries.get(key).map(|entry| &entry.contribution.events);
+            let events = self.entries.get(key).map(|entry| &entry.events);
             hosts.extend(events.into_iter().flatten().filter_map(|event| match event {
                 Event::Path(claim) => Some(match_key(&claim.host)),
                 _ => None,

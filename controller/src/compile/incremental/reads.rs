@@ -148,7 +148,8 @@ impl Incremental {
         }
         for key in ingresses.iter().filter(|key| !changes.ingresses.contains(*key)) {
             if let Some(entry) = self.entries.get(key) {
-                named.extend(entry.contribution.services.iter().cloned());
+                let namespace = &entry.rank.key.0;
+                named.extend((entry.services.iter()).map(|name| (namespace.clone(), name.to_string())));
             }
         }
         // The profiles' host groups to compile again, and what their kept members name.

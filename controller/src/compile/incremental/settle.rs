@@ -3,6 +3,8 @@
 //! Ingresses whose claims won or lost differently.
 
 use std::{
+    borrow::Borrow,
+    cmp::Ordering,
     collections::{BTreeMap, BTreeSet},
     sync::Arc,
 };
@@ -10,7 +12,7 @@ use std::{
 use shunt_proxy::publish::SpecChanges;
 use shunt_spec::{BackendId, HostMatch};
 
-use super::{Attempt, Incremental, Key, Rank, source};
+use super::{Attempt, Incremental, Key, Rank, hosts::ByHost, source};
 use crate::compile::{
     backend::Resolved,
     claims::{HostSlots, PathClaim},
@@ -76,10 +78,10 @@ impl Incremental {
                 .spec(path, kind, claim.backend.as_deref(), source(&rank.key))
         });
         let old = match spec {
-            Some(spec) => self.hosts.insert(host.clone(), Arc::new(spec)),
-            None => self.hosts.remove(host),
+            Some(spec) => self.hosts.replace(ByHost(Arc::new(spec))),
+            None => self.hosts.take(host),
         };
-        for path in old.iter().flat_map(|old| &old.paths) {
+        for path in old.iter().flat_map(|old| &old.0.paths) {
             release(&mut self.backends, &path.backend);
             backends.insert(path.backend.clone());
         }
@@ -120,16 +122,15 @@ impl Incremental {
 
     /// The kept event an attempt names.
     pub(super) fn event(&self, (rank, index): &Attempt) -> Option<&Event> {
-        self.entries.get(&rank.key)?.contribution.events.get(*index)
+        self.entries.get(&rank.key)?.events.get(*index)
     }
 
     /// Records who holds each claim's slot; an Ingress whose claims fare differently is settled again.
     fn set_fates(&mut self, fates: Fates, settle: &mut BTreeSet<Key>) {
         for ((rank, index), holder) in fates {
             if let Some(entry) = self.entries.get_mut(&rank.key)
-                && entry.holders[index] != holder
+                && entry.set_holder(index, holder)
             {
-                entry.holders[index] = holder;
                 settle.insert(rank.key.clone());
             }
         }
@@ -140,14 +141,15 @@ impl Incremental {
         let Some(entry) = self.entries.get_mut(key) else {
             return;
         };
-        entry.diagnostics.clear();
-        let holders = &entry.holders;
+        let mut diagnostics = std::mem::take(&mut entry.diagnostics);
+        diagnostics.clear();
         ingress::settle(
             (&key.0, &key.1),
-            &entry.contribution.events,
-            |index| holders[index].as_deref(),
-            &mut entry.diagnostics,
+            &entry.events,
+            |index| entry.holder(index),
+            &mut diagnostics,
         );
+        entry.diagnostics = diagnostics;
         if entry.has_tls || !entry.diagnostics.is_empty() {
             self.notable.insert(entry.rank.clone());
         } else {
@@ -156,22 +158,54 @@ impl Incremental {
     }
 }
 
-fn hold(backends: &mut BTreeMap<BackendId, (usize, Arc<Resolved>)>, backend: Arc<Resolved>) {
-    match backends.get_mut(&backend.id) {
-        // The newest resolution: a Service change redoes every Ingress naming it.
-        Some((count, held)) => {
-            *count += 1;
-            *held = backend;
-        }
-        None => _ = backends.insert(backend.id.clone(), (1, backend)),
-    }
+/// A backend some winning claim holds, ordered and found by its id, which it holds: a map by
+/// id would keep a second copy of each.
+#[derive(Debug)]
+pub(super) struct Held(pub Arc<Resolved>);
+
+/// The held backends, with how many claims hold each.
+pub(super) type HeldBackends = BTreeMap<Held, usize>;
+
+fn hold(backends: &mut HeldBackends, backend: Arc<Resolved>) {
+    // The newest resolution: a Service change redoes every Ingress naming it.
+    let count = backends.remove(&backend.id).unwrap_or(0);
+    backends.insert(Held(backend), count + 1);
 }
 
-fn release(backends: &mut BTreeMap<BackendId, (usize, Arc<Resolved>)>, id: &BackendId) {
-    if let Some((count, _)) = backends.get_mut(id) {
+fn release(backends: &mut HeldBackends, id: &BackendId) {
+    if let Some(count) = backends.get_mut(id) {
         *count -= 1;
         if *count == 0 {
             backends.remove(id);
         }
     }
 }
+
+// === impl Held ===
+
+impl Borrow<BackendId> for Held {
+    fn borrow(&self) -> &BackendId {
+        &self.0.id
+    }
+}
+
+/// Ordered and compared as the id it borrows, as [`Borrow`] requires.
+impl Ord for Held {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.id.cmp(&other.0.id)
+    }
+}
+
+impl PartialOrd for Held {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Held {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id
+    }
+}
+
+impl Eq for Held {}
