@@ -16,7 +16,10 @@
 use std::{
     ops::Range,
     path::Path,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::{
+        OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 /// Set by the binary; tests that run the compile loop in their own process leave their code be.
@@ -39,7 +42,7 @@ pub fn after_compile() {
 }
 
 /// Unmaps the code the leader's writes after a compile ran (the API client, status, Events and
-/// DNS rules: ~8 MiB at 10k Ingresses), as after a compile; nothing before the first compile.
+/// DNS rules), as after a compile; nothing before the first compile.
 pub fn after_writes() {
     if ENABLED.load(Ordering::Relaxed) && FIRST_DONE.load(Ordering::Relaxed) {
         release_code(Advice::Unmap);
@@ -56,15 +59,27 @@ enum Advice {
     Unmap,
 }
 
-/// Advises the executable's mappings; returns the bytes advised.
+/// Advises the executable's mappings; returns the bytes advised. The code mappings are read
+/// once: an executable's mappings do not move after start-up.
 fn release_code(advice: Advice) -> usize {
+    static CODE: OnceLock<Vec<Range<usize>>> = OnceLock::new();
+    let ranges = match advice {
+        Advice::PageOut => &executable_mappings(advice),
+        Advice::Unmap => CODE.get_or_init(|| executable_mappings(advice)),
+    };
+    ranges.iter().map(|range| advise(range.clone(), advice)).sum()
+}
+
+/// The ranges `advice` applies to in this process's map of its executable; none when
+/// `/proc/self` cannot be read.
+fn executable_mappings(advice: Advice) -> Vec<Range<usize>> {
     let (Ok(exe), Ok(maps)) = (
         std::fs::read_link("/proc/self/exe"),
         std::fs::read_to_string("/proc/self/maps"),
     ) else {
-        return 0;
+        return Vec::new();
     };
-    mappings(&maps, &exe, advice).map(|range| advise(range, advice)).sum()
+    mappings(&maps, &exe, advice).collect()
 }
 
 #[cfg(target_os = "linux")]
