@@ -63,13 +63,25 @@ async fn a_third_request_in_progress_from_one_address_gets_503_until_one_ends() 
         .expect("the held body ends")
         .expect("a whole body");
     assert_eq!(done.to_bytes().as_ref(), b"first\nlast\n");
-    let fourth = send_h1(shunt.http, get(HOST, "/d")).await.expect("fourth head");
+    // shunt frees the place once it has finished the response, a moment after the client read
+    // the last byte: under load a request right then may still find both places taken.
+    let mut limited = 1;
+    let fourth = loop {
+        let response = send_h1(shunt.http, get(HOST, "/d")).await.expect("fourth head");
+        if response.status() != StatusCode::SERVICE_UNAVAILABLE || limited > 50 {
+            break response;
+        }
+        limited += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     assert_eq!(fourth.status(), StatusCode::OK);
     drop((second, fourth));
 
     let metrics = shunt.admin("/metrics").await.text();
     assert!(
-        metrics.contains("shunt_requests_limited_total{limit=\"connections\"} 1"),
+        metrics.contains(&format!(
+            "shunt_requests_limited_total{{limit=\"connections\"}} {limited}"
+        )),
         "{metrics}"
     );
 }
