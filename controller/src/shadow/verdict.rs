@@ -22,8 +22,9 @@ pub struct HostVerdict {
     pub verdict: Verdict,
     /// `Reason: detail`, sorted; empty when identical.
     pub reasons: Vec<String>,
-    /// `http`, `https`: the listeners the other controller serves the host on.
-    pub listeners: Vec<&'static str>,
+    /// `http`, `https`: the listeners the other controller serves the host on, sorted. A static
+    /// list: every verdict is kept while its host group stands.
+    pub listeners: &'static [&'static str],
     /// The Secret serving the host's HTTPS, `namespace/name`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub certificate: Option<String>,
@@ -67,11 +68,22 @@ impl HostVerdict {
             classes: Vec::new(),
             verdict: Verdict::Identical,
             reasons: Vec::new(),
-            listeners: Vec::new(),
+            listeners: &[],
             certificate: None,
             ignored: Vec::new(),
             no_effect: Vec::new(),
         }
+    }
+
+    /// Adds a listener, `http` or `https` (anything else is not a listener and is ignored).
+    pub fn add_listener(&mut self, name: &str) {
+        let has = |listener| self.listeners.contains(&listener) || name == listener;
+        self.listeners = match (has("http"), has("https")) {
+            (true, true) => &["http", "https"],
+            (true, false) => &["http"],
+            (false, true) => &["https"],
+            (false, false) => &[],
+        };
     }
 
     /// Settles the verdict from the reasons gathered.
@@ -93,7 +105,6 @@ impl HostVerdict {
         ] {
             strings.shrink_to_fit();
         }
-        self.listeners.shrink_to_fit();
         self.verdict = if self.reasons.is_empty() {
             Verdict::Identical
         } else {
@@ -106,7 +117,6 @@ impl HostVerdict {
 pub fn settle_all(verdicts: BTreeMap<String, HostVerdict>, diagnostics: &mut Vec<Diagnostic>) -> Vec<HostVerdict> {
     let mut verdicts: Vec<HostVerdict> = verdicts.into_values().collect();
     for verdict in &mut verdicts {
-        verdict.listeners.sort();
         verdict.settle();
         if verdict.verdict == Verdict::Refused {
             for source in &verdict.ingresses {
@@ -190,4 +200,25 @@ pub fn has_catch_all(ingress: &crate::objects::Ingress) -> bool {
     };
     let hostless = (spec.rules.iter().flatten()).any(|rule| rule.host.as_deref().unwrap_or_default().is_empty());
     hostless || spec.default_backend.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn a_verdicts_listeners_are_the_sorted_set_of_those_added(
+            added in prop::collection::vec(prop::sample::select(vec!["http", "https", "tcp"]), 0..6),
+        ) {
+            let mut verdict = HostVerdict::new("a.example.com".into(), HostMatch::Exact("a.example.com".into()));
+            for name in &added {
+                verdict.add_listener(name);
+            }
+            let expected: BTreeSet<&str> = added.into_iter().filter(|name| *name != "tcp").collect();
+            prop_assert_eq!(verdict.listeners.to_vec(), expected.into_iter().collect::<Vec<_>>());
+        }
+    }
 }

@@ -21,7 +21,9 @@
 //! `Exact`, then the longest `CharPrefix`, then the longest `Prefix`.
 //!
 //! A host whose one rule is `Prefix /` (most hosts of a large cluster) gets no tree: every path
-//! is that route, and 10,000 two-pattern matchit trees would cost about 1 KB a host. A host with a
+//! is that route, and 10,000 two-pattern matchit trees would cost about 1 KB a host. Nor does one
+//! whose rules are all the character prefix `/` (a TKE load balancer's usual rule): every path
+//! starting with `/` is that route. A host with a
 //! few `Exact` and `Prefix` rules and no braces gets a [`PathList`] scanned in order instead: the
 //! same answers (a proptest compares it with the tree), without a tree to build (matchit inserts
 //! are a large part of publishing many such hosts).
@@ -34,6 +36,8 @@ use crate::spec::PathKind;
 pub(super) enum PathTable {
     /// The host's only rule is `Prefix /`.
     Root(Arc<Route>),
+    /// The host's only rule is `CharPrefix /`: the paths that start with `/`.
+    CharRoot(Arc<Route>),
     /// Boxed, as the tree: a host's table sits in a map entry per host.
     List(Box<PathList>),
     /// Boxed: a host's table sits in a map entry per host.
@@ -124,6 +128,9 @@ impl<'p> PathTableBuilder<'p> {
             if let Some(route) = self.root_only() {
                 return (PathTable::Root(route), Vec::new());
             }
+            if let Some(route) = self.char_root_only() {
+                return (PathTable::CharRoot(route), Vec::new());
+            }
             if let Some(list) = self.list() {
                 return (PathTable::List(Box::new(list)), Vec::new());
             }
@@ -135,6 +142,13 @@ impl<'p> PathTableBuilder<'p> {
     fn root_only(&self) -> Option<Arc<Route>> {
         let (_, _, first) = self.rules.first()?;
         let root = |(path, kind, _): &(&str, PathKind, _)| *kind == PathKind::Prefix && prefix_base(path) == "/";
+        self.rules.iter().all(root).then(|| first.clone())
+    }
+
+    /// The route of a host whose paths are all `CharPrefix /` (the first one given keeps it).
+    fn char_root_only(&self) -> Option<Arc<Route>> {
+        let (_, _, first) = self.rules.first()?;
+        let root = |(path, kind, _): &(&str, PathKind, _)| *kind == PathKind::CharPrefix && *path == "/";
         self.rules.iter().all(root).then(|| first.clone())
     }
 
@@ -267,6 +281,7 @@ impl PathTable {
     pub(super) fn lookup(&self, path: &str, facts: &impl Facts) -> Option<&Arc<Route>> {
         match self {
             PathTable::Root(route) => Some(route),
+            PathTable::CharRoot(route) => path.starts_with('/').then_some(route),
             PathTable::List(list) => list.lookup(path),
             PathTable::Tree(tree) => tree.lookup(path),
             PathTable::Regex(regexes) => regexes.lookup(path),

@@ -362,9 +362,9 @@ fn named(nginxes: &[Nginx<'_>], with_certificate: &BTreeSet<String>) -> BTreeMap
         for (host, matched) in rule_hosts(nginx.ingress) {
             let verdict = verdicts.entry(host.clone()).or_insert_with(|| {
                 let mut verdict = HostVerdict::new(host.clone(), matched);
-                verdict.listeners = vec!["http"];
+                verdict.add_listener("http");
                 if with_certificate.contains(&host) {
-                    verdict.listeners.push("https");
+                    verdict.add_listener("https");
                 }
                 verdict
             });

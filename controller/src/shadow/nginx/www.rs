@@ -104,9 +104,9 @@ pub(super) fn claim(
         let Some(nginx) = nginx else { continue };
         let mut verdict = HostVerdict::new(redirect.from.clone(), from.clone());
         verdict.ingresses = redirect.sources.clone();
-        verdict.listeners = vec!["http"];
+        verdict.add_listener("http");
         if super::alias::bind_like(nginxes, &redirect.to, &from, certificates) {
-            verdict.listeners.push("https");
+            verdict.add_listener("https");
         }
         let claim = PathClaim {
             host: from,

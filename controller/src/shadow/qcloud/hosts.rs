@@ -21,9 +21,7 @@ pub(super) fn named(lbs: &[Lb<'_>]) -> BTreeMap<String, HostVerdict> {
             verdict.ingresses.push(lb.source.clone());
             verdict.reasons.extend(lb.problems.iter().cloned());
             for listener in listener_names(rule.listeners) {
-                if !verdict.listeners.contains(&listener) {
-                    verdict.listeners.push(listener);
-                }
+                verdict.add_listener(listener);
             }
             keys.entry(rule.host.clone()).or_default().insert(&lb.key);
         }
@@ -49,10 +47,10 @@ pub(super) fn settle(verdicts: BTreeMap<String, HostVerdict>, diagnostics: &mut 
     crate::shadow::verdict::settle_all(verdicts, diagnostics)
 }
 
-fn listener_names(listeners: Listeners) -> Vec<&'static str> {
+fn listener_names(listeners: Listeners) -> &'static [&'static str] {
     match listeners {
-        Listeners::Both => vec!["http", "https"],
-        Listeners::Plain => vec!["http"],
-        Listeners::Tls => vec!["https"],
+        Listeners::Both => &["http", "https"],
+        Listeners::Plain => &["http"],
+        Listeners::Tls => &["https"],
     }
 }

@@ -12,7 +12,7 @@ fn mk_verdict(host: &str, verdict: Verdict, reasons: &[&str]) -> Arc<HostVerdict
         classes: vec!["qcloud".to_string()],
         verdict,
         reasons: reasons.iter().map(|r| r.to_string()).collect(),
-        listeners: vec!["http"],
+        listeners: &["http"],
         certificate: None,
         ignored: vec![],
         no_effect: vec![],

@@ -155,7 +155,9 @@ pub fn verdicts(
                 verdict.ingresses.push(format!("{} {namespace}/{name}", one.kind));
                 verdict.classes.extend(class.clone());
                 verdict.reasons.extend(reasons.iter().cloned());
-                verdict.listeners.extend(listener);
+                if let Some(listener) = listener {
+                    verdict.add_listener(listener);
+                }
             }
         }
     }
@@ -163,8 +165,6 @@ pub fn verdicts(
     for verdict in &mut verdicts {
         verdict.classes.sort();
         verdict.classes.dedup();
-        verdict.listeners.sort();
-        verdict.listeners.dedup();
         verdict.settle();
     }
     verdicts.into_iter().map(Arc::new).collect()

@@ -1,4 +1,4 @@
-//! The list a host with few rules gets answers as the matchit tree would.
+//! The list and the root a host with few rules gets answer as the matchit tree would.
 
 use std::sync::Arc;
 
@@ -91,6 +91,39 @@ proptest! {
         prop_assert_eq!(rejected, Vec::<(String, String)>::new());
         for path in &paths {
             prop_assert_eq!(name(list.lookup(path, &NoFacts)), name(tree.lookup(path, &NoFacts)), "path {:?}", path);
+        }
+    }
+}
+
+#[test]
+fn a_host_whose_rules_are_all_the_character_prefix_slash_gets_no_tree() {
+    let rules = [
+        (PathKind::CharPrefix, "/".to_string()),
+        (PathKind::CharPrefix, "/".to_string()),
+    ];
+    let (table, _) = mk_builder(&rules).build();
+    assert!(matches!(table, PathTable::CharRoot(_)));
+    assert_eq!(name(table.lookup("/any/path", &NoFacts)), Some("CharPrefix /"));
+    assert_eq!(name(table.lookup("relative", &NoFacts)), None);
+    let mixed = [
+        (PathKind::CharPrefix, "/".to_string()),
+        (PathKind::Prefix, "/".to_string()),
+    ];
+    assert!(matches!(mk_builder(&mixed).build().0, PathTable::Tree(_)));
+}
+
+proptest! {
+    #[test]
+    fn a_character_prefix_slash_host_answers_every_path_as_its_tree_does(
+        copies in 1..4usize,
+        paths in prop::collection::vec("[/ab.%]{0,8}", 1..16),
+    ) {
+        let rules = vec![(PathKind::CharPrefix, "/".to_string()); copies];
+        let (root, _) = mk_builder(&rules).build();
+        prop_assert!(matches!(root, PathTable::CharRoot(_)));
+        let (tree, _) = mk_builder(&rules).build_tree();
+        for path in &paths {
+            prop_assert_eq!(name(root.lookup(path, &NoFacts)), name(tree.lookup(path, &NoFacts)), "path {:?}", path);
         }
     }
 }
