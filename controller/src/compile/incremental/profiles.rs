@@ -45,8 +45,8 @@ pub(super) struct Profiles {
     by_host: BTreeSet<(Arc<str>, SharedKey)>,
     /// (Service, Ingress) for each Service a member's backends name.
     users: BTreeSet<(SharedKey, SharedKey)>,
-    /// What the last compile of each host key's group gave.
-    outputs: BTreeMap<String, Output>,
+    /// What the last compile of each host key's group gave, by the key its members name.
+    outputs: BTreeMap<Arc<str>, Output>,
     /// The table's hosts on a key some member names: the standard claims on them and the
     /// profiles' claims after them. They replace the standard layer's hosts of the same name.
     hosts: HostSpecs,
@@ -100,12 +100,13 @@ impl Member {
     }
 }
 
-/// A host key's part of its group's result.
+/// A host key's part of its group's result, kept until the group compiles again: boxed
+/// slices, as most keys hold one host.
 #[derive(Default)]
 struct Output {
-    hosts: Vec<HostMatch>,
+    hosts: Box<[HostMatch]>,
     /// Shared with the sorted list the compile hands out ([`Profiles::shadow`]): one copy.
-    verdicts: Vec<Arc<HostVerdict>>,
+    verdicts: Box<[Arc<HostVerdict>]>,
 }
 
 /// What compiling groups needs besides the kept state.
@@ -130,6 +131,16 @@ struct Selected<'s> {
 impl Profiles {
     pub(super) fn is_empty(&self) -> bool {
         self.members.is_empty()
+    }
+
+    /// `key` as the members that name it hold it (one allocation for every set that keeps it),
+    /// or a new one if none does.
+    fn shared_key(&self, key: &str) -> Arc<str> {
+        let from = (Arc::from(key), no_key());
+        match self.by_host.range(&from..).next() {
+            Some((named, _)) if **named == *key => named.clone(),
+            _ => from.0,
+        }
     }
 
     fn members_on<'a>(&'a self, host: &'a str) -> impl Iterator<Item = &'a Key> + 'a {
@@ -244,7 +255,7 @@ impl Profiles {
             }
             spec_changes.hosts.insert(host);
         }
-        output.verdicts
+        output.verdicts.into_vec()
     }
 
     fn forget_member(&mut self, key: &Key, old_keys: &mut BTreeSet<String>) {
@@ -299,7 +310,7 @@ impl Profiles {
             ingresses,
         } = verdicts;
         let table = table.finish();
-        let mut kept: BTreeMap<String, Output> = BTreeMap::new();
+        let mut kept: BTreeMap<String, (Vec<HostMatch>, Vec<Arc<HostVerdict>>)> = BTreeMap::new();
         for spec in table.hosts {
             // A canary's and an error backend are held like the route's own.
             for id in spec.paths.iter().flat_map(|path| {
@@ -313,26 +324,17 @@ impl Profiles {
                 spec_changes.backends.insert(id.clone());
             }
             spec_changes.hosts.insert(spec.host.clone());
-            kept.entry(match_key(&spec.host))
-                .or_default()
-                .hosts
-                .push(spec.host.clone());
+            kept.entry(match_key(&spec.host)).or_default().0.push(spec.host.clone());
             self.hosts.replace(ByHost(spec));
         }
         for verdict in verdicts {
-            kept.entry(host_key(&verdict.host))
-                .or_default()
-                .verdicts
-                .push(Arc::new(verdict));
+            kept.entry(host_key(&verdict.host)).or_default().1.push(Arc::new(verdict));
         }
-        // Kept until the group compiles again: most keys hold one host, and a `Vec`'s first
-        // growth holds four (a verdict is ~250 B).
-        for (key, mut output) in kept {
+        for (key, (hosts, verdicts)) in kept {
+            let key = self.shared_key(&key);
             let held = self.outputs.entry(key).or_default();
-            held.hosts.append(&mut output.hosts);
-            held.verdicts.append(&mut output.verdicts);
-            held.hosts.shrink_to_fit();
-            held.verdicts.shrink_to_fit();
+            held.hosts = [std::mem::take(&mut held.hosts).into_vec(), hosts].concat().into();
+            held.verdicts = [std::mem::take(&mut held.verdicts).into_vec(), verdicts].concat().into();
         }
         for diagnostic in diagnostics {
             let key = (diagnostic.namespace.clone(), diagnostic.name.clone());
@@ -470,7 +472,7 @@ impl Incremental {
         let outputs = &self.profiles.outputs;
         let after = keys
             .iter()
-            .map(|key| outputs.get(key).map_or(&[][..], |output| &output.verdicts));
+            .map(|key| outputs.get(key.as_str()).map_or(&[][..], |output| &*output.verdicts));
         let members = &self.profiles.members;
         let ingresses_after = redo
             .iter()
