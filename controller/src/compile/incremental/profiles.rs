@@ -43,8 +43,6 @@ pub(super) struct Profiles {
     members: BTreeMap<SharedKey, Member>,
     /// (host key, Ingress) for each host key a member names.
     by_host: BTreeSet<(Arc<str>, SharedKey)>,
-    /// (Service, Ingress) for each Service a member's backends name.
-    users: BTreeSet<(SharedKey, SharedKey)>,
     /// What the last compile of each host key's group gave, by the key its members name.
     outputs: BTreeMap<Arc<str>, Output>,
     /// The table's hosts on a key some member names: the standard claims on them and the
@@ -73,7 +71,7 @@ struct Member {
     shadow: bool,
     /// The host keys it names ([`host_key`]).
     keys: Box<[Arc<str>]>,
-    services: Box<[SharedKey]>,
+    services: Box<[Key]>,
     /// What it was reported for; most members have nothing.
     reported: Option<Box<Reported>>,
 }
@@ -151,19 +149,19 @@ impl Profiles {
             .map(|(_, key)| &**key)
     }
 
-    fn users_of<'a>(&'a self, service: &'a Key) -> impl Iterator<Item = &'a Key> + 'a {
-        let from = (Arc::new(service.clone()), no_key());
-        self.users
-            .range(from..)
-            .take_while(move |(named, _)| **named == *service)
-            .map(|(_, key)| &**key)
+    /// The members naming one of `services`: a scan of the members, as an edit changes a
+    /// Service or two and an index would keep an entry per member.
+    fn users_of_any<'a>(&'a self, services: &'a BTreeSet<Key>) -> impl Iterator<Item = &'a Key> + 'a {
+        (self.members.iter())
+            .filter(|(_, member)| member.services.iter().any(|service| services.contains(service)))
+            .map(|(key, _)| &**key)
     }
 
     /// The Services the members among `keys` named at their last compile.
     pub(super) fn services_of<'a>(&'a self, keys: &'a BTreeSet<Key>) -> impl Iterator<Item = &'a Key> + 'a {
         keys.iter()
             .filter_map(|key| self.members.get(key))
-            .flat_map(|member| member.services.iter().map(|service| &**service))
+            .flat_map(|member| member.services.iter())
     }
 
     /// Whether the last compile's configuration differs from `config`.
@@ -266,9 +264,6 @@ impl Profiles {
             old_keys.insert(host.to_string());
             self.by_host.remove(&(host, key.clone()));
         }
-        for service in member.services {
-            self.users.remove(&(service, key.clone()));
-        }
         self.asking.remove(&*key);
     }
 
@@ -281,12 +276,9 @@ impl Profiles {
             .map(|(namespace, name)| (namespace.to_string(), name.to_string()))
             .collect();
         services.extend(error_backend.cloned());
-        let services: Box<[SharedKey]> = services.into_iter().map(Arc::new).collect();
+        let services: Box<[Key]> = services.into_iter().collect();
         for host in &keys {
             self.by_host.insert((host.clone(), key.clone()));
-        }
-        for service in &services {
-            self.users.insert((service.clone(), key.clone()));
         }
         let member = Member {
             shadow,
@@ -379,8 +371,8 @@ impl Incremental {
             }));
         }
         let mut ingresses: Vec<Key> = changed.iter().cloned().collect();
-        for service in services {
-            ingresses.extend(profiles.users_of(service).cloned());
+        if !services.is_empty() {
+            ingresses.extend(profiles.users_of_any(services).cloned());
         }
         ingresses.extend(profiles.asking.iter().cloned());
         let mut redo = BTreeSet::new();
