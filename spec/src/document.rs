@@ -32,6 +32,17 @@ impl Document {
         }
     }
 
+    /// `value` as indented JSON text, deflated as it is written: the text is never held whole.
+    pub fn json(value: &impl serde::Serialize) -> serde_json::Result<Self> {
+        let mut encoder = DeflateEncoder::new(Vec::new(), Compression::fast());
+        serde_json::to_writer_pretty(&mut encoder, value)?;
+        // Writing to a `Vec` cannot fail.
+        let deflated = encoder.finish().expect("deflating into memory");
+        Ok(Document {
+            deflated: deflated.into(),
+        })
+    }
+
     /// The text [`Document::new`] was given.
     pub fn text(&self) -> String {
         let mut text = String::new();
@@ -70,6 +81,14 @@ mod tests {
         #[test]
         fn a_document_gives_back_its_text(text in ".{0,2000}") {
             prop_assert_eq!(Document::new(&text).text(), text);
+        }
+
+        #[test]
+        fn a_json_document_is_the_indented_text_of_its_value(entries in prop::collection::btree_map("[a-z\"]{0,6}", prop::collection::vec(any::<u32>(), 0..4), 0..20)) {
+            let text = serde_json::to_string_pretty(&entries).expect("a map of strings serializes");
+            let document = Document::json(&entries).expect("a map of strings serializes");
+            prop_assert_eq!(document.text(), text);
+            prop_assert!(document == Document::json(&entries).expect("again"));
         }
 
         #[test]

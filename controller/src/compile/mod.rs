@@ -237,9 +237,7 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
     }
     table.tls = certificates.finish();
     if let Some(report) = crate::shadow::report(options, &shadow, &shadow_ingresses) {
-        table
-            .documents
-            .insert("shadow".to_string(), crate::shadow::report::text(&report));
+        table.documents.insert("shadow".to_string(), report);
     }
     Compiled {
         table,

@@ -233,14 +233,15 @@ fn serves(options: &CompileOptions, profile: Profile) -> bool {
         .any(|class| class.profile == profile)
 }
 
-/// The `/shadow` document, when a class of a profile with verdicts is served.
+/// The `/shadow` document as the table keeps it, when a class of a profile with verdicts is
+/// served.
 pub fn report(
     options: &CompileOptions,
     verdicts: &[Arc<HostVerdict>],
     ingresses: &[IngressVerdict],
-) -> Option<serde_json::Value> {
+) -> Option<shunt_spec::Document> {
     let served = served_profiles(options)?;
-    Some(report::document(&served, verdicts, ingresses))
+    Some(report::deflated(&served, verdicts, ingresses))
 }
 
 /// The profiles with verdicts that `options` serve (named `qcloud`, `nginx` or `qcloud+nginx`),

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Serialize, Serializer, ser::SerializeMap, ser::SerializeSeq};
 use serde_json::json;
 
 pub use self::markdown::markdown;
@@ -57,14 +57,7 @@ pub struct Summary {
 pub fn document(served: &Served, verdicts: &[Arc<HostVerdict>], ingresses: &[IngressVerdict]) -> serde_json::Value {
     let of_kind = |kind| ingresses.iter().filter(move |entry| entry.kind == kind);
     let catch_alls: Vec<serde_json::Value> = of_kind(IngressKind::CatchAll)
-        .map(|entry| {
-            json!({
-                "ingress": entry.ingress,
-                "class": entry.class,
-                "reach": reach(served, entry),
-                "reasons": entry.reasons,
-            })
-        })
+        .map(|entry| catch_all(served, entry))
         .collect();
     let skipped: Vec<&IngressVerdict> = of_kind(IngressKind::Skipped).collect();
     json!({
@@ -76,6 +69,78 @@ pub fn document(served: &Served, verdicts: &[Arc<HostVerdict>], ingresses: &[Ing
         "hosts": verdicts,
         "catchAlls": catch_alls,
         "skipped": skipped,
+    })
+}
+
+/// [`document`]'s text, deflated as it is written: without a `Value` of every host (~1 KB
+/// each) or the whole text ever held, which at 10,000 hosts were ~12 MiB of a compile's peak.
+pub fn deflated(served: &Served, verdicts: &[Arc<HostVerdict>], ingresses: &[IngressVerdict]) -> shunt_spec::Document {
+    let streamed = Streamed {
+        served,
+        verdicts,
+        ingresses,
+    };
+    // Its parts are `Value`s and strings, which always serialize.
+    shunt_spec::Document::json(&streamed).expect("a report serializes")
+}
+
+/// [`document`] written part by part: its keys in the order a `Value`'s map sorts them, each
+/// part a `Value` (whose keys are sorted too) of its own, a list one entry at a time.
+struct Streamed<'a> {
+    served: &'a Served,
+    verdicts: &'a [Arc<HostVerdict>],
+    ingresses: &'a [IngressVerdict],
+}
+
+impl Serialize for Streamed<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Streamed {
+            served,
+            verdicts,
+            ingresses,
+        } = *self;
+        let of_kind = |kind| move || ingresses.iter().filter(move |entry| entry.kind == kind);
+        let catch_alls = || of_kind(IngressKind::CatchAll)().map(|entry| catch_all(served, entry));
+        let mut map = serializer.serialize_map(Some(8))?;
+        map.serialize_entry("assumed", &served.assumed)?;
+        map.serialize_entry("catchAlls", &EachAsValue(catch_alls))?;
+        map.serialize_entry("classes", &as_value(&by_class(verdicts, ingresses))?)?;
+        map.serialize_entry("hosts", &EachAsValue(|| verdicts.iter()))?;
+        map.serialize_entry("noEffect", &served.no_effect)?;
+        map.serialize_entry("profile", &served.profile)?;
+        map.serialize_entry("skipped", &EachAsValue(of_kind(IngressKind::Skipped)))?;
+        map.serialize_entry("summary", &as_value(&summary(verdicts, ingresses))?)?;
+        map.end()
+    }
+}
+
+/// A list written as the `Value`s of its entries, one at a time.
+struct EachAsValue<F>(F);
+
+impl<F, I> Serialize for EachAsValue<F>
+where
+    F: Fn() -> I,
+    I: Iterator<Item: Serialize>,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
+        for entry in (self.0)() {
+            seq.serialize_element(&as_value(&entry)?)?;
+        }
+        seq.end()
+    }
+}
+
+fn as_value<E: serde::ser::Error>(value: &impl Serialize) -> Result<serde_json::Value, E> {
+    serde_json::to_value(value).map_err(E::custom)
+}
+
+fn catch_all(served: &Served, entry: &IngressVerdict) -> serde_json::Value {
+    json!({
+        "ingress": entry.ingress,
+        "class": entry.class,
+        "reach": reach(served, entry),
+        "reasons": entry.reasons,
     })
 }
 
@@ -151,10 +216,4 @@ fn most_hosts_first<'v>(verdicts: &'v [Arc<HostVerdict>], key_of: impl Fn(&'v st
 pub fn gate_fails(verdicts: &[Arc<HostVerdict>], ingresses: &[IngressVerdict]) -> bool {
     let refused = verdicts.iter().any(|v| v.verdict == Verdict::Refused);
     refused || ingresses.iter().any(|entry| entry.kind == IngressKind::Skipped)
-}
-
-/// A report as the table keeps it and `/shadow` serves it: indented JSON text.
-pub fn text(report: &serde_json::Value) -> shunt_spec::Document {
-    // A `Value` always serializes: its map keys are strings.
-    shunt_spec::Document::new(&serde_json::to_string_pretty(report).unwrap_or_default())
 }

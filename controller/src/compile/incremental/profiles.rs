@@ -227,8 +227,7 @@ impl Profiles {
                 .values()
                 .flat_map(|member| member.ingresses().iter().cloned())
                 .collect();
-            let report = crate::shadow::report(options, &verdicts, &ingresses)
-                .map(|report| crate::shadow::report::text(&report));
+            let report = crate::shadow::report(options, &verdicts, &ingresses);
             (verdicts.into(), ingresses.into(), report)
         });
         shadow.clone()
@@ -320,13 +319,18 @@ impl Profiles {
             self.hosts.replace(ByHost(spec));
         }
         for verdict in verdicts {
-            kept.entry(host_key(&verdict.host)).or_default().1.push(Arc::new(verdict));
+            kept.entry(host_key(&verdict.host))
+                .or_default()
+                .1
+                .push(Arc::new(verdict));
         }
         for (key, (hosts, verdicts)) in kept {
             let key = self.shared_key(&key);
             let held = self.outputs.entry(key).or_default();
             held.hosts = [std::mem::take(&mut held.hosts).into_vec(), hosts].concat().into();
-            held.verdicts = [std::mem::take(&mut held.verdicts).into_vec(), verdicts].concat().into();
+            held.verdicts = [std::mem::take(&mut held.verdicts).into_vec(), verdicts]
+                .concat()
+                .into();
         }
         for diagnostic in diagnostics {
             let key = (diagnostic.namespace.clone(), diagnostic.name.clone());

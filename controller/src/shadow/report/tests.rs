@@ -182,3 +182,49 @@ fn each_class_gets_a_summary_of_the_hosts_its_ingresses_name() {
         "{text}"
     );
 }
+
+/// The text `/shadow` serves, written part by part, is the document's indented text.
+fn assert_deflated_is_the_documents_text(served: &Served, verdicts: &[Arc<HostVerdict>], entries: &[IngressVerdict]) {
+    let text = serde_json::to_string_pretty(&document(served, verdicts, entries)).expect("a Value serializes");
+    assert_eq!(deflated(served, verdicts, entries).text(), text);
+}
+
+#[test]
+fn the_kept_document_is_the_documents_text() {
+    let mut served = mk_served();
+    served.no_effect = vec!["x/ssl-redirect".to_string()];
+    served.owned.insert("nginx".to_string());
+    assert_deflated_is_the_documents_text(&served, &mk_verdicts(), &mk_entries());
+    assert_deflated_is_the_documents_text(&served, &[], &[]);
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_kept_document_is_the_documents_text_for_any_verdicts(
+        hosts in proptest::collection::vec(("[a-c]{1,3}", proptest::collection::vec("[a-c/]{1,4}", 0..3), proptest::collection::vec("[A-C]{1,2}: [\"x]{0,3}", 0..3)), 0..6),
+        entries in proptest::collection::vec(("[a-c/]{1,4}", "[a-c]{1,2}", proptest::bool::ANY, proptest::collection::vec("[A-C]: [a-c]", 0..2)), 0..4),
+        certificate in proptest::option::of("[a-c/]{1,4}"),
+    ) {
+        let verdicts: Vec<Arc<HostVerdict>> = hosts
+            .iter()
+            .map(|(host, ingresses, reasons)| {
+                let ingresses: Vec<&str> = ingresses.iter().map(String::as_str).collect();
+                let reasons: Vec<&str> = reasons.iter().map(String::as_str).collect();
+                let mut verdict = mk_verdict(host, &ingresses, &reasons);
+                let edit = Arc::make_mut(&mut verdict);
+                edit.certificate = certificate.clone();
+                edit.add_listener("https");
+                verdict
+            })
+            .collect();
+        let entries: Vec<IngressVerdict> = entries
+            .iter()
+            .map(|(ingress, class, catch_all, reasons)| {
+                let kind = if *catch_all { IngressKind::CatchAll } else { IngressKind::Skipped };
+                let reasons: Vec<&str> = reasons.iter().map(String::as_str).collect();
+                mk_entry(ingress, class, kind, &reasons)
+            })
+            .collect();
+        assert_deflated_is_the_documents_text(&mk_served(), &verdicts, &entries);
+    }
+}

@@ -174,8 +174,8 @@ pub fn merge(layer: &Layer, table: &mut TableSpec) {
             profile: "gateway".to_string(),
             ..Default::default()
         };
-        let document = crate::shadow::report::document(&served, &layer.shadow, &[]);
-        (table.documents).insert(shadow::DOCUMENT.to_string(), crate::shadow::report::text(&document));
+        let document = crate::shadow::report::deflated(&served, &layer.shadow, &[]);
+        (table.documents).insert(shadow::DOCUMENT.to_string(), document);
     }
 }
 
