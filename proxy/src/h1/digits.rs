@@ -1,10 +1,4 @@
-//! Numbers written as ASCII digits without a formatter: lengths and chunk sizes in heads,
-//! ports in addresses and backend names.
-
-/// Gives `number`'s decimal digits to `push`, most significant first.
-pub fn decimal_digits(number: u16, push: impl FnMut(u8)) {
-    digits(number.into(), 10, push);
-}
+//! Numbers written as ASCII digits without a formatter: lengths and chunk sizes in heads.
 
 /// Gives `number`'s digits in `radix` (10 or 16, lowercase) to `push`, most significant first,
 /// without a formatter.

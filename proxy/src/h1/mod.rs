@@ -9,6 +9,6 @@ mod length;
 
 pub use self::{
     chunk::{encode_chunk, encode_last_chunk},
-    digits::{decimal_digits, digits},
+    digits::digits,
     length::parse_length,
 };

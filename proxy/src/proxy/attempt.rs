@@ -148,7 +148,7 @@ pub(super) async fn attempt_on(
         let guard = EndpointGuard::new(endpoint.clone());
         let head = Outgoing {
             method: &prepared.method,
-            uri: UpstreamClients::request_uri(upstream.protocol, &endpoint.authority, host, &prepared.path_and_query),
+            uri: UpstreamClients::request_uri(upstream.protocol, endpoint.addr, host, &prepared.path_and_query),
             headers: &prepared.headers,
             added: &prepared.added,
             client_tls: prepared.client_tls,

@@ -43,8 +43,7 @@ pub(super) fn mirror(inner: &Inner, mirror: &Mirror, host: &str, prepared: &Prep
         tokio::spawn(async move {
             let _slot = slot;
             let _guard = EndpointGuard::new(endpoint.clone());
-            let uri =
-                UpstreamClients::request_uri(upstream.protocol, &endpoint.authority, &copy.host, &copy.path_and_query);
+            let uri = UpstreamClients::request_uri(upstream.protocol, endpoint.addr, &copy.host, &copy.path_and_query);
             let head = Outgoing {
                 method: &copy.method,
                 uri,

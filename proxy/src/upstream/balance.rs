@@ -109,11 +109,12 @@ impl Upstream {
             return false;
         }
         let mut warming = false;
+        let now = Instant::now();
         for endpoint in self.endpoints.iter() {
             if endpoint.warm.load(Ordering::Relaxed) {
                 continue;
             }
-            if endpoint.since.elapsed() >= window {
+            if endpoint.age(now) >= window {
                 endpoint.warm.store(true, Ordering::Relaxed);
             } else {
                 warming = true;
@@ -147,7 +148,7 @@ impl Endpoint {
         if window.is_zero() {
             return 1.0;
         }
-        let age = now.saturating_duration_since(self.since).as_secs_f64();
+        let age = self.age(now).as_secs_f64();
         (age / window.as_secs_f64()).clamp(MIN_WEIGHT, 1.0)
     }
 }

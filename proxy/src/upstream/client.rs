@@ -172,12 +172,7 @@ impl UpstreamClients {
     /// The URI a request carries for `protocol`: origin-form (`/path?query`) on HTTP/1.1, where
     /// the `Host` header names the site; for HTTP/2 the caller's host (it becomes `:authority`),
     /// or the pod when the caller sent none, under the scheme the connection has.
-    pub fn request_uri(
-        protocol: UpstreamProtocol,
-        pod: &http::uri::Authority,
-        host: &str,
-        path: &http::uri::PathAndQuery,
-    ) -> Uri {
+    pub fn request_uri(protocol: UpstreamProtocol, pod: SocketAddr, host: &str, path: &http::uri::PathAndQuery) -> Uri {
         let scheme = if protocol == UpstreamProtocol::H2Tls {
             "https"
         } else {
@@ -193,7 +188,7 @@ impl UpstreamClients {
         match protocol {
             UpstreamProtocol::Http1 | UpstreamProtocol::Https | UpstreamProtocol::AutoHttp => Uri::from(path.clone()),
             UpstreamProtocol::H2c | UpstreamProtocol::H2Tls => absolute(host)
-                .or_else(|_| absolute(pod.as_str()))
+                .or_else(|_| absolute(&pod.to_string()))
                 .expect("scheme, pod address and path are each valid"),
         }
     }
@@ -205,13 +200,16 @@ mod tests {
 
     #[test]
     fn an_http2_request_names_the_callers_host_under_the_connections_scheme() {
-        let pod: http::uri::Authority = "10.0.0.7:8443".parse().expect("an authority");
+        let pod: SocketAddr = "10.0.0.7:8443".parse().expect("an address");
         let path: http::uri::PathAndQuery = "/svc/Call?x=1".parse().expect("a path");
-        let uri = |protocol| UpstreamClients::request_uri(protocol, &pod, "grpc.example.com", &path).to_string();
+        let uri = |protocol| UpstreamClients::request_uri(protocol, pod, "grpc.example.com", &path).to_string();
         assert_eq!(uri(UpstreamProtocol::H2Tls), "https://grpc.example.com/svc/Call?x=1");
         assert_eq!(uri(UpstreamProtocol::H2c), "http://grpc.example.com/svc/Call?x=1");
         assert_eq!(uri(UpstreamProtocol::Https), "/svc/Call?x=1");
-        let no_host = UpstreamClients::request_uri(UpstreamProtocol::H2Tls, &pod, "", &path);
+        let no_host = UpstreamClients::request_uri(UpstreamProtocol::H2Tls, pod, "", &path);
         assert_eq!(no_host.to_string(), "https://10.0.0.7:8443/svc/Call?x=1");
+        let v6: SocketAddr = "[fd00::7]:8443".parse().expect("an address");
+        let no_host = UpstreamClients::request_uri(UpstreamProtocol::H2c, v6, "", &path);
+        assert_eq!(no_host.to_string(), "http://[fd00::7]:8443/svc/Call?x=1");
     }
 }

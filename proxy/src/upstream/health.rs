@@ -8,10 +8,7 @@
 //! ```
 
 use std::{
-    sync::{
-        OnceLock,
-        atomic::{AtomicU32, AtomicU64, Ordering},
-    },
+    sync::atomic::{AtomicU32, AtomicU64, Ordering},
     time::Instant,
 };
 
@@ -28,23 +25,15 @@ const MAX_EJECTIONS: u32 = 10;
 pub struct Health {
     /// Failed tries since its last answer.
     failures: AtomicU32,
-    /// Nanoseconds since [`epoch`] until which it is out; 0 while in rotation.
+    /// Nanoseconds since [`super::clock::epoch`] until which it is out; 0 while in rotation.
     ejected_until: AtomicU64,
     /// Times ejected, for the growing ejection time.
     ejections: AtomicU32,
 }
 
-/// The clock the ejection deadlines count from.
-fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
-}
-
 fn nanos_since_epoch(now: Instant) -> u64 {
     // At least 1: 0 means "not ejected".
-    u64::try_from(now.saturating_duration_since(epoch()).as_nanos())
-        .unwrap_or(u64::MAX)
-        .max(1)
+    u64::try_from(super::clock::nanos(now)).unwrap_or(0).max(1)
 }
 
 // === impl Health ===

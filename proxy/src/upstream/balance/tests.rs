@@ -47,7 +47,7 @@ fn busy_endpoints_are_avoided_and_all_idle_ones_get_work() {
         let i = upstream.pick(&[], None).expect("endpoints");
         guards.push(EndpointGuard::new(upstream.endpoints[i].clone()));
     }
-    let loads: Vec<usize> = upstream.endpoints.iter().map(|e| e.in_flight()).collect();
+    let loads: Vec<u32> = upstream.endpoints.iter().map(|e| e.in_flight()).collect();
     assert!(loads.iter().all(|&l| l > 0), "every endpoint got work: {loads:?}");
     assert!(
         loads.iter().max().unwrap() - loads.iter().min().unwrap() <= 6,
@@ -105,9 +105,10 @@ fn the_preference_fails_open_when_its_endpoints_are_ejected_or_tried() {
 
 #[test]
 fn a_new_endpoint_weighs_little_and_grows_over_the_window() {
-    let endpoint = Endpoint::new(([127, 0, 0, 1], 80).into());
+    let mut endpoint = Endpoint::new(([127, 0, 0, 1], 80).into());
     let window = Duration::from_secs(30);
-    let start = endpoint.since;
+    let start = Instant::now();
+    endpoint.since = crate::upstream::clock::nanos(start);
     assert_eq!(endpoint.weight(start, window), MIN_WEIGHT);
     let half = endpoint.weight(start + window / 2, window);
     assert!((half - 0.5).abs() < 1e-9, "{half}");
@@ -120,10 +121,8 @@ fn with_slow_start_a_new_endpoint_gets_a_small_share() {
     // Endpoints 1 and 2 as if added long ago; 3 is new.
     let old = |port| {
         let mut e = Endpoint::new(([127, 0, 0, 1], port).into());
-        e.since = e
-            .since
-            .checked_sub(Duration::from_secs(120))
-            .expect("the clock has run two minutes");
+        let long_ago = Instant::now().checked_sub(Duration::from_secs(120));
+        e.since = crate::upstream::clock::nanos(long_ago.expect("the clock has run two minutes"));
         Arc::new(e)
     };
     let endpoints = vec![old(1), old(2), Arc::new(Endpoint::new(([127, 0, 0, 1], 3).into()))];
