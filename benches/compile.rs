@@ -140,7 +140,7 @@ fn mk_ingress_edit(state: &ClusterState) -> ClusterState {
     let http = rules
         .and_then(|rules| rules[0].http.as_mut())
         .expect("the bench's ingresses have rules");
-    http.paths.push(mk_path("/v2", &name));
+    http.paths.push(mk_path("/v2", &name).into());
     edited
 }
 

@@ -146,7 +146,7 @@ pub struct EndpointPort {
 }
 
 /// Values common enough that each object sharing one static string saves an allocation.
-const INTERNED: [&str; 12] = [
+const INTERNED: [&str; 15] = [
     "TCP",
     "UDP",
     "SCTP",
@@ -159,6 +159,9 @@ const INTERNED: [&str; 12] = [
     "kubernetes.io/h2c",
     "grpc",
     "h2c",
+    "Exact",
+    "Prefix",
+    "ImplementationSpecific",
 ];
 
 fn intern(value: String) -> Cow<'static, str> {
@@ -170,6 +173,13 @@ fn intern(value: String) -> Cow<'static, str> {
 
 fn interned<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'static, str>>, D::Error> {
     Ok(Option::<String>::deserialize(deserializer)?.map(intern))
+}
+
+/// Each item converted, without spare capacity (collecting in place would keep the source's room).
+fn converted<T, U: From<T>>(items: Vec<T>) -> Vec<U> {
+    let mut items: Vec<U> = items.into_iter().map(U::from).collect();
+    items.shrink_to_fit();
+    items
 }
 
 /// A list without spare capacity (serde grows vectors by doubling).
@@ -335,6 +345,7 @@ mod ingress;
 mod meta;
 mod namespace;
 mod resource;
+mod rules;
 mod tke;
 pub use annotations::Annotations;
 pub use api::{ApiEndpointSlice, ApiService};
@@ -342,6 +353,9 @@ pub use ingress::{Ingress, IngressMeta, IngressSpec};
 pub use meta::{Meta, MetaNames, Named};
 pub use namespace::Namespace;
 pub(crate) use resource::resource;
+pub use rules::{
+    HTTPIngressPath, HTTPIngressRuleValue, IngressBackend, IngressRule, IngressServiceBackend, ServiceBackendPort,
+};
 pub use tke::TkeServiceConfig;
 
 // === conversions from k8s-openapi (fixtures, tests, tools that list with k8s-openapi) ===

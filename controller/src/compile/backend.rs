@@ -13,7 +13,7 @@ use std::{
     sync::{Arc, LazyLock},
 };
 
-use k8s_openapi::api::networking::v1::IngressBackend;
+use crate::objects::{IngressBackend, IngressServiceBackend, ServiceBackendPort};
 use shunt_spec::{BackendId, BackendSpec, EndpointTopology, UpstreamProtocol};
 
 use crate::objects::{Endpoint, EndpointPort, EndpointSlice, HintName, Service, ServicePort};
@@ -190,9 +190,9 @@ impl<'a> Backends<'a> {
         let service = self.services.get(&(namespace, name))?;
         let port = service.spec.as_ref()?.ports.as_ref()?.first()?.port;
         let backend = IngressBackend {
-            service: Some(k8s_openapi::api::networking::v1::IngressServiceBackend {
-                name: name.to_string(),
-                port: Some(k8s_openapi::api::networking::v1::ServiceBackendPort {
+            service: Some(IngressServiceBackend {
+                name: name.into(),
+                port: Some(ServiceBackendPort {
                     number: Some(port),
                     name: None,
                 }),

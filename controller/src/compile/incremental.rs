@@ -433,7 +433,7 @@ fn backend_services(ingress: &Ingress) -> impl Iterator<Item = (&str, &str)> {
     // A backend without a Service name resolves nothing (as in the walk).
     backends
         .filter_map(|backend| backend.service.as_ref())
-        .map(|service| service.name.as_str())
+        .map(|service| &*service.name)
         .chain(annotated)
         .filter(|name| !name.is_empty())
         .map(move |name| (namespace, name))

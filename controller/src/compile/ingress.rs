@@ -10,7 +10,7 @@
 use std::{collections::BTreeSet, fmt, sync::Arc};
 
 use crate::objects::Ingress;
-use k8s_openapi::api::networking::v1::{HTTPIngressPath, IngressBackend, IngressRule};
+use crate::objects::{HTTPIngressPath, IngressBackend, IngressRule};
 use shunt_spec::{BackendId, HostMatch, PathKind};
 
 use super::{
@@ -239,7 +239,7 @@ impl Walk<'_, '_> {
 
     fn resolve(&mut self, backend: &IngressBackend, place: Place<'_>) -> Option<Arc<Resolved>> {
         if let Some(service) = backend.service.as_ref().filter(|service| !service.name.is_empty()) {
-            let named = (self.namespace, service.name.as_str());
+            let named = (self.namespace, &*service.name);
             if !self
                 .out
                 .services

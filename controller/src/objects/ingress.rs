@@ -8,11 +8,11 @@
 
 use k8s_openapi::{
     api::networking::v1 as api,
-    api::networking::v1::{IngressBackend, IngressRule, IngressStatus, IngressTLS},
+    api::networking::v1::{IngressStatus, IngressTLS},
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
 };
 
-use super::{Annotations, MetaNames, Named};
+use super::{Annotations, IngressBackend, IngressRule, MetaNames, Named, converted};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ingress {
@@ -36,7 +36,7 @@ pub struct IngressMeta {
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressSpec {
-    /// Boxed: rarely set, and 128 B inline.
+    /// Boxed: rarely set.
     pub default_backend: Option<Box<IngressBackend>>,
     pub ingress_class_name: Option<String>,
     pub rules: Option<Vec<IngressRule>>,
@@ -56,9 +56,9 @@ impl From<api::Ingress> for Ingress {
         Ingress {
             metadata: metadata.into(),
             spec: spec.map(|spec| IngressSpec {
-                default_backend: spec.default_backend.map(Box::new),
+                default_backend: spec.default_backend.map(|backend| Box::new(backend.into())),
                 ingress_class_name: spec.ingress_class_name,
-                rules: spec.rules,
+                rules: spec.rules.map(converted),
                 tls: spec.tls,
             }),
             status,
@@ -72,9 +72,9 @@ impl From<Ingress> for api::Ingress {
         api::Ingress {
             metadata: metadata.into(),
             spec: spec.map(|spec| api::IngressSpec {
-                default_backend: spec.default_backend.map(|backend| *backend),
+                default_backend: spec.default_backend.map(|backend| (*backend).into()),
                 ingress_class_name: spec.ingress_class_name,
-                rules: spec.rules,
+                rules: spec.rules.map(converted),
                 tls: spec.tls,
             }),
             status,

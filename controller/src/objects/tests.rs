@@ -7,6 +7,8 @@ use proptest::prelude::*;
 
 use super::*;
 
+mod ingress;
+
 /// A Service as the API server returns it: managedFields, last-applied copy, status, and
 /// fields compile never reads.
 const SERVICE: &str = r#"{

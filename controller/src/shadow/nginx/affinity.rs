@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::networking::v1::HTTPIngressPath;
+use crate::objects::HTTPIngressPath;
 use shunt_spec::{AffinityMode, BackendId, CookieAffinity, MAX_COOKIE_SECONDS, MAX_NAME_LEN, MAX_VALUE_LEN, SameSite};
 
 use super::{
@@ -235,7 +235,7 @@ pub(super) fn by_backend(nginxes: &[Nginx<'_>], sink: &mut Sink<'_>) -> BTreeMap
                 locations: BTreeSet::new(),
             });
             entry.settings = affinity.settings.clone();
-            let written = path.path.clone().unwrap_or_default();
+            let written = path.path.as_deref().unwrap_or_default().to_string();
             entry.locations.insert((host, written));
         }
     }

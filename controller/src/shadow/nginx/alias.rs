@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::objects::Ingress;
-use k8s_openapi::api::networking::v1::IngressRule;
+use crate::objects::IngressRule;
 use shunt_spec::HostMatch;
 
 use super::{
@@ -98,7 +98,7 @@ pub fn widened(ingress: &Ingress, aliases: &BTreeMap<String, Vec<String>>) -> Op
         let host = rule.host.as_deref().map(super::claims::host_name).unwrap_or_default();
         for alias in aliases.get(&host).into_iter().flatten() {
             added.push(IngressRule {
-                host: Some(alias.clone()),
+                host: Some(alias.as_str().into()),
                 ..rule.clone()
             });
         }

@@ -12,7 +12,7 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use k8s_openapi::api::networking::v1::HTTPIngressPath;
+use crate::objects::HTTPIngressPath;
 use shunt_spec::{
     BackendId, CanaryHeader, CanaryRule, CanarySpec, HashKey, MAX_NAME_LEN, MAX_VALUE_LEN, MAX_WEIGHT_TOTAL,
 };
@@ -218,7 +218,7 @@ fn primaries<'n>(mains: &'n [Nginx<'n>], sink: &mut Sink<'_>) -> BTreeMap<Locati
 }
 
 fn location_key(host: &str, path: &HTTPIngressPath) -> LocationKey {
-    let kind = match path.path_type.as_str() {
+    let kind = match &*path.path_type {
         "" | "ImplementationSpecific" => "Prefix",
         other => other,
     };

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::networking::v1::HTTPIngressPath;
+use crate::objects::HTTPIngressPath;
 use shunt_spec::{BackendId, Forwarding, HashKey, HostMatch, HttpsRedirect, PathKind, RedirectSpec, RouteOptions};
 
 use super::{
@@ -109,7 +109,7 @@ pub(super) fn path_claim(
         options.external_auth = None;
     }
     if let Some(cache) = options.external_auth.as_mut().and_then(|auth| auth.cache.as_mut()) {
-        let path_type = path.path_type.as_str();
+        let path_type = &*path.path_type;
         cache.scope = super::auth::cache::scope(name, path.path.as_deref().unwrap_or("/"), path_type);
     }
     // A `return` in the location answers before the HTTPS redirect (nginx's rewrite module runs

@@ -13,7 +13,7 @@
 //! (controller.go, `custom-default-backend-*`), else the global one when it has endpoints, else
 //! ingress-nginx's built-in default server, which answers 404 to anything.
 
-use k8s_openapi::api::networking::v1::HTTPIngressPath;
+use crate::objects::HTTPIngressPath;
 use shunt_spec::{ERROR_CODES, ErrorLocation, ErrorPages};
 
 use super::{
@@ -224,10 +224,10 @@ pub(super) fn claim(
     let location = ErrorLocation {
         namespace: nginx.namespace.to_string(),
         ingress_name: nginx.name.to_string(),
-        service_name: service.map(|service| service.name.clone()).unwrap_or_default(),
+        service_name: service.map(|service| service.name.to_string()).unwrap_or_default(),
         service_port: match port {
             Some(port) if port.number.is_some_and(|number| number > 0) => port.number.unwrap_or_default().to_string(),
-            Some(port) => port.name.clone().unwrap_or_default(),
+            Some(port) => port.name.as_deref().unwrap_or_default().to_string(),
             None => String::new(),
         },
     };

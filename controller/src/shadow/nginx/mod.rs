@@ -334,13 +334,12 @@ fn roots_every_rule(ingress: &Ingress) -> bool {
         .as_ref()
         .and_then(|spec| spec.rules.as_deref())
         .unwrap_or_default();
-    let root = |path: &k8s_openapi::api::networking::v1::HTTPIngressPath| {
+    let root = |path: &crate::objects::HTTPIngressPath| {
         path.path.as_deref() == Some("/")
             && paths::nginx_path(Some("/"), &path.path_type).is_ok_and(|(kind, _)| kind != shunt_spec::PathKind::Exact)
     };
-    let rooted = |rule: &k8s_openapi::api::networking::v1::IngressRule| {
-        rule.http.as_ref().is_some_and(|http| http.paths.iter().any(root))
-    };
+    let rooted =
+        |rule: &crate::objects::IngressRule| rule.http.as_ref().is_some_and(|http| http.paths.iter().any(root));
     !rules.is_empty() && rules.iter().all(rooted)
 }
 

@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::networking::v1::HTTPIngressPath;
+use crate::objects::HTTPIngressPath;
 use shunt_proxy::publish::location_regex;
 use shunt_spec::{PathKind, RedirectSpec, RewriteSpec};
 

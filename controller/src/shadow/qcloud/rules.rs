@@ -3,7 +3,7 @@
 //! entries and `auto-rewrite`. Pure: raw hosts and paths out, validated by the caller.
 
 use crate::objects::Ingress;
-use k8s_openapi::api::networking::v1::{IngressBackend, IngressServiceBackend, ServiceBackendPort};
+use crate::objects::{IngressBackend, IngressServiceBackend, ServiceBackendPort};
 use shunt_spec::{Listeners, RedirectSpec, Scheme};
 
 use super::annotations::{
@@ -97,8 +97,8 @@ fn spec_rules(ingress: &Ingress) -> Vec<ClbRule> {
         for path in rule.http.iter().flat_map(|http| &http.paths) {
             rules.push(ClbRule {
                 host: host.clone(),
-                path: path.path.clone(),
-                path_type: path.path_type.clone(),
+                path: path.path.as_deref().map(Into::into),
+                path_type: path.path_type.to_string(),
                 listeners: Listeners::Both,
                 action: Action::Forward(path.backend.clone()),
             });
@@ -287,13 +287,13 @@ fn ingress_backend(backend: &EntryBackend) -> IngressBackend {
             },
             Err(_) => ServiceBackendPort {
                 number: None,
-                name: Some(text.clone()),
+                name: Some(text.as_str().into()),
             },
         },
     };
     IngressBackend {
         service: Some(IngressServiceBackend {
-            name: backend.service_name.clone(),
+            name: backend.service_name.as_str().into(),
             port: Some(port),
         }),
         resource: None,

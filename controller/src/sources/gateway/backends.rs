@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::networking::v1::{IngressBackend, IngressServiceBackend, ServiceBackendPort};
+use crate::objects::{IngressBackend, IngressServiceBackend, ServiceBackendPort};
 use shunt_spec::{BackendSplit, MAX_CHOICES, MAX_WEIGHT_TOTAL, SplitChoice, UpstreamProtocol};
 
 use super::{
@@ -143,7 +143,7 @@ pub fn one(
     let port = reference.port.ok_or("BackendNotFound")?;
     let backend = IngressBackend {
         service: Some(IngressServiceBackend {
-            name: reference.name.clone(),
+            name: reference.name.as_str().into(),
             port: Some(ServiceBackendPort {
                 number: Some(port),
                 name: None,
