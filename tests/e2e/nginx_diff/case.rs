@@ -21,7 +21,7 @@ use super::{
     probe::{Clients, Listeners, Probe},
 };
 use crate::support::{
-    Backend, Leaf, Manifests, Shunt, TestCa, TlsBackend, echo, mk_backend_service, mk_service_on_ports,
+    Backend, Leaf, Manifests, RefusingPort, Shunt, TestCa, TlsBackend, echo, mk_backend_service, mk_service_on_ports,
     mk_string_secret, mk_tls_secret,
 };
 
@@ -72,10 +72,10 @@ pub async fn check(case: Case, probes: &[Probe], verdicts: &[(&str, Verdict)]) {
     let Some(binary) = nginx::binary() else { return };
     let ca = TestCa::new("nginx-diff");
     let pods = start_pods().await;
-    // `down`: a Service whose one endpoint refuses connections (a pod that is not listening).
-    let down = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port");
+    // `down`: a Service whose one endpoint refuses connections (a pod that is not listening);
+    // held bound for the whole case so no other test's listener can take the port.
+    let refusing = RefusingPort::new();
+    let down = std::net::SocketAddr::from(([127, 0, 0, 1], refusing.port()));
     // The HTTPS pod: a certificate for a name that is not its own, from a CA only a case with
     // `proxy-ssl-secret` trusts (Secret `shop/pods-ca`, nginx's `pods-ca.crt`; `other-ca` for
     // a CA that did not issue it).
