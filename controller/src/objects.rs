@@ -347,8 +347,9 @@ mod namespace;
 mod resource;
 mod rules;
 mod tke;
+mod wire_meta;
 pub use annotations::Annotations;
-pub use api::{ApiEndpointSlice, ApiService};
+pub use api::{ApiEndpointSlice, ApiIngress, ApiService};
 pub use ingress::{Ingress, IngressMeta, IngressSpec};
 pub use meta::{Meta, MetaNames, Named};
 pub use namespace::Namespace;
@@ -357,6 +358,7 @@ pub use rules::{
     HTTPIngressPath, HTTPIngressRuleValue, IngressBackend, IngressRule, IngressServiceBackend, ServiceBackendPort,
 };
 pub use tke::TkeServiceConfig;
+pub use wire_meta::{LAST_APPLIED, decode_meta};
 
 // === conversions from k8s-openapi (fixtures, tests, tools that list with k8s-openapi) ===
 

@@ -2,17 +2,14 @@
 //! Ingresses of our own classes (never shadow or foreign ones), and only when it differs. An
 //! Ingress that leaves our class loses the address we wrote, and nothing else.
 
-use crate::objects::Ingress;
+use crate::objects::{ApiIngress, Ingress};
 use std::{
     collections::{HashMap, HashSet},
     net::IpAddr,
     sync::Arc,
 };
 
-use k8s_openapi::api::{
-    core::v1::Service,
-    networking::v1::{self as api, IngressLoadBalancerIngress},
-};
+use k8s_openapi::api::{core::v1::Service, networking::v1::IngressLoadBalancerIngress};
 use kube::{Api, Client, api::PostParams};
 use tracing::{debug, info, warn};
 
@@ -147,10 +144,13 @@ impl StatusWriter {
     /// Replaces `ingress`'s load-balancer status with `next` (none when empty). The replace
     /// carries the resourceVersion we read: a concurrent change makes it fail (409) instead of
     /// being overwritten, and the next sync retries from fresh state.
-    async fn write(&self, ingress: &Ingress, next: &[IngressLoadBalancerIngress]) -> kube::Result<api::Ingress> {
+    ///
+    /// Sent and answered as [`ApiIngress`]: the answer, which nothing reads, is decoded without
+    /// its managedFields, as the watch decodes the same object a moment later.
+    async fn write(&self, ingress: &Ingress, next: &[IngressLoadBalancerIngress]) -> kube::Result<ApiIngress> {
         let (namespace, name) = (ingress.metadata.namespace.as_deref(), ingress.metadata.name.as_deref());
-        let api = Api::<api::Ingress>::namespaced(self.client.clone(), namespace.unwrap_or_default());
-        let mut updated = api::Ingress::from(ingress.clone());
+        let api = Api::<ApiIngress>::namespaced(self.client.clone(), namespace.unwrap_or_default());
+        let mut updated = ApiIngress::from(ingress.clone());
         let status = updated.status.get_or_insert_with(Default::default);
         status.load_balancer.get_or_insert_with(Default::default).ingress =
             if next.is_empty() { None } else { Some(next.to_vec()) };

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use k8s_openapi::{
     api::{
         core::v1::{ConfigMap, Secret},
-        networking::v1::{self as api, IngressClass},
+        networking::v1::IngressClass,
     },
     serde::de::DeserializeOwned,
 };
@@ -28,7 +28,7 @@ use tracing::{debug, warn};
 
 use crate::{
     compile::{ClusterState, SecretName},
-    objects::{ApiEndpointSlice, ApiService, EndpointSlice, Named, Service, TkeServiceConfig},
+    objects::{ApiEndpointSlice, ApiIngress, ApiService, EndpointSlice, Named, Service, TkeServiceConfig},
 };
 
 mod gateway;
@@ -108,10 +108,8 @@ impl Stores {
             ingresses: scopes
                 .iter()
                 .map(|s| {
-                    let decoded: Api<api::Ingress> = scoped(client, *s);
-                    reflect_with(decoded, config(), &changed, api::Ingress::slim, |ingress| {
-                        ingress.into()
-                    })
+                    let decoded: Api<ApiIngress> = scoped(client, *s);
+                    reflect_with(decoded, config(), &changed, ApiIngress::slim, |ingress| ingress.into())
                 })
                 .collect(),
             classes: reflect(Api::all(client.clone()), config(), &changed),

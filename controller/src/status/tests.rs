@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use http::{Method, StatusCode};
-use k8s_openapi::api::networking::v1::{IngressLoadBalancerStatus, IngressStatus};
+use k8s_openapi::api::networking::v1::{self as api, IngressLoadBalancerStatus, IngressStatus};
 use serde_json::json;
 
 use super::*;

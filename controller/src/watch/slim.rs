@@ -20,11 +20,8 @@ use std::collections::BTreeMap;
 
 use crate::{
     dns::services::HOSTNAME_ANNOTATION,
-    objects::{ApiEndpointSlice, ApiService, EndpointSlice, Service},
+    objects::{ApiEndpointSlice, ApiIngress, ApiService, EndpointSlice, LAST_APPLIED, Service},
 };
-
-/// The annotation `kubectl apply` keeps a whole copy of the object in.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// Keys of a Secret that compile reads: TKE's `qcloud_cert_id` too, as the qcloud profile tells a
 /// Secret TKE can use (E4011) from one it cannot, and `ca.crt` and `ca.crl`, which
@@ -63,6 +60,13 @@ pub(super) fn slim_metadata_fully(metadata: &mut ObjectMeta) {
 impl Slim for Ingress {
     /// Annotations stay (compile reads shunt's, ingress-nginx's and TKE's), so do the uid (Events
     /// refer to it) and `status` (the status writer compares it before writing).
+    fn slim(&mut self) {
+        slim_metadata(&mut self.metadata);
+    }
+}
+
+impl Slim for ApiIngress {
+    /// As decoded, before it is stored as an [`crate::objects::Ingress`]: as [`Ingress`].
     fn slim(&mut self) {
         slim_metadata(&mut self.metadata);
     }

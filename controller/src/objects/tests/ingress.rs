@@ -10,7 +10,7 @@ use k8s_openapi::{
 };
 use proptest::{collection::vec, option::of, prelude::*};
 
-use crate::objects::{HTTPIngressPath, Ingress, IngressBackend};
+use crate::objects::{ApiIngress, HTTPIngressPath, Ingress, IngressBackend};
 
 fn text() -> impl Strategy<Value = String> {
     "[a-z0-9./*-]{0,12}"
@@ -87,6 +87,20 @@ proptest! {
     fn a_stored_ingress_converts_back_to_the_same_object(original in ingress()) {
         let stored = Ingress::from(&original);
         prop_assert_eq!(api::Ingress::from(stored), original);
+    }
+}
+
+proptest! {
+    /// The status writer's body: the JSON k8s-openapi writes for the same Ingress; and what the
+    /// watch decodes as an `ApiIngress` stores as the k8s-openapi object does.
+    #[test]
+    fn an_api_ingress_is_written_and_stored_as_k8s_openapis(original in ingress()) {
+        let stored = Ingress::from(&original);
+        let sent = ApiIngress::from(stored.clone());
+        let text = serde_json::to_string(&sent).expect("encodes");
+        prop_assert_eq!(&text, &serde_json::to_string(&original).expect("encodes"));
+        let decoded: ApiIngress = serde_json::from_str(&text).expect("decodes");
+        prop_assert_eq!(Ingress::from(&decoded), stored);
     }
 }
 
