@@ -159,6 +159,7 @@ impl Elector {
             };
             role = self.check_deadline(role);
             self.announce(&leader, &role);
+            crate::residency::after_main_thread_work();
             let deadline = match &role {
                 Role::Leading { renewed, .. } => *renewed + renew_deadline,
                 Role::Following => started + retry_period,

@@ -267,20 +267,21 @@ where
     W::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
     K: Named + Send + Sync + 'static,
 {
-    let (reader, mut writer) = store::store(convert);
+    let (reader, writer) = store::store(convert);
     let kind = W::kind(&W::DynamicType::default()).to_string();
     let changed = changed.clone();
+    let writer = writer.on_store_thread(move || changed.notify_one());
     let events = watcher(api, config).default_backoff().modify(slim);
     tokio::spawn(async move {
         let mut events = std::pin::pin!(events);
         while let Some(event) = events.next().await {
             match event {
                 Ok(event) => {
-                    writer.apply(&event);
                     if matches!(event, watcher::Event::InitDone) {
                         debug!(%kind, "Watch listed");
                     }
-                    changed.notify_one();
+                    writer.apply(event).await;
+                    crate::residency::after_main_thread_work();
                 }
                 Err(error) => warn!(%error, %kind, "Watch failed; last known objects keep serving, retrying"),
             }

@@ -8,15 +8,24 @@
 //! ```
 //! Like kube's, a relist fills a buffer and swaps it in when complete, so readers keep the last
 //! good objects meanwhile.
+//!
+//! `shunt run`'s watchers hand their events to one thread of the stores' own
+//! ([`Writer::on_store_thread`]), which converts and keeps the objects. The allocator gives each
+//! thread pages of its own: the kept objects fill the store thread's pages densely, while the
+//! main thread's decoding, API requests and answers (10,000 status writes after the first
+//! compile at 10,000 Ingresses) come and go on pages that empty again. Applied on the main
+//! thread, each kept object pinned a page of freed transients: ~10 MiB more resident at 10,000
+//! Ingresses, kept after the burst.
 
 use std::{
     collections::HashSet,
     hash::{Hash, Hasher},
-    sync::{Arc, PoisonError, RwLock},
+    panic::AssertUnwindSafe,
+    sync::{Arc, Mutex, OnceLock, PoisonError, RwLock},
 };
 
 use kube::runtime::watcher;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use crate::objects::Named;
 
@@ -128,6 +137,58 @@ impl<W, K: Named> Writer<W, K> {
             }
         }
     }
+}
+
+/// A [`Writer`] living on the store thread: events sent are applied there, in order.
+pub struct StoreThreadWriter<W> {
+    apply: Arc<Mutex<dyn FnMut(watcher::Event<W>) + Send>>,
+}
+
+impl<W: Send + 'static, K: Named + Send + Sync + 'static> Writer<W, K> {
+    /// Moves this writer to the store thread; `after` runs there after each event is applied.
+    pub fn on_store_thread(mut self, after: impl Fn() + Send + 'static) -> StoreThreadWriter<W> {
+        let apply = move |event: watcher::Event<W>| {
+            self.apply(&event);
+            after();
+        };
+        StoreThreadWriter {
+            apply: Arc::new(Mutex::new(apply)),
+        }
+    }
+}
+
+impl<W: Send + 'static> StoreThreadWriter<W> {
+    /// Queues `event` for the store thread; waits while [`QUEUED_EVENTS`] are queued.
+    pub async fn apply(&self, event: watcher::Event<W>) {
+        let apply = self.apply.clone();
+        let job: Job = Box::new(move || (apply.lock().unwrap_or_else(PoisonError::into_inner))(event));
+        // The thread never ends (a panicking job is caught), so the queue never closes.
+        let _ = store_thread().send(job).await;
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Events queued for the store thread at most; a watcher waits for room beyond it.
+const QUEUED_EVENTS: usize = 1024;
+
+/// The queue of the one store thread, started on first use.
+fn store_thread() -> &'static mpsc::Sender<Job> {
+    static QUEUE: OnceLock<mpsc::Sender<Job>> = OnceLock::new();
+    QUEUE.get_or_init(|| {
+        let (queue, mut jobs) = mpsc::channel::<Job>(QUEUED_EVENTS);
+        std::thread::Builder::new()
+            .name("shunt-stores".into())
+            .spawn(move || {
+                while let Some(job) = jobs.blocking_recv() {
+                    if std::panic::catch_unwind(AssertUnwindSafe(job)).is_err() {
+                        tracing::error!("Storing a watch event panicked; that event is lost");
+                    }
+                }
+            })
+            .expect("starting the store thread");
+        queue
+    })
 }
 
 // === impl ByName ===

@@ -53,7 +53,7 @@ pub(super) async fn leader_writes(
         // Writes still in flight when leadership ends are dropped: another replica may lead now.
         let mut stepped_down = leader.clone();
         tokio::select! {
-            () = writers.write(&stores, &outcome) => crate::residency::after_writes(),
+            () = writers.write(&stores, &outcome) => crate::residency::after_main_thread_work(),
             _ = stepped_down.wait_for(|leads| !*leads) => info!("No longer the leader; stopped writing"),
         }
     }

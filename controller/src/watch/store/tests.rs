@@ -134,3 +134,34 @@ fn watched_objects_are_stored_in_their_compact_form_and_found_by_it() {
         "deleted by its compact form's name"
     );
 }
+
+#[tokio::test]
+async fn events_sent_to_the_store_thread_apply_there_in_order_each_then_signalled() {
+    let (store, writer) = store(Service::clone);
+    let (signal, mut signalled) = tokio::sync::mpsc::unbounded_channel();
+    let writer = writer.on_store_thread(move || {
+        let _ = signal.send(std::thread::current().name().map(str::to_string));
+    });
+    let events = [
+        Event::Init,
+        Event::InitApply(mk_service("shop", "web", &[("http", 80)])),
+        Event::InitDone,
+        Event::Apply(mk_service("shop", "web", &[("http", 8080)])),
+        Event::Apply(mk_service("shop", "api", &[("http", 80)])),
+        Event::Delete(mk_service("shop", "api", &[])),
+    ];
+    let sent = events.len();
+    for event in events {
+        writer.apply(event).await;
+    }
+    for _ in 0..sent {
+        let thread = tokio::time::timeout(Duration::from_secs(10), signalled.recv()).await;
+        assert_eq!(
+            thread.expect("signalled in time"),
+            Some(Some("shunt-stores".to_string()))
+        );
+    }
+    store.wait_until_ready().await.expect("listed");
+    assert_eq!(names(&store), ["shop/web"]);
+    assert_eq!(store.state().first().map(|web| mk_ports(web)), Some(vec![8080]));
+}
