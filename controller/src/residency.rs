@@ -10,9 +10,10 @@
 //!   code only): the pages stay in the page cache, so the next compile faults them back in a few
 //!   hundred minor faults (well under a millisecond), not from the disk.
 //! - The main thread's work (watch events, lease rounds, the leader's writes) comes in bursts:
-//!   a second after one begins, the code it ran is unmapped the same way and the pages it freed
-//!   handed back ([`after_main_thread_work`]), at most once a second. At 10,000 Ingresses the
-//!   API client, JSON and TLS code of a lease round every 2 s otherwise kept ~8 MiB mapped.
+//!   a quarter of a second after one begins, the code it ran is unmapped the same way and the
+//!   pages it freed handed back ([`after_main_thread_work`]), at most four times a second. The
+//!   API client, JSON and TLS code of one lease round (every 2 s) maps ~7 MiB back; a tidy is
+//!   about a hundred minor faults' work (~0.2 ms).
 //!
 //! Best effort: another kernel or OS keeps everything mapped.
 
@@ -46,7 +47,7 @@ pub fn after_compile() {
 }
 
 /// How long after the main thread's work begins its code and freed pages are handed back.
-const QUIET: Duration = Duration::from_secs(1);
+const QUIET: Duration = Duration::from_millis(250);
 
 /// After work on the main thread (a watch event, a lease round, the leader's writes; within its
 /// tokio runtime): unless one is due, schedules a tidy [`QUIET`] later that unmaps the code run
