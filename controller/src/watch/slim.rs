@@ -9,7 +9,7 @@
 use k8s_openapi::{
     api::{
         core::v1::{ConfigMap, Secret},
-        networking::v1::{Ingress, IngressClass},
+        networking::v1::IngressClass,
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
@@ -57,16 +57,10 @@ pub(super) fn slim_metadata_fully(metadata: &mut ObjectMeta) {
     metadata.uid = None;
 }
 
-impl Slim for Ingress {
-    /// Annotations stay (compile reads shunt's, ingress-nginx's and TKE's), so do the uid (Events
-    /// refer to it) and `status` (the status writer compares it before writing).
-    fn slim(&mut self) {
-        slim_metadata(&mut self.metadata);
-    }
-}
-
 impl Slim for ApiIngress {
-    /// As decoded, before it is stored as an [`crate::objects::Ingress`]: as [`Ingress`].
+    /// As decoded, before it is stored as an [`crate::objects::Ingress`]. Annotations stay
+    /// (compile reads shunt's, ingress-nginx's and TKE's), so do the uid (Events refer to it) and
+    /// `status` (the status writer compares it before writing).
     fn slim(&mut self) {
         slim_metadata(&mut self.metadata);
     }

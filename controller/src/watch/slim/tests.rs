@@ -7,7 +7,7 @@ use k8s_openapi::{
     api::{
         core::v1::{self, LoadBalancerIngress, LoadBalancerStatus, ObjectReference, Secret, ServiceStatus},
         discovery::v1 as discovery,
-        networking::v1::{IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus},
+        networking::v1::{Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus},
     },
     apimachinery::pkg::{apis::meta::v1::ManagedFieldsEntry, util::intstr::IntOrString},
 };
@@ -28,8 +28,8 @@ struct Full {
     slices: Vec<discovery::EndpointSlice>,
 }
 
-/// What the watchers store: every kind slimmed, Services and EndpointSlices decoded from the
-/// API's JSON into the watched types, slimmed, and stored in our compact ones.
+/// What the watchers store: every kind slimmed, Ingresses, Services and EndpointSlices decoded
+/// from the API's JSON into the watched types, slimmed, and stored in our compact ones.
 fn watched(full: &Full) -> ClusterState {
     fn decoded<T, W, K>(object: &T) -> Arc<K>
     where
@@ -44,9 +44,10 @@ fn watched(full: &Full) -> ClusterState {
     }
     let mut state = slimmed(full.state.clone());
     let slim_ingress = |ingress: &Ingress| {
-        let mut ingress = ingress.clone();
-        ingress.slim();
-        Arc::new(objects::Ingress::from(ingress))
+        let json = serde_json::to_string(ingress).expect("k8s-openapi objects serialize");
+        let mut watched: ApiIngress = serde_json::from_str(&json).expect("our type reads what the API writes");
+        watched.slim();
+        Arc::new(objects::Ingress::from(&watched))
     };
     state.ingresses = full.ingresses.iter().map(slim_ingress).collect();
     state.services = full.services.iter().map(decoded::<_, ApiService, _>).collect();
