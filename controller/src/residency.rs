@@ -10,10 +10,11 @@
 //!   code only): the pages stay in the page cache, so the next compile faults them back in a few
 //!   hundred minor faults (well under a millisecond), not from the disk.
 //! - The main thread's work (watch events, lease rounds, the leader's writes) comes in bursts:
-//!   a quarter of a second after one begins, the code it ran is unmapped the same way and the
-//!   pages it freed handed back ([`after_main_thread_work`]), at most four times a second. The
-//!   API client, JSON and TLS code of one lease round (every 2 s) maps ~7 MiB back; a tidy is
-//!   about a hundred minor faults' work (~0.2 ms).
+//!   once it has been idle for 50 ms (or a quarter of a second into steady work), the code it
+//!   ran is unmapped the same way and the pages it freed handed back
+//!   ([`after_main_thread_work`]), at most four times a second. The API client, JSON and TLS
+//!   code of one lease round (every 2 s) maps ~7 MiB back, resident for those 50 ms only; a
+//!   tidy is about a hundred minor faults' work (~0.2 ms).
 //!
 //! Best effort: another kernel or OS keeps everything mapped.
 
@@ -22,9 +23,9 @@ use std::{
     path::Path,
     sync::{
         OnceLock,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 /// Set by the binary; tests that run the compile loop in their own process leave their code be.
@@ -46,25 +47,53 @@ pub fn after_compile() {
     tracing::debug!(released_kib = released / 1024, first, "Code pages handed back");
 }
 
-/// How long after the main thread's work begins its code and freed pages are handed back.
-const QUIET: Duration = Duration::from_millis(250);
+/// How long the main thread must be idle before its tidy: a lease round or a write ends in one
+/// burst, and the code it ran stays resident only this long.
+const QUIET: Duration = Duration::from_millis(50);
+/// The longest a tidy waits while work goes on: at most four a second under steady work.
+const AT_MOST: Duration = Duration::from_millis(250);
 
 /// After work on the main thread (a watch event, a lease round, the leader's writes; within its
-/// tokio runtime): unless one is due, schedules a tidy [`QUIET`] later that unmaps the code run
-/// since, as after a compile, and hands back the pages the main thread freed. Nothing before
-/// the first compile, which pages start-up out.
+/// tokio runtime): schedules a tidy once the main thread has been idle for [`QUIET`] (or
+/// [`AT_MOST`] after the first work it covers) that unmaps the code run since, as after a
+/// compile, and hands back the pages the main thread freed. Nothing before the first compile,
+/// which pages start-up out.
 pub fn after_main_thread_work() {
     static TIDY_DUE: AtomicBool = AtomicBool::new(false);
-    if !ENABLED.load(Ordering::Relaxed) || !FIRST_DONE.load(Ordering::Relaxed) || TIDY_DUE.swap(true, Ordering::AcqRel)
-    {
+    static LAST_WORK_MS: AtomicU64 = AtomicU64::new(0);
+    if !ENABLED.load(Ordering::Relaxed) || !FIRST_DONE.load(Ordering::Relaxed) {
         return;
     }
-    tokio::spawn(async {
-        tokio::time::sleep(QUIET).await;
+    let start = *PROCESS_START.get_or_init(Instant::now);
+    LAST_WORK_MS.store(millis_between(start, Instant::now()), Ordering::Relaxed);
+    if TIDY_DUE.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let began = Instant::now();
+    tokio::spawn(async move {
+        loop {
+            let last_work = start + Duration::from_millis(LAST_WORK_MS.load(Ordering::Relaxed));
+            let due = tidy_due(began, last_work);
+            if Instant::now() >= due {
+                break;
+            }
+            tokio::time::sleep_until(due.into()).await;
+        }
         TIDY_DUE.store(false, Ordering::Release);
         release_code(Advice::Unmap);
         crate::allocator::release_freed();
     });
+}
+
+static PROCESS_START: OnceLock<Instant> = OnceLock::new();
+
+fn millis_between(earlier: Instant, later: Instant) -> u64 {
+    u64::try_from(later.saturating_duration_since(earlier).as_millis()).unwrap_or(u64::MAX)
+}
+
+/// When the tidy of work that began at `began` and last ran at `last_work` is due.
+fn tidy_due(began: Instant, last_work: Instant) -> Instant {
+    (last_work + QUIET).min(began + AT_MOST)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -156,6 +185,15 @@ mod tests {
 7f0a2d000000-7f0a2d021000 r--p 00000000 fe:00 2212                       /usr/bin/shunt-old
 7ffd1d5fe000-7ffd1d600000 r-xp 00000000 00:00 0                          [vdso]
 ";
+
+    #[test]
+    fn a_burst_is_tidied_once_quiet_and_steady_work_at_most_a_quarter_second_in() {
+        let began = Instant::now();
+        assert_eq!(tidy_due(began, began), began + QUIET);
+        let late = began + Duration::from_millis(120);
+        assert_eq!(tidy_due(began, late), late + QUIET);
+        assert_eq!(tidy_due(began, began + Duration::from_secs(5)), began + AT_MOST);
+    }
 
     #[test]
     fn only_the_executables_read_only_mappings_are_paged_out() {

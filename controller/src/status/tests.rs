@@ -191,6 +191,57 @@ async fn a_written_status_is_not_written_again_until_the_store_holds_a_newer_ver
     assert_eq!(reports, [mk_report(1, 0, 0), mk_report(0, 0, 0), mk_report(1, 0, 0)]);
 }
 
+/// What was written is remembered per Ingress, per version read and per entries written: a
+/// write from the same stale version is made again for another Ingress or other entries.
+#[tokio::test]
+async fn a_write_in_flight_holds_back_only_the_same_entries_for_the_same_ingress() {
+    let (client, mut api) = mk_client();
+    let scenario = async move {
+        api.echo(Method::PUT, &status_path("web"), StatusCode::OK).await;
+        api.echo(Method::PUT, &status_path("shop"), StatusCode::OK).await;
+        // The publish address changed while the store still holds version 42.
+        let body = api.echo(Method::PUT, &status_path("web"), StatusCode::OK).await;
+        assert_eq!(
+            body["status"],
+            json!({"loadBalancer": {"ingress": [{"hostname": "shunt.example"}]}})
+        );
+        api
+    };
+    let code = async move {
+        let mut writer = StatusWriter::new(client, fixed());
+        let (web, shop) = (Arc::new(mk_web("web", &[])), Arc::new(mk_web("shop", &[])));
+        let served = [mk_served("web", false), mk_served("shop", false)];
+        let first = writer.sync([web.clone()].into_iter(), &served).await;
+        let second = writer.sync([web.clone(), shop].into_iter(), &served).await;
+        writer.address = PublishAddress::Fixed(vec!["shunt.example".to_string()]);
+        let third = writer.sync([web].into_iter(), &served).await;
+        [first, second, third]
+    };
+    let reports = verify(scenario, code).await;
+    assert_eq!(reports, [mk_report(1, 0, 0), mk_report(1, 0, 0), mk_report(1, 0, 0)]);
+}
+
+/// Writes do not wait for each other: all three are sent before the first is answered.
+#[tokio::test]
+async fn status_writes_are_in_flight_together() {
+    let (client, mut api) = mk_client();
+    let names = ["a", "b", "c"];
+    let scenario = async move {
+        let mut unanswered = Vec::new();
+        for name in names {
+            unanswered.push(api.expect(Method::PUT, &status_path(name)).await);
+        }
+        for (body, send) in unanswered {
+            reply(send, StatusCode::OK, body);
+        }
+        api
+    };
+    let ingresses = names.iter().map(|name| mk_web(name, &[])).collect();
+    let served: Vec<_> = names.iter().map(|name| mk_served(name, false)).collect();
+    let report = verify(scenario, sync(client, fixed(), ingresses, &served)).await;
+    assert_eq!(report, mk_report(3, 0, 0));
+}
+
 #[tokio::test]
 async fn sync_writes_only_our_class_and_clears_only_our_own_address() {
     let (client, mut api) = mk_client();
