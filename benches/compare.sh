@@ -3,9 +3,10 @@
 # ingress-nginx's fields (X-Request-ID, Forwarded) and haproxy, each one worker/thread, in front of
 # the same nginx pod, over HTTP/1.1 (wrk), h2c (h2load, prior knowledge), HTTPS/1.1 (wrk) and h2
 # over TLS (h2load). Per run: req/s, the proxy's CPU µs per request (/proc utime + stime of the
-# proxy's processes over the run, divided by the requests) and the connections it opened to the pod
-# (the pod's stub_status `accepts`). Then per protocol the medians and shunt's ratio to each peer
-# (median of the per-round ratios: the runs of a round are seconds apart).
+# proxy's processes over the run, divided by the requests), p99 latency (wrk's, or from h2load's
+# per-request log) and the connections it opened to the pod (the pod's stub_status `accepts`).
+# Then per protocol the medians and shunt's ratio to each peer (median of the per-round ratios:
+# the runs of a round are seconds apart).
 #
 #   benches/compare.sh                                   # ROUNDS=3 DURATION=5s, pinned
 #   ROUNDS=1 DURATION=1s benches/compare.sh              # a smoke run (~20 s of load)
@@ -107,12 +108,17 @@ for proxy in $PROXIES; do
         { echo "$proxy is not answering"; exit 1; }
 done
 
-# h2load's req/s, its failures (non-2xx included) and requests done, as wrk's line has them.
+# h2load's req/s, p99 (ms, from its per-request log), its failures (non-2xx included) and
+# requests done, as wrk's line has them.
 run_h2load() { # scheme port
-    timeout 120 "${LOAD_CPUS[@]}" h2load -t1 -c"$H2_CLIENTS" -m"$H2_STREAMS" -D"${DURATION%s}" \
-        --connect-to="127.0.0.1:$2" "$1://$HOST:$2$PATH_UNDER_TEST" |
+    local stats p99
+    stats=$(timeout 120 "${LOAD_CPUS[@]}" h2load -t1 -c"$H2_CLIENTS" -m"$H2_STREAMS" -D"${DURATION%s}" \
+        --log-file="$work/h2load.log" --connect-to="127.0.0.1:$2" "$1://$HOST:$2$PATH_UNDER_TEST" |
         awk '/^finished in/ { rps = $4 } /^status codes:/ { bad += $7 + $9 } /^requests:/ { bad += $10; done = $8 }
-             END { printf "%s 0 %d 0 %d\n", rps, bad, done }'
+             END { printf "%s %d %d\n", rps, bad, done }')
+    p99=$(cut -f3 "$work/h2load.log" | sort -n | awk '{ v[NR] = $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; printf "%.2f", v[i] / 1000 }')
+    read -r rps bad done <<<"$stats"
+    echo "$rps $p99 $bad 0 $done"
 }
 
 run_load() { # protocol proxy -> "rps p99 bad errors requests"
@@ -125,7 +131,7 @@ run_load() { # protocol proxy -> "rps p99 bad errors requests"
     esac
 }
 
-declare -A RPS CPU CONNECTS RATIO last
+declare -A RPS P99 CPU CONNECTS RATIO last
 echo "rounds=$ROUNDS duration=$DURATION wrk -c$CONNECTIONS h2load -c$H2_CLIENTS -m$H2_STREAMS pin=$PIN path=$PATH_UNDER_TEST"
 read -r -a order <<<"$PROXIES"
 for round in $(seq 1 "$ROUNDS"); do
@@ -135,16 +141,16 @@ for round in $(seq 1 "$ROUNDS"); do
             name=${order[(i + round - 1) % ${#order[@]}]}
             before=$(cpu_ticks "${PID[$name]}")
             accepts_before=$(backend_accepts)
-            read -r rps _ bad err total < <(run_load "$proto" "$name") || true
+            read -r rps p99 bad err total < <(run_load "$proto" "$name") || true
             [ -n "$rps" ] && [ "${total:-0}" -gt 0 ] || { echo "$name $proto: no result"; exit 1; }
             read -r cpu cpu_sys <<<"$(cpu_us_per_request "$before" "$(cpu_ticks "${PID[$name]}")" "$total")"
             [ "$bad" = 0 ] || { echo "$name $proto: $bad failed or non-2xx responses"; exit 1; }
             # Less the status request itself, which the pod's nginx accepts too.
             connects=$(($(backend_accepts) - accepts_before - 1))
-            printf 'round %d %-4s %-13s %9.0f req/s  CPU %6.1f us/req (kernel %4.1f)  upstream connects %4d  socket errors %s\n' \
-                "$round" "$proto" "$name" "$rps" "$cpu" "$cpu_sys" "$connects" "$err"
-            record_result "$proto" "$name" "$rps" 0 "$cpu"
-            RPS[$proto.$name]+="$rps "; CPU[$proto.$name]+="$cpu "; CONNECTS[$proto.$name]+="$connects "
+            printf 'round %d %-4s %-13s %9.0f req/s  p99 %6.2f ms  CPU %6.1f us/req (kernel %4.1f)  upstream connects %4d  socket errors %s\n' \
+                "$round" "$proto" "$name" "$rps" "$p99" "$cpu" "$cpu_sys" "$connects" "$err"
+            record_result "$proto" "$name" "$rps" "$p99" "$cpu"
+            RPS[$proto.$name]+="$rps "; P99[$proto.$name]+="$p99 "; CPU[$proto.$name]+="$cpu "; CONNECTS[$proto.$name]+="$connects "
             last[$name]="$rps $cpu"
         done
         for name in $PROXIES; do
@@ -155,7 +161,7 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 echo "--- medians over $ROUNDS rounds; shunt/peer: median of per-round ratios"
-printf '%-4s %-13s %9s %10s %16s %14s %14s\n' proto proxy req/s "CPU us/req" "upstream conns" "shunt/peer rps" "shunt/peer CPU"
+printf '%-4s %-13s %9s %8s %10s %16s %14s %14s\n' proto proxy req/s "p99 ms" "CPU us/req" "upstream conns" "shunt/peer rps" "shunt/peer CPU"
 for proto in $PROTOCOLS; do
     for name in $PROXIES; do
         ratios=${RATIO[$proto.$name]:-}
@@ -164,7 +170,7 @@ for proto in $PROTOCOLS; do
             rr=$(tr ' ' '\n' <<<"$ratios" | cut -d/ -f1 | median | xargs printf '%.2f')
             rc=$(tr ' ' '\n' <<<"$ratios" | cut -d/ -f2 | median | xargs printf '%.2f')
         fi
-        printf '%-4s %-13s %9.0f %10.1f %16s %14s %14s\n' "$proto" "$name" "$(median <<<"${RPS[$proto.$name]}")" \
-            "$(median <<<"${CPU[$proto.$name]}")" "$(median <<<"${CONNECTS[$proto.$name]}")" "$rr" "$rc"
+        printf '%-4s %-13s %9.0f %8.2f %10.1f %16s %14s %14s\n' "$proto" "$name" "$(median <<<"${RPS[$proto.$name]}")" \
+            "$(median <<<"${P99[$proto.$name]}")" "$(median <<<"${CPU[$proto.$name]}")" "$(median <<<"${CONNECTS[$proto.$name]}")" "$rr" "$rc"
     done
 done
