@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What mimalloc's purge delay costs per proxied request: madvise/munmap/mmap calls (strace -c)
 # and page faults (perf stat) of `shunt serve` under HTTP/1.1 keep-alive load, for each
-# MIMALLOC_PURGE_DELAY value (shunt leaves mimalloc's 1 s unless the environment sets one, and
+# MIMALLOC_PURGE_DELAY value (shunt leaves mimalloc 2's 10 ms unless the environment sets one, and
 # releases a compile's freed pages after each publish; see controller's main.rs). A fixed number of requests per run, so the figures are per request, not per second.
 #
 #   benches/allocator.sh                                  # DELAYS="0 10 1000" REQUESTS=40000

@@ -1,6 +1,6 @@
 //! Giving the pages a compile freed back to the OS once its table is published.
 //!
-//! The allocator keeps freed pages for a while (mimalloc: a second) so that a proxy worker under
+//! The allocator keeps freed pages for a while (mimalloc 2: 10 ms) so that a proxy worker under
 //! load reuses them instead of faulting fresh zeroed pages in for every request. The control
 //! thread frees most of a compile's peak right after the publish and then sleeps until the next
 //! change, so nothing would make the allocator act on that delay: the peak would stay resident.

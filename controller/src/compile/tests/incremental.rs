@@ -40,6 +40,11 @@ enum Edit {
         profile_annotations: usize,
     },
     RemoveIngress(usize, usize),
+    /// The Ingress, if there is one, with only its annotations replaced (as `PutIngress` sets
+    /// them).
+    Annotate(usize, usize, usize, bool),
+    /// A status write to the Ingress, if there is one: what the compile reads is unchanged.
+    WriteStatus(usize, usize, u8),
     PutService(usize, usize, usize),
     RemoveService(usize, usize),
     PutSlice {
@@ -113,6 +118,9 @@ fn edit() -> impl Strategy<Value = Edit> {
     prop_oneof![
         4 => ingress,
         1 => (0..3usize, 0..5usize).prop_map(|(ns, name)| Edit::RemoveIngress(ns, name)),
+        2 => (0..3usize, 0..5usize, any::<u8>()).prop_map(|(ns, name, version)| Edit::WriteStatus(ns, name, version)),
+        2 => (0..3usize, 0..5usize, prop_oneof![2 => Just(0usize), 3 => 1..10usize], any::<bool>())
+            .prop_map(|(ns, name, set, ssl_redirect)| Edit::Annotate(ns, name, set, ssl_redirect)),
         2 => (0..3usize, 0..SERVICES.len(), 0..3usize).prop_map(|(ns, s, kind)| Edit::PutService(ns, s, kind)),
         1 => (0..3usize, 0..SERVICES.len()).prop_map(|(ns, s)| Edit::RemoveService(ns, s)),
         3 => (0..3usize, 0..3usize, 0..SERVICES.len(), prop::collection::vec((0..4u8, any::<bool>()), 0..3))
@@ -412,6 +420,43 @@ fn an_endpoint_edit_redoes_only_the_ingresses_naming_its_service() {
     let after = redone(&incremental);
     let unchanged: BTreeSet<usize> = (0..3).filter(|&i| before[i] == after[i]).collect();
     assert_eq!(unchanged, BTreeSet::from([1, 2]), "only shop/i0 names web");
+}
+
+/// The leader writes every Ingress's status after the first compile: nothing is compiled again
+/// for that. An edit of what the compile reads (here the uid: the Ingress was recreated) is.
+#[test]
+fn a_status_write_redoes_nothing_and_a_recreated_ingress_is_redone() {
+    let ingresses: Vec<Ingress> = (0..3)
+        .map(|i| {
+            mk_ingress(
+                "shop",
+                &format!("i{i}"),
+                vec![mk_rule(&format!("h{i}.example.com"), vec![mk_prefix("/", "web", 80)])],
+            )
+        })
+        .collect();
+    let mut state = world_with(ingresses);
+    let options = CompileOptions::default();
+    let mut incremental = Incremental::default();
+    assert_eq!(incremental.compile(&state, &options), compile(&state, &options));
+    let before = redone(&incremental);
+
+    for ingress in &mut state.ingresses {
+        *ingress = Arc::new(world::with_status(ingress, 7));
+    }
+    assert_eq!(incremental.compile(&state, &options), compile(&state, &options));
+    assert_eq!(redone(&incremental), before, "a status write compiles nothing again");
+
+    let recreated = state
+        .ingresses
+        .iter_mut()
+        .find(|ingress| ingress.metadata.name.as_deref() == Some("i1"))
+        .expect("i1");
+    Arc::make_mut(recreated).metadata.uid = Some("a-new-uid".to_string());
+    assert_eq!(incremental.compile(&state, &options), compile(&state, &options));
+    let after = redone(&incremental);
+    let unchanged: BTreeSet<usize> = (0..3).filter(|&i| before[i] == after[i]).collect();
+    assert_eq!(unchanged, BTreeSet::from([0, 2]), "only shop/i1 is compiled again");
 }
 
 #[test]

@@ -7,7 +7,9 @@ use k8s_openapi::{
     ByteString,
     api::{
         core::v1::{ConfigMap, Secret},
-        networking::v1::{IngressClass, IngressTLS},
+        networking::v1::{
+            IngressClass, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus, IngressTLS,
+        },
     },
 };
 use rcgen::{CertificateParams, KeyPair, date_time_ymd};
@@ -16,7 +18,7 @@ use serde_json::json;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::*;
-use crate::objects::Namespace;
+use crate::objects::{self, Namespace};
 use crate::sources::gateway::{
     CONTROLLER_NAME,
     objects::{Gateway, GatewayClass, HTTPRoute, ReferenceGrant},
@@ -99,6 +101,21 @@ const PROFILE_ANNOTATIONS: [&[(&str, &str)]; 10] = [
 /// taking over class `shunt` while qcloud shadows `other`.
 pub(super) const PROFILE_OPTIONS: usize = 4;
 
+/// `ingress` as a status write leaves it: a load-balancer address and a new resourceVersion.
+pub(super) fn with_status(ingress: &objects::Ingress, version: u8) -> objects::Ingress {
+    let mut written = ingress.clone();
+    written.metadata.resource_version = Some(format!("{version}"));
+    written.status = Some(IngressStatus {
+        load_balancer: Some(IngressLoadBalancerStatus {
+            ingress: Some(vec![IngressLoadBalancerIngress {
+                ip: Some(format!("203.0.113.{version}")),
+                ..Default::default()
+            }]),
+        }),
+    });
+    written
+}
+
 impl World {
     pub(super) fn state(&self) -> ClusterState {
         ClusterState {
@@ -132,6 +149,22 @@ impl World {
             Edit::RemoveIngress(ns, name) => {
                 self.ingresses.remove(&(ns, name));
                 changes.ingresses.insert(key(ns, format!("i{name}")));
+            }
+            Edit::Annotate(ns, name, profile_annotations, ssl_redirect) => {
+                if let Some(ingress) = self.ingresses.get(&(ns, name)) {
+                    let mut annotated = objects::Ingress::clone(ingress);
+                    annotated.metadata.annotations =
+                        edited_annotations(profile_annotations, ssl_redirect).map(Into::into);
+                    self.ingresses.insert((ns, name), Arc::new(annotated));
+                    changes.ingresses.insert(key(ns, format!("i{name}")));
+                }
+            }
+            Edit::WriteStatus(ns, name, version) => {
+                if let Some(ingress) = self.ingresses.get(&(ns, name)) {
+                    self.ingresses
+                        .insert((ns, name), Arc::new(with_status(ingress, version)));
+                    changes.ingresses.insert(key(ns, format!("i{name}")));
+                }
             }
             Edit::PutService(ns, service, kind) => {
                 let mut object = mk_service("x", SERVICES[service], &[("http", 80)]);
@@ -313,6 +346,12 @@ fn mk_edited_ingress(edit: &Edit) -> Ingress {
             secret_name: Some(format!("s{secret}")),
         }]);
     }
+    ingress.metadata.annotations = edited_annotations(profile_annotations, ssl_redirect);
+    ingress
+}
+
+/// One of the world's profile annotation sets, with or without an `ssl-redirect` of ours.
+fn edited_annotations(profile_annotations: usize, ssl_redirect: bool) -> Option<BTreeMap<String, String>> {
     let mut annotations: BTreeMap<String, String> = PROFILE_ANNOTATIONS[profile_annotations]
         .iter()
         .map(|(key, value)| (key.to_string(), value.to_string()))
@@ -320,8 +359,7 @@ fn mk_edited_ingress(edit: &Edit) -> Ingress {
     if ssl_redirect {
         annotations.insert("shunt.dev/ssl-redirect".to_string(), "maybe".to_string());
     }
-    ingress.metadata.annotations = Some(annotations).filter(|a| !a.is_empty());
-    ingress
+    Some(annotations).filter(|a| !a.is_empty())
 }
 
 fn decoded<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Arc<T> {
