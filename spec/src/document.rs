@@ -4,64 +4,114 @@
 
 use std::{
     fmt,
-    io::{Read, Write},
-    sync::Arc,
+    io::{self, Read, Write},
+    sync::{Arc, OnceLock},
 };
 
 use flate2::{Compression, read::DeflateDecoder, write::DeflateEncoder};
 
-/// JSON text, deflated. Equal texts deflate to equal bytes, so comparing two documents (a
-/// publish skips an unchanged table) compares their texts; cloning copies one pointer.
-#[derive(Clone, PartialEq, Eq)]
+/// JSON text, deflated: made at once, or when first read ([`Document::deferred_json`]). Equal
+/// texts deflate to equal bytes, so comparing two documents (a publish skips an unchanged
+/// table) compares their texts, without making either when both are one document; cloning
+/// copies one pointer.
+#[derive(Clone)]
 pub struct Document {
-    deflated: Arc<[u8]>,
+    source: Arc<Source>,
 }
+
+struct Source {
+    deflated: OnceLock<Box<[u8]>>,
+    /// Writes the text of a deferred document; `None` when the bytes were made at once.
+    write: Option<Writer>,
+}
+
+type Writer = Box<dyn Fn(&mut dyn Write) -> io::Result<()> + Send + Sync>;
 
 // === impl Document ===
 
 impl Document {
     pub fn new(text: &str) -> Self {
-        let mut encoder = DeflateEncoder::new(Vec::new(), Compression::fast());
-        // Writing to a `Vec` cannot fail.
-        let deflated = encoder
-            .write_all(text.as_bytes())
-            .and_then(|()| encoder.finish())
-            .expect("deflating into memory");
-        Document {
-            deflated: deflated.into(),
-        }
+        Document::made(deflate(|out| out.write_all(text.as_bytes())).expect("deflating into memory"))
     }
 
     /// `value` as indented JSON text, deflated as it is written: the text is never held whole.
     pub fn json(value: &impl serde::Serialize) -> serde_json::Result<Self> {
-        let mut encoder = DeflateEncoder::new(Vec::new(), Compression::fast());
-        serde_json::to_writer_pretty(&mut encoder, value)?;
-        // Writing to a `Vec` cannot fail.
-        let deflated = encoder.finish().expect("deflating into memory");
-        Ok(Document {
-            deflated: deflated.into(),
+        let deflated = deflate(|out| serde_json::to_writer_pretty(out, value).map_err(io::Error::from));
+        deflated.map(Document::made).map_err(serde_json::Error::io)
+    }
+
+    /// [`Document::json`] of `value`, written when the document is first read (or compared with
+    /// another document): a report of 10,000 hosts takes ~0.2 s to write, which no compile then
+    /// waits for, and a report nobody reads is never written. `value` must serialize.
+    pub fn deferred_json(value: impl serde::Serialize + Send + Sync + 'static) -> Self {
+        let write: Writer = Box::new(move |out| serde_json::to_writer_pretty(out, &value).map_err(io::Error::from));
+        Document {
+            source: Arc::new(Source {
+                deflated: OnceLock::new(),
+                write: Some(write),
+            }),
+        }
+    }
+
+    fn made(deflated: Box<[u8]>) -> Self {
+        Document {
+            source: Arc::new(Source {
+                deflated: OnceLock::from(deflated),
+                write: None,
+            }),
+        }
+    }
+
+    fn deflated(&self) -> &[u8] {
+        self.source.deflated.get_or_init(|| {
+            let write = (self.source.write.as_ref()).expect("a document without bytes has a writer");
+            deflate(|out| write(out)).expect("a deferred document's value serializes")
         })
     }
 
-    /// The text [`Document::new`] was given.
+    /// The text [`Document::new`] was given (or the JSON text).
     pub fn text(&self) -> String {
         let mut text = String::new();
-        // Only `new` makes the bytes: they inflate to the UTF-8 text it deflated.
-        DeflateDecoder::new(&*self.deflated)
+        // Only `deflate` makes the bytes: they inflate to the UTF-8 text it deflated.
+        DeflateDecoder::new(self.deflated())
             .read_to_string(&mut text)
             .expect("a document inflates to its text");
         text
     }
 
-    /// Bytes held.
+    /// Bytes held (written first, if deferred).
     pub fn deflated_len(&self) -> usize {
-        self.deflated.len()
+        self.deflated().len()
+    }
+
+    /// Whether the text is written yet.
+    pub fn is_written(&self) -> bool {
+        self.source.deflated.get().is_some()
     }
 }
 
+/// What `write` writes, deflated.
+fn deflate(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<Box<[u8]>> {
+    let mut encoder = DeflateEncoder::new(Vec::new(), Compression::fast());
+    write(&mut encoder)?;
+    // Writing to a `Vec` cannot fail.
+    Ok(encoder.finish().expect("deflating into memory").into())
+}
+
+impl PartialEq for Document {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.source, &other.source) || self.deflated() == other.deflated()
+    }
+}
+
+impl Eq for Document {}
+
 impl fmt::Debug for Document {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Document({} bytes deflated)", self.deflated.len())
+        match self.source.deflated.get() {
+            Some(deflated) => write!(f, "Document({} bytes deflated)", deflated.len()),
+            None => f.write_str("Document(not written yet)"),
+        }
     }
 }
 
@@ -95,6 +145,34 @@ mod tests {
         fn documents_are_equal_exactly_when_their_texts_are(a in "[ab]{0,40}", b in "[ab]{0,40}") {
             prop_assert_eq!(Document::new(&a) == Document::new(&b), a == b);
         }
+    }
+
+    #[test]
+    fn a_deferred_document_is_written_when_first_read_and_once() {
+        let writes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        struct Counted(Arc<std::sync::atomic::AtomicUsize>);
+        impl serde::Serialize for Counted {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                serializer.collect_map([("hosts", 3)])
+            }
+        }
+        let document = Document::deferred_json(Counted(writes.clone()));
+        let copy = document.clone();
+        assert!(
+            document == copy && !document.is_written(),
+            "one document compares unwritten"
+        );
+        assert_eq!(writes.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert_eq!(copy.text(), "{\n  \"hosts\": 3\n}");
+        assert!(document.is_written());
+        assert_eq!(document.text(), copy.text());
+        assert_eq!(writes.load(std::sync::atomic::Ordering::Relaxed), 1);
+        let made = Document::json(&serde_json::json!({"hosts": 3})).expect("serializes");
+        assert!(
+            made == document,
+            "a deferred document equals the made one of the same text"
+        );
     }
 
     #[test]

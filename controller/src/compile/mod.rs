@@ -236,7 +236,8 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         gateway::merge(layer, &mut table);
     }
     table.tls = certificates.finish();
-    if let Some(report) = crate::shadow::report(options, &shadow, &shadow_ingresses) {
+    let (shadow, shadow_ingresses): (Arc<[_]>, Arc<[_]>) = (shadow.into(), shadow_ingresses.into());
+    if let Some(report) = crate::shadow::report(options, shadow.clone(), shadow_ingresses.clone()) {
         table.documents.insert("shadow".to_string(), report);
     }
     Compiled {
@@ -244,8 +245,8 @@ pub fn compile(state: &ClusterState, options: &CompileOptions) -> Compiled {
         diagnostics: sink.diagnostics,
         served,
         default_certificate_error,
-        shadow: shadow.into(),
-        shadow_ingresses: shadow_ingresses.into(),
+        shadow,
+        shadow_ingresses,
         shadow_gateway: (layer.as_ref()).map_or_else(|| Arc::from([]), |layer| layer.shadow.as_slice().into()),
         gateway: layer.map(|layer| layer.status),
     }

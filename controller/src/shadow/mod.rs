@@ -233,15 +233,15 @@ fn serves(options: &CompileOptions, profile: Profile) -> bool {
         .any(|class| class.profile == profile)
 }
 
-/// The `/shadow` document as the table keeps it, when a class of a profile with verdicts is
-/// served.
+/// The `/shadow` document as the table keeps it (written when first read), when a class of a
+/// profile with verdicts is served.
 pub fn report(
     options: &CompileOptions,
-    verdicts: &[Arc<HostVerdict>],
-    ingresses: &[IngressVerdict],
+    verdicts: Arc<[Arc<HostVerdict>]>,
+    ingresses: Arc<[IngressVerdict]>,
 ) -> Option<shunt_spec::Document> {
     let served = served_profiles(options)?;
-    Some(report::deflated(&served, verdicts, ingresses))
+    Some(report::deferred(served, verdicts, ingresses))
 }
 
 /// The profiles with verdicts that `options` serve (named `qcloud`, `nginx` or `qcloud+nginx`),

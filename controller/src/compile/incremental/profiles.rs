@@ -227,8 +227,9 @@ impl Profiles {
                 .values()
                 .flat_map(|member| member.ingresses().iter().cloned())
                 .collect();
-            let report = crate::shadow::report(options, &verdicts, &ingresses);
-            (verdicts.into(), ingresses.into(), report)
+            let (verdicts, ingresses): (Arc<[_]>, Arc<[_]>) = (verdicts.into(), ingresses.into());
+            let report = crate::shadow::report(options, verdicts.clone(), ingresses.clone());
+            (verdicts, ingresses, report)
         });
         shadow.clone()
     }

@@ -186,7 +186,9 @@ fn each_class_gets_a_summary_of_the_hosts_its_ingresses_name() {
 /// The text `/shadow` serves, written part by part, is the document's indented text.
 fn assert_deflated_is_the_documents_text(served: &Served, verdicts: &[Arc<HostVerdict>], entries: &[IngressVerdict]) {
     let text = serde_json::to_string_pretty(&document(served, verdicts, entries)).expect("a Value serializes");
-    assert_eq!(deflated(served, verdicts, entries).text(), text);
+    let kept = deferred(served.clone(), verdicts.into(), entries.into());
+    assert!(!kept.is_written(), "written when first read");
+    assert_eq!(kept.text(), text);
 }
 
 #[test]

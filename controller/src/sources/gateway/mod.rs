@@ -174,7 +174,7 @@ pub fn merge(layer: &Layer, table: &mut TableSpec) {
             profile: "gateway".to_string(),
             ..Default::default()
         };
-        let document = crate::shadow::report::deflated(&served, &layer.shadow, &[]);
+        let document = crate::shadow::report::deferred(served, layer.shadow.clone().into(), Arc::new([]));
         (table.documents).insert(shadow::DOCUMENT.to_string(), document);
     }
 }
