@@ -5,7 +5,7 @@
 use crate::objects::{ApiIngress, Ingress};
 use std::{
     collections::{HashMap, HashSet, hash_map::RandomState},
-    hash::{BuildHasher, Hash, Hasher},
+    hash::BuildHasher,
     net::IpAddr,
     sync::Arc,
 };
@@ -120,18 +120,10 @@ impl StatusWriter {
         self.fingerprints.hash_one((namespace, name, version))
     }
 
-    /// The status entries written.
+    /// The status entries written: only [`entry`]'s (an address or a hostname), or none.
     fn written_key(&self, entries: &[IngressLoadBalancerIngress]) -> u64 {
-        let mut hasher = self.fingerprints.build_hasher();
-        entries.len().hash(&mut hasher);
-        for entry in entries {
-            (&entry.ip, &entry.hostname).hash(&mut hasher);
-            for port in entry.ports.iter().flatten() {
-                (port.port, &port.protocol, &port.error).hash(&mut hasher);
-            }
-            entry.ports.as_ref().map(Vec::len).hash(&mut hasher);
-        }
-        hasher.finish()
+        let fields: Vec<_> = entries.iter().map(|entry| (&entry.ip, &entry.hostname)).collect();
+        self.fingerprints.hash_one(fields)
     }
 
     /// The status entries we publish, resolved now (a Service's ClusterIP may change).
