@@ -7,7 +7,7 @@ use std::{
     sync::Arc,
 };
 
-use shunt_spec::{BackendId, BackendSpec, HostMatch, TableSpec, VirtualHostSpec};
+use shunt_spec::{BackendId, HostMatch, TableSpec, VirtualHostSpec};
 
 use super::{
     backend::Resolved,
@@ -17,7 +17,7 @@ use super::{
 /// foldhash, not SipHash, and hashed rather than B-tree keyed: every path looks up its host and
 /// backend, and B-tree key compares were the largest cost of a 10k-Ingress compile. Sorted once
 /// in [`TableBuilder::finish`].
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+pub type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Claims in walk order; turns into a sorted [`TableSpec`].
 #[derive(Default)]
@@ -29,7 +29,16 @@ pub struct TableBuilder {
     exclusive: BTreeSet<HostMatch>,
     /// The default backend and the Ingress holding it.
     default_backend: Option<(BackendId, String)>,
-    backends: FastMap<BackendId, BackendSpec>,
+    /// Shared with the claims: a profile's kept state holds the same resolution, not a copy.
+    backends: FastMap<BackendId, Arc<Resolved>>,
+}
+
+/// A finished table's hosts and the resolved backends they name, for a caller that keeps them
+/// (the incremental compile's profiles) rather than publishing them as a [`TableSpec`].
+pub struct FinishedHosts {
+    /// Sorted by host.
+    pub hosts: Vec<Arc<VirtualHostSpec>>,
+    pub backends: FastMap<BackendId, Arc<Resolved>>,
 }
 
 /// Who holds a slot and the route it asked for.
@@ -73,7 +82,7 @@ impl TableBuilder {
     }
 
     /// Makes `backend` the default backend unless one is set; then returns the holder.
-    pub fn claim_default(&mut self, backend: &Resolved, source: &str) -> Result<(), String> {
+    pub fn claim_default(&mut self, backend: &Arc<Resolved>, source: &str) -> Result<(), String> {
         if let Some((_, held)) = &self.default_backend {
             return Err(held.clone());
         }
@@ -83,18 +92,36 @@ impl TableBuilder {
     }
 
     /// Adds a backend a claimed route names besides its own (a canary's).
-    pub fn add_alternative(&mut self, backend: &Resolved) {
+    pub fn add_alternative(&mut self, backend: &Arc<Resolved>) {
         self.add_backend(backend);
     }
 
-    fn add_backend(&mut self, backend: &Resolved) {
+    fn add_backend(&mut self, backend: &Arc<Resolved>) {
         // Most paths name a backend already added: look up before cloning the id.
         if !self.backends.contains_key(&backend.id) {
-            self.backends.insert(backend.id.clone(), backend.spec.clone());
+            self.backends.insert(backend.id.clone(), backend.clone());
         }
     }
 
-    pub fn finish(self) -> TableSpec {
+    pub fn finish(mut self) -> TableSpec {
+        let default_backend = self.default_backend.take().map(|(backend, _)| backend);
+        let FinishedHosts { hosts, backends } = self.finish_hosts();
+        TableSpec {
+            hosts,
+            default_backend,
+            // A B-tree collected from an iterator sorts once and builds in one pass.
+            backends: backends
+                .into_iter()
+                .map(|(id, resolved)| (id, resolved.spec.clone()))
+                .collect(),
+            tls: Default::default(),
+            documents: Default::default(),
+            ports: Default::default(),
+        }
+    }
+
+    /// The hosts, settled and sorted, and the backends they name; the default backend is left out.
+    pub fn finish_hosts(self) -> FinishedHosts {
         let mut sorted: Vec<(HostMatch, HostSlots<String, Held>)> = self.hosts.into_iter().collect();
         sorted.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
         let mut hosts: Vec<Arc<VirtualHostSpec>> = Vec::with_capacity(sorted.len());
@@ -105,14 +132,9 @@ impl TableBuilder {
             });
             hosts.extend(spec.map(Arc::new));
         }
-        TableSpec {
+        FinishedHosts {
             hosts,
-            default_backend: self.default_backend.map(|(backend, _)| backend),
-            // A B-tree collected from an iterator sorts once and builds in one pass.
-            backends: self.backends.into_iter().collect(),
-            tls: Default::default(),
-            documents: Default::default(),
-            ports: Default::default(),
+            backends: self.backends,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! A route's profile rules as the request path reads them: the spec's [`RouteOptions`] that
 //! shape a forwarded request or its answer, with header values parsed once per table build.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use http::{HeaderValue, uri::PathAndQuery};
 
@@ -71,6 +71,13 @@ pub struct RouteRules {
 }
 
 impl RouteRules {
+    /// The rules of a route without options: nearly every route's, so they share one allocation
+    /// (a route holds 8 bytes of rules instead of ~200).
+    pub fn unchanged() -> Arc<RouteRules> {
+        static UNCHANGED: LazyLock<Arc<RouteRules>> = LazyLock::new(|| Arc::new(RouteRules::default()));
+        UNCHANGED.clone()
+    }
+
     /// The rules `options` ask for, or why a value cannot be sent as a field.
     pub fn from_options(options: &RouteOptions) -> Result<Self, String> {
         let value = |what: &str, text: &Option<String>| -> Result<Option<HeaderValue>, String> {

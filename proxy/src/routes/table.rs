@@ -19,7 +19,9 @@ use crate::{
     headers::is_connection_or_framing_field,
     metrics::RouteStats,
     mirror::Mirror,
-    spec::{BackendId, BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, TableSpec, VirtualHostSpec},
+    spec::{
+        BackendId, BackendSpec, HostMatch, PathKind, PathSpec, RedirectSpec, RouteOptions, TableSpec, VirtualHostSpec,
+    },
     tls::CertificateIndex,
     upstream::{Canary, RouteBalance, Upstream},
 };
@@ -41,7 +43,8 @@ pub struct Route {
     /// Set to `http` or `https` on forwarded requests, by listener.
     pub client_protocol_header: Option<HeaderName>,
     /// A profile's request and answer shaping (ingress-nginx's fields, HSTS, body limit).
-    pub rules: RouteRules,
+    /// Shared: every route without options holds [`RouteRules::unchanged`].
+    pub rules: Arc<RouteRules>,
 }
 
 pub struct RouteTable {
@@ -147,6 +150,9 @@ struct Parts<'s, P> {
     backends: &'s BTreeMap<BackendId, BackendSpec>,
     callbacks: P,
     known: FastMap<&'s str, Arc<Upstream>>,
+    /// The last path's options and the rules made of them: a host's paths, and most hosts of a
+    /// class, ask for the same, so their routes share one copy.
+    last_rules: Option<(Arc<RouteOptions>, Arc<RouteRules>)>,
 }
 
 impl<'s, P: BuildParts> Parts<'s, P> {
@@ -156,6 +162,7 @@ impl<'s, P: BuildParts> Parts<'s, P> {
             backends: &spec.backends,
             callbacks,
             known: FastMap::with_capacity_and_hasher(expected, Default::default()),
+            last_rules: None,
         }
     }
 
@@ -195,7 +202,7 @@ fn default_route(
                 ssl_redirect: false,
                 redirect: None,
                 client_protocol_header: None,
-                rules: RouteRules::default(),
+                rules: RouteRules::unchanged(),
             })
         }
     })
@@ -475,10 +482,7 @@ fn build_routes<'s>(
                 continue;
             }
         };
-        let rules = RouteRules::from_options(&path.options)
-            .and_then(|rules| balanced(rules, path, parts))
-            .and_then(|rules| with_error_pages(rules, path, parts));
-        let rules = match rules {
+        let rules = match route_rules(path, parts) {
             Ok(rules) => rules,
             Err(reason) => {
                 warnings.push(BuildWarning {
@@ -515,6 +519,37 @@ fn build_routes<'s>(
         built.push((Arc::new(route), path));
     }
     built
+}
+
+/// The rules `path`'s options ask for. Rules without upstreams or a balance of their own are
+/// shared: with every route without options, and with the previous path's when its options are
+/// equal.
+fn route_rules(path: &PathSpec, parts: &mut Parts<'_, impl BuildParts>) -> Result<Arc<RouteRules>, String> {
+    let options = &path.options;
+    if options.split.is_some()
+        || options.mirror.is_some()
+        || options.canary.is_some()
+        || options.hash.is_some()
+        || options.affinity.is_some()
+        || options.error_pages.is_some()
+    {
+        let rules = RouteRules::from_options(options)
+            .and_then(|rules| balanced(rules, path, parts))
+            .and_then(|rules| with_error_pages(rules, path, parts))?;
+        return Ok(Arc::new(rules));
+    }
+    if let Some((last, rules)) = &parts.last_rules
+        && (Arc::ptr_eq(last, options) || last == options)
+    {
+        return Ok(rules.clone());
+    }
+    let rules = if **options == RouteOptions::default() {
+        RouteRules::unchanged()
+    } else {
+        Arc::new(RouteRules::from_options(options)?)
+    };
+    parts.last_rules = Some((options.clone(), rules.clone()));
+    Ok(rules)
 }
 
 /// `rules` with the path's canary (its upstream from `parts`), hash key and cookie affinity,

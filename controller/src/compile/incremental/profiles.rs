@@ -27,7 +27,9 @@ use shunt_spec::{BackendId, BackendSpec, Document, HostMatch, VirtualHostSpec};
 use super::{
     Incremental, Index, Key, Rank, backend_services,
     hosts::{ByHost, HostSpecs},
-    key_of, source,
+    key_of,
+    settle::{Held, HeldBackends, hold, release},
+    source,
 };
 use crate::{
     compile::{
@@ -48,8 +50,8 @@ pub(super) struct Profiles {
     /// The table's hosts on a key some member names: the standard claims on them and the
     /// profiles' claims after them. They replace the standard layer's hosts of the same name.
     hosts: HostSpecs,
-    /// Backends those hosts name, with how many paths name each.
-    backends: BTreeMap<BackendId, (usize, BackendSpec)>,
+    /// Backends those hosts name, with how many paths name each: the group's resolutions, shared.
+    backends: HeldBackends,
     /// Members of groups that asked about certificates: compiled again each time.
     asking: BTreeSet<Key>,
     /// What the profiles were last compiled with; a change compiles every member again.
@@ -209,7 +211,9 @@ impl Profiles {
 
     /// The backends the profiles' hosts name.
     pub(super) fn backends(&self) -> impl Iterator<Item = (&BackendId, &BackendSpec)> {
-        self.backends.iter().map(|(id, (_, spec))| (id, spec))
+        self.backends
+            .keys()
+            .map(|Held(resolved)| (&resolved.id, &resolved.spec))
     }
 
     /// The verdicts sorted by host, and the `/shadow` document for them.
@@ -301,7 +305,7 @@ impl Profiles {
             hosts: verdicts,
             ingresses,
         } = verdicts;
-        let table = table.finish();
+        let table = table.finish_hosts();
         let mut kept: BTreeMap<String, (Vec<HostMatch>, Vec<Arc<HostVerdict>>)> = BTreeMap::new();
         for spec in table.hosts {
             // A canary's and an error backend are held like the route's own.
@@ -311,7 +315,7 @@ impl Profiles {
                     .chain(path.error_backend())
             }) {
                 if let Some(backend) = table.backends.get(id) {
-                    hold(&mut self.backends, id, backend);
+                    hold(&mut self.backends, backend.clone());
                 }
                 spec_changes.backends.insert(id.clone());
             }
@@ -624,25 +628,4 @@ fn key_matches(key: &str) -> Vec<HostMatch> {
 /// The least key: where a range over one name's entries starts.
 fn no_key() -> SharedKey {
     Arc::new((String::new(), String::new()))
-}
-
-fn hold(backends: &mut BTreeMap<BackendId, (usize, BackendSpec)>, id: &BackendId, spec: &BackendSpec) {
-    match backends.get_mut(id) {
-        Some((count, held)) => {
-            *count += 1;
-            if held != spec {
-                *held = spec.clone();
-            }
-        }
-        None => _ = backends.insert(id.clone(), (1, spec.clone())),
-    }
-}
-
-fn release(backends: &mut BTreeMap<BackendId, (usize, BackendSpec)>, id: &BackendId) {
-    if let Some((count, _)) = backends.get_mut(id) {
-        *count -= 1;
-        if *count == 0 {
-            backends.remove(id);
-        }
-    }
 }

@@ -166,13 +166,13 @@ pub(super) struct Held(pub Arc<Resolved>);
 /// The held backends, with how many claims hold each.
 pub(super) type HeldBackends = BTreeMap<Held, usize>;
 
-fn hold(backends: &mut HeldBackends, backend: Arc<Resolved>) {
+pub(super) fn hold(backends: &mut HeldBackends, backend: Arc<Resolved>) {
     // The newest resolution: a Service change redoes every Ingress naming it.
     let count = backends.remove(&backend.id).unwrap_or(0);
     backends.insert(Held(backend), count + 1);
 }
 
-fn release(backends: &mut HeldBackends, id: &BackendId) {
+pub(super) fn release(backends: &mut HeldBackends, id: &BackendId) {
     if let Some(count) = backends.get_mut(id) {
         *count -= 1;
         if *count == 0 {

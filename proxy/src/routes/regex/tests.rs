@@ -12,10 +12,10 @@ fn mk_route(name: &str, rank: u32) -> Arc<Route> {
         ssl_redirect: false,
         redirect: None,
         client_protocol_header: None,
-        rules: RouteRules {
+        rules: Arc::new(RouteRules {
             rank,
             ..RouteRules::default()
-        },
+        }),
     })
 }
 

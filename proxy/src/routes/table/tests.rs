@@ -575,6 +575,58 @@ fn a_route_and_its_counters_share_one_name_and_name_its_upstream_as_backend() {
 }
 
 #[test]
+fn routes_without_options_share_one_set_of_rules() {
+    let table = mk_table(
+        &[
+            ("a.example.com", &[(Prefix, "/")]),
+            ("b.example.com", &[(Prefix, "/x")]),
+        ],
+        None,
+    );
+    let a = table.lookup("a.example.com", "/").expect("a route");
+    let b = table.lookup("b.example.com", "/x").expect("a route");
+    assert!(Arc::ptr_eq(&a.rules, &b.rules));
+    assert!(Arc::ptr_eq(&a.rules, &RouteRules::unchanged()));
+}
+
+#[test]
+fn routes_with_equal_options_share_rules_unless_they_balance_on_their_own() {
+    let plain = |host: &str, path: &str| {
+        let path = mk_path(path, PathKind::Prefix, &format!("ns/{host}:80"), Listeners::Plain);
+        (HostMatch::from_rule_host(host), false, vec![path])
+    };
+    let hashed = |host: &str| {
+        let (host, exclusive, mut paths) = plain(host, "/");
+        paths[0].options = RouteOptions {
+            hash: Some(crate::spec::HashKey { parts: Vec::new() }),
+            ..(*paths[0].options).clone()
+        }
+        .into();
+        (host, exclusive, paths)
+    };
+    let both = (
+        HostMatch::from_rule_host("c.example.com"),
+        false,
+        vec![mk_path("/", PathKind::Prefix, "ns/c:80", Listeners::Both)],
+    );
+    let table = mk_profile_table(vec![
+        plain("a.example.com", "/"),
+        plain("b.example.com", "/b"),
+        both,
+        plain("d.example.com", "/"),
+        hashed("e.example.com"),
+        hashed("f.example.com"),
+    ]);
+    let rules = |host: &str, path: &str| table.lookup_on(host, path, false).expect("a route").rules.clone();
+    assert!(Arc::ptr_eq(&rules("a.example.com", "/"), &rules("b.example.com", "/b")));
+    assert!(Arc::ptr_eq(&rules("c.example.com", "/"), &RouteRules::unchanged()));
+    assert!(!Arc::ptr_eq(&rules("a.example.com", "/"), &rules("c.example.com", "/")));
+    assert!(!Arc::ptr_eq(&rules("e.example.com", "/"), &rules("f.example.com", "/")));
+    assert!(rules("e.example.com", "/").balance.is_some());
+    assert!(rules("d.example.com", "/").balance.is_none());
+}
+
+#[test]
 fn a_host_whose_canary_upstream_was_replaced_is_built_again_not_reused() {
     use crate::spec::{CanaryRule, CanarySpec};
     let mut path = mk_path("/", PathKind::Prefix, "ns/main:80", Listeners::Both);
