@@ -18,6 +18,7 @@ pub mod nginx;
 pub mod qcloud;
 pub mod refusals;
 pub mod report;
+pub(crate) mod strings;
 pub(crate) mod verdict;
 
 use std::sync::Arc;
@@ -156,7 +157,8 @@ impl<'i> Shadowed<'i> {
                 .cloned()
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
-                .collect();
+                .collect::<Vec<_>>()
+                .into();
         }
         for entry in &mut ingresses {
             entry.class = self.classes.get(&entry.ingress).cloned().unwrap_or_default();

@@ -2,11 +2,15 @@
 //! as the other controller would, on every port it listens on) or refused with reasons.
 //! Refused hosts stay out of the CoreDNS rules.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
 
 use serde::Serialize;
 use shunt_spec::HostMatch;
 
+use super::strings::Strings;
 use crate::compile::{Diagnostic, Reason};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -17,11 +21,12 @@ pub struct HostVerdict {
     pub matched: HostMatch,
     /// `namespace/name` of every shadowed Ingress naming the host.
     pub ingresses: Vec<String>,
-    /// The classes of those Ingresses, sorted.
-    pub classes: Vec<String>,
+    /// The classes of those Ingresses, sorted. Shared: the incremental compile keeps one list
+    /// for every verdict of the same classes.
+    pub classes: Arc<[String]>,
     pub verdict: Verdict,
     /// `Reason: detail`, sorted; empty when identical.
-    pub reasons: Vec<String>,
+    pub reasons: Strings,
     /// `http`, `https`: the listeners the other controller serves the host on, sorted. A static
     /// list: every verdict is kept while its host group stands.
     pub listeners: &'static [&'static str],
@@ -30,11 +35,11 @@ pub struct HostVerdict {
     pub certificate: Option<String>,
     /// Annotation keys on the host's Ingresses the other controller does not read (it ignores
     /// them, and so does shunt), sorted; absent when none.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub ignored: Vec<String>,
+    #[serde(skip_serializing_if = "Strings::is_empty")]
+    pub ignored: Strings,
     /// Annotation keys it reads that change nothing a caller or pod sees, sorted; absent when none.
-    #[serde(rename = "noEffect", skip_serializing_if = "Vec::is_empty")]
-    pub no_effect: Vec<String>,
+    #[serde(rename = "noEffect", skip_serializing_if = "Strings::is_empty")]
+    pub no_effect: Strings,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -65,13 +70,13 @@ impl HostVerdict {
             host,
             matched,
             ingresses: Vec::new(),
-            classes: Vec::new(),
+            classes: Arc::new([]),
             verdict: Verdict::Identical,
-            reasons: Vec::new(),
+            reasons: Strings::default(),
             listeners: &[],
             certificate: None,
-            ignored: Vec::new(),
-            no_effect: Vec::new(),
+            ignored: Strings::default(),
+            no_effect: Strings::default(),
         }
     }
 
@@ -88,23 +93,13 @@ impl HostVerdict {
 
     /// Settles the verdict from the reasons gathered.
     pub fn settle(&mut self) {
-        let reasons: BTreeSet<String> = self.reasons.drain(..).collect();
-        self.reasons = reasons.into_iter().collect();
         self.ingresses.sort();
         self.ingresses.dedup();
-        for keys in [&mut self.ignored, &mut self.no_effect] {
-            keys.sort();
-            keys.dedup();
-        }
         // Verdicts are kept until their host group compiles again: no growth room.
-        for strings in [
-            &mut self.ingresses,
-            &mut self.classes,
-            &mut self.ignored,
-            &mut self.no_effect,
-        ] {
-            strings.shrink_to_fit();
+        for strings in [&mut self.reasons, &mut self.ignored, &mut self.no_effect] {
+            strings.settle();
         }
+        self.ingresses.shrink_to_fit();
         self.verdict = if self.reasons.is_empty() {
             Verdict::Identical
         } else {

@@ -58,6 +58,9 @@ pub(super) struct Profiles {
     config: Option<ProfileConfig>,
     /// The verdicts sorted by host, and the `/shadow` document; `None` after a verdict changed.
     shadow: Option<Shadow>,
+    /// Each list of classes a verdict has named, held once for every verdict naming it. Bounded:
+    /// the lists are sets of the classes shunt shadows or compiles with a profile.
+    class_lists: BTreeSet<Arc<[String]>>,
 }
 
 /// The verdicts sorted by host, the Ingress verdicts sorted by Ingress, and the `/shadow`
@@ -104,7 +107,8 @@ impl Member {
 /// slices, as most keys hold one host.
 #[derive(Default)]
 struct Output {
-    hosts: Box<[HostMatch]>,
+    /// The same specs [`Profiles::hosts`] holds: a pointer each, not a copy of the name.
+    hosts: Box<[Arc<VirtualHostSpec>]>,
     /// Shared with the sorted list the compile hands out ([`Profiles::shadow`]): one copy.
     verdicts: Box<[Arc<HostVerdict>]>,
 }
@@ -238,13 +242,22 @@ impl Profiles {
         shadow.clone()
     }
 
+    /// The kept list equal to `classes`.
+    fn shared_classes(&mut self, classes: &Arc<[String]>) -> Arc<[String]> {
+        if let Some(kept) = self.class_lists.get(classes) {
+            return kept.clone();
+        }
+        self.class_lists.insert(classes.clone());
+        classes.clone()
+    }
+
     /// Takes out what the last compile of `key`'s group gave for it; returns its verdicts.
     fn forget_output(&mut self, key: &str, spec_changes: &mut SpecChanges) -> Vec<Arc<HostVerdict>> {
         let Some(output) = self.outputs.remove(key) else {
             return Vec::new();
         };
-        for host in output.hosts {
-            let Some(ByHost(spec)) = self.hosts.take(&host) else {
+        for given in output.hosts {
+            let Some(ByHost(spec)) = self.hosts.take(&given.host) else {
                 continue;
             };
             for id in spec.paths.iter().flat_map(|path| {
@@ -255,7 +268,7 @@ impl Profiles {
                 release(&mut self.backends, id);
                 spec_changes.backends.insert(id.clone());
             }
-            spec_changes.hosts.insert(host);
+            spec_changes.hosts.insert(spec.host.clone());
         }
         output.verdicts.into_vec()
     }
@@ -306,7 +319,9 @@ impl Profiles {
             ingresses,
         } = verdicts;
         let table = table.finish_hosts();
-        let mut kept: BTreeMap<String, (Vec<HostMatch>, Vec<Arc<HostVerdict>>)> = BTreeMap::new();
+        // By host key: the hosts and verdicts the group gave.
+        type Given = (Vec<Arc<VirtualHostSpec>>, Vec<Arc<HostVerdict>>);
+        let mut kept: BTreeMap<String, Given> = BTreeMap::new();
         for spec in table.hosts {
             // A canary's and an error backend are held like the route's own.
             for id in spec.paths.iter().flat_map(|path| {
@@ -320,10 +335,11 @@ impl Profiles {
                 spec_changes.backends.insert(id.clone());
             }
             spec_changes.hosts.insert(spec.host.clone());
-            kept.entry(match_key(&spec.host)).or_default().0.push(spec.host.clone());
+            kept.entry(match_key(&spec.host)).or_default().0.push(spec.clone());
             self.hosts.replace(ByHost(spec));
         }
-        for verdict in verdicts {
+        for mut verdict in verdicts {
+            verdict.classes = self.shared_classes(&verdict.classes);
             kept.entry(host_key(&verdict.host))
                 .or_default()
                 .1

@@ -541,3 +541,32 @@ fn a_standard_ingress_leaving_a_host_hands_its_path_to_the_shadowed_one() {
         .find(|host| host.host == HostMatch::Exact("a.example.com".into()));
     assert_eq!(host_a.expect("a.example.com is served").paths[0].source, "shop/theirs");
 }
+
+/// Every verdict is kept while its host group stands: those naming the same classes hold one
+/// list of them, across groups and compiles.
+#[test]
+fn kept_verdicts_of_the_same_classes_share_one_list() {
+    let options = CompileOptions {
+        shadow_classes: vec!["other=nginx".parse().expect("a class profile")],
+        ..Default::default()
+    };
+    let theirs = |name: &str, host: &str| {
+        let ingress = mk_ingress("shop", name, vec![mk_rule(host, vec![mk_prefix("/", "api", 80)])]);
+        Arc::new(with_class(ingress, Some("other")).into())
+    };
+    let mut state = world_with(Vec::new());
+    state.ingresses = vec![theirs("a", "a.example.com"), theirs("b", "b.example.com")];
+    let mut incremental = Incremental::default();
+    assert_eq!(incremental.compile(&state, &options), compile(&state, &options));
+    state.ingresses.push(theirs("c", "c.example.com"));
+    let compiled = incremental.compile(&state, &options);
+    assert_eq!(compiled, compile(&state, &options));
+    assert_eq!(compiled.shadow.len(), 3);
+    assert_eq!(&*compiled.shadow[0].classes, ["other".to_string()]);
+    for verdict in &compiled.shadow[1..] {
+        assert!(
+            Arc::ptr_eq(&verdict.classes, &compiled.shadow[0].classes),
+            "{verdict:?}"
+        );
+    }
+}

@@ -131,7 +131,7 @@ fn verdict<'c>(compiled: &'c Compiled, host: &str) -> &'c HostVerdict {
 
 /// The reasons a host is refused for.
 fn refusals(compiled: &Compiled, host: &str) -> Vec<String> {
-    verdict(compiled, host).reasons.clone()
+    verdict(compiled, host).reasons.to_vec()
 }
 
 /// One rule for `host` routing `paths` (YAML list entries) to `web`.

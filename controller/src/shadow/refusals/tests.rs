@@ -9,13 +9,13 @@ fn mk_verdict(host: &str, verdict: Verdict, reasons: &[&str]) -> Arc<HostVerdict
         host: host.to_string(),
         matched: HostMatch::Exact(host.to_string()),
         ingresses: vec![format!("shop/{host}")],
-        classes: vec!["qcloud".to_string()],
+        classes: ["qcloud".to_string()].into(),
         verdict,
         reasons: reasons.iter().map(|r| r.to_string()).collect(),
         listeners: &["http"],
         certificate: None,
-        ignored: vec![],
-        no_effect: vec![],
+        ignored: Default::default(),
+        no_effect: Default::default(),
     })
 }
 

@@ -5,7 +5,7 @@ use super::*;
 fn mk_verdict(host: &str, ingresses: &[&str], reasons: &[&str]) -> Arc<HostVerdict> {
     let mut verdict = HostVerdict::new(host.to_string(), HostMatch::Exact(host.to_string()));
     verdict.ingresses = ingresses.iter().map(|s| s.to_string()).collect();
-    verdict.classes = vec!["nginx".to_string()];
+    verdict.classes = ["nginx".to_string()].into();
     verdict.reasons = reasons.iter().map(|s| s.to_string()).collect();
     verdict.settle();
     Arc::new(verdict)
@@ -169,7 +169,7 @@ fn the_document_carries_the_summary() {
 #[test]
 fn each_class_gets_a_summary_of_the_hosts_its_ingresses_name() {
     let mut verdicts = mk_verdicts();
-    Arc::make_mut(&mut verdicts[2]).classes = vec!["internal".to_string()];
+    Arc::make_mut(&mut verdicts[2]).classes = ["internal".to_string()].into();
     let classes = by_class(&verdicts, &[]);
     assert_eq!(classes.keys().collect::<Vec<_>>(), ["internal", "nginx"]);
     assert_eq!((classes["nginx"].hosts, classes["nginx"].refused), (2, 1));

@@ -135,6 +135,7 @@ pub fn verdicts(
     shadowed: &BTreeSet<(String, String)>,
 ) -> Vec<Arc<HostVerdict>> {
     let mut by_host: BTreeMap<String, HostVerdict> = BTreeMap::new();
+    let mut classes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for one in kept {
         let (namespace, name) = namespace_name(&one.route.metadata);
         for (at, parent) in one.parents.iter().enumerate() {
@@ -153,7 +154,7 @@ pub fn verdicts(
                     .entry(host.to_string())
                     .or_insert_with(|| HostVerdict::new(host.to_string(), host.clone()));
                 verdict.ingresses.push(format!("{} {namespace}/{name}", one.kind));
-                verdict.classes.extend(class.clone());
+                classes.entry(host.to_string()).or_default().extend(class.clone());
                 verdict.reasons.extend(reasons.iter().cloned());
                 if let Some(listener) = listener {
                     verdict.add_listener(listener);
@@ -163,8 +164,9 @@ pub fn verdicts(
     }
     let mut verdicts: Vec<HostVerdict> = by_host.into_values().collect();
     for verdict in &mut verdicts {
-        verdict.classes.sort();
-        verdict.classes.dedup();
+        if let Some(classes) = classes.remove(&verdict.host) {
+            verdict.classes = classes.into_iter().collect::<Vec<_>>().into();
+        }
         verdict.settle();
     }
     verdicts.into_iter().map(Arc::new).collect()

@@ -60,7 +60,10 @@ fn shunts_tls_secret_annotation_makes_the_host_identical_and_serves_that_certifi
         .push(mk_tls_secret("secure-tls", &["secure.example.com"]).into());
     let compiled = compile(&state, &mk_options());
     let verdict = verdict(&compiled, "secure.example.com");
-    assert_eq!((verdict.verdict, verdict.reasons.clone()), (Verdict::Identical, vec![]));
+    assert_eq!(
+        (verdict.verdict, verdict.reasons.to_vec()),
+        (Verdict::Identical, vec![])
+    );
     assert_eq!(verdict.certificate.as_deref(), Some("shop/secure-tls"));
     assert_eq!(
         compiled.table.tls.hosts,

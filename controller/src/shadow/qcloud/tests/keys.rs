@@ -35,7 +35,10 @@ spec:
 fn load_balancer_keys_change_nothing_a_caller_gets_and_are_listed() {
     let compiled = compile_tke(CONSOLE);
     let verdict = verdict(&compiled, "console.example.com");
-    assert_eq!((verdict.verdict, verdict.reasons.clone()), (Verdict::Identical, vec![]));
+    assert_eq!(
+        (verdict.verdict, verdict.reasons.to_vec()),
+        (Verdict::Identical, vec![])
+    );
     assert_eq!(answer(&compiled, PLAIN, "console.example.com", "/x"), WEB);
     let document: serde_json::Value =
         serde_json::from_str(&compiled.table.documents["shadow"].text()).expect("the report is JSON");
