@@ -7,7 +7,10 @@ use http::{HeaderMap, HeaderName};
 const SCAN_UP_TO: usize = 8;
 
 /// `headers.contains_key(name)`: by a look at each name when the map holds a few (a typical
-/// request: `Host`, `User-Agent`, `Accept`), by its table otherwise.
+/// request: `Host`, `User-Agent`, `Accept`), by its table otherwise. Always inline: every caller
+/// asks for a standard name, which then compares as a constant; called, it cost 330 instructions
+/// more per HTTP/1.1 request (four calls), and LLVM's inliner weighs the loop, not the constant.
+#[inline(always)]
 pub fn has_field(headers: &HeaderMap, name: &HeaderName) -> bool {
     if headers.keys_len() <= SCAN_UP_TO {
         headers.keys().any(|key| key == name)
