@@ -26,6 +26,7 @@ use crate::{
 
 mod resolver;
 mod route_stats;
+mod unchanged;
 
 /// What a published table answers, for a caller that previews one (the controller's profile
 /// tests look up routes and their redirects), and the data plane's own parsers, which the
@@ -137,7 +138,7 @@ impl RoutePublisher {
     /// backends equal to the live table's are taken over, not built again.
     pub fn publish(&mut self, spec: TableSpec) -> Published {
         let live = self.current.load_full();
-        if self.ready.load(Ordering::Acquire) && **live.spec() == spec {
+        if self.ready.load(Ordering::Acquire) && unchanged::same_spec(live.spec(), &spec) {
             return Published::Unchanged;
         }
         self.swap(live, Arc::new(spec), None)
@@ -162,7 +163,8 @@ impl RoutePublisher {
                 .backends
                 .iter()
                 .all(|id| old.backends.get(id) == spec.backends.get(id))
-            && (&old.default_backend, &old.tls, &old.documents) == (&spec.default_backend, &spec.tls, &spec.documents)
+            && (&old.default_backend, &old.tls) == (&spec.default_backend, &spec.tls)
+            && unchanged::same_documents(&old.documents, &spec.documents)
             && old.hosts.len() == spec.hosts.len()
             && old.backends.len() == spec.backends.len();
         if same {

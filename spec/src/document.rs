@@ -82,6 +82,11 @@ impl Document {
     pub fn is_written(&self) -> bool {
         self.source.deflated.get().is_some()
     }
+
+    /// Whether `other` is this document (a clone of it): equal without reading either text.
+    pub fn is_same(&self, other: &Document) -> bool {
+        Arc::ptr_eq(&self.source, &other.source)
+    }
 }
 
 /// What `write` writes, deflated.

@@ -9,8 +9,8 @@ use super::*;
 use crate::{
     routes::Route,
     spec::{
-        BackendSpec, HostMatch, Listeners, PathKind, PathSpec, RedirectSpec, RouteOptions, TableSpec, UpstreamProtocol,
-        VirtualHostSpec,
+        BackendSpec, Document, HostMatch, Listeners, PathKind, PathSpec, RedirectSpec, RouteOptions, TableSpec,
+        UpstreamProtocol, VirtualHostSpec,
     },
 };
 
@@ -82,6 +82,47 @@ fn an_unchanged_host_keeps_its_routes_and_a_changed_backend_rebuilds_only_its_ho
     assert_eq!(addrs, vec![mk_addr(1), mk_addr(3)]);
     // The pod that stayed is the same `Endpoint`, so its in-flight count carries over.
     assert!(Arc::ptr_eq(&b.upstream.endpoints[0], &rebuilt.upstream.endpoints[0]));
+}
+
+/// A report made again with the same text is published (a swap taking every host over), not
+/// compared by text: that would write both reports, on the compile's way to traffic.
+#[test]
+fn a_new_document_is_published_without_reading_either_text() {
+    let (mut publisher, reader) = RoutePublisher::new(ProxyMetrics::detached());
+    let hosts = [("a.example.com", "ns/a:80")];
+    let with_report = |report: &Document| {
+        let mut spec = mk_spec(&hosts, &[1]);
+        spec.documents.insert("shadow".into(), report.clone());
+        spec
+    };
+    let first = Document::deferred_json(vec!["a.example.com"]);
+    publisher.publish(with_report(&first));
+    let a = route(&reader, "a.example.com");
+    assert!(matches!(publisher.publish(with_report(&first)), Published::Unchanged));
+
+    let again = Document::deferred_json(vec!["a.example.com"]);
+    assert!(matches!(
+        publisher.publish(with_report(&again)),
+        Published::Swapped { .. }
+    ));
+    let next = Document::deferred_json(vec!["a.example.com"]);
+    let changes = SpecChanges::default();
+    let published = publisher.publish_changed(with_report(&next), &changes);
+    assert!(matches!(published, Published::Swapped { .. }));
+    assert!(matches!(
+        publisher.publish_changed(with_report(&next), &changes),
+        Published::Unchanged
+    ));
+
+    assert!(![first, again, next].iter().any(Document::is_written));
+    assert!(Arc::ptr_eq(&a, &route(&reader, "a.example.com")));
+
+    // Documents made at once compare by their bytes, as before.
+    publisher.publish(with_report(&Document::new("status")));
+    assert!(matches!(
+        publisher.publish(with_report(&Document::new("status"))),
+        Published::Unchanged
+    ));
 }
 
 #[test]

@@ -28,8 +28,11 @@ impl Incremental {
         certificates: &mut TlsBuilder<'_>,
         ports: &BTreeSet<u16>,
     ) {
-        let layer = gateway::compile(state, table, certificates, (shadow_classes, ports));
-        if let Some(layer) = &layer {
+        let mut layer = gateway::compile(state, table, certificates, (shadow_classes, ports));
+        if let Some(layer) = &mut layer {
+            if let Some(last) = &self.gateway {
+                layer.keep_report(last);
+            }
             gateway::merge(layer, table);
         }
         let before = std::mem::replace(&mut self.gateway, layer);

@@ -42,7 +42,7 @@ use std::{
     sync::Arc,
 };
 
-use shunt_spec::{BackendId, BackendSpec, HostMatch, Listeners, PortHosts, TableSpec, VirtualHostSpec};
+use shunt_spec::{BackendId, BackendSpec, Document, HostMatch, Listeners, PortHosts, TableSpec, VirtualHostSpec};
 
 use self::{
     attachment::{Gateways, Parent},
@@ -71,6 +71,9 @@ pub struct Layer {
     pub status: GatewayStatus,
     /// A verdict per host of the shadowed Gateways' routes (`--shadow-gateway-class`).
     pub shadow: Vec<Arc<crate::shadow::HostVerdict>>,
+    /// Their `/shadow` document, when there are any: written when first read, and kept from
+    /// the last layer while the verdicts are equal ([`Layer::keep_report`]).
+    pub report: Option<Document>,
 }
 
 /// One route on its way through the compile.
@@ -147,13 +150,33 @@ pub fn compile(
     let backends = hosts_backends(hosts.iter().chain(ports.values().flatten()), resolved);
     let shadow = shadow::verdicts(&kept, &gateways, &shadowed);
     let status = status_of(classes, &gateways, refused_gateways, &kept, &shadowed);
+    let report = (!shadow.is_empty()).then(|| {
+        let served = crate::shadow::report::Served {
+            profile: "gateway".to_string(),
+            ..Default::default()
+        };
+        crate::shadow::report::deferred(served, shadow.clone().into(), Arc::new([]))
+    });
     Some(Layer {
         hosts,
         ports,
         backends,
         status,
         shadow,
+        report,
     })
+}
+
+// === impl Layer ===
+
+impl Layer {
+    /// Takes `last`'s report when the verdicts are the same: the publisher then sees the same
+    /// document, without reading either.
+    pub fn keep_report(&mut self, last: &Layer) {
+        if self.shadow == last.shadow {
+            self.report.clone_from(&last.report);
+        }
+    }
 }
 
 /// Adds `layer` to `table`: its hosts, backends and the `/gateway` document.
@@ -169,13 +192,8 @@ pub fn merge(layer: &Layer, table: &mut TableSpec) {
         table.backends.entry(id.clone()).or_insert_with(|| spec.clone());
     }
     table.documents.insert(DOCUMENT.to_string(), layer.status.text());
-    if !layer.shadow.is_empty() {
-        let served = crate::shadow::report::Served {
-            profile: "gateway".to_string(),
-            ..Default::default()
-        };
-        let document = crate::shadow::report::deferred(served, layer.shadow.clone().into(), Arc::new([]));
-        (table.documents).insert(shadow::DOCUMENT.to_string(), document);
+    if let Some(report) = &layer.report {
+        (table.documents).insert(shadow::DOCUMENT.to_string(), report.clone());
     }
 }
 

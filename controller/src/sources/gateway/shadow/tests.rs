@@ -145,3 +145,33 @@ fn extension_ref_reasons_are_bounded_whatever_the_tenant_writes() {
     assert_eq!(reasons.len(), super::MAX_EXTENSION_REASONS);
     assert!(reasons.iter().all(|reason| reason.len() < 400), "{reasons:?}");
 }
+
+/// The incremental compile keeps the last report while the verdicts stand: the publisher sees
+/// the same document and reads neither. A changed verdict gives a new one.
+#[test]
+fn the_incremental_compile_keeps_the_report_while_the_verdicts_stand() {
+    let state = |hostnames: &str| {
+        let yaml = format!("{BASE}{}", route("r", "http", hostnames, "[]"));
+        let objects = crate::manifests::parse_documents(&yaml, Path::new("test.yaml")).expect("valid manifests");
+        ClusterState::from_objects(objects)
+    };
+    let options = CompileOptions {
+        shadow_gateway_classes: vec!["theirs".to_string()],
+        ..CompileOptions::default()
+    };
+    let report = |compiled: &Compiled| {
+        compiled
+            .table
+            .documents
+            .get("shadow-gateway")
+            .expect("a report")
+            .clone()
+    };
+    let mut incremental = crate::compile::Incremental::default();
+    let first = report(&incremental.compile(&state("[a.example.com]"), &options));
+    let again = report(&incremental.compile(&state("[a.example.com]"), &options));
+    assert!(again.is_same(&first) && !first.is_written());
+    let changed = incremental.compile(&state("[b.example.com]"), &options);
+    assert!(!report(&changed).is_same(&first));
+    assert_eq!(changed, compile(&state("[b.example.com]"), &options));
+}
