@@ -140,7 +140,7 @@ grep -E ' (WARN|ERROR) ' "$work/shunt.log" | head -5 || true
 # `shunt run` (RUN=1): the cluster test's figures; it waits for each of its 12 edits' publishes.
 if [ "${RUN:-0}" = 1 ]; then
     kill "$shunt_pid" 2>/dev/null || true
-    figures='^(created|shunt run|start|after|status of|one Ingress)'
+    figures='^(created|shunt run|start|after|  then|status of|one Ingress)'
     if [ -x .k8s-bin/kube-apiserver ] || [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
         cluster_bin=$(cargo test -q --locked -p shunt-controller --test cluster --no-run --message-format=json 2>/dev/null |
             sed -n '/"target":{[^}]*"name":"cluster"/s/.*"executable":"\([^"]*\)".*/\1/p')

@@ -1,9 +1,11 @@
 //! `shunt run` at scale on the real API server: 10,000 Ingresses, 10,000 Services and 50,000
 //! endpoints in one namespace, as the server stores them (managedFields, allocated ClusterIPs).
-//! Start to ready, resident memory after the first publish, once the leader has written every
-//! Ingress's status, and after 12 edits (at the last publish and once its writes are done), and one Ingress edit's time to traffic over 20 edits. A measurement, ignored by default; `RUN=1
-//! benches/scale.sh` runs it in a network namespace, and `CLASS` (`SCALE_CLASS` here) picks
-//! whose Ingresses they are: shunt's own class, `qcloud` shadowed, or `nginx` under its profile.
+//! Start to ready; resident memory after the first publish, once the leader has written every
+//! Ingress's status, and after 12 edits (at the last publish, once its writes are done, and then
+//! sampled over a second); one Ingress edit's time to traffic over 20 edits. A measurement,
+//! ignored by default; `RUN=1 benches/scale.sh` runs it in a network namespace, and `CLASS`
+//! (`SCALE_CLASS` here) picks whose Ingresses they are: shunt's own class, `qcloud` shadowed, or
+//! `nginx` under its profile.
 
 use std::time::{Duration, Instant};
 
@@ -27,6 +29,11 @@ const READY_WITHIN: Duration = Duration::from_secs(600);
 /// After a publish the leader still writes (status, Events), then hands back the code it ran:
 /// resident memory is read again this long after, once that work is done.
 const SETTLE: Duration = Duration::from_secs(2);
+/// Then resident memory is sampled this often over a second: a lease round (every 2 s) maps
+/// several MiB of client code back for the 50 ms until the main thread's tidy, so one reading
+/// may land on it; the range shows what is held between bursts.
+const SAMPLES: usize = 5;
+const SAMPLE_EVERY: Duration = Duration::from_millis(200);
 
 /// Whose Ingresses the objects are, and the flags that make shunt serve them.
 struct Class {
@@ -137,6 +144,7 @@ async fn shunt_run_at_scale_on_the_real_api_server() {
         println!("status of {ingresses} Ingresses written in {:.1?}", writing.elapsed());
         tokio::time::sleep(SETTLE).await;
         println!("after the status writes, {SETTLE:?} later: {}", memory(pid));
+        println!("  then {}", sampled(pid).await);
     }
     for edit in 0..EDITS {
         let [_, _, mut slice] = mk_app(class, &ns, edit * 97 % ingresses);
@@ -151,6 +159,7 @@ async fn shunt_run_at_scale_on_the_real_api_server() {
     println!("after {EDITS} edits: {}", memory(pid));
     tokio::time::sleep(SETTLE).await;
     println!("after {EDITS} edits, {SETTLE:?} later: {}", memory(pid));
+    println!("  then {}", sampled(pid).await);
 
     let mut delays = Vec::new();
     for edit in 0..TRAFFIC_EDITS {
@@ -173,4 +182,31 @@ async fn shunt_run_at_scale_on_the_real_api_server() {
     println!("after the traffic edits: {}", memory(pid));
     tokio::time::sleep(SETTLE).await;
     println!("after the traffic edits, {SETTLE:?} later: {}", memory(pid));
+    println!("  then {}", sampled(pid).await);
+}
+
+/// VmRSS and RssAnon, lowest to highest, over [`SAMPLES`] readings [`SAMPLE_EVERY`] apart.
+async fn sampled(pid: u32) -> String {
+    let mut readings: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..SAMPLES {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("reading /proc/PID/status");
+        for (field, values) in ["VmRSS:", "RssAnon:"].iter().zip(&mut readings) {
+            let kib = status
+                .lines()
+                .find_map(|line| line.strip_prefix(field))
+                .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+                .expect("a /proc/PID/status field in kB");
+            values.push(kib / 1024);
+        }
+        tokio::time::sleep(SAMPLE_EVERY).await;
+    }
+    let range = |values: &[u64]| {
+        let (low, high) = (values.iter().min(), values.iter().max());
+        format!("{}–{}", low.unwrap_or(&0), high.unwrap_or(&0))
+    };
+    format!(
+        "{SAMPLES} readings {SAMPLE_EVERY:?} apart: VmRSS {} MiB, RssAnon {} MiB",
+        range(&readings[0]),
+        range(&readings[1])
+    )
 }
