@@ -35,8 +35,9 @@ impl Document {
     }
 
     /// `value` as indented JSON text, deflated as it is written (the text is never held whole),
-    /// when the document is first read (or compared with another document): a report of 10,000 hosts takes ~0.2 s to write, which no compile then
-    /// waits for, and a report nobody reads is never written. `value` must serialize.
+    /// when the document is first read or compared by text: a report of 10,000 hosts takes
+    /// ~0.2 s to write, which no compile then waits for, and one nobody reads is never written.
+    /// `value` must serialize.
     pub fn deferred_json(value: impl serde::Serialize + Send + Sync + 'static) -> Self {
         let write: Writer = Box::new(move |out| serde_json::to_writer_pretty(out, &value).map_err(io::Error::from));
         Document {

@@ -89,7 +89,9 @@ pub fn deferred(
     })
 }
 
-/// What a deferred report is written from: the verdicts the compile keeps anyway.
+/// [`document`] written part by part, from the verdicts the compile keeps anyway: its keys in
+/// the order a `Value`'s map sorts them, each part a `Value` (whose keys are sorted too) of its
+/// own, a list one entry at a time.
 struct Report {
     served: Served,
     verdicts: Arc<[Arc<HostVerdict>]>,
@@ -98,30 +100,11 @@ struct Report {
 
 impl Serialize for Report {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Streamed {
-            served: &self.served,
-            verdicts: &self.verdicts,
-            ingresses: &self.ingresses,
-        }
-        .serialize(serializer)
-    }
-}
-
-/// [`document`] written part by part: its keys in the order a `Value`'s map sorts them, each
-/// part a `Value` (whose keys are sorted too) of its own, a list one entry at a time.
-struct Streamed<'a> {
-    served: &'a Served,
-    verdicts: &'a [Arc<HostVerdict>],
-    ingresses: &'a [IngressVerdict],
-}
-
-impl Serialize for Streamed<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let Streamed {
+        let Report {
             served,
             verdicts,
             ingresses,
-        } = *self;
+        } = self;
         let of_kind = |kind| move || ingresses.iter().filter(move |entry| entry.kind == kind);
         let catch_alls = || of_kind(IngressKind::CatchAll)().map(|entry| catch_all(served, entry));
         let mut map = serializer.serialize_map(Some(8))?;

@@ -78,6 +78,12 @@ impl RouteRules {
         UNCHANGED.clone()
     }
 
+    /// Whether the table build gave these rules upstreams or a balance of their own (a canary, a
+    /// split, a mirror, error pages, a hash key or cookie affinity): no other route shares them.
+    pub fn is_the_routes_own(&self) -> bool {
+        self.balance.is_some() || self.split.is_some() || self.mirror.is_some() || self.error_pages.is_some()
+    }
+
     /// The rules `options` ask for, or why a value cannot be sent as a field.
     pub fn from_options(options: &RouteOptions) -> Result<Self, String> {
         let value = |what: &str, text: &Option<String>| -> Result<Option<HeaderValue>, String> {

@@ -521,34 +521,26 @@ fn build_routes<'s>(
     built
 }
 
-/// The rules `path`'s options ask for. Rules without upstreams or a balance of their own are
-/// shared: with every route without options, and with the previous path's when its options are
-/// equal.
+/// The rules `path`'s options ask for, shared: every route without options holds one set, and a
+/// path whose options equal the previous path's holds its rules, unless the build gave those
+/// rules upstreams or a balance of their own ([`RouteRules::is_the_routes_own`]).
 fn route_rules(path: &PathSpec, parts: &mut Parts<'_, impl BuildParts>) -> Result<Arc<RouteRules>, String> {
     let options = &path.options;
-    if options.split.is_some()
-        || options.mirror.is_some()
-        || options.canary.is_some()
-        || options.hash.is_some()
-        || options.affinity.is_some()
-        || options.error_pages.is_some()
-    {
-        let rules = RouteRules::from_options(options)
-            .and_then(|rules| balanced(rules, path, parts))
-            .and_then(|rules| with_error_pages(rules, path, parts))?;
-        return Ok(Arc::new(rules));
-    }
     if let Some((last, rules)) = &parts.last_rules
         && (Arc::ptr_eq(last, options) || last == options)
     {
         return Ok(rules.clone());
     }
-    let rules = if **options == RouteOptions::default() {
-        RouteRules::unchanged()
-    } else {
-        Arc::new(RouteRules::from_options(options)?)
-    };
-    parts.last_rules = Some((options.clone(), rules.clone()));
+    if **options == RouteOptions::default() {
+        return Ok(RouteRules::unchanged());
+    }
+    let rules = RouteRules::from_options(options)
+        .and_then(|rules| balanced(rules, path, parts))
+        .and_then(|rules| with_error_pages(rules, path, parts))?;
+    let rules = Arc::new(rules);
+    if !rules.is_the_routes_own() {
+        parts.last_rules = Some((options.clone(), rules.clone()));
+    }
     Ok(rules)
 }
 
