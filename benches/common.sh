@@ -118,6 +118,13 @@ cpu_ticks() { # pid...
         sed 's/^.*) //' | awk '{ u += $12; s += $13 } END { print u + 0, s + 0 }'
 }
 CLK_TCK=$(getconf CLK_TCK)
+# Proportional set size in MiB of a proxy's process and its children (nginx's workers), pages
+# shared with another process counted by share: what the proxy adds to a node.
+pss_mib() { # pid
+    local pid
+    for pid in "$1" $(pgrep -P "$1" || true); do cat "/proc/$pid/smaps_rollup" 2>/dev/null || true; done |
+        awk '$1 == "Pss:" { kib += $2 } END { printf "%.1f\n", kib / 1024 }'
+}
 # Microseconds of CPU per request from two cpu_ticks readings and a request count, as "all system":
 # the kernel's share tells syscall and wakeup costs from the proxy's own code.
 cpu_us_per_request() {

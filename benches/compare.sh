@@ -4,13 +4,20 @@
 # the same nginx pod, over HTTP/1.1 (wrk), h2c (h2load, prior knowledge), HTTPS/1.1 (wrk) and h2
 # over TLS (h2load). Per run: req/s, the proxy's CPU µs per request (/proc utime + stime of the
 # proxy's processes over the run, divided by the requests), p99 latency (wrk's, or from h2load's
-# per-request log) and the connections it opened to the pod (the pod's stub_status `accepts`).
+# per-request log) and the connections it opened to the pod (the pod's stub_status `accepts`);
+# after the runs, each proxy's proportional set size.
 # Then per protocol the medians and shunt's ratio to each peer (median of the per-round ratios:
 # the runs of a round are seconds apart).
 #
 #   benches/compare.sh                                   # ROUNDS=3 DURATION=5s, pinned
 #   ROUNDS=1 DURATION=1s benches/compare.sh              # a smoke run (~20 s of load)
 #   PROTOCOLS="h1 h2c" PROXIES="shunt haproxy" SHUNT_BIN=... benches/compare.sh
+#   PROXIES="shunt haproxy hyper-floor h2-floor" benches/compare.sh   # and the ceilings, below
+#
+# The ceilings answer every request themselves, with no pod behind them (benches/hyper_floor.rs,
+# HYPER_BIN=...): `hyper-floor` is stock hyper (every protocol), `h2-floor` the h2 crate alone
+# with no task per stream (h2c only). A proxy built on them spends at least their CPU per request,
+# plus the exchange with the pod.
 #
 # PIN=1 (the default here): the proxy alone on CPU 1, load and pod on CPU 0; PIN=0 shares both.
 # Installs wrk, haproxy, h2load (nghttp2-client) and nginx-light when missing. Bounded: ROUNDS x
@@ -33,9 +40,12 @@ BACKEND=127.0.0.1:18881
 BACKEND_STATUS=127.0.0.1:18882
 ADMIN=127.0.0.1:18890
 # Each proxy's ports: HTTP/1.1, h2c (prior knowledge), TLS (ALPN h2 and http/1.1).
-declare -A PORT_H1=([shunt]=18700 [nginx-lean]=18710 [nginx-ingress]=18720 [haproxy]=18730)
-declare -A PORT_H2C=([shunt]=18700 [nginx-lean]=18711 [nginx-ingress]=18721 [haproxy]=18731)
-declare -A PORT_TLS=([shunt]=18703 [nginx-lean]=18713 [nginx-ingress]=18723 [haproxy]=18733)
+declare -A PORT_H1=([shunt]=18700 [nginx-lean]=18710 [nginx-ingress]=18720 [haproxy]=18730 [hyper-floor]=18740)
+declare -A PORT_H2C=([shunt]=18700 [nginx-lean]=18711 [nginx-ingress]=18721 [haproxy]=18731 [hyper-floor]=18740
+    [h2-floor]=18741)
+declare -A PORT_TLS=([shunt]=18703 [nginx-lean]=18713 [nginx-ingress]=18723 [haproxy]=18733 [hyper-floor]=18743)
+# Whether $1 serves protocol $2 (h2-floor serves h2c alone).
+serves() { case $2 in h1) [ -n "${PORT_H1[$1]:-}" ] ;; h2c) [ -n "${PORT_H2C[$1]:-}" ] ;; *) [ -n "${PORT_TLS[$1]:-}" ] ;; esac; }
 
 need_commands wrk:wrk haproxy:haproxy h2load:nghttp2-client nginx:nginx-light openssl:openssl curl:curl
 SHUNT_BIN=$(shunt_bin)
@@ -94,18 +104,35 @@ start_shunt() {
     retry 200 curl -fsS "http://$ADMIN/readyz" || { echo "shunt is not ready"; exit 1; }
 }
 
+# One process serves both ceilings.
+start_floors() {
+    [ -z "${PID[hyper-floor]:-}" ] || return 0
+    local bin=${HYPER_BIN:-${CARGO_TARGET_DIR:-target}/release/examples/hyper-floor}
+    [ -x "$bin" ] || cargo build --release -q -p shunt-proxy --example hyper-floor >&2
+    "${PROXY_CPUS[@]}" "$bin" "127.0.0.1:${PORT_H1[hyper-floor]}" "127.0.0.1:${PORT_TLS[hyper-floor]}" \
+        "$work/cert.pem" "$work/key.pem" "127.0.0.1:${PORT_H2C[h2-floor]}" &
+    pids+=($!)
+    PID[hyper-floor]=$!
+    PID[h2-floor]=$!
+}
+
 for proxy in $PROXIES; do
     case $proxy in
         shunt) start_shunt ;;
         nginx-lean) start_nginx nginx-lean lean ;;
         nginx-ingress) start_nginx nginx-ingress same ;;
         haproxy) start_haproxy ;;
-        *) echo "PROXIES: shunt, nginx-lean, nginx-ingress, haproxy; not $proxy" >&2; exit 1 ;;
+        hyper-floor | h2-floor) start_floors ;;
+        *) echo "PROXIES: shunt, nginx-lean, nginx-ingress, haproxy, hyper-floor, h2-floor; not $proxy" >&2; exit 1 ;;
     esac
 done
 for proxy in $PROXIES; do
-    retry 100 curl -fsS -H "Host: $HOST" "http://127.0.0.1:${PORT_H1[$proxy]}$PATH_UNDER_TEST" ||
-        { echo "$proxy is not answering"; exit 1; }
+    if serves "$proxy" h1; then
+        probe=("http://127.0.0.1:${PORT_H1[$proxy]}$PATH_UNDER_TEST")
+    else
+        probe=(--http2-prior-knowledge "http://127.0.0.1:${PORT_H2C[$proxy]}$PATH_UNDER_TEST")
+    fi
+    retry 100 curl -fsS -H "Host: $HOST" "${probe[@]}" || { echo "$proxy is not answering"; exit 1; }
 done
 
 # h2load's req/s, p99 (ms, from its per-request log), its failures (non-2xx included) and
@@ -122,7 +149,7 @@ run_h2load() { # scheme port
 }
 
 run_load() { # protocol proxy -> "rps p99 bad errors requests"
-    local h1=${PORT_H1[$2]} h2c=${PORT_H2C[$2]} tls=${PORT_TLS[$2]}
+    local h1=${PORT_H1[$2]:-} h2c=${PORT_H2C[$2]:-} tls=${PORT_TLS[$2]:-}
     case $1 in
         h1) run_wrk -t1 -c"$CONNECTIONS" -d"$DURATION" -H "Host: $HOST" "http://127.0.0.1:$h1$PATH_UNDER_TEST" ;;
         tls) run_wrk -t1 -c"$CONNECTIONS" -d"$DURATION" -H "Host: $HOST" "https://127.0.0.1:$tls$PATH_UNDER_TEST" ;;
@@ -136,9 +163,11 @@ echo "rounds=$ROUNDS duration=$DURATION wrk -c$CONNECTIONS h2load -c$H2_CLIENTS 
 read -r -a order <<<"$PROXIES"
 for round in $(seq 1 "$ROUNDS"); do
     for proto in $PROTOCOLS; do
+        last=()
         # Each round starts with the next proxy, so drift on a shared machine hits all alike.
         for i in "${!order[@]}"; do
             name=${order[(i + round - 1) % ${#order[@]}]}
+            serves "$name" "$proto" || continue
             before=$(cpu_ticks "${PID[$name]}")
             accepts_before=$(backend_accepts)
             read -r rps p99 bad err total < <(run_load "$proto" "$name") || true
@@ -154,16 +183,19 @@ for round in $(seq 1 "$ROUNDS"); do
             last[$name]="$rps $cpu"
         done
         for name in $PROXIES; do
-            [ "$name" = shunt ] || [ -z "${last[shunt]:-}" ] || RATIO[$proto.$name]+="$(awk -v s="${last[shunt]}" \
+            [ "$name" = shunt ] || [ -z "${last[shunt]:-}" ] || [ -z "${last[$name]:-}" ] || RATIO[$proto.$name]+="$(awk -v s="${last[shunt]}" \
                 -v p="${last[$name]}" 'BEGIN { split(s, a, " "); split(p, b, " "); print a[1] / b[1] "/" a[2] / b[2] }') "
         done
     done
 done
 
+echo "--- PSS after the runs, MiB (the floors share one process)"
+for name in $PROXIES; do printf '%-13s %6s\n' "$name" "$(pss_mib "${PID[$name]}")"; done
 echo "--- medians over $ROUNDS rounds; shunt/peer: median of per-round ratios"
 printf '%-4s %-13s %9s %8s %10s %16s %14s %14s\n' proto proxy req/s "p99 ms" "CPU us/req" "upstream conns" "shunt/peer rps" "shunt/peer CPU"
 for proto in $PROTOCOLS; do
     for name in $PROXIES; do
+        serves "$name" "$proto" || continue
         ratios=${RATIO[$proto.$name]:-}
         rr=-; rc=-
         if [ -n "$ratios" ]; then

@@ -4,8 +4,12 @@
 //! instructions per request are what hyper, h2 and rustls cost on the same harness; shunt's
 //! figure minus this one is shunt's own part (routing, the upstream exchange, header work).
 //!
+//! With a fifth address it also serves h2c there with the h2 crate alone: one task per connection
+//! answering its streams as they are accepted, no task per stream, no hyper. That is the least
+//! any server built on h2 spends, the ceiling `benches/compare.sh` reports as `h2-floor`.
+//!
 //!   cargo build --release -p shunt-proxy --example hyper-floor
-//!   target/release/examples/hyper-floor HTTP_ADDR HTTPS_ADDR CERT_PEM KEY_PEM     # until SIGTERM
+//!   target/release/examples/hyper-floor HTTP_ADDR HTTPS_ADDR CERT_PEM KEY_PEM [H2C_ADDR]  # until SIGTERM
 
 use std::{convert::Infallible, net::SocketAddr, sync::Arc};
 
@@ -68,9 +72,35 @@ async fn serve(listener: TcpListener, tls: Option<TlsAcceptor>) {
     }
 }
 
+/// Serves h2c (prior knowledge) with the h2 crate alone: each connection's streams are answered on
+/// its own task as they are accepted, as a server that spawns nothing per stream would.
+async fn serve_h2_alone(listener: TcpListener) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(async move {
+            let Ok(mut connection) = h2::server::handshake(stream).await else {
+                return;
+            };
+            while let Some(Ok((_request, mut respond))) = connection.accept().await {
+                let mut response = http::Response::new(());
+                let content_type = http::HeaderValue::from_static("text/plain");
+                response.headers_mut().insert(http::header::CONTENT_TYPE, content_type);
+                if let Ok(mut body) = respond.send_response(response, false) {
+                    let _ = body.send_data(Bytes::from_static(BODY), true);
+                }
+            }
+        });
+    }
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [http, https, cert, key] = <[String; 4]>::try_from(args).expect("HTTP_ADDR HTTPS_ADDR CERT_PEM KEY_PEM");
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let h2_alone = (args.len() == 5).then(|| args.pop()).flatten();
+    let [http, https, cert, key] =
+        <[String; 4]>::try_from(args).expect("HTTP_ADDR HTTPS_ADDR CERT_PEM KEY_PEM [H2C_ADDR]");
     let address = |text: &str| text.parse::<SocketAddr>().expect("an address");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -81,6 +111,10 @@ fn main() {
         let secure = TcpListener::bind(address(&https)).await.expect("binding HTTPS_ADDR");
         tokio::spawn(serve(plain, None));
         tokio::spawn(serve(secure, Some(acceptor(&cert, &key))));
+        if let Some(h2_alone) = h2_alone {
+            let listener = TcpListener::bind(address(&h2_alone)).await.expect("binding H2C_ADDR");
+            tokio::spawn(serve_h2_alone(listener));
+        }
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM");
         term.recv().await;
     });

@@ -8,8 +8,8 @@
 #   benches/syscalls.sh                                      # h2 and https1
 #   PROTOCOLS=h2 FEW=1000 MANY=5000 SHUNT_BIN=target-release/release/shunt benches/syscalls.sh
 #
-# h2 is h2load -c4 -m8 over TLS (as benches/instructions.sh), https1 -c8 HTTP/1.1 over TLS, http1
-# the same in cleartext.
+# h2 is h2load -c4 -m8 over TLS (as benches/instructions.sh), h2c the same in cleartext (prior
+# knowledge), https1 -c8 HTTP/1.1 over TLS, http1 the same in cleartext.
 # Bounded: 4 runs per protocol, each under a timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +65,7 @@ load() { # protocol requests
         http1) args=(--h1 -c8); addr=$HTTP; scheme=http ;;
         https1) args=(--h1 -c8) ;;
         h2) args=(-c4 -m8) ;;
+        h2c) args=(-c4 -m8); addr=$HTTP; scheme=http ;;
     esac
     timeout 300 h2load -t1 -n"$2" "${args[@]}" --connect-to="$addr" "$scheme://$HOST:${addr##*:}$PATH_UNDER_TEST" |
         awk '/^requests:/ { print $8 " " $10 }'
