@@ -136,6 +136,7 @@ impl Dataplane {
         crate::pace::register(registry);
         crate::mirror::register(registry);
         crate::auth::register(registry);
+        crate::admin::register(registry);
         let (publisher, reader) = RoutePublisher::new(metrics.clone());
         Dataplane {
             publisher,

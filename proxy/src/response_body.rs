@@ -1,6 +1,7 @@
 //! The body the client is answered with: the pod's, streamed with what must live as long as it
-//! (the endpoint's in-flight count, the caller's place under a connection limit), or a short one
-//! of the proxy's own, paced when the route says so (`pace.rs`). Apart from `body.rs` because it holds upstream types that `body.rs`'s
+//! (the endpoint's in-flight count, the caller's place under a connection limit), a short one
+//! of the proxy's own, paced when the route says so (`pace.rs`), or an admin document written
+//! while it is sent (`streamed.rs`). Apart from `body.rs` because it holds upstream types that `body.rs`'s
 //! request side must not: the upstream client sends that request body.
 
 use std::{
@@ -19,9 +20,15 @@ use crate::{
     upstream::{BoxError, EndpointGuard, UpstreamBody},
 };
 
-/// The body we answer with: an upstream's, or a short one of our own.
+pub(crate) mod streamed;
+
+pub use streamed::{ChunkWriter, Streamed, channel as streamed};
+
+/// The body we answer with: an upstream's, a short one of our own, or one written as it is sent.
 pub enum ResponseBody {
     Full(Option<Bytes>),
+    /// Boxed: only the admin listener's documents use it.
+    Streamed(Box<Streamed>),
     Upstream {
         /// An HTTP/1 body returns its connection to the pool once done.
         body: UpstreamBody,
@@ -71,6 +78,7 @@ impl Body for ResponseBody {
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match self.get_mut() {
             ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            ResponseBody::Streamed(streamed) => streamed.poll_chunk(cx).map(|chunk| chunk.map(|c| c.map(Frame::data))),
             ResponseBody::Upstream {
                 body,
                 trailers,
@@ -89,6 +97,7 @@ impl Body for ResponseBody {
     fn is_end_stream(&self) -> bool {
         match self {
             ResponseBody::Full(bytes) => bytes.is_none(),
+            ResponseBody::Streamed(streamed) => streamed.is_end_stream(),
             ResponseBody::Upstream { body, pace, .. } => {
                 body.is_end_stream() && pace.as_ref().is_none_or(|pacer| pacer.held() == 0)
             }
@@ -98,6 +107,7 @@ impl Body for ResponseBody {
     fn size_hint(&self) -> SizeHint {
         match self {
             ResponseBody::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            ResponseBody::Streamed(_) => SizeHint::default(),
             ResponseBody::Upstream { body, pace, .. } => {
                 let mut hint = body.size_hint();
                 if let Some(held) = pace.as_ref().map(|pacer| pacer.held()).filter(|&held| held > 0) {

@@ -74,6 +74,11 @@ impl Document {
         text
     }
 
+    /// Writes the text to `out` as it inflates, never holding it whole; the bytes written.
+    pub fn write_text(&self, out: &mut impl Write) -> io::Result<u64> {
+        io::copy(&mut DeflateDecoder::new(self.deflated()), out)
+    }
+
     /// Bytes held (written first, if deferred).
     pub fn deflated_len(&self) -> usize {
         self.deflated().len()
@@ -130,7 +135,10 @@ mod tests {
     proptest! {
         #[test]
         fn a_document_gives_back_its_text(text in ".{0,2000}") {
-            prop_assert_eq!(Document::new(&text).text(), text);
+            prop_assert_eq!(&Document::new(&text).text(), &text);
+            let mut written = Vec::new();
+            prop_assert_eq!(Document::new(&text).write_text(&mut written).expect("into memory"), text.len() as u64);
+            prop_assert_eq!(written, text.into_bytes());
         }
 
         #[test]
