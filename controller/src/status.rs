@@ -83,7 +83,7 @@ impl SyncReport {
 
 /// Status writes a sync keeps in flight at once: one at a time, 10,000 Ingresses took 20-25 s
 /// against a local API server. Few enough that the API server's other clients barely notice.
-const WRITES_AT_ONCE: usize = 8;
+pub(crate) const WRITES_AT_ONCE: usize = 8;
 
 /// One Ingress's part of a sync; `read` and `written` are [`StatusWriter::in_flight`]'s keys.
 enum Step {

@@ -512,6 +512,7 @@ macro_rules! mock_api_server {
 
         /// Runs the code under test against the scenario, both within 1 s (a missing request
         /// fails), then checks the code sent nothing more: it has dropped its client by now.
+        #[allow(dead_code, reason = "each test module uses what it needs")]
         async fn verify<T>(
             scenario: impl ::std::future::Future<Output = ApiServerVerifier>,
             code: impl ::std::future::Future<Output = T>,

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use futures::StreamExt;
 use kube::{
     Api, Client,
     api::{Patch as KubePatch, PatchParams},
@@ -13,7 +14,7 @@ use serde_json::json;
 use tracing::{debug, warn};
 
 pub use self::plan::{Kind, Objects, Patch, SUPPORTED_FEATURES, plan};
-use super::{PublishAddress, SyncReport};
+use super::{PublishAddress, SyncReport, WRITES_AT_ONCE};
 use crate::sources::gateway::{
     GatewayStatus,
     grpc::objects::GRPCRoute,
@@ -21,6 +22,8 @@ use crate::sources::gateway::{
 };
 
 mod plan;
+#[cfg(test)]
+mod tests;
 
 pub struct GatewayStatusWriter {
     client: Client,
@@ -43,15 +46,16 @@ impl GatewayStatusWriter {
 
     /// Brings the status of the objects one compile read in line with what it computed.
     pub async fn sync(&mut self, status: &GatewayStatus, objects: &Objects) -> SyncReport {
-        let mut report = SyncReport::default();
         let addresses = match &self.address {
             None => Vec::new(),
             Some(address) => match address.resolve(&self.client).await {
                 Ok(addresses) => addresses,
                 Err(error) => {
                     warn!(%error, ?address, "Cannot resolve the status address, Gateway status left as is");
-                    report.failed += 1;
-                    return report;
+                    return SyncReport {
+                        failed: 1,
+                        ..SyncReport::default()
+                    };
                 }
             },
         };
@@ -62,23 +66,40 @@ impl GatewayStatusWriter {
             &addresses,
             &now.map(|t| t.to_string()).unwrap_or_default(),
         );
+        self.write_all(patches).await
+    }
+
+    /// Writes the patches not already in flight, [`WRITES_AT_ONCE`] at a time, as the Ingress
+    /// writer does: one at a time, a compile that changes thousands of routes' status waits on
+    /// thousands of round trips.
+    async fn write_all(&mut self, patches: Vec<Patch>) -> SyncReport {
+        let mut report = SyncReport::default();
         let mut seen = HashMap::with_capacity(patches.len());
+        let mut to_write = Vec::new();
         for patch in patches {
             let key = (patch.kind, patch.namespace.clone(), patch.name.clone());
-            let written = patch.resource_version.clone();
-            if self.in_flight.get(&key) == Some(&written) {
-                seen.insert(key, written);
-                continue;
+            if self.in_flight.get(&key) == Some(&patch.resource_version) {
+                seen.insert(key, patch.resource_version);
+            } else {
+                to_write.push((key, patch));
             }
-            match self.write(&patch).await {
-                Ok(()) => {
-                    debug!(kind = ?patch.kind, namespace = ?patch.namespace, name = %patch.name, "Wrote Gateway API status");
-                    report.written += 1;
-                    seen.insert(key, written);
-                }
-                Err(error) => {
-                    warn!(%error, kind = ?patch.kind, namespace = ?patch.namespace, name = %patch.name, "Gateway API status write failed");
-                    report.failed += 1;
+        }
+        {
+            let this = &*self;
+            let mut written = futures::stream::iter(to_write)
+                .map(|(key, patch)| async move { (this.write(&patch).await, key, patch) })
+                .buffer_unordered(WRITES_AT_ONCE);
+            while let Some((outcome, key, patch)) = written.next().await {
+                match outcome {
+                    Ok(()) => {
+                        debug!(kind = ?patch.kind, namespace = ?patch.namespace, name = %patch.name, "Wrote Gateway API status");
+                        report.written += 1;
+                        seen.insert(key, patch.resource_version);
+                    }
+                    Err(error) => {
+                        warn!(%error, kind = ?patch.kind, namespace = ?patch.namespace, name = %patch.name, "Gateway API status write failed");
+                        report.failed += 1;
+                    }
                 }
             }
         }
