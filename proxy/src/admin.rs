@@ -34,6 +34,11 @@ pub const WRITERS: usize = 2;
 /// How long a writer waits for a client to take the next chunk before it gives up.
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a client has to take a whole document: one that reads a chunk just before each
+/// `SEND_TIMEOUT` would otherwise hold a writer for as long as it likes. Tens of MiB take
+/// seconds even through `kubectl port-forward`.
+const WHOLE_WITHIN: Duration = Duration::from_secs(300);
+
 /// Document requests refused at the writers' bound, and documents stopped part-way (the
 /// client left or stopped reading), labelled `outcome`.
 static DOCUMENTS: LazyLock<Family<[(&'static str, &'static str); 1], Counter>> = LazyLock::new(Family::default);
@@ -42,7 +47,7 @@ static DOCUMENTS: LazyLock<Family<[(&'static str, &'static str); 1], Counter>> =
 pub fn register(registry: &mut Registry) {
     registry.register(
         "shunt_admin_documents_unfinished",
-        "Admin documents (/routes, /shadow, ...) refused while others were being written (outcome=\"busy\") or stopped part-way because the client left or stopped reading (outcome=\"abandoned\")",
+        "Admin documents (/routes, /shadow, ...) refused while others were being written (outcome=\"busy\") or stopped part-way because the client left, stopped reading or took too long (outcome=\"abandoned\")",
         DOCUMENTS.clone(),
     );
 }
@@ -135,7 +140,7 @@ impl Admin {
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             return busy;
         };
-        let (mut out, body) = response_body::streamed(SEND_TIMEOUT);
+        let (mut out, body) = response_body::streamed(SEND_TIMEOUT, WHOLE_WITHIN);
         let name = name.to_string();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;

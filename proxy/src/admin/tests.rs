@@ -145,7 +145,7 @@ async fn a_client_that_leaves_part_way_frees_its_writer() {
 
 #[tokio::test]
 async fn a_writer_whose_client_stops_reading_stops_after_its_timeout() {
-    let (mut out, body) = response_body::streamed(Duration::from_millis(50));
+    let (mut out, body) = response_body::streamed(Duration::from_millis(50), Duration::from_secs(60));
     let written = tokio::task::spawn_blocking(move || {
         let chunk = vec![b'x'; response_body::streamed::CHUNK];
         (0..=response_body::streamed::QUEUED + 1).try_for_each(|_| io::Write::write_all(&mut out, &chunk))
@@ -172,4 +172,25 @@ async fn a_head_request_writes_nothing() {
             .is_empty()
     );
     assert_eq!(admin.writers.available_permits(), WRITERS);
+}
+
+#[tokio::test]
+async fn a_client_that_reads_too_slowly_for_the_whole_loses_the_rest() {
+    let (mut out, body) = response_body::streamed(Duration::from_secs(60), Duration::from_millis(300));
+    let mut body = ResponseBody::Streamed(Box::new(body));
+    let written = tokio::task::spawn_blocking(move || {
+        let chunk = vec![b'x'; response_body::streamed::CHUNK];
+        (0..100)
+            .try_for_each(|_| io::Write::write_all(&mut out, &chunk))
+            .and_then(|()| out.finish())
+    });
+    // Each chunk is taken well within the 60 s a chunk may wait, yet the whole is not.
+    let mut taken = 0;
+    while let Some(Ok(_)) = body.frame().await {
+        taken += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let error = written.await.expect("the writer ran").expect_err("the deadline passed");
+    assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+    assert!(taken < 100, "{taken} chunks");
 }

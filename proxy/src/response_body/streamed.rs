@@ -1,7 +1,7 @@
 //! A body written on another thread while it is sent: a large admin document goes out in chunks of
 //! at most [`CHUNK`] bytes, with at most [`QUEUED`] of them waiting, however large the whole. The
-//! writer waits for the client; a client that stops reading for `send_timeout` (or leaves) fails
-//! the writer's next write, so it stops there.
+//! writer waits for the client; a client that stops reading for `send_timeout`, has not taken the
+//! whole by the `deadline`, or leaves, fails the writer's next write, so it stops there.
 
 use std::{
     io,
@@ -10,7 +10,7 @@ use std::{
 };
 
 use bytes::{Bytes, BytesMut};
-use tokio::{runtime::Handle, sync::mpsc};
+use tokio::{runtime::Handle, sync::mpsc, time::Instant};
 
 use crate::upstream::BoxError;
 
@@ -40,17 +40,19 @@ pub struct ChunkWriter {
     pieces: mpsc::Sender<Piece>,
     runtime: Handle,
     send_timeout: Duration,
+    deadline: Instant,
 }
 
-/// A writer and the body it feeds; the writer must be used from a thread of the current runtime's
-/// blocking pool.
-pub fn channel(send_timeout: Duration) -> (ChunkWriter, Streamed) {
+/// A writer and the body it feeds, which must be sent whole within `whole_within`; the writer
+/// must be used from a thread of the current runtime's blocking pool.
+pub fn channel(send_timeout: Duration, whole_within: Duration) -> (ChunkWriter, Streamed) {
     let (sender, pieces) = mpsc::channel(QUEUED);
     let writer = ChunkWriter {
         buffer: BytesMut::new(),
         pieces: sender,
         runtime: Handle::current(),
         send_timeout,
+        deadline: Instant::now() + whole_within,
     };
     (writer, Streamed { pieces, ended: false })
 }
@@ -96,13 +98,17 @@ impl ChunkWriter {
     }
 
     fn send(&self, piece: Piece) -> io::Result<()> {
+        let within = (self.deadline.saturating_duration_since(Instant::now())).min(self.send_timeout);
         let sent = self
             .runtime
-            .block_on(tokio::time::timeout(self.send_timeout, self.pieces.send(piece)));
+            .block_on(tokio::time::timeout(within, self.pieces.send(piece)));
         match sent {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(io::Error::new(io::ErrorKind::BrokenPipe, "the client left")),
-            Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "the client stopped reading")),
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client stopped reading, or read too slowly",
+            )),
         }
     }
 }

@@ -77,7 +77,10 @@ async fn a_patch_already_in_flight_is_not_written_again() {
     writer.in_flight.insert(key.clone(), patch.resource_version.clone());
     let report = writer.write_all(vec![patch]).await;
     assert_eq!((report.written, report.failed), (0, 0));
-    assert!(next_write(&mut api, Duration::from_millis(200)).await.is_none(), "written again");
+    assert!(
+        next_write(&mut api, Duration::from_millis(200)).await.is_none(),
+        "written again"
+    );
     assert!(writer.in_flight.contains_key(&key));
 }
 
