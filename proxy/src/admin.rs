@@ -140,7 +140,7 @@ impl Admin {
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             return busy;
         };
-        let (mut out, body) = response_body::streamed(SEND_TIMEOUT, WHOLE_WITHIN);
+        let (mut out, body) = response_body::streamed::channel(SEND_TIMEOUT, WHOLE_WITHIN);
         let name = name.to_string();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;

@@ -22,7 +22,7 @@ use crate::{
 
 pub(crate) mod streamed;
 
-pub use streamed::{ChunkWriter, Streamed, channel as streamed};
+pub use streamed::{ChunkWriter, Streamed};
 
 /// The body we answer with: an upstream's, a short one of our own, or one written as it is sent.
 pub enum ResponseBody {

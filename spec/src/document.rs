@@ -4,7 +4,7 @@
 
 use std::{
     fmt,
-    io::{self, Read, Write},
+    io::{self, Write},
     sync::{Arc, OnceLock},
 };
 
@@ -66,12 +66,10 @@ impl Document {
 
     /// The text [`Document::new`] was given (or the JSON text).
     pub fn text(&self) -> String {
-        let mut text = String::new();
+        let mut text = Vec::new();
+        self.write_text(&mut text).expect("inflating into memory");
         // Only `deflate` makes the bytes: they inflate to the UTF-8 text it deflated.
-        DeflateDecoder::new(self.deflated())
-            .read_to_string(&mut text)
-            .expect("a document inflates to its text");
-        text
+        String::from_utf8(text).expect("a document inflates to its text")
     }
 
     /// Writes the text to `out` as it inflates, never holding it whole; the bytes written.

@@ -145,7 +145,7 @@ async fn a_client_that_leaves_part_way_frees_its_writer() {
 
 #[tokio::test]
 async fn a_writer_whose_client_stops_reading_stops_after_its_timeout() {
-    let (mut out, body) = response_body::streamed(Duration::from_millis(50), Duration::from_secs(60));
+    let (mut out, body) = response_body::streamed::channel(Duration::from_millis(50), Duration::from_secs(60));
     let written = tokio::task::spawn_blocking(move || {
         let chunk = vec![b'x'; response_body::streamed::CHUNK];
         (0..=response_body::streamed::QUEUED + 1).try_for_each(|_| io::Write::write_all(&mut out, &chunk))
@@ -176,7 +176,7 @@ async fn a_head_request_writes_nothing() {
 
 #[tokio::test]
 async fn a_client_that_reads_too_slowly_for_the_whole_loses_the_rest() {
-    let (mut out, body) = response_body::streamed(Duration::from_secs(60), Duration::from_millis(300));
+    let (mut out, body) = response_body::streamed::channel(Duration::from_secs(60), Duration::from_millis(300));
     let mut body = ResponseBody::Streamed(Box::new(body));
     let written = tokio::task::spawn_blocking(move || {
         let chunk = vec![b'x'; response_body::streamed::CHUNK];
